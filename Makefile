@@ -1,0 +1,30 @@
+# ncld: make demo | make test | make bench
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+# The shared benchmark datasets sit beside the repository; override to point elsewhere.
+NCLD_DATA_DIR ?= $(abspath ../shared/datasets)
+export NCLD_DATA_DIR
+
+.PHONY: demo test bench setup clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m streamlit run dashboard/app.py --server.address 127.0.0.1 --server.port 8501
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,173 @@
+"""Input checks shared by every public entry point.
+
+Each check raises a ``ValueError`` that names the offending parameter, so a
+caller (the API, the command line or the dashboard) can show it as it is.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["check_X", "check_Y", "check_XY", "check_flip_rates", "check_in_range"]
+
+
+def check_X(X, *, name: str = "X", n_features: int | None = None):
+    """Return ``X`` as a float64 ndarray or CSR matrix, finite, 2-D, non-empty.
+
+    >>> check_X([[1, 2], [3, 4]]).dtype
+    dtype('float64')
+    >>> check_X([[1.0, float("nan")]])
+    Traceback (most recent call last):
+    ...
+    ValueError: X contains NaN or infinity (first at row 0, column 1)
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        values = X.data
+    else:
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be numeric: {exc}") from None
+        values = X
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (instances x features), got {X.ndim}-D")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} is empty: a chunk needs at least one instance")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has no features")
+    if not np.all(np.isfinite(values)):
+        if sp.issparse(X):
+            bad = np.flatnonzero(~np.isfinite(X.data))[0]
+            row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
+            col = int(X.indices[bad])
+        else:
+            row, col = (int(v) for v in np.argwhere(~np.isfinite(X))[0])
+        raise ValueError(f"{name} contains NaN or infinity (first at row {row}, column {col})")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(
+            f"{name} has {X.shape[1]} features but the model was initialised with {n_features}"
+        )
+    return X
+
+
+def check_Y(Y, *, name: str = "Y", n_labels: int | None = None) -> np.ndarray:
+    """Return labels as an int8 array in {0, 1}; accepts {0, 1} or {-1, +1}.
+
+    >>> check_Y([[1, -1], [-1, 1]]).tolist()
+    [[1, 0], [0, 1]]
+    >>> check_Y([[0, 2]])
+    Traceback (most recent call last):
+    ...
+    ValueError: Y must hold labels in {0, 1} or {-1, +1}; found 2
+    """
+    if sp.issparse(Y):
+        Y = Y.toarray()
+    try:
+        Y = np.asarray(Y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric: {exc}") from None
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if Y.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (instances x labels), got {Y.ndim}-D")
+    if Y.shape[0] == 0 or Y.shape[1] == 0:
+        raise ValueError(f"{name} is empty")
+    if not np.all(np.isfinite(Y)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    values = np.unique(Y)
+    if np.all(np.isin(values, (0.0, 1.0))):
+        out = Y.astype(np.int8)
+    elif np.all(np.isin(values, (-1.0, 1.0))):
+        out = (Y > 0).astype(np.int8)
+    else:
+        stray = [v for v in values if v not in (-1.0, 0.0, 1.0)]
+        shown = stray[0] if stray else "both -1 and 0"
+        if isinstance(shown, float) and shown.is_integer():
+            shown = int(shown)
+        raise ValueError(f"{name} must hold labels in {{0, 1}} or {{-1, +1}}; found {shown}")
+    if n_labels is not None and out.shape[1] != n_labels:
+        raise ValueError(f"{name} has {out.shape[1]} labels but the model was initialised with {n_labels}")
+    return out
+
+
+def check_XY(X, Y, *, n_features=None, n_labels=None):
+    """Check a chunk: ``X`` and ``Y`` valid and with the same number of rows."""
+    X = check_X(X, n_features=n_features)
+    Y = check_Y(Y, n_labels=n_labels)
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} instances but Y has {Y.shape[0]}")
+    return X, Y
+
+
+def check_in_range(value, name, low, high, *, low_open=False, high_open=False, integer=False):
+    """Check a scalar parameter lies in a (half-)open or closed interval.
+
+    >>> check_in_range(0.5, "beta", 0, 1)
+    0.5
+    >>> check_in_range(2, "beta", 0, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: beta must be in [0, 1], got 2
+    """
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        what = "an integer" if integer else "a number"
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    too_low = value <= low if low_open else value < low
+    too_high = value >= high if high_open else value > high
+    if too_low or too_high:
+        lo = "(" if low_open else "["
+        hi = ")" if high_open else "]"
+        raise ValueError(f"{name} must be in {lo}{low}, {high}{hi}, got {value!r}")
+    return value
+
+
+def check_flip_rates(rho_pos, rho_neg, n_labels: int | None = None):
+    """Validate per-label flip rates (Eq. NR): each in [0, 1), ``rho_pos + rho_neg < 1``.
+
+    Scalars are broadcast to ``n_labels``.
+
+    >>> p, n = check_flip_rates(0.2, [0.1, 0.3], n_labels=2)
+    >>> p.tolist(), n.tolist()
+    ([0.2, 0.2], [0.1, 0.3])
+    >>> check_flip_rates(0.6, 0.5, n_labels=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: flip rates: rho_pos + rho_neg must be < 1 for every label (label 0: 0.6 + 0.5)
+    """
+    out = []
+    for name, rho in (("rho_pos", rho_pos), ("rho_neg", rho_neg)):
+        try:
+            arr = np.atleast_1d(np.asarray(rho, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a number or a sequence of numbers, got {rho!r}") from None
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be a scalar or 1-D, got shape {arr.shape}")
+        if n_labels is not None:
+            if arr.size == 1:
+                arr = np.full(n_labels, arr[0])
+            elif arr.size != n_labels:
+                raise ValueError(f"{name} has {arr.size} rates but there are {n_labels} labels")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains NaN or infinity")
+        bad = np.flatnonzero((arr < 0) | (arr >= 1))
+        if bad.size:
+            raise ValueError(f"{name} must be in [0, 1) (label {bad[0]}: {arr[bad[0]]:g})")
+        out.append(arr)
+    pos, neg = out
+    if pos.size != neg.size and pos.size != 1 and neg.size != 1:
+        raise ValueError(f"rho_pos has {pos.size} rates but rho_neg has {neg.size}")
+    pos, neg = np.broadcast_arrays(pos, neg)
+    bad = np.flatnonzero(pos + neg >= 1)
+    if bad.size:
+        j = bad[0]
+        raise ValueError(
+            f"flip rates: rho_pos + rho_neg must be < 1 for every label (label {j}: {pos[j]:g} + {neg[j]:g})"
+        )
+    return pos.copy(), neg.copy()

@@ -1,0 +1,96 @@
+"""A labelled multi-label stream with its ground truth, noise and true change points.
+
+Every source of data (a benchmark file, the synthetic generator) is turned into a
+:class:`Stream`; the prequential runner, the command line and the dashboard
+consume only this.
+
+>>> import numpy as np
+>>> s = Stream(X=np.zeros((5, 2)), Y_true=np.eye(5, 3, dtype=np.int8),
+...            Y_noisy=np.eye(5, 3, dtype=np.int8), name="toy")
+>>> [c for c in s.chunk_bounds(2)]
+[(0, 2), (2, 4), (4, 5)]
+>>> s.n_instances, s.n_features, s.n_labels
+(5, 2, 3)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Stream", "ChangePoint"]
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """A true change of the label distribution, at instance index ``position``."""
+
+    position: int
+    kind: str  # "growth" (towards multi-label) or "reduction" (towards single-label)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Instances in stream order with true and observed (noisy) labels.
+
+    Attributes
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix, shape (n, d)
+    Y_true : int8 ndarray in {0, 1}, shape (n, q) -- ground truth, used only for scoring.
+    Y_noisy : int8 ndarray in {0, 1}, shape (n, q) -- what the learner observes.
+    rho_pos, rho_neg : float ndarray, shape (q,) -- the flip rates that produced
+        ``Y_noisy`` (Eq. NR): P(y=-1 | g=+1) and P(y=+1 | g=-1).
+    change_points : tuple of ChangePoint -- true changes of the label distribution.
+    P_true : float ndarray (n, q) or None -- the clean P(g=1 | x), when known (synthetic).
+    """
+
+    X: object
+    Y_true: np.ndarray
+    Y_noisy: np.ndarray
+    name: str = "stream"
+    rho_pos: np.ndarray | None = None
+    rho_neg: np.ndarray | None = None
+    change_points: tuple = ()
+    label_names: tuple = ()
+    P_true: np.ndarray | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        n = self.X.shape[0]
+        for attr in ("Y_true", "Y_noisy"):
+            y = getattr(self, attr)
+            if y.shape[0] != n:
+                raise ValueError(f"{attr} has {y.shape[0]} rows but X has {n}")
+        if self.Y_true.shape != self.Y_noisy.shape:
+            raise ValueError("Y_true and Y_noisy must have the same shape")
+
+    @property
+    def n_instances(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.Y_true.shape[1])
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.X)
+
+    def chunk_bounds(self, size: int):
+        """Yield ``(start, stop)`` of consecutive chunks of ``size`` instances (last may be short)."""
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:
+            raise ValueError(f"chunk_size must be an integer >= 2, got {size!r}")
+        for start in range(0, self.n_instances, size):
+            yield start, min(start + size, self.n_instances)
+
+    def true_cardinality(self, start: int = 0, stop: int | None = None) -> float:
+        return float(self.Y_true[start:stop].sum(axis=1).mean())
+
+    def observed_cardinality(self, start: int = 0, stop: int | None = None) -> float:
+        return float(self.Y_noisy[start:stop].sum(axis=1).mean())
