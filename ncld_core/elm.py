@@ -1,0 +1,88 @@
+"""The random hidden layer of an extreme learning machine (Eq. ELM).
+
+``H = sigmoid(X_s W + b)`` with ``W`` (d, L) and ``b`` (L,) drawn once,
+uniformly in [-1, 1], and never trained.  ``X_s`` is ``X`` scaled so that
+``x . w`` stays in the sigmoid's responsive range whatever the raw feature
+scale:
+
+* sparse ``X`` (text counts, binary bag of words): each row divided by its
+  Euclidean norm (stateless, keeps sparsity);
+* dense ``X``: columns standardised with the mean and deviation of the
+  *first* chunk, then divided by ``sqrt(d)``.
+
+The scaling is frozen after the first chunk on purpose: the model's
+sufficient statistics (NOTES §2) sum ``H_i^T R_i H_i`` over all chunks, which
+is only the batch solution if every chunk went through the same feature map.
+
+>>> import numpy as np
+>>> layer = RandomHiddenLayer(n_hidden=4, random_state=0).fit(np.eye(3))
+>>> H = layer.transform(np.eye(3))
+>>> H.shape, bool(((H > 0) & (H < 1)).all())
+((3, 4), True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit
+
+__all__ = ["RandomHiddenLayer"]
+
+
+class RandomHiddenLayer:
+    """Random sigmoid feature map ``x -> sigmoid(scale(x) W + b)`` (Eq. ELM).
+
+    Parameters
+    ----------
+    n_hidden : int
+        ``L``, the number of hidden nodes.
+    scaling : {"auto", "l2", "standard", "none"}
+        "auto" is "l2" for sparse input and "standard" for dense input.
+    random_state : int, numpy Generator or None
+    """
+
+    def __init__(self, n_hidden: int = 20, scaling: str = "auto", random_state=None):
+        self.n_hidden = n_hidden
+        self.scaling = scaling
+        self.random_state = random_state
+
+    def fit(self, X):
+        """Draw ``W`` and ``b`` for ``X``'s feature count and freeze the scaling."""
+        if self.scaling not in ("auto", "l2", "standard", "none"):
+            raise ValueError(f"scaling must be 'auto', 'l2', 'standard' or 'none', got {self.scaling!r}")
+        rng = np.random.default_rng(self.random_state)
+        d = X.shape[1]
+        self.n_features_in_ = d
+        self.weights_ = rng.uniform(-1.0, 1.0, size=(d, self.n_hidden))
+        self.bias_ = rng.uniform(-1.0, 1.0, size=self.n_hidden)
+        mode = self.scaling
+        if mode == "auto":
+            mode = "l2" if sp.issparse(X) else "standard"
+        if mode == "standard" and sp.issparse(X):
+            raise ValueError("scaling='standard' would densify sparse X; use 'l2' or 'none'")
+        self.mode_ = mode
+        if mode == "standard":
+            mean = X.mean(axis=0)
+            std = X.std(axis=0)
+            self.mean_ = mean
+            self.scale_ = np.where(std > 0, std, 1.0) * np.sqrt(d)
+        return self
+
+    def scale(self, X):
+        """``X`` as the hidden layer sees it (also used for the feature graph)."""
+        if self.mode_ == "l2":
+            if sp.issparse(X):
+                norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+                inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+                return sp.diags(inv) @ X
+            norms = np.linalg.norm(X, axis=1, keepdims=True)
+            return np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+        if self.mode_ == "standard":
+            return (X - self.mean_) / self.scale_
+        return X
+
+    def transform(self, X, *, scaled: bool = False) -> np.ndarray:
+        """``H`` (N, L); pass ``scaled=True`` when ``X`` already went through :meth:`scale`."""
+        Xs = X if scaled else self.scale(X)
+        return expit(np.asarray(Xs @ self.weights_) + self.bias_)

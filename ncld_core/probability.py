@@ -1,0 +1,145 @@
+"""Per-chunk models of the noisy class probability ``P_D(y = +1 | x)`` (NOTES §3).
+
+The importance weights of Prop. 2 need ``P_D(y_tj | x_t)``; the paper fits "an
+ELM on the current chunk" and takes its "sigmoid output".  Each model here is
+refitted on every chunk (so it follows drift) from the chunk's hidden-layer
+output ``H`` and observed labels, and returns an (N, q) array of probabilities.
+
+* ``"logistic"`` (default): per-label L2-regularised logistic regression on
+  ``[H, 1]``, fitted by batched Newton steps for all labels at once.  A maximum
+  likelihood fit, so its outputs are calibrated probabilities, which the weights
+  need (``w`` divides by ``P_D``).  Chosen by measurement: see
+  ``docs/defaults.md`` (``python -m benchmarks.choose_defaults``).
+* ``"sigmoid"``: the paper's literal reading, ``sigmoid(H Beta)`` with ``Beta``
+  the ridge ELM fit of targets in {-1, +1}; squeezed towards 1/2 and poorly
+  calibrated.
+* ``"knn"``: the mean observed label over the instance's graph neighbours
+  (itself excluded), shrunk towards the chunk's label frequency.
+* ``"prior"``: the chunk's label frequency, the same for every instance.
+
+Any object with a ``predict_proba(H, Y01, neighbors) -> (N, q)`` method can be
+passed instead of a name.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> H = rng.uniform(size=(200, 3)); Y = (H[:, :1] > 0.5).astype(np.int8)
+>>> P = make_probability_model("logistic").predict_proba(H, Y, None)
+>>> P.shape, bool(P[Y[:, 0] == 1].mean() > P[Y[:, 0] == 0].mean())
+((200, 1), True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+__all__ = [
+    "LogisticProbability",
+    "SigmoidELMProbability",
+    "NeighbourProbability",
+    "PriorProbability",
+    "make_probability_model",
+    "PROBABILITY_MODELS",
+]
+
+
+def _with_intercept(H: np.ndarray) -> np.ndarray:
+    return np.hstack([H, np.ones((H.shape[0], 1))])
+
+
+class LogisticProbability:
+    """Per-label logistic regression on ``[H, 1]``; all labels solved together by Newton.
+
+    Minimises ``sum_t log(1 + exp(-y_t theta.h_t)) + C^-1/2 |theta|^2`` (intercept
+    unpenalised) per label; ``max_iter`` Newton steps or until the step is below ``tol``.
+    """
+
+    def __init__(self, C: float = 10.0, max_iter: int = 25, tol: float = 1e-8):
+        self.C = C
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def predict_proba(self, H, Y01, neighbors=None) -> np.ndarray:
+        Z = _with_intercept(H)  # (N, p)
+        n, p = Z.shape
+        Y = np.asarray(Y01, dtype=np.float64)
+        q = Y.shape[1]
+        penalty = np.full(p, 1.0 / self.C)
+        penalty[-1] = 0.0
+        # Start at the log-odds of each label's frequency: one step from a good fit.
+        freq = np.clip(Y.mean(axis=0), 0.5 / n, 1 - 0.5 / n)
+        theta = np.zeros((p, q))
+        theta[-1] = np.log(freq / (1 - freq))
+        ZZ = (Z[:, :, None] * Z[:, None, :]).reshape(n, p * p)
+        ridge = np.diag(penalty + 1e-10)
+        for _ in range(self.max_iter):
+            P = expit(Z @ theta)
+            grad = Z.T @ (P - Y) + penalty[:, None] * theta  # (p, q)
+            V = P * (1.0 - P)  # (N, q)
+            hess = (V.T @ ZZ).reshape(q, p, p) + ridge
+            step = np.linalg.solve(hess, grad.T[:, :, None])[:, :, 0].T
+            theta -= step
+            if np.max(np.abs(step)) < self.tol:
+                break
+        return expit(Z @ theta)
+
+
+class SigmoidELMProbability:
+    """The paper's reading: ``sigmoid(H Beta)``, ``Beta`` the ridge fit of {-1, +1} targets."""
+
+    def __init__(self, alpha: float = 1.0):
+        self.alpha = alpha
+
+    def predict_proba(self, H, Y01, neighbors=None) -> np.ndarray:
+        Y_pm = 2.0 * np.asarray(Y01, dtype=np.float64) - 1.0
+        K = H.T @ H + self.alpha * np.eye(H.shape[1])
+        beta = np.linalg.solve(K, H.T @ Y_pm)
+        return expit(H @ beta)
+
+
+class NeighbourProbability:
+    """Mean observed label over the graph neighbours, shrunk towards the chunk frequency.
+
+    ``P_tj = (m * f_j + sum_{n in N(t)} y_nj) / (m + K)`` with ``f_j`` the chunk's
+    frequency of label ``j`` and ``m`` the shrinkage (pseudo-count).
+    """
+
+    def __init__(self, shrinkage: float = 2.0):
+        self.shrinkage = shrinkage
+
+    def predict_proba(self, H, Y01, neighbors=None) -> np.ndarray:
+        if neighbors is None:
+            raise ValueError("probability model 'knn' needs the chunk's neighbour graph")
+        Y = np.asarray(Y01, dtype=np.float64)
+        freq = Y.mean(axis=0)
+        counts = Y[neighbors].sum(axis=1)  # (N, q)
+        return (self.shrinkage * freq + counts) / (self.shrinkage + neighbors.shape[1])
+
+
+class PriorProbability:
+    """The chunk's label frequency for every instance (ignores ``x``)."""
+
+    def predict_proba(self, H, Y01, neighbors=None) -> np.ndarray:
+        Y = np.asarray(Y01, dtype=np.float64)
+        return np.broadcast_to(Y.mean(axis=0), Y.shape).copy()
+
+
+PROBABILITY_MODELS = {
+    "logistic": LogisticProbability,
+    "sigmoid": SigmoidELMProbability,
+    "knn": NeighbourProbability,
+    "prior": PriorProbability,
+}
+
+
+def make_probability_model(spec):
+    """A probability model from a name in :data:`PROBABILITY_MODELS` or an object with ``predict_proba``."""
+    if isinstance(spec, str):
+        try:
+            return PROBABILITY_MODELS[spec]()
+        except KeyError:
+            names = ", ".join(repr(k) for k in PROBABILITY_MODELS)
+            raise ValueError(f"probability_model must be one of {names} or an object; got {spec!r}") from None
+    if not callable(getattr(spec, "predict_proba", None)):
+        raise ValueError("probability_model must be a name or have a predict_proba(H, Y01, neighbors) method")
+    return spec
