@@ -1,0 +1,421 @@
+"""ELM-NCLD: online multi-label classification under noisy and changing label distributions.
+
+The model minimises, over everything seen since the last reset, the objective of
+Eq. (N3) with ``O_i = H_i Phi`` per chunk::
+
+    sum_i  b/2 ||O_i - Y_i||^2 + (1-b)/2 ||O_i - S_i O_i||^2 + g Tr(A_i^T O_i)  +  a/2 ||Phi||^2
+
+Its exact normal equations (NOTES §1; the paper's Eq. (Gra) drops a ``(1-b) I``
+term) are ``K Phi = B_score - B_rank`` with the sufficient statistics (NOTES §2)::
+
+    K       = a I + sum_i H_i^T R_i H_i,     R_i = b I + (1-b) (I - S_i)^T (I - S_i)
+    B_score = sum_i b H_i^T Y_i,             B_rank = sum_i g H_i^T A_i
+
+``H_i^T R_i H_i = b H_i^T H_i + (1-b) E_i^T E_i`` with ``E_i = H_i - S_i H_i`` is a
+sum of positive semi-definite terms, so ``K`` is positive definite for every
+``b`` in [0, 1] and ``a > 0``; it is solved by Cholesky, once per chunk, at
+O(L^3).  Nothing of size N x N is inverted: ``S_i`` is sparse with ``K`` entries
+per row.  The result is exactly the batch solution of Eq. (Gra0) on all chunks
+seen (with ``S`` block diagonal, as the paper states).
+
+``Psi = K^-1 B_score`` is the solution without the ranking term (Eq. N2), the
+model the "adjust" strategy falls back to; the paper's ``Z = Psi - Phi`` is
+``K^-1 B_rank``.
+
+Drift (Eq. card, Eq. Hfd): the unbiased per-instance cardinality
+``sum_j [y_tj = +1] w_tj`` of each chunk is compared with the previous chunk's
+by :class:`~ncld_core.detector.HoeffdingCardinalityDetector`.  When it fires:
+
+* ``strategy="retrain"`` (ELM-I): ``K, B_score, B_rank`` restart from the current chunk alone;
+* ``strategy="adjust"`` (ELM-II): ``B_rank`` is dropped (``Phi_{i-1} := Psi_{i-1}``),
+  ``K`` and ``B_score`` are kept, then the current chunk is added;
+* ``strategy="none"`` (ELM-O): the firing is recorded and nothing changes.
+
+``hessian="paper"`` reproduces the published form ``R = b I + (1-b)(S^T S - S^T - S)``.
+For ``b > 1/2`` it equals the exact form at ``b' = (2b-1)/b``, ``g' = g(2b-1)/b^2``,
+``a' = a/b`` (same predictions); for ``b <= 1/2`` its ``K`` is indefinite and
+the model refuses it.
+
+Examples
+--------
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(300, 5)); Y = (X[:, :3] > 0).astype(int)
+>>> model = ELMNCLD(random_state=0)
+>>> for start in range(0, 300, 100):
+...     model = model.partial_fit(X[start:start + 100], Y[start:start + 100])
+>>> model.predict(X[:2]).shape
+(2, 3)
+>>> list(model.history_["action"])
+['init', 'none', 'none']
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+
+import numpy as np
+import pandas as pd
+import scipy.linalg
+
+from ._validation import check_flip_rates, check_in_range, check_X, check_XY
+from .detector import HoeffdingCardinalityDetector
+from .elm import RandomHiddenLayer
+from .graph import gram_matrix, reconstruction_weights
+from .importance import importance_weights, instance_cardinality, ranking_matrix
+from .probability import make_probability_model
+
+__all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
+
+STRATEGIES = ("none", "retrain", "adjust")
+HESSIANS = ("exact", "paper")
+
+#: Columns of :attr:`ELMNCLD.history_`, one row per chunk learned.
+HISTORY_COLUMNS = (
+    "chunk",  # 0 for the initialisation chunk D_0
+    "n_instances",
+    "observed_cardinality",  # mean number of observed (noisy) positives per instance
+    "lcard_hat",  # unbiased estimate of the true cardinality (Eq. card)
+    "range",  # R_i
+    "threshold",  # eps_i (Eq. Hfd)
+    "difference",  # |LCard_hat(D_i) - LCard_hat(D_{i-1})|
+    "fired",
+    "action",  # init | none | detected | retrain | adjust
+    "mean_weight",  # mean importance weight w_tj over the chunk
+    "k_condition",  # condition number of K after the update
+    "seconds",
+)
+
+
+class _Params:
+    """``get_params`` / ``set_params`` / ``repr`` from the ``__init__`` signature (scikit-learn style)."""
+
+    @classmethod
+    def _param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self, deep=True):
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        valid = self._param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}; valid: {valid}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self):
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        changed = []
+        for k, v in self.get_params().items():
+            d = defaults.get(k)
+            same = v is d or (type(v) is type(d) and not isinstance(v, np.ndarray) and v == d)
+            if not same:
+                changed.append(f"{k}={v!r}")
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+
+class ELMNCLD(_Params):
+    """ELM-NCLD with the exact objective, sufficient statistics and drift adaptation.
+
+    Parameters
+    ----------
+    n_hidden : int, default 20
+        ``L``, hidden nodes of the random ELM layer (Eq. ELM).
+    alpha : float, default 1.8
+        ``a`` > 0, ridge penalty on ``Phi``.
+    beta : float in [0, 1], default 0.18
+        ``b``, weight of fitting the observed labels against agreeing with the
+        graph neighbours' scores (Eq. N2).  Defaults: see ``docs/defaults.md``.
+    gamma : float >= 0, default 0.005
+        ``g``, weight of the unbiased ranking term (Eq. RL_New).
+    delta : float in (0, 1), default 0.05
+        Confidence of the Hoeffding drift test (Eq. Hfd).
+    n_neighbors : int, default 10
+        ``K``, neighbours per instance in the chunk's feature graph (Eq. Re).
+    strategy : {"none", "retrain", "adjust"}, default "none"
+        Drift adaptation: ELM-O, ELM-I, ELM-II.
+    rho_pos, rho_neg : float or array of shape (q,), default 0
+        Per-label flip rates (Eq. NR): ``P(y=-1 | g=+1)`` and ``P(y=+1 | g=-1)``.
+    probability_model : str or object, default "logistic"
+        Model of ``P_D(y=+1 | x)`` refitted on each chunk; see :mod:`ncld_core.probability`.
+    hessian : {"exact", "paper"}, default "exact"
+        "paper" reproduces the published Eq. (Gra), only for reproduction.
+    scaling : {"auto", "l2", "standard", "none"}, default "auto"
+        Input scaling of the hidden layer; see :class:`~ncld_core.elm.RandomHiddenLayer`.
+    graph_reg : float, default 1e-6
+        Relative Tikhonov term of the graph weights; see :mod:`ncld_core.graph`.
+    random_state : int or None
+        Seed of the hidden layer.
+
+    Attributes
+    ----------
+    coef_ : ndarray (L, q)
+        ``Phi``.
+    psi_ : ndarray (L, q)
+        ``Psi``, the solution without the ranking statistics.
+    K_, B_score_, B_rank_ : ndarray
+        Sufficient statistics.
+    history_ : pandas.DataFrame
+        One row per chunk learned, columns :data:`HISTORY_COLUMNS`.
+    """
+
+    def __init__(
+        self,
+        n_hidden=20,
+        alpha=1.8,
+        beta=0.18,
+        gamma=0.005,
+        delta=0.05,
+        n_neighbors=10,
+        strategy="none",
+        rho_pos=0.0,
+        rho_neg=0.0,
+        probability_model="logistic",
+        hessian="exact",
+        scaling="auto",
+        graph_reg=1e-6,
+        random_state=None,
+    ):
+        self.n_hidden = n_hidden
+        self.alpha = alpha
+        self.beta = beta
+        self.gamma = gamma
+        self.delta = delta
+        self.n_neighbors = n_neighbors
+        self.strategy = strategy
+        self.rho_pos = rho_pos
+        self.rho_neg = rho_neg
+        self.probability_model = probability_model
+        self.hessian = hessian
+        self.scaling = scaling
+        self.graph_reg = graph_reg
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ validation
+    def _validate_params(self, n_labels):
+        check_in_range(self.n_hidden, "n_hidden", 1, 100_000, integer=True)
+        check_in_range(self.alpha, "alpha", 0, np.inf, low_open=True, high_open=True)
+        check_in_range(self.beta, "beta", 0, 1)
+        check_in_range(self.gamma, "gamma", 0, np.inf, high_open=True)
+        check_in_range(self.delta, "delta", 0, 1, low_open=True, high_open=True)
+        check_in_range(self.n_neighbors, "n_neighbors", 1, 100_000, integer=True)
+        check_in_range(self.graph_reg, "graph_reg", 0, 1)
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        if self.hessian not in HESSIANS:
+            raise ValueError(f"hessian must be one of {HESSIANS}, got {self.hessian!r}")
+        rho_pos, rho_neg = check_flip_rates(self.rho_pos, self.rho_neg, n_labels=n_labels)
+        return rho_pos, rho_neg, make_probability_model(self.probability_model)
+
+    def _check_chunk(self, X, Y):
+        fitted = self.is_fitted
+        X, Y = check_XY(
+            X,
+            Y,
+            n_features=self.n_features_in_ if fitted else None,
+            n_labels=self.n_labels_ if fitted else None,
+        )
+        if X.shape[0] < self.n_neighbors + 1:
+            raise ValueError(
+                f"chunk has {X.shape[0]} instances but n_neighbors={self.n_neighbors} "
+                f"needs at least n_neighbors + 1 = {self.n_neighbors + 1}"
+            )
+        return X, Y
+
+    @property
+    def is_fitted(self) -> bool:
+        return getattr(self, "K_", None) is not None
+
+    # ------------------------------------------------------------------ one chunk
+    def _chunk_statistics(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba):
+        """Everything one chunk contributes: ``H^T R H``, ``b H^T Y``, ``g H^T A`` and diagnostics."""
+        Xs = hidden.scale(X)
+        H = hidden.transform(Xs, scaled=True)
+        S, nbrs, _ = reconstruction_weights(
+            Xs, self.n_neighbors, reg=self.graph_reg, gram=gram_matrix(Xs), return_neighbors=True
+        )
+        if noisy_proba is None:
+            P = prob_model.predict_proba(H, Y01, nbrs)
+        else:
+            P = np.asarray(noisy_proba, dtype=np.float64)
+            if P.shape != Y01.shape:
+                raise ValueError(f"noisy_proba has shape {P.shape}, expected {Y01.shape}")
+            if not np.all((P >= 0) & (P <= 1)):
+                raise ValueError("noisy_proba must hold probabilities in [0, 1]")
+        Y_pm = 2.0 * Y01 - 1.0
+        W = importance_weights(Y_pm, P, rho_pos, rho_neg)
+        A = ranking_matrix(Y_pm, W)
+        E = H - S @ H
+        HtH, EtE = H.T @ H, E.T @ E
+        b = self.beta
+        if self.hessian == "exact":
+            HtRH = b * HtH + (1.0 - b) * EtE
+        else:  # the published R = b I + (1-b)(S^T S - S^T - S) = R_exact - (1-b) I
+            HtRH = (2.0 * b - 1.0) * HtH + (1.0 - b) * EtE
+        return {
+            "HtRH": HtRH,
+            "B_score": b * (H.T @ Y_pm),
+            "B_rank": self.gamma * (H.T @ A),
+            "card": instance_cardinality(Y_pm, W),
+            "observed_cardinality": float(Y01.sum(axis=1).mean()),
+            "mean_weight": float(W.mean()),
+            "n": X.shape[0],
+        }
+
+    def _solve(self, K, B_score, B_rank):
+        try:
+            factor = scipy.linalg.cho_factor(K, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            if self.hessian == "paper":
+                raise ValueError(
+                    f"hessian='paper' makes K indefinite at beta={self.beta} (the published Hessian "
+                    "drops a (1-beta) I term; it is only usable for beta > 1/2, see NOTES §1); "
+                    "use hessian='exact'"
+                ) from None
+            raise ValueError("K is not positive definite; increase alpha") from None
+        sol = scipy.linalg.cho_solve(factor, np.hstack([B_score - B_rank, B_score]), check_finite=False)
+        q = B_score.shape[1]
+        eig = np.linalg.eigvalsh(K)
+        return sol[:, :q], sol[:, q:], float(eig[-1] / eig[0])
+
+    # ------------------------------------------------------------------ public API
+    def partial_fit(self, X, Y, *, noisy_proba=None):
+        """Learn one chunk ``D_i``; the first call is the initialisation chunk ``D_0``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix (N, d)
+        Y : array-like (N, q) with labels in {0, 1} or {-1, +1}: the *observed* labels.
+        noisy_proba : array (N, q), optional
+            A known ``P_D(y=+1 | x)`` for the chunk; replaces the probability model
+            (oracle experiments).
+
+        On any error the model is left exactly as it was.
+        """
+        t0 = time.perf_counter()
+        X, Y01 = self._check_chunk(X, Y)
+        rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
+        first = not self.is_fitted
+        if first:
+            hidden = RandomHiddenLayer(self.n_hidden, self.scaling, self.random_state).fit(X)
+            detector = HoeffdingCardinalityDetector(self.delta)
+        else:
+            hidden, detector = self.hidden_, self.detector_
+            detector.delta = self.delta
+        st = self._chunk_statistics(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba)
+        result = detector.peek(st["card"])
+        L = self.n_hidden
+        if first:
+            action = "init"
+            K = self.alpha * np.eye(L) + st["HtRH"]
+            B_score, B_rank = st["B_score"], st["B_rank"]
+        elif result.fired and self.strategy == "retrain":
+            action = "retrain"
+            K = self.alpha * np.eye(L) + st["HtRH"]
+            B_score, B_rank = st["B_score"], st["B_rank"]
+        elif result.fired and self.strategy == "adjust":
+            action = "adjust"
+            K = self.K_ + st["HtRH"]
+            B_score, B_rank = self.B_score_ + st["B_score"], st["B_rank"]
+        else:
+            action = "detected" if result.fired else "none"
+            K = self.K_ + st["HtRH"]
+            B_score, B_rank = self.B_score_ + st["B_score"], self.B_rank_ + st["B_rank"]
+        coef, psi, cond = self._solve(K, B_score, B_rank)
+
+        # Commit: nothing above changed the model.
+        if first:
+            self.hidden_, self.detector_ = hidden, detector
+            self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
+            self._history = []
+        detector.update(st["card"])
+        self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
+        self.coef_, self.psi_ = coef, psi
+        self._history.append(
+            {
+                "chunk": len(self._history),
+                "n_instances": st["n"],
+                "observed_cardinality": st["observed_cardinality"],
+                "lcard_hat": result.estimate,
+                "range": result.range,
+                "threshold": result.threshold,
+                "difference": result.difference,
+                "fired": bool(result.fired),
+                "action": action,
+                "mean_weight": st["mean_weight"],
+                "k_condition": cond,
+                "seconds": time.perf_counter() - t0,
+            }
+        )
+        return self
+
+    def fit(self, X, Y, *, chunk_size=None, noisy_proba=None):
+        """Batch closed form (Eq. Gra0) on all of ``X``, graph built per block of ``chunk_size``.
+
+        No drift detection; ``chunk_size=None`` builds one graph on all instances.
+        Equivalent to the online model without drift adaptation on the same blocks.
+        """
+        X, Y01 = check_XY(X, Y)
+        n = X.shape[0]
+        size = n if chunk_size is None else chunk_size
+        check_in_range(size, "chunk_size", self.n_neighbors + 1, np.inf, integer=True)
+        rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
+        hidden = RandomHiddenLayer(self.n_hidden, self.scaling, self.random_state).fit(X[:size])
+        K = self.alpha * np.eye(self.n_hidden)
+        B_score = np.zeros((self.n_hidden, Y01.shape[1]))
+        B_rank = np.zeros_like(B_score)
+        for start in range(0, n, size):
+            stop = min(start + size, n)
+            if stop - start < self.n_neighbors + 1:
+                raise ValueError(
+                    f"the last block has {stop - start} instances, fewer than n_neighbors + 1; "
+                    "choose a chunk_size that divides the data better"
+                )
+            P = None if noisy_proba is None else np.asarray(noisy_proba)[start:stop]
+            st = self._chunk_statistics(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P)
+            K = K + st["HtRH"]
+            B_score = B_score + st["B_score"]
+            B_rank = B_rank + st["B_rank"]
+        coef, psi, _ = self._solve(K, B_score, B_rank)
+        self.hidden_ = hidden
+        self.detector_ = HoeffdingCardinalityDetector(self.delta)
+        self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
+        self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
+        self.coef_, self.psi_ = coef, psi
+        self._history = []
+        return self
+
+    def _check_fitted(self):
+        if not self.is_fitted:
+            raise ValueError(f"this {type(self).__name__} is not fitted yet: call partial_fit or fit first")
+
+    def hidden_output(self, X) -> np.ndarray:
+        """The hidden-layer output ``H`` (N, L) of ``X``."""
+        self._check_fitted()
+        return self.hidden_.transform(check_X(X, n_features=self.n_features_in_))
+
+    def decision_function(self, X) -> np.ndarray:
+        """Label scores ``O = H Phi`` (N, q); positive means relevant."""
+        return self.hidden_output(X) @ self.coef_
+
+    def predict(self, X) -> np.ndarray:
+        """Relevant labels by the paper's fixed threshold 0, as int8 in {0, 1}."""
+        return (self.decision_function(X) > 0).astype(np.int8)
+
+    @property
+    def history_(self) -> pd.DataFrame:
+        """Per-chunk diagnostics (see :data:`HISTORY_COLUMNS`)."""
+        self._check_fitted()
+        return pd.DataFrame(self._history, columns=list(HISTORY_COLUMNS))
+
+    @property
+    def last_record_(self) -> dict:
+        """The newest row of :attr:`history_` as a dict (cheap: no DataFrame)."""
+        self._check_fitted()
+        return dict(self._history[-1]) if self._history else {}
