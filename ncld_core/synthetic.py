@@ -1,0 +1,279 @@
+"""The embedded synthetic source: a multi-label stream whose truth is known exactly.
+
+Real benchmarks only give one draw of the labels; here the clean posterior
+``P(g_j = 1 | x)`` of every instance is known, so estimators of the paper
+(the importance weights of Eq. (RL_New) and the cardinality estimate of
+Eq. (card)) can be checked against the truth, and drift points are known.
+
+Generative model
+----------------
+- Features: a mixture of ``n_clusters`` Gaussian clusters (centres with spread
+  ``cluster_separation``, unit within-cluster variance), so that a k-NN graph on
+  features (the paper's label reconstruction, Eq. (N3)) has local structure.
+- Labels: ``P(g_j = 1 | x) = sigmoid(w_j . x + beta_j + offset)``, labels
+  **conditionally independent given x**: the assumption behind the per-label
+  importance weights of Eq. (card). Label correlation comes only from the
+  weights sharing a common direction: ``w_j ∝ sqrt(c) u + sqrt(1 - c) v_j`` with
+  ``c = label_correlation``; ``c = 0`` gives unrelated labels, ``c = 1`` labels
+  that all follow the same score.
+- Cardinality: the common ``offset`` is solved by root finding on a large
+  reference sample so that ``E[sum_j P(g_j = 1 | x)]`` equals the target.
+  A drift (growth / reduction) changes only this offset: the feature
+  distribution stays the same and the change is one of the label
+  distribution, as in the paper's NCLD setting.
+- Noise: Eq. (NR) flips with per-label rates (default U[0.2, 0.4], the paper's).
+
+>>> s = make_synthetic_stream(2000, n_features=5, n_labels=4, schedule="growth@1000", random_state=1)
+>>> s.n_instances, s.n_features, s.n_labels, s.change_points
+(2000, 5, 4, (ChangePoint(position=1000, kind='growth'),))
+>>> round(float(s.P_true[:1000].sum(axis=1).mean()), 1), round(float(s.P_true[1000:].sum(axis=1).mean()), 1)
+(1.0, 3.0)
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import expit
+
+from ncld_core._validation import check_in_range
+from ncld_core.noise import _is_number_pair, _spawn, apply_label_noise, resolve_flip_rates
+from ncld_core.schedule import DriftSchedule
+from ncld_core.stream import Stream
+
+__all__ = ["make_synthetic_stream", "solve_offset"]
+
+
+def solve_offset(logits: np.ndarray, target: float) -> float:
+    """Return the common offset ``b`` with ``mean_t sum_j sigmoid(logits[t, j] + b) == target``.
+
+    The left side increases strictly from 0 to ``q`` with ``b``, so the root is
+    unique for ``0 < target < q``; it is found by Brent's method to 1e-10.
+
+    >>> import numpy as np
+    >>> round(solve_offset(np.zeros((3, 2)), 1.0), 6)
+    0.0
+    """
+    q = logits.shape[1]
+    if not 0 < target < q:
+        raise ValueError(f"target cardinality must be in (0, {q}), got {target}")
+
+    def gap(b):
+        return expit(logits + b).sum(axis=1).mean() - target
+
+    # At these ends every sigmoid is < 1e-15 from 0 (resp. 1): the root is inside.
+    span = float(np.max(np.abs(logits))) + 40.0
+    return float(brentq(gap, -span, span, xtol=1e-10, rtol=1e-12, maxiter=200))
+
+
+def _check_cardinality(value, name: str, q: int) -> float:
+    check_in_range(value, name, 0, q, low_open=True, high_open=True)
+    return float(value)
+
+
+def make_synthetic_stream(
+    n_instances: int = 5000,
+    n_features: int = 20,
+    n_labels: int = 10,
+    *,
+    cardinality: float = 2.0,
+    label_correlation: float = 0.5,
+    schedule=None,
+    low_cardinality: float = 1.0,
+    high_cardinality: float = 3.0,
+    flip_rates=(0.2, 0.4),
+    n_clusters: int = 8,
+    cluster_separation: float = 2.0,
+    signal: float = 2.5,
+    label_skew: float = 0.5,
+    reference_size: int = 50_000,
+    random_state=0,
+    name: str = "synthetic",
+) -> Stream:
+    """Generate a multi-label stream with known clean posteriors, noise and drift points.
+
+    Parameters
+    ----------
+    n_instances : int >= 2
+    n_features : int >= 1
+    n_labels : int >= 1
+    cardinality : float in (0, n_labels)
+        Expected true cardinality ``E[sum_j P(g_j=1|x)]`` when there is no schedule.
+    label_correlation : float in [0, 1]
+        Weight of the direction shared by all labels' scores (0: unrelated
+        labels, 1: all labels follow one score). Given x, labels stay independent.
+    schedule : DriftSchedule, str or None
+        True changes of the label distribution. Single-label regimes (before a
+        growth, after a reduction) have expected cardinality ``low_cardinality``,
+        multi-label regimes ``high_cardinality``. The paper form (a bare
+        ``"growth"``) puts the change in the middle of the stream.
+    low_cardinality, high_cardinality : float in (0, n_labels), low < high
+        Used only with a schedule.
+    flip_rates : None, "paper", (low, high) range, or an explicit spec
+        ``None``: no noise; ``"paper"`` or two numbers ``(low, high)``: each label's
+        ``rho_pos`` and ``rho_neg`` drawn from U[low, high]; otherwise anything
+        :func:`~ncld_core.noise.parse_flip_rates` accepts (array ``(q, 2)``, dict,
+        DataFrame, CSV path).
+    n_clusters : int >= 1
+        Gaussian clusters of the feature distribution (equal weights).
+    cluster_separation : float >= 0
+        Standard deviation of the cluster centres (within-cluster std is 1).
+    signal : float >= 0
+        Standard deviation of each label's score ``w_j . x`` over the feature
+        distribution: larger means labels are easier to predict from x.
+    label_skew : float >= 0
+        Standard deviation of the per-label biases ``beta_j`` (label imbalance).
+    reference_size : int >= 1000
+        Size of the sample on which the offsets are solved.
+    random_state : None, int or numpy.random.Generator
+        Same seed, identical arrays.
+    name : str
+
+    Returns
+    -------
+    Stream
+        ``X`` (float64, dense), ``Y_true`` drawn from ``P_true``, ``Y_noisy`` by
+        Eq. (NR), ``rho_pos``/``rho_neg``, ``change_points``, ``label_names``
+        (``label_0``, ...), and ``meta`` with the configuration (``"config"``),
+        the solved offset (``"offsets"``) and target cardinality
+        (``"target_cardinality"``) of each regime, and the segments
+        ``[start, stop, regime]``.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter that is out of range.
+    """
+    check_in_range(n_instances, "n_instances", 2, np.inf, integer=True)
+    check_in_range(n_features, "n_features", 1, np.inf, integer=True)
+    check_in_range(n_labels, "n_labels", 1, np.inf, integer=True)
+    q = int(n_labels)
+    cardinality = _check_cardinality(cardinality, "cardinality", q)
+    check_in_range(label_correlation, "label_correlation", 0, 1)
+    check_in_range(n_clusters, "n_clusters", 1, np.inf, integer=True)
+    check_in_range(cluster_separation, "cluster_separation", 0, np.inf)
+    check_in_range(signal, "signal", 0, np.inf)
+    check_in_range(label_skew, "label_skew", 0, np.inf)
+    check_in_range(reference_size, "reference_size", 1000, np.inf, integer=True)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+
+    if schedule is not None:
+        if isinstance(schedule, str):
+            schedule = DriftSchedule.parse(schedule)
+        elif not isinstance(schedule, DriftSchedule):
+            raise ValueError(f"schedule must be None, a DriftSchedule or a string like 'growth@600', got {schedule!r}")
+        if schedule.is_paper:
+            schedule = schedule.at(n_instances // 2)
+        try:
+            schedule.validate(n_instances)
+        except ValueError as exc:
+            raise ValueError(f"schedule: {exc}") from None
+        low_cardinality = _check_cardinality(low_cardinality, "low_cardinality", q)
+        high_cardinality = _check_cardinality(high_cardinality, "high_cardinality", q)
+        if low_cardinality >= high_cardinality:
+            raise ValueError(
+                f"low_cardinality must be < high_cardinality, got {low_cardinality} and {high_cardinality}"
+            )
+
+    # Independent streams per step: e.g. changing flip_rates does not change X or Y_true.
+    rng_struct, rng_ref, rng_x, rng_y, rng_rates, rng_noise = _spawn(random_state, 6)
+    n, d = int(n_instances), int(n_features)
+
+    # --- structure: clusters, label weights, per-label biases ----------------------
+    centres = rng_struct.normal(0.0, cluster_separation, size=(n_clusters, d))
+    shared = rng_struct.standard_normal(d)
+    own = rng_struct.standard_normal((q, d))
+    # Weighted sum of a shared and an own direction: with unit-variance normals,
+    # sqrt(c) / sqrt(1 - c) make the cosine between two labels' weights about c
+    # (exactly c in expectation of the inner products), so label co-occurrence
+    # grows with label_correlation while labels stay independent given x.
+    W = np.sqrt(label_correlation) * shared[None, :] + np.sqrt(1.0 - label_correlation) * own
+    beta = rng_struct.normal(0.0, label_skew, size=q)
+
+    def sample_x(rng, m):
+        comp = rng.integers(0, n_clusters, size=m)
+        return centres[comp] + rng.standard_normal((m, d))
+
+    # --- scale and offsets from a reference sample of the feature distribution -------
+    X_ref = sample_x(rng_ref, int(reference_size))
+    S_ref = X_ref @ W.T
+    scale = S_ref.std(axis=0)
+    scale[scale == 0] = 1.0
+    # Each label's score w_j . x gets standard deviation `signal` (and mean 0).
+    W = W * (signal / scale)[:, None]
+    centre_score = (S_ref.mean(axis=0) * signal / scale)
+    base = S_ref * (signal / scale) - centre_score + beta  # reference logits without offset
+
+    if schedule is None:
+        targets = {"constant": cardinality}
+    else:
+        targets = {"single": low_cardinality, "multi": high_cardinality}
+    offsets = {k: solve_offset(base, t) for k, t in targets.items()}
+    bias = beta - centre_score  # logits = x @ W.T + bias + offset
+
+    # --- the stream --------------------------------------------------------------
+    X = sample_x(rng_x, n)
+    logits = X @ W.T + bias
+    if schedule is None:
+        logits += offsets["constant"]
+        segments = [(0, n, "constant")]
+    else:
+        segments = schedule.segments(n)
+        for start, stop, regime in segments:
+            logits[start:stop] += offsets[regime]
+    P_true = expit(logits)
+    # Labels independent given x: one uniform per entry.
+    Y_true = (rng_y.random((n, q)) < P_true).astype(np.int8)
+
+    label_names = tuple(f"label_{j}" for j in range(q))
+    rho_pos, rho_neg, mode = resolve_flip_rates(flip_rates, q, label_names, random_state=rng_rates)
+    Y_noisy = Y_true.copy() if mode == "none" else apply_label_noise(Y_true, rho_pos, rho_neg, random_state=rng_noise)
+
+    config = {
+        "n_instances": n,
+        "n_features": d,
+        "n_labels": q,
+        "cardinality": cardinality,
+        "label_correlation": float(label_correlation),
+        "schedule": None if schedule is None else str(schedule),
+        "low_cardinality": float(low_cardinality),
+        "high_cardinality": float(high_cardinality),
+        # JSON-friendly; a [low, high] list means the same range when passed back.
+        "flip_rates": (
+            flip_rates if isinstance(flip_rates, (str, type(None)))
+            else [float(v) for v in flip_rates] if _is_number_pair(flip_rates)
+            else "explicit"
+        ),
+        "n_clusters": int(n_clusters),
+        "cluster_separation": float(cluster_separation),
+        "signal": float(signal),
+        "label_skew": float(label_skew),
+        "reference_size": int(reference_size),
+        "random_state": (
+            int(random_state) if isinstance(random_state, numbers.Integral)
+            else None if random_state is None else repr(random_state)
+        ),
+    }
+    meta = {
+        "source": "synthetic",
+        "config": config,
+        "flip_rates_mode": mode,
+        "offsets": offsets,
+        "target_cardinality": targets,
+        "segments": [[int(a), int(b), r] for a, b, r in segments],
+    }
+    return Stream(
+        X=X,
+        Y_true=Y_true,
+        Y_noisy=Y_noisy,
+        name=name,
+        rho_pos=rho_pos,
+        rho_neg=rho_neg,
+        change_points=() if schedule is None else schedule.change_points,
+        label_names=label_names,
+        P_true=P_true,
+        meta=meta,
+    )
