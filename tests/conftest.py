@@ -1,0 +1,29 @@
+"""Shared fixtures: where the benchmark datasets are, and skipping when they are absent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_DEFAULT_DATA = REPO.parent / "shared" / "datasets"
+
+
+def shared_data_dir() -> Path | None:
+    env = os.environ.get("NCLD_DATA_DIR")
+    path = Path(env) if env else _DEFAULT_DATA
+    return path if (path / "SHA256SUMS").is_file() else None
+
+
+@pytest.fixture
+def data_dir(monkeypatch):
+    """The shared datasets folder, exported as NCLD_DATA_DIR; skips (or fails in CI) when absent."""
+    path = shared_data_dir()
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("the shared datasets are missing in CI (set NCLD_DATA_DIR)")
+        pytest.skip("shared datasets not found: set NCLD_DATA_DIR to ../shared/datasets")
+    monkeypatch.setenv("NCLD_DATA_DIR", str(path))
+    return path

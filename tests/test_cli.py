@@ -1,0 +1,77 @@
+"""The command line: tables, files, and errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from ncld_core.cli import main
+
+
+def test_run_synthetic_writes_csv_and_json(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["run", "--n-instances", "1000", "--chunk-size", "250", "--schedule", "growth@500",
+                 "--quiet", "--out", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    for name in ("ELM-O", "ELM-I", "ELM-II", "all-negative", "noisy-prior"):
+        assert name in text
+    frame = pd.read_csv(out / "chunks.csv")
+    assert frame["chunk"].max() == 3
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["change_points"][0]["position"] == 500
+
+
+def test_toml_config_and_flag_override(tmp_path, capsys):
+    cfg = tmp_path / "run.toml"
+    cfg.write_text('n_instances = 600\nchunk_size = 200\nmodels = ["ELM-O"]\nreferences = false\n')
+    assert main(["run", "--config", str(cfg), "--beta", "0.5", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "ELM-O" in text and "noisy-prior" not in text
+
+
+def test_rates_csv(tmp_path, capsys):
+    rates = tmp_path / "rates.csv"
+    pd.DataFrame({"rho_pos": [0.1] * 10, "rho_neg": [0.2] * 10}).to_csv(rates, index=False)
+    assert main(["run", "--n-instances", "600", "--chunk-size", "200", "--rates-csv", str(rates), "--quiet"]) == 0
+
+
+@pytest.mark.parametrize(
+    "argv, text",
+    [
+        (["run", "--dataset", "no-such-set"], "unknown dataset 'no-such-set'"),
+        (["run", "--chunk-size", "1"], "chunk_size: chunk size must be at least 2"),
+        (["run", "--schedule", "growth@999999"], "beyond"),
+        (["run", "--rho-range", "0.3", "0.6"], "below 0.5"),
+        (["run", "--config", "/nonexistent.toml"], "cannot read --config"),
+    ],
+)
+def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, argv, text):
+    out = tmp_path / "never"
+    assert main(argv + ["--quiet", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and text in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.datasets
+def test_enron_paper_protocol_prints_the_table(data_dir):
+    """Issue 3: on enron with the paper's protocol (seed 0) the command prints HL, F1, AP per model."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "ncld_core", "run", "--dataset", "enron", "--noise", "range",
+         "--rho-range", "0.2", "0.4", "--chunk-size", "500", "--seed", "0", "--quiet"],
+        capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "NCLD_DATA_DIR": str(data_dir)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = next(line for line in lines if "hamming_loss" in line)
+    assert "micro_f1" in header and "average_precision" in header
+    for name in ("ELM-O", "ELM-I", "ELM-II", "all-negative", "noisy-prior"):
+        row = next(line for line in lines if line.startswith(name))
+        values = [float(v) for v in row[len(name):].split()[:3]]
+        assert all(0 <= v <= 1 for v in values)
