@@ -50,8 +50,12 @@ def _with_intercept(H: np.ndarray) -> np.ndarray:
 class LogisticProbability:
     """Per-label logistic regression on ``[H, 1]``; all labels solved together by Newton.
 
-    Minimises ``sum_t log(1 + exp(-y_t theta.h_t)) + C^-1/2 |theta|^2`` (intercept
-    unpenalised) per label; ``max_iter`` Newton steps or until the step is below ``tol``.
+    Minimises, per label, ``sum_t log(1 + exp(-y_t theta.h_t)) + |theta - theta_0|^2 / (2C)``
+    where ``theta_0`` is zero but for the intercept, the log-odds of the chunk's
+    label frequency smoothed by half an instance.  Anchoring the intercept there
+    (rather than leaving it free) keeps labels with no positive in the chunk
+    finite, so Newton converges quadratically: ``max_iter`` steps or until the
+    largest step is below ``tol``.
     """
 
     def __init__(self, C: float = 10.0, max_iter: int = 25, tol: float = 1e-8):
@@ -64,19 +68,17 @@ class LogisticProbability:
         n, p = Z.shape
         Y = np.asarray(Y01, dtype=np.float64)
         q = Y.shape[1]
-        penalty = np.full(p, 1.0 / self.C)
-        penalty[-1] = 0.0
-        # Start at the log-odds of each label's frequency: one step from a good fit.
-        freq = np.clip(Y.mean(axis=0), 0.5 / n, 1 - 0.5 / n)
-        theta = np.zeros((p, q))
-        theta[-1] = np.log(freq / (1 - freq))
+        freq = (Y.sum(axis=0) + 0.5) / (n + 1.0)
+        theta0 = np.zeros((p, q))
+        theta0[-1] = np.log(freq / (1 - freq))
+        theta = theta0.copy()
         ZZ = (Z[:, :, None] * Z[:, None, :]).reshape(n, p * p)
-        ridge = np.diag(penalty + 1e-10)
+        penalty = 1.0 / self.C
         for _ in range(self.max_iter):
             P = expit(Z @ theta)
-            grad = Z.T @ (P - Y) + penalty[:, None] * theta  # (p, q)
+            grad = Z.T @ (P - Y) + penalty * (theta - theta0)  # (p, q)
             V = P * (1.0 - P)  # (N, q)
-            hess = (V.T @ ZZ).reshape(q, p, p) + ridge
+            hess = (V.T @ ZZ).reshape(q, p, p) + penalty * np.eye(p)
             step = np.linalg.solve(hess, grad.T[:, :, None])[:, :, 0].T
             theta -= step
             if np.max(np.abs(step)) < self.tol:
