@@ -132,7 +132,9 @@ class RunConfig:
                 err["schedule"] = str(exc)
         if not self.models and not self.references:
             err["models"] = "choose at least one model"
-        unknown = [m for m in self.models if m not in ELM_VARIANTS]
+        from .baselines import BASELINES
+
+        unknown = [m for m in self.models if m not in ELM_VARIANTS and m not in BASELINES]
         if unknown:
             err["models"] = f"unknown model(s): {', '.join(unknown)}"
         number("beta", 0, 1)

@@ -7,7 +7,8 @@ estimator; ``VARIANTS`` maps each name to a one-line description.
   with "adjust" (the paper's three variants), given the stream's flip rates;
 * ELM (plain): an online ELM regression, ``beta = 1, gamma = 0`` and no noise
   correction: the simple reference of NOTES §6;
-* all-negative, noisy-prior: the trivial references.
+* all-negative, noisy-prior: the trivial references;
+* any name in :data:`ncld_core.baselines.BASELINES` (the paper's baselines), run as published.
 
 >>> model = make_model("ELM-II", rates=([0.2], [0.3]), beta=0.2)
 >>> model.strategy, model.beta, float(model.rho_pos[0])
@@ -56,4 +57,8 @@ def make_model(name: str, *, rates=None, **params):
         return AllNegative()
     if name == "noisy-prior":
         return NoisyPrior()
-    raise ValueError(f"unknown model {name!r}; available: {', '.join(VARIANTS)}")
+    from .baselines import BASELINES, make_baseline
+
+    if name in BASELINES:
+        return make_baseline(name, random_state=params.get("random_state"))
+    raise ValueError(f"unknown model {name!r}; available: {', '.join([*VARIANTS, *BASELINES])}")

@@ -1,0 +1,54 @@
+"""The paper's baselines and a River peer, each with the chunk API of the core.
+
+Every baseline has ``partial_fit(X, Y)`` per chunk, ``decision_function(X)`` and
+``predict(X)`` (int8 in {0, 1}), parameters set in ``__init__``.  None is told the
+flip rates: they are the methods the paper compares against, run as published.
+
+``BASELINES`` maps a display name to ``"module:Class"``; :func:`make_baseline`
+imports lazily, so optional dependencies (River) are needed only when used.
+
+>>> sorted(BASELINES)[:3]
+['ELM-CDLL', 'FALT', 'MCIC']
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["BASELINES", "make_baseline", "OPTIONAL"]
+
+BASELINES = {
+    "OSML-ELM": "osml_elm:OSMLELM",
+    "ELM-CDLL": "elm_cdll:ELMCDLL",
+    "FALT": "thresholding:FALT",
+    "SALT": "thresholding:SALT",
+    "PAML-I": "paml:PAMLI",
+    "PAML-II": "paml:PAMLII",
+    "MCIC": "mcic:MCIC",
+    "MW": "mw:MW",
+    "River BR-LR": "river_peer:RiverBinaryRelevance",
+}
+
+#: Baselines that need an optional dependency, with the pip extra that provides it.
+OPTIONAL = {"River BR-LR": "river"}
+
+
+def make_baseline(name: str, *, random_state=None, **params):
+    """A fresh baseline by display name (``random_state`` passed when the class takes it)."""
+    try:
+        spec = BASELINES[name]
+    except KeyError:
+        raise ValueError(f"unknown baseline {name!r}; available: {', '.join(BASELINES)}") from None
+    module_name, cls_name = spec.split(":")
+    try:
+        module = importlib.import_module(f"{__name__}.{module_name}")
+    except ImportError as exc:
+        extra = OPTIONAL.get(name)
+        hint = f" (install the optional dependency: pip install {extra})" if extra else ""
+        raise ValueError(f"baseline {name!r} is not available: {exc}{hint}") from None
+    cls = getattr(module, cls_name)
+    import inspect
+
+    if "random_state" in inspect.signature(cls.__init__).parameters:
+        params.setdefault("random_state", random_state)
+    return cls(**params)
