@@ -47,6 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--shuffle-seed", type=int, help="stream order and noise seed")
     run.add_argument("--out", type=Path, help="folder for chunks.csv and summary.json")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--checkpoint", type=Path, help="checkpoint file, rewritten every --checkpoint-every chunks")
+    run.add_argument("--checkpoint-every", type=int, default=10)
+
+    resume = sub.add_parser("resume", help="continue a run from its --checkpoint file")
+    resume.add_argument("checkpoint", type=Path)
+    resume.add_argument("--out", type=Path)
+    resume.add_argument("--quiet", action="store_true")
+    resume.add_argument("--checkpoint-every", type=int, default=10)
 
     sub.add_parser("datasets", help="list the datasets found in data/ and $NCLD_DATA_DIR")
     dl = sub.add_parser("download", help="download a registry dataset into data/ (verified by checksum)")
@@ -97,25 +105,52 @@ def config_from_args(args) -> RunConfig:
     return RunConfig.from_dict(data)
 
 
-def run_config(config: RunConfig, *, out: Path | None = None, quiet: bool = False, stream=None):
-    """Run ``config``; return the :class:`~ncld_core.runner.RunResult`."""
+def run_config(config: RunConfig, *, out: Path | None = None, quiet: bool = False, stream=None,
+               checkpoint: Path | None = None, checkpoint_every: int = 10, resume_from=None):
+    """Run ``config`` (or continue ``resume_from = (state, chunks)``); return the RunResult.
+
+    With ``checkpoint`` the run's state is saved atomically every ``checkpoint_every``
+    chunks and at the end, so ``ncld resume`` can continue it bit for bit.
+    """
+    from .runner import RunResult, save_run
+
+    if checkpoint_every < 1:
+        raise ValueError(f"--checkpoint-every must be >= 1, got {checkpoint_every}")
     stream = config.build_stream() if stream is None else stream
     runner = config.runner()
+    state, chunks = (None, []) if resume_from is None else resume_from
     n_chunks = -(-stream.n_instances // config.chunk_size)
     bar = None
     if not quiet:
         from tqdm import tqdm
 
-        bar = tqdm(total=n_chunks, desc=stream.name, unit="chunk", file=sys.stderr)
+        bar = tqdm(total=n_chunks, initial=len(chunks), desc=stream.name, unit="chunk", file=sys.stderr)
     try:
-        result = runner.run(stream, progress=(lambda _c: bar.update(1)) if bar else None, config=config.to_dict())
+        for chunk in runner.iter_run(stream, state=state):
+            chunks.append(chunk)
+            if bar is not None:
+                bar.update(1)
+            if checkpoint is not None and (chunk.chunk + 1) % checkpoint_every == 0:
+                save_run(checkpoint, runner.state_, chunks, config=config.to_dict(), chunk_size=config.chunk_size)
     finally:
         if bar is not None:
             bar.close()
+    if checkpoint is not None:
+        save_run(checkpoint, runner.state_, chunks, config=config.to_dict(), chunk_size=config.chunk_size)
+    result = RunResult(chunks, stream, config.chunk_size, config=config.to_dict())
     if out is not None:
         result.to_csv(out / "chunks.csv")
         result.to_json(out / "summary.json")
     return result
+
+
+def resume(path: Path, **kwargs):
+    """Continue the run checkpointed in ``path`` (the stream is rebuilt from its configuration)."""
+    from .runner import load_run
+
+    state, chunks, config, _ = load_run(path)
+    cfg = RunConfig.from_dict(config)
+    return run_config(cfg, checkpoint=path, resume_from=(state, chunks), **kwargs)
 
 
 def format_summary(result) -> str:
@@ -143,9 +178,13 @@ def main(argv=None) -> int:
             from .config import PRESETS
 
             print(format_summary(run_config(PRESETS["concept growth"])))
+        elif args.command == "resume":
+            result = resume(args.checkpoint, out=args.out, quiet=args.quiet, checkpoint_every=args.checkpoint_every)
+            print(format_summary(result))
         else:
             config = config_from_args(args)
-            result = run_config(config, out=args.out, quiet=args.quiet)
+            result = run_config(config, out=args.out, quiet=args.quiet, checkpoint=args.checkpoint,
+                                checkpoint_every=args.checkpoint_every)
             print(format_summary(result))
             if args.out is not None:
                 print(f"wrote {args.out / 'chunks.csv'} and {args.out / 'summary.json'}")

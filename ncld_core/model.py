@@ -409,6 +409,22 @@ class ELMNCLD(_Params):
         """Relevant labels by the paper's fixed threshold 0, as int8 in {0, 1}."""
         return (self.decision_function(X) > 0).astype(np.int8)
 
+    def save(self, path):
+        """Write the fitted model to ``path`` (npz + JSON, atomic; see :mod:`ncld_core.checkpoint`)."""
+        from .checkpoint import save_checkpoint
+
+        save_checkpoint(self, path)
+
+    @classmethod
+    def load(cls, path) -> "ELMNCLD":
+        """Read a model written by :meth:`save`; a corrupt or foreign file is a ValueError."""
+        from .checkpoint import load_checkpoint
+
+        obj = load_checkpoint(path)
+        if not isinstance(obj, cls):
+            raise ValueError(f"{path} holds a {type(obj).__name__}, not an {cls.__name__}")
+        return obj
+
     @property
     def history_(self) -> pd.DataFrame:
         """Per-chunk diagnostics (see :data:`HISTORY_COLUMNS`)."""

@@ -38,7 +38,7 @@ from .metrics import MetricAccumulator
 from .stream import Stream
 from .variants import REFERENCES, make_model
 
-__all__ = ["PrequentialRunner", "ChunkResult", "RunResult", "write_atomic"]
+__all__ = ["PrequentialRunner", "ChunkResult", "RunResult", "RunState", "write_atomic", "save_run", "load_run"]
 
 
 @dataclass
@@ -77,6 +77,15 @@ class ChunkResult:
                     row[f"diag_{k}"] = v
             out.append(row)
         return out
+
+
+@dataclass
+class RunState:
+    """Where a run stands: its models, metric accumulators and the next chunk to process."""
+
+    models: dict
+    accumulators: dict
+    next_chunk: int = 0
 
 
 def write_atomic(path, text: str):
@@ -209,12 +218,24 @@ class PrequentialRunner:
             )
         return built
 
-    def iter_run(self, stream: Stream, *, stop_event=None):
-        """Yield a :class:`ChunkResult` per chunk; stops early when ``stop_event.is_set()``."""
+    def start(self, stream: Stream) -> RunState:
+        """Fresh models and accumulators for ``stream``."""
         models = self._build(stream)
-        acc = {name: MetricAccumulator() for name in models}
+        return RunState(models, {name: MetricAccumulator() for name in models})
+
+    def iter_run(self, stream: Stream, *, stop_event=None, state: RunState | None = None):
+        """Yield a :class:`ChunkResult` per chunk; stops early when ``stop_event.is_set()``.
+
+        ``state`` resumes a run (see :func:`load_run`): chunks before
+        ``state.next_chunk`` are skipped.  :attr:`state_` always holds the current state.
+        """
+        state = self.start(stream) if state is None else state
+        self.state_ = state
+        models, acc = state.models, state.accumulators
         change_at = set(change_chunks([cp.position for cp in stream.change_points], self.chunk_size))
         for index, (start, stop) in enumerate(stream.chunk_bounds(self.chunk_size)):
+            if index < state.next_chunk:
+                continue
             if stop_event is not None and stop_event.is_set():
                 return
             X = stream.X[start:stop]
@@ -240,6 +261,7 @@ class PrequentialRunner:
                     if record:
                         result.diagnostics[name] = record
                 result.seconds[name] = time.perf_counter() - t0
+            state.next_chunk = index + 1
             yield result
 
     def run(self, stream: Stream, *, progress=None, stop_event=None, config=None) -> RunResult:
@@ -253,3 +275,34 @@ class PrequentialRunner:
             if progress is not None:
                 progress(chunk)
         return RunResult(chunks, stream, self.chunk_size, config=config)
+
+
+def save_run(path, state: RunState, chunks: list, *, config: dict | None = None, chunk_size: int | None = None):
+    """Checkpoint a run (models, accumulators, position, the chunks done) to ``path`` atomically."""
+    from dataclasses import asdict
+
+    from .checkpoint import save_checkpoint
+
+    save_checkpoint(
+        {"models": state.models, "accumulators": state.accumulators},
+        path,
+        extra={
+            "next_chunk": state.next_chunk,
+            "config": config or {},
+            "chunk_size": chunk_size,
+            "chunks": [asdict(c) for c in chunks],
+        },
+    )
+
+
+def load_run(path):
+    """Read :func:`save_run`'s checkpoint: ``(state, chunks, config, chunk_size)``."""
+    from .checkpoint import load_checkpoint
+
+    payload, extra = load_checkpoint(path, with_extra=True)
+    try:
+        state = RunState(payload["models"], payload["accumulators"], int(extra["next_chunk"]))
+        chunks = [ChunkResult(**c) for c in extra["chunks"]]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not a run checkpoint ({exc})") from None
+    return state, chunks, extra.get("config", {}), extra.get("chunk_size")

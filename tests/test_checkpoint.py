@@ -1,0 +1,138 @@
+"""Checkpoints: bit-identical resume, refusal of corrupt or foreign files, no pickle."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ncld_core.checkpoint import FORMAT, load_checkpoint
+from ncld_core.cli import main
+from ncld_core.config import RunConfig
+from ncld_core.model import ELMNCLD
+from ncld_core.runner import RunResult, load_run, save_run
+
+CFG = RunConfig(n_instances=1500, chunk_size=150, schedule="growth@750", models=["ELM-O", "ELM-I", "ELM-II"])
+TIMING = ["seconds", "diag_seconds"]
+
+
+def _records(chunks, stream):
+    frame = RunResult(chunks, stream, CFG.chunk_size).records
+    return frame.drop(columns=[c for c in TIMING if c in frame.columns])
+
+
+def test_resumed_run_is_bit_identical(tmp_path):
+    stream = CFG.build_stream()
+    full = list(CFG.runner().iter_run(stream))
+
+    runner = CFG.runner()
+    first = []
+    for chunk in runner.iter_run(stream):
+        first.append(chunk)
+        if chunk.chunk == 4:
+            break
+    save_run(tmp_path / "run.npz", runner.state_, first, config=CFG.to_dict(), chunk_size=CFG.chunk_size)
+    del runner
+
+    state, chunks, config, _ = load_run(tmp_path / "run.npz")
+    cfg = RunConfig.from_dict(config)
+    assert cfg == CFG and state.next_chunk == 5
+    rest = list(cfg.runner().iter_run(cfg.build_stream(), state=state))
+    assert [c.chunk for c in rest] == list(range(5, 10))
+    pd.testing.assert_frame_equal(_records(chunks + rest, stream), _records(full, stream), check_exact=True)
+
+
+def test_model_round_trip_is_exact(tmp_path):
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(200, 6)), (rng.random((200, 4)) < 0.3).astype(int)
+    model = ELMNCLD(n_neighbors=5, rho_pos=[0.1, 0.2, 0.1, 0.3], rho_neg=0.2, random_state=0)
+    model.partial_fit(X[:100], Y[:100])
+    model.save(tmp_path / "m.npz")
+    again = ELMNCLD.load(tmp_path / "m.npz")
+    assert again.get_params().keys() == model.get_params().keys()
+    model.partial_fit(X[100:], Y[100:])
+    again.partial_fit(X[100:], Y[100:])
+    assert np.array_equal(model.coef_, again.coef_)
+    pd.testing.assert_frame_equal(model.history_.drop(columns="seconds"), again.history_.drop(columns="seconds"))
+
+
+def test_cli_checkpoint_and_resume(tmp_path, capsys):
+    ck = tmp_path / "run.npz"
+    assert main(["run", "--n-instances", "900", "--chunk-size", "150", "--quiet", "--checkpoint", str(ck),
+                 "--checkpoint-every", "2", "--out", str(tmp_path / "a")]) == 0
+    state, chunks, _, _ = load_run(ck)
+    assert state.next_chunk == 6 and len(chunks) == 6
+    # resuming a finished run is a no-op that reproduces the same summary
+    assert main(["resume", str(ck), "--quiet", "--out", str(tmp_path / "b")]) == 0
+    a = json.loads((tmp_path / "a" / "summary.json").read_text())["summary"]
+    b = json.loads((tmp_path / "b" / "summary.json").read_text())["summary"]
+    assert {k: {m: v for m, v in row.items() if m != "seconds"} for k, row in a.items()} == \
+           {k: {m: v for m, v in row.items() if m != "seconds"} for k, row in b.items()}
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "flip"])
+def test_corrupt_checkpoint_is_refused(tmp_path, damage):
+    path = tmp_path / "m.npz"
+    model = ELMNCLD(n_neighbors=3, random_state=0).partial_fit(np.eye(8), np.eye(8)[:, :2])
+    model.save(path)
+    data = path.read_bytes()
+    if damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"not a checkpoint at all")
+    else:  # one flipped byte inside an array member: the zip CRC catches it
+        with zipfile.ZipFile(path) as z:
+            info = [i for i in z.infolist() if i.filename != "__meta__.npy"][0]
+        off = info.header_offset + 30 + len(info.filename) + 100
+        path.write_bytes(data[:off] + bytes([data[off] ^ 0xFF]) + data[off + 1:])
+    with pytest.raises(ValueError, match="corrupt|not an ncld checkpoint"):
+        ELMNCLD.load(path)
+
+
+def _rewrite_meta(path, change):
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["__meta__"].tobytes())
+    change(meta)
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(path, **arrays)
+
+
+def test_version_mismatch_and_foreign_classes_are_refused(tmp_path):
+    path = tmp_path / "m.npz"
+    ELMNCLD(n_neighbors=3, random_state=0).partial_fit(np.eye(8), np.eye(8)[:, :2]).save(path)
+    _rewrite_meta(path, lambda m: m.update(version=99))
+    with pytest.raises(ValueError, match="format version 99"):
+        ELMNCLD.load(path)
+    _rewrite_meta(path, lambda m: m.update(version=1, payload={"__object__": "Popen", "state": {"__dict__": {}}}))
+    with pytest.raises(ValueError, match="unknown class 'Popen'"):
+        ELMNCLD.load(path)
+    _rewrite_meta(path, lambda m: m.update(format="other"))
+    with pytest.raises(ValueError, match="not an ncld checkpoint"):
+        load_checkpoint(path)
+
+
+def test_pickled_arrays_are_never_loaded(tmp_path):
+    path = tmp_path / "evil.npz"
+    meta = {"format": FORMAT, "version": 1, "payload": {"__array__": "a0"}, "extra": {"__dict__": {}}}
+    np.savez(path, __meta__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+             a0=np.array([object()], dtype=object))
+    with pytest.raises(ValueError, match="corrupt or not an ncld checkpoint"):
+        load_checkpoint(path)
+
+
+def test_unserialisable_state_is_a_clear_error(tmp_path):
+    class Custom:
+        def predict_proba(self, H, Y, n):
+            return np.full(Y.shape, 0.5)
+
+    model = ELMNCLD(n_neighbors=3, probability_model=Custom(), random_state=0)
+    model.partial_fit(np.eye(8), np.eye(8)[:, :2])
+    with pytest.raises(ValueError, match="cannot checkpoint Custom"):
+        model.save(tmp_path / "m.npz")
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="does not exist"):
+        load_checkpoint(tmp_path / "missing.npz")
