@@ -50,7 +50,8 @@ def test_rates_csv(tmp_path, capsys):
         (["run", "--config", "/nonexistent.toml"], "cannot read --config"),
     ],
 )
-def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, argv, text):
+def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, monkeypatch, argv, text):
+    monkeypatch.delenv("NCLD_DATA_DIR", raising=False)
     out = tmp_path / "never"
     assert main(argv + ["--quiet", "--out", str(out)]) == 2
     err = capsys.readouterr().err
