@@ -1,0 +1,191 @@
+"""The catalogue of bad inputs: each case is run by tests/test_bad_input_catalogue.py and
+rendered into docs/bad-inputs.md by ``python tests/catalogue.py`` (the test checks the doc
+is current, so every line of the doc is backed by a test).
+
+A case is (area, what was tried, a callable that must raise ValueError, expected text).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "bad-inputs.md"
+
+
+def _model(**kw):
+    from ncld_core.model import ELMNCLD
+
+    return ELMNCLD(n_neighbors=3, random_state=0, **kw)
+
+
+def _fitted():
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    Y = (np.random.default_rng(1).random((20, 3)) < 0.4).astype(int)
+    return _model().partial_fit(X, Y), X, Y
+
+
+def _arff(text: str, xml: bytes | None = None):
+    from ncld_core.datasets import load_arff_bytes
+
+    return load_arff_bytes(text.encode(), xml)
+
+
+GOOD_ARFF = "@relation t\n@attribute f numeric\n@attribute a {0,1}\n@attribute b {0,1}\n@data\n1,0,1\n2,1,0\n"
+XML_AB = b'<labels xmlns="http://mulan.sourceforge.net/labels"><label name="a"/><label name="b"/></labels>'
+
+
+def _checkpoint_case(tmp: Path, damage: str):
+    import zipfile
+
+    from ncld_core.model import ELMNCLD
+
+    path = tmp / "m.npz"
+    _fitted()[0].save(path)
+    if damage == "truncated":
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    else:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        meta = json.loads(arrays["__meta__"].tobytes())
+        if damage == "version":
+            meta["version"] = 99
+        elif damage == "class":
+            meta["payload"] = {"__object__": "Popen", "state": {"__dict__": {}}}
+        arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        if damage == "pickle":
+            arrays["a0"] = np.array([object()], dtype=object)
+        np.savez(path, **arrays)
+        assert zipfile.is_zipfile(path)
+    ELMNCLD.load(path)
+
+
+def cases(tmp: Path):
+    """All catalogued bad inputs; ``tmp`` is a scratch folder."""
+    from ncld_core.cli import main as cli
+    from ncld_core.config import RunConfig
+    from ncld_core.datasets import load_dataset
+    from ncld_core.schedule import DriftSchedule, reorder_for_schedule
+    from ncld_core.stream import Stream
+
+    f = _fitted
+
+    def chunk(mutate):
+        model, X, Y = f()
+        model.partial_fit(*mutate(X, Y))
+
+    def nan_at(X, value):
+        X = X.copy()
+        X[2, 1] = value
+        return X
+
+    def cli_error(argv, tmp=tmp):
+        import contextlib
+        import io
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = cli(argv + ["--quiet"])
+        if code == 2:
+            raise ValueError(err.getvalue().strip())
+
+    def sha_mismatch():
+        import hashlib
+
+        folder = tmp / "sums"
+        folder.mkdir(exist_ok=True)
+        (folder / "toy.arff").write_text(GOOD_ARFF)
+        (folder / "toy.xml").write_bytes(XML_AB)
+        wrong = hashlib.sha256(b"something else").hexdigest()
+        (folder / "SHA256SUMS").write_text(f"{wrong}  toy.arff\n")
+        load_dataset("toy", dirs=[folder])
+
+    single_only = np.array([[1, 0], [0, 1], [1, 0], [0, 1]], dtype=np.int8)
+    return [
+        ("model", "X and Y with different numbers of rows", lambda: chunk(lambda X, Y: (X[:10], Y)), "instances but Y has"),
+        ("model", "NaN in X", lambda: chunk(lambda X, Y: (nan_at(X, np.nan), Y)), "NaN or infinity (first at row 2, column 1)"),
+        ("model", "infinity in X", lambda: chunk(lambda X, Y: (nan_at(X, np.inf), Y)), "NaN or infinity"),
+        ("model", "labels outside {0,1} / {-1,+1}", lambda: chunk(lambda X, Y: (X, Y * 2)), "labels in {0, 1} or {-1, +1}; found 2"),
+        ("model", "an empty chunk", lambda: chunk(lambda X, Y: (X[:0], Y[:0])), "empty"),
+        ("model", "a chunk smaller than n_neighbors + 1", lambda: chunk(lambda X, Y: (X[:3], Y[:3])), "needs at least n_neighbors + 1 = 4"),
+        ("model", "a later chunk with another feature count", lambda: chunk(lambda X, Y: (X[:, :2], Y)), "has 2 features but the model was initialised with 4"),
+        ("model", "a later chunk with another label count", lambda: chunk(lambda X, Y: (X, Y[:, :2])), "has 2 labels but the model was initialised with 3"),
+        ("model", "a flip rate of 1 or more", lambda: _model(rho_pos=1.0).partial_fit(*f()[1:]), "rho_pos must be in [0, 1)"),
+        ("model", "rho_pos + rho_neg >= 1 (Eq. NR)", lambda: _model(rho_pos=0.6, rho_neg=0.5).partial_fit(*f()[1:]), "rho_pos + rho_neg must be < 1"),
+        ("model", "one rate per label, wrong count", lambda: _model(rho_pos=[0.1, 0.2]).partial_fit(*f()[1:]), "2 rates but there are 3 labels"),
+        ("model", "beta outside [0, 1]", lambda: _model(beta=1.5).partial_fit(*f()[1:]), "beta must be in [0, 1]"),
+        ("model", "alpha = 0", lambda: _model(alpha=0.0).partial_fit(*f()[1:]), "alpha must be in (0"),
+        ("model", "delta = 1", lambda: _model(delta=1.0).partial_fit(*f()[1:]), "delta must be in (0, 1)"),
+        ("model", "an unknown strategy", lambda: _model(strategy="maybe").partial_fit(*f()[1:]), "strategy must be one of"),
+        ("model", "the paper's Hessian at beta <= 1/2", lambda: _model(hessian="paper", beta=0.3).partial_fit(*f()[1:]), "makes K indefinite at beta=0.3"),
+        ("model", "predict before any chunk", lambda: _model().predict(np.zeros((2, 4))), "not fitted yet"),
+        ("model", "an unknown probability model", lambda: _model(probability_model="magic").partial_fit(*f()[1:]), "probability_model must be one of"),
+        ("data", "an unknown dataset name", lambda: load_dataset("no-such-data", dirs=[tmp]), "unknown dataset 'no-such-data'"),
+        ("data", "a malformed ARFF line", lambda: _arff(GOOD_ARFF.replace("2,1,0", "2,1,0,,7"), XML_AB), "line 7"),
+        ("data", "label XML naming labels the ARFF lacks", lambda: _arff(GOOD_ARFF, XML_AB.replace(b'"b"', b'"zz"')), "zz"),
+        ("data", "label XML with a DOCTYPE / ENTITY (billion laughs)", lambda: _arff(GOOD_ARFF, b'<!DOCTYPE l [<!ENTITY x "y">]><labels/>'), "DOCTYPE"),
+        ("data", "label values other than 0/1", lambda: _arff(GOOD_ARFF.replace("{0,1}", "numeric").replace("2,1,0", "2,5,0"), XML_AB), "5"),
+        ("data", "an upload that is not UTF-8", lambda: __import__("ncld_core.datasets", fromlist=["x"]).load_arff_bytes(b"\xff\xfe@\x00r\x00", XML_AB), "UTF-8"),
+        ("data", "a dataset file whose checksum does not match SHA256SUMS / the registry", sha_mismatch, "checksum"),
+        ("stream", "chunk size below 2", lambda: list(Stream(np.zeros((4, 1)), single_only, single_only).chunk_bounds(1)), "chunk_size must be an integer >= 2"),
+        ("stream", "a drift point beyond the stream", lambda: DriftSchedule.parse("growth@500").validate(100), "beyond"),
+        ("stream", "growth right after growth", lambda: DriftSchedule.parse("growth@10, growth@20"), "already multi-label"),
+        ("stream", "growth on a dataset with no multi-label instances", lambda: reorder_for_schedule(single_only, "growth@2"), "multi-label"),
+        ("config", "a flip-rate table with the wrong number of labels", lambda: RunConfig(noise="table", rho_pos=[0.1], rho_neg=[0.1]).check(), "1 labels but the dataset has 10"),
+        ("config", "n_neighbors not below the chunk size", lambda: RunConfig(chunk_size=10, n_neighbors=10).check(), "n_neighbors must be below the chunk size"),
+        ("config", "rho_high >= 0.5 (pairs could reach 1)", lambda: RunConfig(rho_high=0.6).check(), "keep rho_high below 0.5"),
+        ("config", "a TOML file that does not parse", lambda: RunConfig.from_toml("beta = = 1"), "not valid TOML"),
+        ("config", "an unknown key in the configuration", lambda: RunConfig.from_toml("betta = 1"), "unknown configuration key(s): betta"),
+        ("config", "a link (URL) with a malformed value", lambda: RunConfig.from_query_params({"chunk_size": "ten"}), "chunk_size: cannot read 'ten' from the link"),
+        ("cli", "a missing --config file", lambda: cli_error(["run", "--config", str(tmp / "none.toml")]), "cannot read --config"),
+        ("cli", "a rates CSV without rho_pos/rho_neg columns", lambda: (tmp.joinpath("r.csv").write_text("a,b\n1,2\n"), cli_error(["run", "--rates-csv", str(tmp / "r.csv")])), "needs columns rho_pos and rho_neg"),
+        ("checkpoint", "a truncated checkpoint", lambda: _checkpoint_case(tmp, "truncated"), "corrupt or not an ncld checkpoint"),
+        ("checkpoint", "a checkpoint of another format version", lambda: _checkpoint_case(tmp, "version"), "format version 99"),
+        ("checkpoint", "a checkpoint naming a class outside ncld", lambda: _checkpoint_case(tmp, "class"), "unknown class 'Popen'"),
+        ("checkpoint", "a checkpoint carrying a pickled object array", lambda: _checkpoint_case(tmp, "pickle"), "corrupt or not an ncld checkpoint"),
+    ]
+
+
+def run_case(fn) -> str:
+    """The ValueError message of a case (AssertionError if it does not raise one)."""
+    try:
+        fn()
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError("no ValueError raised")
+
+
+def render(tmp: Path) -> str:
+    lines = [
+        "# Bad inputs and what the user sees",
+        "",
+        "Generated by `python tests/catalogue.py`; `tests/test_bad_input_catalogue.py` runs every case and",
+        "fails when this file is out of date. In the API each is a `ValueError` (the text below); the command",
+        "line prints it as `error: ...` with exit status 2; the dashboard shows the same text next to the",
+        "control it concerns, and Run stays disabled until it is fixed.",
+        "",
+        "| # | area | what was tried | what the user sees |",
+        "|---|---|---|---|",
+    ]
+    for i, (area, what, fn, _expected) in enumerate(cases(tmp), 1):
+        message = run_case(fn).replace(str(tmp), "<tmp>").replace(str(REPO), "<repo>")
+        message = message.replace("|", "\\|").replace("\n", " ")
+        if len(message) > 220:
+            message = message[:217] + "..."
+        lines.append(f"| {i} | {area} | {what} | {message} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    sys.path.insert(0, str(REPO))
+    with tempfile.TemporaryDirectory() as tmp:
+        DOC.parent.mkdir(exist_ok=True)
+        DOC.write_text(render(Path(tmp)), encoding="utf-8")
+    print(f"wrote {DOC}")
