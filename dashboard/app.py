@@ -1,0 +1,33 @@
+"""ncld dashboard entry point: ``streamlit run dashboard/app.py``.
+
+The sidebar (every control, shared by all pages) is drawn here; each view is a page
+of ``st.navigation``. The app is a thin layer over ``ncld_core``: no model math here.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+st.set_page_config(page_title="ncld · ELM-NCLD lab", page_icon=":material/ssid_chart:", layout="wide")
+
+from dashboard.controls import render_sidebar  # noqa: E402
+from dashboard.data import warm_up  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+pages = [
+    st.Page(HERE / "views" / "run.py", title="Live run", icon=":material/play_circle:", url_path="run", default=True),
+    st.Page(HERE / "views" / "sweep.py", title="β × γ sweep", icon=":material/grid_on:", url_path="sweep"),
+    st.Page(HERE / "views" / "data.py", title="Datasets & stream", icon=":material/dataset:", url_path="data"),
+]
+page = st.navigation(pages, position="top")
+with st.sidebar:
+    st.session_state["ctx"] = render_sidebar()
+warm_up()
+page.run()

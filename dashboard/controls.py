@@ -1,0 +1,455 @@
+"""The sidebar controls: one widget per RunConfig field, inline validation, presets and the URL.
+
+State model
+-----------
+* ``st.session_state["cfg_values"]`` holds the canonical RunConfig fields (a plain dict).
+  It survives page switches and widgets that are not drawn (Streamlit drops a widget's
+  state when it is not rendered in a run).
+* Every widget has key ``w_<field>``; before it is drawn its key is seeded from the
+  canonical value if missing, and after it is drawn the canonical value is updated.
+* A preset or a link replaces the canonical values and drops the widget keys, so the
+  widgets are re-seeded; the two tables (flip rates, drift schedule) are data editors
+  keyed by a version number that is bumped to reset their edits.
+* Errors come from ``RunConfig.errors`` and are written into an ``st.empty`` slot right
+  under the control they concern, after every control is drawn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from dataclasses import dataclass, field
+
+import pandas as pd
+import streamlit as st
+
+from ncld_core.baselines import BASELINES, OPTIONAL
+from ncld_core.config import PRESETS, RunConfig
+from ncld_core.variants import ELM_VARIANTS
+
+from . import data
+from .figures import schedule_figure
+from .teaching import PRESET_NOTES
+from .ui import md_escape
+
+CANON = "cfg_values"
+#: Every model a run can put side by side: the ELM-NCLD variants, then the paper's baselines.
+MODEL_OPTIONS = [*ELM_VARIANTS, *BASELINES]
+FIELDS = tuple(f.name for f in dataclasses.fields(RunConfig))
+_SYNTH_DEFAULT_N = 5000
+
+
+@dataclass
+class Context:
+    """What the pages need: the configuration, its errors and the loaded upload."""
+
+    cfg: RunConfig
+    errors: dict
+    upload: tuple | None = None  # (Dataset, digest)
+    n_available: int | None = None
+    n_labels_available: int | None = None
+    label_names: list = field(default_factory=list)
+    dataset_note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def wkey(name: str) -> str:
+    return f"w_{name}"
+
+
+# --------------------------------------------------------------------------- state
+def init_state():
+    """First run of a session: canonical values from the URL (or the defaults)."""
+    ss = st.session_state
+    if CANON in ss:
+        return
+    cfg, error = RunConfig(), None
+    params = st.query_params.to_dict()
+    if params:
+        try:
+            cfg = RunConfig.from_query_params(params)
+        except (ValueError, TypeError) as exc:
+            error = f"The link could not be read ({exc}); the defaults are shown."
+        else:
+            cfg, notes = sanitize(cfg)
+            if notes:
+                error = "The link had values the controls cannot show: " + "; ".join(notes) + "."
+    ss[CANON] = cfg.to_dict()
+    ss["url_error"] = error
+    ss["editor_ver"] = 0
+
+
+def sanitize(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
+    """Replace values that no widget can hold (an unknown model, noise kind, ...) and say so."""
+    default, notes, fix = RunConfig(), [], {}
+    if cfg.noise not in ("none", "range", "table"):
+        notes.append(f"noise {cfg.noise!r} (using {default.noise!r})")
+        fix["noise"] = default.noise
+    models = cfg.models if isinstance(cfg.models, list) else []
+    bad = [m for m in models if m not in MODEL_OPTIONS]
+    if bad or not isinstance(cfg.models, list):
+        notes.append(f"model(s) {', '.join(map(repr, bad)) or repr(cfg.models)} (dropped)")
+        fix["models"] = [m for m in models if m in MODEL_OPTIONS]
+    if not isinstance(cfg.references, bool):
+        notes.append(f"references {cfg.references!r} (using {default.references})")
+        fix["references"] = default.references
+    if not isinstance(cfg.schedule, str):
+        notes.append(f"schedule {cfg.schedule!r} (using none)")
+        fix["schedule"] = ""
+    for key in ("rho_pos", "rho_neg"):
+        v = getattr(cfg, key)
+        if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            notes.append(f"{key} {v!r} (dropped)")
+            fix[key] = []
+    if not isinstance(cfg.dataset, str):
+        notes.append(f"dataset {cfg.dataset!r} (using synthetic)")
+        fix["dataset"] = "synthetic"
+    return (dataclasses.replace(cfg, **fix) if fix else cfg), notes
+
+
+def set_config(cfg: RunConfig):
+    """Replace every control's value (presets, tests)."""
+    ss = st.session_state
+    ss[CANON] = cfg.to_dict()
+    for name in FIELDS:
+        ss.pop(wkey(name), None)
+    ss["editor_ver"] = ss.get("editor_ver", 0) + 1
+
+
+def _apply_preset():
+    name = st.session_state.get("preset_pick")
+    if name in PRESETS:
+        set_config(PRESETS[name])
+        st.session_state["preset_applied"] = name
+
+
+def sync_url(cfg: RunConfig):
+    """Put the configuration in the URL so that the link reproduces it."""
+    want = cfg.to_query_params()
+    have = st.query_params.to_dict()
+    if want != have:
+        st.query_params.from_dict(want)
+
+
+# --------------------------------------------------------------------------- widget helpers
+class _Form:
+    def __init__(self):
+        self.vals = dict(st.session_state[CANON])
+        self.slots = {}
+
+    def seed(self, name, value=None):
+        k = wkey(name)
+        if k not in st.session_state:
+            st.session_state[k] = self.vals[name] if value is None else value
+        return k
+
+    def slot(self, name, container=None):
+        self.slots[name] = (container or st).empty()
+
+    def number(self, name, label, *, integer=False, step=None, fmt=None, help=None, allow_none=False,
+               placeholder=None):
+        v = self.vals[name]
+        if v is not None:
+            if integer and isinstance(v, float) and v.is_integer():
+                v = int(v)
+            elif not integer and isinstance(v, int) and not isinstance(v, bool):
+                v = float(v)
+        k = self.seed(name, v)
+        if not allow_none and st.session_state[k] is None:
+            st.session_state[k] = v
+        step = step if step is not None else (1 if integer else 0.01)
+        out = st.number_input(label, key=k, step=step, format=fmt or ("%d" if integer else "%g"), help=help,
+                              value=None if allow_none else "min", placeholder=placeholder)
+        self.vals[name] = out
+        self.slot(name)
+        return out
+
+
+def _rates_base(vals, n_labels, label_names):
+    pos, neg = list(vals.get("rho_pos") or []), list(vals.get("rho_neg") or [])
+    if n_labels is None:
+        n_labels = len(pos) or 1
+    if len(pos) != n_labels or len(neg) != n_labels:
+        from ncld_core.noise import draw_flip_rates
+
+        low, high = vals.get("rho_low", 0.2), vals.get("rho_high", 0.4)
+        try:
+            p, n = draw_flip_rates(n_labels, low, high, random_state=vals.get("shuffle_seed", 0))
+            pos, neg = p.tolist(), n.tolist()
+        except ValueError:
+            pos, neg = [0.3] * n_labels, [0.3] * n_labels
+    names = list(label_names) if len(label_names) == n_labels else [f"label_{j}" for j in range(n_labels)]
+    return pd.DataFrame({"label": names, "rho_pos": [round(x, 4) for x in pos],
+                         "rho_neg": [round(x, 4) for x in neg]})
+
+
+def schedule_rows(text: str) -> pd.DataFrame:
+    """The schedule string as editor rows (kind, position); unparsable text gives no rows."""
+    from ncld_core.schedule import DriftSchedule
+
+    rows = []
+    if text and text.strip():
+        try:
+            for p in DriftSchedule.parse(text):
+                rows.append({"kind": p.kind, "position": p.position})
+        except ValueError:
+            rows = []
+    return pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"})
+
+
+def schedule_text(df: pd.DataFrame) -> tuple[str, str | None]:
+    """Editor rows -> schedule string (sorted by position) and an error for incomplete rows."""
+    parts, error = [], None
+    rows = []
+    for i, row in enumerate(df.itertuples(index=False), start=1):
+        kind = row.kind if isinstance(row.kind, str) and row.kind else None
+        pos = None if pd.isna(row.position) else int(row.position)
+        if kind is None and pos is None:
+            continue
+        if kind is None:
+            error = f"row {i}: choose growth or reduction"
+            continue
+        rows.append((pos, kind))
+    if any(p is None for p, _ in rows) and len(rows) > 1:
+        error = error or "only a single point may omit its position (the paper's form)"
+    rows.sort(key=lambda r: (r[0] is not None, r[0] or 0))
+    for pos, kind in rows:
+        parts.append(kind if pos is None else f"{kind}@{pos}")
+    return ", ".join(parts), error
+
+
+def _editor(name: str, make_base, **kwargs):
+    """A data editor reset by bumping ``editor_ver``; re-seeded from the canonical values when dropped."""
+    ss = st.session_state
+    key = f"w_{name}_{ss.get('editor_ver', 0)}"
+    base_key = f"{name}_base"
+    if key not in ss or base_key not in ss:
+        ss[base_key] = make_base()
+    return st.data_editor(ss[base_key], key=key, **kwargs)
+
+
+# --------------------------------------------------------------------------- the sidebar
+def render_sidebar() -> Context:
+    init_state()
+    ss = st.session_state
+    f = _Form()
+    extra_errors = {}
+    ctx_upload, n_available, n_labels_available, label_names, note = None, None, None, [], ""
+
+    st.markdown("### ncld · ELM-NCLD lab")
+    st.pills("Presets", list(PRESETS), key="preset_pick", on_change=_apply_preset,
+             help="Fill every control with a ready-made experiment.")
+    applied = ss.get("preset_applied")
+    preset_note = st.empty()
+    if ss.get("url_error"):
+        st.error(md_escape(ss["url_error"]), icon=":material/link_off:")
+
+    # ---------------------------------------------------------------- data
+    st.markdown("#### Data")
+    listing, list_error = data.list_datasets()
+    names = listing["name"].tolist()
+    options = ["synthetic", *names, data.UPLOAD]
+    current = f.vals["dataset"]
+    if current not in options:
+        options.insert(1, current)  # from a link: keep it visible, flag it below
+    labels = {"synthetic": "synthetic generator", data.UPLOAD: "upload ARFF (+ XML)…"}
+    f.seed("dataset")
+    dataset = st.selectbox("Dataset", options, key=wkey("dataset"), format_func=lambda o: labels.get(o, o),
+                           help="The embedded synthetic generator, a benchmark found in data/ or "
+                                "$NCLD_DATA_DIR, or your own MULAN / MEKA file.")
+    f.vals["dataset"] = dataset
+    f.slot("dataset")
+    if list_error:
+        st.caption(md_escape(list_error))
+    if dataset == "synthetic":
+        c1, c2 = st.columns(2)
+        with c1:
+            f.number("n_features", "features d", integer=True, step=1)
+        with c2:
+            f.number("n_labels", "labels q", integer=True, step=1)
+        c1, c2 = st.columns(2)
+        with c1:
+            f.number("cardinality", "cardinality", step=0.1,
+                     help="Expected true labels per instance (without a drift schedule; with one, "
+                          "the single-label regime has 1 and the multi-label one 3).")
+        with c2:
+            f.number("label_correlation", "label correlation", step=0.05)
+        n_labels_available = f.vals["n_labels"] if isinstance(f.vals["n_labels"], int) else None
+    elif dataset == data.UPLOAD:
+        arff = st.file_uploader("ARFF file (MULAN or MEKA)", type=["arff"], key="w_upload_arff")
+        xml = st.file_uploader("MULAN label XML (optional for MEKA)", type=["xml"], key="w_upload_xml")
+        if arff is None:
+            extra_errors["dataset"] = "upload an ARFF file (MEKA: labels given by -C n in @relation)"
+        else:
+            arff_bytes = arff.getvalue()
+            xml_bytes = xml.getvalue() if xml is not None else None
+            stem = arff.name.rsplit(".", 1)[0] or "upload"
+            try:
+                ds = data.load_upload(arff_bytes, xml_bytes, stem)
+            except ValueError as exc:
+                extra_errors["dataset"] = str(exc)
+            else:
+                ctx_upload = (ds, data.digest(arff_bytes, xml_bytes))
+                n_available, n_labels_available = ds.n_instances, ds.n_labels
+                label_names = list(ds.label_names)
+                # st.text: the name comes from the user's file, shown verbatim (no markdown / HTML).
+                st.text(f"{ds.name}: {ds.n_instances} instances, {ds.n_features} features, "
+                        f"{ds.n_labels} labels, cardinality {ds.cardinality:.3f}")
+                st.caption("Uploaded data cannot travel in a link: the URL keeps every other setting.")
+    else:
+        row = data.dataset_row(dataset)
+        if row is None:
+            extra_errors["dataset"] = (f"dataset {dataset!r} is not in the data folders "
+                                       f"(available: {', '.join(names) or 'none'}); set NCLD_DATA_DIR")
+        else:
+            n_available = int(row["instances"]) if pd.notna(row["instances"]) else None
+            n_labels_available = int(row["labels"]) if pd.notna(row["labels"]) else None
+            note = (f"{row['instances']} instances · {row['features']} features · {row['labels']} labels · "
+                    f"cardinality {row['cardinality']:.3f}")
+            st.caption(note)
+
+    # ---------------------------------------------------------------- stream
+    st.markdown("#### Stream")
+    c1, c2 = st.columns(2)
+    with c1:
+        f.number("chunk_size", "chunk size N", integer=True, step=50,
+                 help="Instances per chunk (the paper: 500). Each chunk is scored, then learned.")
+    with c2:
+        default_n = _SYNTH_DEFAULT_N if dataset == "synthetic" else n_available
+        f.number("n_instances", "stream length", integer=True, step=500, allow_none=True,
+                 placeholder=f"all ({default_n})" if default_n else "all",
+                 help="Instances in the stream; empty = the whole dataset (synthetic: 5000).")
+    f.number("shuffle_seed", "stream seed", integer=True, step=1,
+             help="Seeds the order of the instances, the drawn flip rates and the flips.")
+
+    # ---------------------------------------------------------------- noise
+    st.markdown("#### Label noise (Eq. NR)")
+    f.seed("noise")
+    noise = st.radio("Flip rates", ["none", "range", "table"], key=wkey("noise"), horizontal=True,
+                     format_func={"none": "none", "range": "range per label", "table": "table"}.get,
+                     help="range: rho_pos and rho_neg of every label drawn from U[low, high] (the paper: "
+                          "[0.2, 0.4]); table: edit them label by label.")
+    f.vals["noise"] = noise
+    f.slot("noise")
+    if noise == "range":
+        c1, c2 = st.columns(2)
+        with c1:
+            f.number("rho_low", "rho low", step=0.05)
+        with c2:
+            f.number("rho_high", "rho high", step=0.05)
+    elif noise == "table":
+        n_lab = n_labels_available if n_labels_available is not None else (len(f.vals["rho_pos"]) or None)
+        if n_lab is None:
+            st.caption("The table needs the dataset's label count.")
+        else:
+            names_for_table = label_names
+            if not names_for_table and dataset not in ("synthetic", data.UPLOAD):
+                try:  # cached: the file is read once per server
+                    names_for_table = list(data.load_dataset(dataset).label_names)
+                except ValueError:
+                    names_for_table = []
+            edited = _editor(
+                "rates", lambda: _rates_base(f.vals, n_lab, names_for_table),
+                hide_index=True, width="stretch", height=min(38 + 35 * n_lab, 260), num_rows="fixed",
+                column_config={
+                    "label": st.column_config.TextColumn("label", disabled=True),
+                    "rho_pos": st.column_config.NumberColumn("ρ+ (lose)", min_value=0.0, max_value=0.999,
+                                                             step=0.01, format="%.3f", help="P(y=-1 | g=+1)"),
+                    "rho_neg": st.column_config.NumberColumn("ρ− (add)", min_value=0.0, max_value=0.999,
+                                                             step=0.01, format="%.3f", help="P(y=+1 | g=-1)"),
+                },
+            )
+            f.vals["rho_pos"] = [None if pd.isna(v) else float(v) for v in edited["rho_pos"]]
+            f.vals["rho_neg"] = [None if pd.isna(v) else float(v) for v in edited["rho_neg"]]
+            if st.button("Draw the table from the range", help="Fresh rates from U[rho low, rho high], seeded "
+                                                               "by the stream seed."):
+                f.vals["rho_pos"], f.vals["rho_neg"] = [], []
+                ss[CANON] = dict(f.vals)
+                ss["editor_ver"] = ss.get("editor_ver", 0) + 1
+                st.rerun()
+    f.slot("rates")
+
+    # ---------------------------------------------------------------- schedule
+    st.markdown("#### Drift schedule")
+    sched_df = _editor(
+        "schedule", lambda: schedule_rows(f.vals["schedule"]),
+        hide_index=True, width="stretch", num_rows="dynamic",
+        column_config={
+            "kind": st.column_config.SelectboxColumn("change", options=["growth", "reduction"], required=True,
+                                                     help="growth: to multi-label; reduction: to single-label"),
+            "position": st.column_config.NumberColumn("at instance", min_value=1, step=1, format="%d",
+                                                      help="First instance of the new regime; leave empty "
+                                                           "on a single row for the paper's form"),
+        },
+    )
+    text, sched_error = schedule_text(sched_df)
+    f.vals["schedule"] = text
+    if sched_error:
+        extra_errors["schedule"] = sched_error
+    length = f.vals["n_instances"] or (_SYNTH_DEFAULT_N if dataset == "synthetic" else n_available)
+    points = [(r[0], r[1]) for r in _points(text)]
+    st.plotly_chart(schedule_figure(points, length), config={"displayModeBar": False}, key="schedule_chart")
+    st.caption(f"schedule: `{text or 'none'}` · growth = to multi-label, reduction = to single-label")
+    f.slot("schedule")
+
+    # ---------------------------------------------------------------- models
+    st.markdown("#### Models")
+    f.seed("models")
+    models = st.multiselect(
+        "Variants side by side", MODEL_OPTIONS, key=wkey("models"),
+        format_func=lambda m: m if m in ELM_VARIANTS else f"{m} (baseline)",
+        help="; ".join(f"{k}: {v}" for k, v in ELM_VARIANTS.items())
+             + ". Baselines: the paper's comparison methods, run as published (not told the flip rates).")
+    f.vals["models"] = list(models)
+    missing = [m for m in models if m in OPTIONAL and importlib.util.find_spec(OPTIONAL[m]) is None]
+    if missing:
+        extra_errors["models"] = "; ".join(f"{m} needs the optional package {OPTIONAL[m]!r}" for m in missing)
+    f.seed("references")
+    f.vals["references"] = st.checkbox("trivial references (all-negative, noisy-prior)", key=wkey("references"))
+    f.slot("models")
+    c1, c2 = st.columns(2)
+    with c1:
+        f.number("beta", "β (label fit)", step=0.01, help="Eq. (N2): weight of the observed labels vs the "
+                                                          "graph neighbours' scores, in [0, 1].")
+        f.number("delta", "δ (Hoeffding)", step=0.01, help="Eq. (Hfd) confidence, in (0, 1).")
+        f.number("n_hidden", "L (hidden nodes)", integer=True, step=5)
+        f.number("seed", "model seed", integer=True, step=1)
+    with c2:
+        f.number("gamma", "γ (ranking)", step=0.001, help="Eq. (N3): weight of the unbiased ranking term, ≥ 0.")
+        f.number("alpha", "α (ridge)", step=0.1)
+        f.number("n_neighbors", "K (neighbours)", integer=True, step=1, help="Eq. (Re): neighbours per instance "
+                                                                               "in the chunk's feature graph.")
+
+    # ---------------------------------------------------------------- validate
+    ss[CANON] = dict(f.vals)
+    cfg = RunConfig(**f.vals)
+    errors = {}
+    try:
+        errors = cfg.errors(n_available=n_available, n_labels_available=n_labels_available)
+    except Exception as exc:  # noqa: BLE001 - never a traceback for a bad value
+        errors = {"dataset": f"cannot check the settings: {exc}"}
+    for k, v in extra_errors.items():
+        errors.setdefault(k, v)
+    for k, msg in errors.items():
+        slot = f.slots.get(k) or f.slots.get("dataset")
+        slot.error(md_escape(msg), icon=":material/error:")
+    sync_url(cfg)  # an upload appears as dataset=upload: the file itself cannot travel in a link
+    if applied and applied in PRESETS:
+        preset_note.caption(f"**{applied}**{'' if cfg == PRESETS[applied] else ' (modified)'} — "
+                            f"{PRESET_NOTES.get(applied, '')}")
+    return Context(cfg=cfg, errors=errors, upload=ctx_upload, n_available=n_available,
+                   n_labels_available=n_labels_available, label_names=label_names, dataset_note=note)
+
+
+def _points(text):
+    from ncld_core.schedule import DriftSchedule
+
+    if not text:
+        return []
+    try:
+        return [(p.position, p.kind) for p in DriftSchedule.parse(text)]
+    except ValueError:
+        return []

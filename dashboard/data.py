@@ -1,0 +1,131 @@
+"""Cached data access for the dashboard: dataset listing and loading, uploads, streams, sweeps.
+
+Everything here is ``st.cache_data``: shared across reruns and visitors, keyed by
+the arguments (file contents for uploads, the stream-defining fields of the
+configuration for streams), so changing a model parameter never reloads a dataset.
+Per-session things (runs, models) live in ``st.session_state`` instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+import streamlit as st
+
+from ncld_core.config import RunConfig
+
+UPLOAD = "upload"  #: RunConfig.dataset value for an uploaded file (cannot be put in a link)
+
+#: RunConfig fields that define the stream (the rest only define the models).
+STREAM_FIELDS = (
+    "dataset", "n_instances", "shuffle_seed", "n_features", "n_labels", "cardinality",
+    "label_correlation", "noise", "rho_low", "rho_high", "rho_pos", "rho_neg", "schedule",
+)
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def list_datasets():
+    """The datasets found in the data folders (``ncld_core.datasets.list_datasets``); re-scanned every 30 s."""
+    from ncld_core.datasets import list_datasets as _list
+
+    try:
+        return _list(), None
+    except ValueError as exc:  # e.g. NCLD_DATA_DIR points to a missing folder
+        import pandas as pd
+
+        return pd.DataFrame(columns=["name", "instances", "features", "labels", "cardinality"]), str(exc)
+
+
+def dataset_row(name: str):
+    """The listing row of a registry dataset as a dict, or None when it is not available."""
+    df, _ = list_datasets()
+    hit = df[df["name"] == name]
+    return None if hit.empty else hit.iloc[0].to_dict()
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def load_dataset(name: str):
+    from ncld_core.datasets import load_dataset as _load
+
+    return _load(name)
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading the upload…")
+def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
+    """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input."""
+    from ncld_core.datasets import load_arff_bytes
+
+    return load_arff_bytes(arff_bytes, xml_bytes, name=name)
+
+
+def digest(*parts: bytes | None) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(b"\0" if p is None else hashlib.sha256(p).digest())
+    return h.hexdigest()
+
+
+def stream_key(cfg: RunConfig) -> str:
+    """JSON of the stream-defining fields: the cache key of :func:`build_stream`."""
+    return json.dumps({k: getattr(cfg, k) for k in STREAM_FIELDS}, sort_keys=True)
+
+
+@st.cache_data(max_entries=6, show_spinner="Building the stream…")
+def _build_stream(key: str, upload_digest: str | None, _dataset=None):
+    cfg = RunConfig(**json.loads(key))
+    if cfg.dataset == "synthetic":
+        return cfg.build_stream()
+    dataset = _dataset if _dataset is not None else load_dataset(cfg.dataset)
+    return cfg.build_stream(dataset=dataset)
+
+
+def build_stream(cfg: RunConfig, upload=None):
+    """The stream of ``cfg`` (cached by its stream fields); ``upload``: (Dataset, digest) for uploads."""
+    if cfg.dataset == UPLOAD:
+        if upload is None:
+            raise ValueError("upload an ARFF file first")
+        dataset, dig = upload
+        stream_cfg = dataclasses.replace(cfg, dataset=dataset.name)
+        return _build_stream(stream_key(stream_cfg), dig, _dataset=dataset)
+    return _build_stream(stream_key(cfg), None)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def run_sweep(key: str, params: str, variant: str, betas: tuple, gammas: tuple, upload_digest: str | None,
+              _stream=None):
+    """``ncld_core.sweep.sweep`` with a progress bar; cached by stream, parameters and grid."""
+    from ncld_core.sweep import sweep
+
+    cfg = RunConfig(**{**json.loads(key), **json.loads(params)})
+    # Created inside the cached function: on a cache hit the finished bar is replayed.
+    bar = st.progress(0.0, text="Sweeping β × γ …")
+
+    def progress(done, total):
+        bar.progress(done / total, text=f"Sweeping β × γ: chunk {done}/{total}")
+
+    df = sweep(cfg, list(betas), list(gammas), progress=progress, stream=_stream, model=variant)
+    bar.progress(1.0, text=f"Sweep done: {len(df)} grid points on {df.attrs['chunks']} chunks "
+                           f"in {df.attrs['seconds']:.1f} s — kept in the cache for identical settings")
+    return df
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up() -> bool:
+    """Exercise the run and figure code once per server process, so the first Run starts fast.
+
+    Read-only and shared: it only imports modules and fills their lazy caches (plotly's
+    validators, scipy's LAPACK wrappers); nothing of a visitor is kept.
+    """
+    try:
+        from . import figures as F
+
+        cfg = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=5, n_neighbors=3,
+                        schedule="growth@30", models=["ELM-O"])
+        chunks = list(cfg.runner().iter_run(cfg.build_stream()))
+        for make in (F.metrics_figure, F.cardinality_figure, F.threshold_figure, F.timeline_figure):
+            make(chunks, ["ELM-O", "all-negative"], [(30, "growth")], 20, 3).to_json()
+    except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
+        return False
+    return True

@@ -1,0 +1,117 @@
+"""Downloads of a run: per-chunk CSV, summary JSON and a standalone HTML report.
+
+The HTML report inlines plotly.js once (``include_plotlyjs=True``): it opens offline,
+nothing is fetched from the network. Every user-provided string is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from ncld_core.metrics import METRICS
+from ncld_core.sweep import geometric_mean
+
+from . import figures as F
+
+__all__ = ["run_figures", "summary_table", "records_csv", "summary_json", "html_report"]
+
+
+def run_figures(chunks, models, change_points, chunk_size, n_chunks) -> dict:
+    args = (chunks, models, change_points, chunk_size, n_chunks)
+    return {
+        "Prequential metrics (HL, micro-F1, AP)": F.metrics_figure(*args),
+        "True, observed and estimated cardinality — Eq. (card)": F.cardinality_figure(*args),
+        "|ΔLCard̂| against the Hoeffding threshold — Eq. (Hfd)": F.threshold_figure(*args),
+        "Drift firings against the true change points": F.timeline_figure(*args),
+    }
+
+
+_FIRST = ("hamming_loss", "micro_f1", "average_precision", "gm", "firings", "detected", "missed", "false_alarms",
+          "mean_delay", "seconds")
+_NAMES = {key: name for key, name, _ in METRICS} | {
+    "gm": "GM", "false_alarms": "false alarms", "mean_delay": "mean delay (chunks)", "seconds": "seconds",
+}
+
+
+def summary_table(result, *, readable: bool = False) -> pd.DataFrame:
+    """RunResult.summary() with the paper's GM next to the metrics, variants as a column.
+
+    ``readable``: human column names (Hamming loss, Micro-F1, ...) for display.
+    """
+    df = result.summary()
+    if df.empty:
+        return df
+    df = df.copy()
+    if {"hamming_loss", "micro_f1"} <= set(df.columns):
+        df.insert(0, "gm", geometric_mean(df["hamming_loss"], df["micro_f1"]))
+    first = [c for c in _FIRST if c in df.columns]
+    df = df[first + [c for c in df.columns if c not in first]]
+    df.index.name = "variant"
+    df = df.reset_index()
+    if readable:
+        df = df.rename(columns=_NAMES)
+    return df
+
+
+def records_csv(result) -> str:
+    return result.records.to_csv(index=False)
+
+
+def summary_json(result) -> str:
+    """RunResult.to_json's document as text."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "summary.json"
+        result.to_json(path)
+        return path.read_text(encoding="utf-8")
+
+
+def html_report(title: str, config: dict, figures: dict, summary: pd.DataFrame, notes: str = "") -> str:
+    """One self-contained HTML page: configuration, figures (plotly.js inlined once) and the summary."""
+    parts = []
+    first = True
+    for name, fig in figures.items():
+        fig = fig.to_dict()
+        layout = dict(fig.get("layout", {}))
+        layout["template"] = "plotly_white"
+        import plotly.graph_objects as go
+
+        g = go.Figure(dict(data=fig["data"], layout=layout))
+        parts.append(f"<h2>{html.escape(name)}</h2>")
+        parts.append(g.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False}))
+        first = False
+    table = "<p>No chunk was scored.</p>"
+    if not summary.empty:
+        special = {"firings": "{:.0f}", "detected": "{:.0f}", "missed": "{:.0f}", "false alarms": "{:.0f}",
+                   "false_alarms": "{:.0f}", "mean delay (chunks)": "{:.1f}", "mean_delay": "{:.1f}",
+                   "seconds": "{:.2f}"}
+        formatters = {c: (lambda v, f=special.get(c, "{:.4f}"): "–" if pd.isna(v) else f.format(v))
+                      for c in summary.columns if summary[c].dtype.kind == "f"}
+        table = '<div class="scroll">' + summary.to_html(index=False, escape=True, formatters=formatters,
+                                                         na_rep="–") + "</div>"
+    cfg_json = html.escape(json.dumps(config, indent=2, default=str))
+    stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{html.escape(title)}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }}
+table {{ border-collapse: collapse; font-size: 0.9rem; }}
+td, th {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
+pre {{ background: #f6f6f6; padding: 1rem; overflow-x: auto; }}
+.scroll {{ overflow-x: auto; }}
+</style></head><body>
+<h1>{html.escape(title)}</h1>
+<p>ncld · ELM-NCLD lab report, {stamp}. {html.escape(notes)}</p>
+<h2>Summary</h2>
+{table}
+{''.join(parts)}
+<h2>Configuration</h2>
+<pre>{cfg_json}</pre>
+</body></html>
+"""

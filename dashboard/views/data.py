@@ -1,0 +1,64 @@
+"""Datasets & stream: what is available, and what the configured stream looks like before a run."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import data
+from dashboard.figures import schedule_figure
+from dashboard.ui import md_escape
+
+ss = st.session_state
+ctx = ss["ctx"]
+cfg = ctx.cfg
+
+st.markdown("## Datasets & stream")
+listing, error = data.list_datasets()
+if error:
+    st.error(md_escape(error), icon=":material/error:")
+st.markdown("##### Benchmarks found in `data/` and `$NCLD_DATA_DIR`")
+if listing.empty:
+    st.info("No benchmark dataset found. Put MULAN / MEKA files in data/ or point NCLD_DATA_DIR at them; "
+            "the synthetic generator always works, and any ARFF can be uploaded from the sidebar.")
+else:
+    cols = [c for c in ("name", "instances", "features", "labels", "cardinality", "sparse", "verified",
+                        "paper_name", "paper_instances", "paper_features", "paper_labels", "paper_cardinality",
+                        "error") if c in listing.columns]
+    st.dataframe(listing[cols], hide_index=True, width="stretch")
+    st.caption("paper_*: the ELM-NCLD paper's Table I where it lists the dataset; versions differ in places "
+               "(NOTES §6), so the paper's numbers are anchors, not targets.")
+
+st.markdown("##### The configured stream")
+if not ctx.ok:
+    st.warning("Fix the sidebar's settings to preview the stream.", icon=":material/block:")
+else:
+    if st.button("Build the stream", icon=":material/construction:", key="data_build"):
+        ss["data_preview"] = True
+    if ss.get("data_preview"):
+        try:
+            stream = data.build_stream(cfg, ctx.upload)
+        except ValueError as exc:
+            st.error(md_escape(exc), icon=":material/error:")
+        else:
+            n_chunks = -(-stream.n_instances // cfg.chunk_size)
+            m = st.columns(5)
+            m[0].metric("instances", stream.n_instances)
+            m[1].metric("chunks", n_chunks)
+            m[2].metric("labels", stream.n_labels)
+            m[3].metric("true cardinality", f"{stream.true_cardinality():.3f}")
+            m[4].metric("observed cardinality", f"{stream.observed_cardinality():.3f}")
+            points = [(cp.position, cp.kind) for cp in stream.change_points]
+            st.plotly_chart(schedule_figure(points, stream.n_instances, height=150), key="data_schedule",
+                            config={"displayModeBar": False})
+            bounds = [0] + [p for p, _ in points] + [stream.n_instances]
+            rows = []
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                rows.append({"from": a, "to": b, "true cardinality": stream.true_cardinality(a, b),
+                             "observed (noisy) cardinality": stream.observed_cardinality(a, b)})
+            st.dataframe(pd.DataFrame(rows), hide_index=True)
+            if stream.rho_pos is not None:
+                names = list(stream.label_names) or [f"label_{j}" for j in range(stream.n_labels)]
+                rates = pd.DataFrame({"label": names, "rho_pos (lose)": stream.rho_pos, "rho_neg (add)": stream.rho_neg})
+                with st.expander(f"Flip rates of the {stream.n_labels} labels (Eq. NR)"):
+                    st.dataframe(rates, hide_index=True, width="stretch")

@@ -1,0 +1,265 @@
+"""Live run: press Run, watch every chunk arrive, stop at any time, download the results.
+
+The run lives in ``st.session_state["run"]`` (this visitor only): the runner's
+generator, and every ChunkResult as soon as it arrives. Any rerun (Stop, a control,
+a page switch) interrupts the drawing loop between two chunks; nothing computed
+is lost, and a rerun of this page resumes the generator where it stopped.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import threading
+import time
+
+import streamlit as st
+
+from dashboard import data, report
+from dashboard import figures as F
+from dashboard.ui import md_escape, teach
+from ncld_core.runner import RunResult
+
+ss = st.session_state
+ctx = ss["ctx"]
+PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+
+
+def _start():
+    old = ss.get("run")
+    if old is not None:  # a previous run may still be finishing a chunk in another script thread
+        with old["lock"]:
+            old["status"] = "stopped" if old["status"] in ("starting", "running") else old["status"]
+            old.pop("gen", None)
+    cfg = ss["ctx"].cfg
+    ss["run"] = {"status": "starting", "cfg": cfg, "upload": ss["ctx"].upload, "t_click": time.perf_counter(),
+                 "lock": threading.Lock(), "chunks": [], "update_ms": [], "compute_ms": [], "first_plot_s": None,
+                 "n_chunks": 0, "chunk_size": cfg.chunk_size, "models": [], "change_points": [], "stream_s": 0.0,
+                 "result": None}
+
+
+def _stop():
+    run = ss.get("run")
+    if run:
+        # With fast reruns the interrupted script thread may still be computing a chunk: wait for it,
+        # so that chunk is kept and the generator is never touched by two threads.
+        with run["lock"]:
+            if run["status"] in ("starting", "running"):
+                run["status"] = "stopped"
+            run.pop("gen", None)
+
+
+def _describe(cfg) -> str:
+    noise = {"none": "no noise", "range": f"flip rates ~ U[{cfg.rho_low:g}, {cfg.rho_high:g}]",
+             "table": "flip-rate table"}[cfg.noise]
+    n = cfg.n_instances or ("5000" if cfg.dataset == "synthetic" else "all")
+    sched = cfg.schedule or "no drift"
+    return (f"{cfg.dataset} · {n} instances in chunks of {cfg.chunk_size} · {noise} · {sched} · "
+            f"β={cfg.beta:g} γ={cfg.gamma:g} δ={cfg.delta:g} α={cfg.alpha:g} L={cfg.n_hidden} K={cfg.n_neighbors}")
+
+
+run = ss.get("run")
+running = bool(run) and run["status"] in ("starting", "running")
+
+st.markdown("## Live run")
+st.caption("Prequential test-then-train on a noisy stream: every chunk is scored against the ground truth, "
+           "then learned from its noisy labels.")
+b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
+b1.button("Run", type="primary", icon=":material/play_arrow:", disabled=(not ctx.ok) or running,
+          on_click=_start, key="run_button", width="stretch")
+b2.button("Stop", icon=":material/stop:", disabled=not running, on_click=_stop, key="stop_button", width="stretch")
+with b3:
+    status = st.container(key="run_status").empty()
+run_caption = st.empty()
+alert = st.empty()
+if not ctx.ok:
+    fix = "; ".join(f"**{md_escape(k)}**: {md_escape(v)}" for k, v in ctx.errors.items())
+    st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {fix}",
+               icon=":material/block:")
+
+# --------------------------------------------------------------------------- layout
+slots = {}
+PANELS = (("metrics", "(a) Prediction quality per variant"),
+          ("cardinality", "(b) Label cardinality: truth, noisy observation, unbiased estimate"),
+          ("threshold", "(c) Drift test: |ΔLCard̂| against the Hoeffding threshold"),
+          ("timeline", "(d) Drift firings against the true change points"))
+for name, title in PANELS:
+    st.markdown(f"##### {title}")
+    left, right = st.columns([3, 2])
+    with left:
+        slots[name] = st.container(key=f"panel_{name}").empty()
+        if name == "timeline":
+            slots["detections"] = st.container(key="panel_detections").empty()
+    with right:
+        teach(name)
+st.markdown("##### (e) Summary")
+sl, sr = st.columns([4, 1])
+with sl:
+    summary_box = st.container(key="panel_summary")
+with sr:
+    teach("summary")
+
+
+def _info(run):
+    return (run["chunks"], run["models"], run["change_points"], run["chunk_size"], run["n_chunks"])
+
+
+def draw(run):
+    """Redraw every live panel from the chunks received so far."""
+    args = _info(run)
+    k = len(run["chunks"])  # a fresh key per redraw: two identical figures in one run are allowed
+    for name, make in (("metrics", F.metrics_figure), ("cardinality", F.cardinality_figure),
+                       ("threshold", F.threshold_figure), ("timeline", F.timeline_figure)):
+        slots[name].plotly_chart(make(*args), config=PLOT_CONFIG, key=f"fig_{name}_{k}")
+    if run["change_points"] or F.detecting_models(run["chunks"], run["models"]):
+        table = F.detection_table(run["chunks"], run["models"], run["change_points"], run["chunk_size"])
+        slots["detections"].table(table, hide_index=True)
+
+
+def _status_text(run) -> str:
+    k, n = len(run["chunks"]), run["n_chunks"]
+    upd = run["update_ms"]
+    if run["status"] == "running":
+        last_u = upd[-1] if upd else 0
+        last_c = run["compute_ms"][-1] if run["compute_ms"] else 0
+        return f"running · chunk {k}/{n} · update {last_u:.0f} ms · compute {last_c:.0f} ms"
+    med = statistics.median(upd) if upd else float("nan")
+    first = run.get("first_plot_s")
+    first_txt = (f" · first plot after {first:.2f} s (stream ready in {run['stream_s']:.2f} s)"
+                 if first is not None else "")
+    word = {"done": "done", "stopped": "stopped", "error": "failed"}.get(run["status"], run["status"])
+    return (f"{word} · chunk {k}/{n} · median update {med:.0f} ms · "
+            f"median compute {statistics.median(run['compute_ms']) if run['compute_ms'] else float('nan'):.0f} ms"
+            f"{first_txt}")
+
+
+def _begin(run):
+    """Build the stream (cached) and the runner's generator."""
+    cfg = run["cfg"]
+    t0 = time.perf_counter()
+    try:
+        stream = data.build_stream(cfg, run.get("upload"))
+        runner = cfg.runner()
+        gen = runner.iter_run(stream)
+    except Exception as exc:  # noqa: BLE001 - bad input is shown inline, never as a traceback
+        run.update(status="error", error=str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}")
+        return
+    n = stream.n_instances
+    run.update(
+        status="running", gen=gen, stream=stream, chunks=[], update_ms=[], compute_ms=[], first_plot_s=None,
+        chunk_size=cfg.chunk_size, n_chunks=-(-n // cfg.chunk_size),
+        change_points=[(cp.position, cp.kind) for cp in stream.change_points],
+        models=list(cfg.models) + (["all-negative", "noisy-prior"] if cfg.references else []),
+        stream_name=stream.name, result=None, stream_s=time.perf_counter() - t0,
+    )
+
+
+def _loop(run):
+    while True:
+        # One script thread at a time advances the generator (a rerun may start a new thread while an
+        # interrupted one is still computing); each chunk is stored before it is drawn, so a Stop
+        # (or any rerun) during the redraw loses nothing.
+        with run["lock"]:
+            gen = run.get("gen")
+            if run["status"] != "running" or gen is None:
+                break
+            t0 = time.perf_counter()
+            try:
+                chunk = next(gen)
+            except StopIteration:
+                run["status"] = "done"
+                run.pop("gen", None)
+                break
+            except Exception as exc:  # noqa: BLE001 - shown inline, never a traceback
+                run.update(status="error", error=str(exc) if isinstance(exc, ValueError) else
+                           f"{type(exc).__name__}: {exc}")
+                run.pop("gen", None)
+                break
+            t1 = time.perf_counter()
+            run["chunks"].append(chunk)
+            run["compute_ms"].append(1000 * (t1 - t0))
+        draw(run)
+        t2 = time.perf_counter()
+        run["update_ms"].append(1000 * (t2 - t1))
+        if run["first_plot_s"] is None:
+            run["first_plot_s"] = t2 - run["t_click"]
+        ss["timings"] = {"first_plot_s": run["first_plot_s"], "stream_s": run["stream_s"],
+                         "update_ms": list(run["update_ms"]), "compute_ms": list(run["compute_ms"])}
+        status.caption(_status_text(run))
+
+
+def _result(run):
+    if run.get("result") is None or len(run["result"].chunks) != len(run["chunks"]):
+        run["result"] = RunResult(list(run["chunks"]), run["stream"], run["chunk_size"], config=run["cfg"].to_dict())
+    return run["result"]
+
+
+def _summary(run):
+    result = _result(run)
+    table = report.summary_table(result, readable=True)
+    with summary_box:
+        if table.empty or "Hamming loss" not in table.columns:
+            st.info("No chunk was scored yet: chunk 0 only initialises the models, so the stream needs at "
+                    "least two chunks.", icon=":material/info:")
+            return
+        partial = run["status"] != "done"
+        if partial:
+            st.caption(f"Partial results: the run stopped after chunk {len(run['chunks'])}/{run['n_chunks']}.")
+        special = {"seconds": "{:.2f}", "mean delay (chunks)": "{:.1f}", "firings": "{:.0f}", "detected": "{:.0f}",
+                   "missed": "{:.0f}", "false alarms": "{:.0f}"}
+        fmt = {c: special.get(c, "{:.4f}") for c in table.columns if table[c].dtype.kind == "f"}
+        main_cols = [c for c in ("variant", "Hamming loss", "Micro-F1", "Average precision", "GM", "detected",
+                                 "missed", "false alarms", "mean delay (chunks)", "seconds") if c in table.columns]
+        # st.table: a plain HTML table (readable by screen readers and the browser test)
+        st.table(table[main_cols].style.format({k: v for k, v in fmt.items() if k in main_cols}, na_rep="–")
+                 .hide(axis="index"))
+        with st.expander("All cumulative metrics"):
+            st.dataframe(table.style.format(fmt, na_rep="–"), hide_index=True, width="stretch")
+        cfg = run["cfg"]
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"ncld_{run['stream_name']}_N{cfg.chunk_size}")
+        d1, d2, d3 = st.columns(3)
+        d1.download_button("Per-chunk CSV", data=lambda: report.records_csv(result), file_name=f"{stem}_chunks.csv",
+                           mime="text/csv", on_click="ignore", icon=":material/download:", width="stretch")
+        d2.download_button("Summary JSON", data=lambda: report.summary_json(result), file_name=f"{stem}_summary.json",
+                           mime="application/json", on_click="ignore", icon=":material/download:", width="stretch")
+
+        def _html():
+            figs = report.run_figures(*_info(run))
+            return report.html_report(f"ncld run on {run['stream_name']}", cfg.to_dict(), figs, table,
+                                      notes=_describe(cfg))
+
+        d3.download_button("HTML report", data=_html, file_name=f"{stem}_report.html", mime="text/html",
+                           on_click="ignore", icon=":material/download:", width="stretch")
+
+
+# --------------------------------------------------------------------------- state machine
+if run is None:
+    status.caption("Ready: press Run.")
+    slots["metrics"].info("Press **Run** to stream the configured data through the selected variants. "
+                          "Presets in the sidebar fill every control.", icon=":material/info:")
+else:
+    if run["status"] == "starting":
+        status.caption("starting · building the stream and the models…")
+        with run["lock"]:
+            if run["status"] == "starting":
+                _begin(run)
+    if run["status"] == "error" and not run.get("chunks"):
+        status.caption("failed")
+        alert.error(md_escape(run.get("error", "the run failed")), icon=":material/error:")
+    elif run["status"] == "stopped" and not run["chunks"]:
+        status.caption("stopped before the first chunk")
+    else:
+        run_caption.caption(f"This run: {md_escape(_describe(run['cfg']))}")
+        if run["status"] != "running":
+            with run["lock"]:  # let an interrupted thread finish storing its chunk first
+                pass
+        if run["chunks"]:
+            draw(run)
+        status.caption(_status_text(run))
+        if run["status"] == "running":
+            _loop(run)
+            st.rerun()  # redraw the buttons (Run enabled, Stop disabled) and the summary
+        if run["status"] == "error":
+            alert.error(md_escape(run.get("error", "the run failed")), icon=":material/error:")
+        if run["status"] in ("done", "stopped", "error") and run["chunks"]:
+            _summary(run)

@@ -1,0 +1,105 @@
+"""β × γ sweep: the paper's sensitivity figure, GM = sqrt((1 - HL) × micro-F1) as a heat map.
+
+Computed on demand (ncld_core.sweep, cached by stream, parameters and grid) on the
+stream configured in the sidebar; the current (β, γ) and the best grid point are marked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import streamlit as st
+
+from dashboard import data
+from dashboard import figures as F
+from dashboard.controls import set_config
+from dashboard.ui import md_escape, teach
+from ncld_core.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas
+
+ss = st.session_state
+ctx = ss["ctx"]
+cfg = ctx.cfg
+
+st.markdown("## β × γ sweep")
+st.caption("The paper's parameter-sensitivity analysis (Fig. Sens): one prequential run per grid point on the "
+           "stream of the sidebar, scored by GM = √((1 − HL) × micro-F1) of the cumulative metrics.")
+
+teach("sweep", expanded=False)
+c1, c2, c3 = st.columns([1, 2, 2])
+variants = [m for m in cfg.models if m in SWEEPABLE] or list(SWEEPABLE)
+variant = c1.selectbox("Variant", variants, key="sweep_variant")
+lo, hi = c2.slider("β range", 0.0, 1.0, (0.05, 0.95), step=0.05, key="sweep_beta_range")
+step = c2.select_slider("β step", [0.025, 0.05, 0.1, 0.2], value=0.05, key="sweep_beta_step")
+glabels = {g: F.gamma_label(g) for g in PAPER_GAMMAS}
+gammas = c3.multiselect("γ values", list(PAPER_GAMMAS), default=list(PAPER_GAMMAS), key="sweep_gammas",
+                        format_func=glabels.get)
+include = c3.checkbox(f"add the current setting (β={cfg.beta:g}, γ={cfg.gamma:g}) to the grid", value=True,
+                      key="sweep_include")
+
+betas = default_betas(lo, hi, step) if hi >= lo else [lo]
+problems = dict(ctx.errors)
+if include and not problems:
+    betas = sorted(set(betas) | {float(cfg.beta)})
+    gammas = sorted(set(gammas) | {float(cfg.gamma)})
+if not gammas:
+    problems["gammas"] = "choose at least one γ"
+n_points = len(betas) * len(gammas)
+pressed = st.button("Compute the sweep", type="primary", icon=":material/grid_on:", disabled=bool(problems),
+                    key="sweep_go")
+st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the sidebar's stream. The drift "
+           "firings and the per-chunk statistics do not depend on β or γ, so the cost is about two runs plus "
+           "one small solve per point and chunk.")
+if problems:
+    st.warning("Fix the settings first: " + "; ".join(f"**{md_escape(k)}**: {md_escape(v)}"
+                                                       for k, v in problems.items()), icon=":material/block:")
+
+stream_cfg = cfg
+if cfg.dataset == data.UPLOAD and ctx.upload:
+    stream_cfg = dataclasses.replace(cfg, dataset=ctx.upload[0].name)
+params = json.dumps({k: getattr(cfg, k) for k in ("chunk_size", "delta", "alpha", "n_hidden", "n_neighbors", "seed")},
+                    sort_keys=True)
+request = (data.stream_key(stream_cfg), params, variant, tuple(betas), tuple(gammas),
+           ctx.upload[1] if ctx.upload else None)
+if pressed:
+    try:
+        stream = data.build_stream(cfg, ctx.upload)
+        # At the page's top level: the cached function draws its own progress bar (replayed on a hit).
+        df = data.run_sweep(*request, _stream=stream)
+    except ValueError as exc:
+        st.error(md_escape(exc), icon=":material/error:")
+    else:
+        ss["sweep"] = {"request": request, "df": df, "chosen": (float(cfg.beta), float(cfg.gamma)),
+                       "variant": variant, "stream": stream.name}
+
+result = ss.get("sweep")
+if result is not None:
+    df = result["df"]
+    best = best_point(df)
+    if result["request"] != request:
+        st.info("The settings changed since this sweep was computed: press Compute to refresh it.",
+                icon=":material/update:")
+    st.plotly_chart(F.sweep_figure(df, chosen=result["chosen"], best=best), key="sweep_heatmap",
+                    config={"displaylogo": False})
+    chosen_row = df[(df["beta"] == result["chosen"][0]) & (df["gamma"] == result["chosen"][1])]
+    m1, m2, m3 = st.columns(3)
+    m1.metric("best GM", f"{best['gm']:.4f}", help=f"β={best['beta']:g}, γ={best['gamma']:g}")
+    if not chosen_row.empty:
+        m2.metric("GM at the current setting", f"{chosen_row['gm'].iloc[0]:.4f}",
+                  delta=f"{chosen_row['gm'].iloc[0] - best['gm']:+.4f} vs best")
+    m3.metric("drift firings (same for every point)", len(df.attrs.get("firings", [])))
+    st.caption(f"{result['variant']} on {md_escape(result['stream'])}: {len(df)} points, "
+               f"{df.attrs.get('chunks')} chunks, {df.attrs.get('seconds', 0):.1f} s.")
+
+    def _use_best():
+        from ncld_core.config import RunConfig
+
+        vals = dict(ss["cfg_values"])
+        vals.update(beta=float(best["beta"]), gamma=float(best["gamma"]))
+        set_config(RunConfig(**vals))
+
+    st.button(f"Use the best point (β={best['beta']:g}, γ={best['gamma']:g}) in the sidebar",
+              on_click=_use_best, key="sweep_use_best", icon=":material/check:")
+    with st.expander("Top 10 grid points"):
+        cols = ["beta", "gamma", "gm", "hamming_loss", "micro_f1", "average_precision"]
+        st.dataframe(df.sort_values("gm", ascending=False)[cols].head(10), hide_index=True)

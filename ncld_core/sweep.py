@@ -1,0 +1,263 @@
+"""The beta x gamma sensitivity sweep (the paper's Section IV "Parameter Sensitivity").
+
+For every pair ``(beta, gamma)`` of a grid, one ELM-NCLD variant is run
+prequentially on the same stream and scored by the geometric mean the paper
+uses, ``GM = sqrt((1 - HL) * micro-F1)`` of the cumulative metrics.
+
+Running the whole stream once per grid point is slow (the per-chunk noisy
+probability model dominates the cost and does not depend on beta or gamma).
+The default ``method="fast"`` uses that the model is linear in its sufficient
+statistics (NOTES §2)::
+
+    K(b)        = a I + sum_i [ b H_i^T H_i + (1-b) E_i^T E_i ],   E_i = H_i - S_i H_i
+    B(b, g)     = b sum_i H_i^T Y_i  -  g sum_i H_i^T A_i
+    Phi(b, g)   = K(b)^-1 B(b, g)
+
+and that the drift firings (Eq. card, Eq. Hfd) depend on neither beta nor gamma.
+Two probe models read the per-chunk terms ``H^T H, H^T Y, H^T A`` (beta = 1,
+gamma = 1) and ``E^T E`` (beta = 0, gamma = 0) from their public sufficient
+statistics; every grid point then costs one L x L solve per chunk.  The
+strategies of ELM-I (retrain) and ELM-II (adjust) are applied to the sums at
+the chunks where the probe fired.  ``method="runner"`` runs the
+:class:`~ncld_core.runner.PrequentialRunner` once per grid point instead (the
+reference the fast path is tested against).
+
+>>> from ncld_core.config import RunConfig
+>>> cfg = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, models=["ELM-O"])
+>>> df = sweep(cfg, betas=[0.2, 1.0], gammas=[0.0, 2**-6])
+>>> df[["beta", "gamma"]].values.tolist()
+[[0.2, 0.0], [0.2, 0.015625], [1.0, 0.0], [1.0, 0.015625]]
+>>> bool(((df["gm"] >= 0) & (df["gm"] <= 1)).all())
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+import pandas as pd
+import scipy.linalg
+
+from .metrics import MetricAccumulator
+from .variants import ELM_VARIANTS, make_model
+
+__all__ = ["sweep", "best_point", "geometric_mean", "PAPER_GAMMAS", "default_betas", "SWEEPABLE"]
+
+#: gamma in {0, 2^-8, ..., 2^-3}, the paper's grid.
+PAPER_GAMMAS = (0.0,) + tuple(2.0**-k for k in range(8, 2, -1))
+
+#: Variants whose beta and gamma are free parameters (ELM (plain) fixes beta = 1, gamma = 0).
+SWEEPABLE = ("ELM-O", "ELM-I", "ELM-II")
+
+_STRATEGY = {"ELM-O": "none", "ELM-I": "retrain", "ELM-II": "adjust"}
+_METHODS = ("fast", "runner")
+
+
+def default_betas(start: float = 0.05, stop: float = 0.95, step: float = 0.05) -> list[float]:
+    """An evenly spaced beta grid, rounded to 1e-9 (``[0.05, 0.1, ..., 0.95]`` by default).
+
+    >>> default_betas(0.3, 0.8, 0.25)
+    [0.3, 0.55, 0.8]
+    """
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if step <= 0:
+        raise ValueError(f"step must be > 0, got {step}")
+    if stop < start:
+        raise ValueError(f"stop ({stop}) must be at least start ({start})")
+    n = int(math.floor((stop - start) / step + 1e-9)) + 1
+    return [round(start + k * step, 9) for k in range(n)]
+
+
+def geometric_mean(hamming_loss, micro_f1):
+    """The paper's ``GM = sqrt((1 - HL) * F1)`` (works on scalars and arrays).
+
+    >>> round(float(geometric_mean(0.1, 0.4)), 4)
+    0.6
+    """
+    return np.sqrt(np.clip((1.0 - np.asarray(hamming_loss, dtype=float)) * np.asarray(micro_f1, dtype=float), 0, None))
+
+
+def _check_grid(values, name: str, low: float, high: float) -> list[float]:
+    try:
+        vals = [float(v) for v in values]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a list of numbers, got {values!r}") from None
+    if not vals:
+        raise ValueError(f"{name}: give at least one value")
+    for v in vals:
+        if not math.isfinite(v) or v < low or v > high:
+            raise ValueError(f"{name}: every value must be in [{low}, {high}], got {v!r}")
+    return sorted(set(vals))
+
+
+def _choose_model(config, model) -> str:
+    if model is None:
+        model = next((m for m in config.models if m in SWEEPABLE), "ELM-O")
+    if model not in SWEEPABLE:
+        known = ", ".join(ELM_VARIANTS)
+        raise ValueError(
+            f"the sweep needs an ELM-NCLD variant ({', '.join(SWEEPABLE)}), got {model!r}"
+            + ("" if model in ELM_VARIANTS else f"; known variants: {known}")
+        )
+    return model
+
+
+def sweep(config, betas, gammas=PAPER_GAMMAS, progress=None, *, stream=None, model=None,
+          method: str = "fast") -> pd.DataFrame:
+    """GM (and the other cumulative metrics) of one variant over a beta x gamma grid.
+
+    Parameters
+    ----------
+    config : RunConfig
+        The stream, chunk size and the other model parameters (alpha, L, K, delta, seed).
+    betas : iterable of float in [0, 1]
+    gammas : iterable of float >= 0, default the paper's ``{0, 2^-8, ..., 2^-3}``
+    progress : callable ``(done, total)``, optional
+        Called as the sweep advances (per chunk for ``"fast"``, per grid point for ``"runner"``).
+    stream : Stream, optional
+        An already built stream (e.g. from an upload); default ``config.build_stream()``.
+    model : {"ELM-O", "ELM-I", "ELM-II"}, optional
+        Default: the first of these in ``config.models``, else ELM-O.
+    method : {"fast", "runner"}
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``(beta, gamma)`` sorted by beta then gamma, columns ``beta, gamma,
+        gm`` and every cumulative metric of :func:`~ncld_core.metrics.evaluate`.
+        ``df.attrs`` holds ``model``, ``stream``, ``chunks``, ``firings`` (chunk
+        indices where the detector fired), ``method`` and ``seconds``.
+    """
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    betas = _check_grid(betas, "betas", 0.0, 1.0)
+    gammas = _check_grid(gammas, "gammas", 0.0, math.inf)
+    model = _choose_model(config, model)
+    if stream is None:
+        stream = config.build_stream()
+    config.check(n_available=stream.n_instances, n_labels_available=stream.n_labels)
+    t0 = time.perf_counter()
+    if method == "runner":
+        rows, firings, n_chunks = _sweep_runner(config, stream, model, betas, gammas, progress)
+    else:
+        rows, firings, n_chunks = _sweep_fast(config, stream, model, betas, gammas, progress)
+    df = pd.DataFrame(rows)
+    df.insert(2, "gm", geometric_mean(df["hamming_loss"], df["micro_f1"]))
+    df = df.sort_values(["beta", "gamma"], kind="stable").reset_index(drop=True)
+    df.attrs.update(
+        model=model, stream=stream.name, chunks=n_chunks, firings=firings, method=method,
+        seconds=time.perf_counter() - t0,
+    )
+    return df
+
+
+def best_point(df: pd.DataFrame) -> dict:
+    """The grid row with the highest GM (first one on ties), as a dict.
+
+    >>> best_point(pd.DataFrame({"beta": [0.1, 0.2], "gamma": [0, 0], "gm": [0.5, 0.7]}))["beta"]
+    0.2
+    """
+    if df.empty:
+        raise ValueError("the sweep has no rows")
+    return df.loc[df["gm"].idxmax()].to_dict()
+
+
+# --------------------------------------------------------------------------- runner (reference)
+def _sweep_runner(config, stream, model, betas, gammas, progress):
+    from .runner import PrequentialRunner
+
+    total = len(betas) * len(gammas)
+    rows, firings, n_chunks, done = [], [], 0, 0
+    for b in betas:
+        for g in gammas:
+            cfg = dataclasses.replace(config, beta=b, gamma=g, models=[model], references=False)
+            runner = PrequentialRunner([model], cfg.chunk_size, model_params=cfg.model_params())
+            result = runner.run(stream)
+            last = result.chunks[-1].cumulative.get(model)
+            if last is None:
+                raise ValueError("the stream has a single chunk: nothing is scored (make the chunk size smaller)")
+            rows.append({"beta": b, "gamma": g, **last})
+            firings = [c.chunk for c in result.chunks if c.diagnostics.get(model, {}).get("fired")]
+            n_chunks = len(result.chunks)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    return rows, firings, n_chunks
+
+
+# --------------------------------------------------------------------------- fast path
+def _sweep_fast(config, stream, model, betas, gammas, progress):
+    params = config.model_params()
+    rates = (stream.rho_pos, stream.rho_neg) if stream.rho_pos is not None else None
+    # Probe A: beta = 1, gamma = 1 -> K increments H^T H, B_score H^T Y (+-1), B_rank H^T A.
+    probe_a = make_model("ELM-O", rates=rates, **{**params, "beta": 1.0, "gamma": 1.0})
+    # Probe B: beta = 0, gamma = 0 -> K increments E^T E; its P_D is irrelevant (gamma = 0, strategy none).
+    probe_b = make_model("ELM-O", rates=rates, **{**params, "beta": 0.0, "gamma": 0.0,
+                                                   "probability_model": "prior"})
+    strategy = _STRATEGY[model]
+    alpha, L = float(config.alpha), int(config.n_hidden)
+    eye = np.eye(L)
+    nb, ng = len(betas), len(gammas)
+    bounds = list(stream.chunk_bounds(config.chunk_size))
+    min_learn = int(config.n_neighbors) + 1
+    if bounds[0][1] - bounds[0][0] < min_learn:
+        raise ValueError(f"the first chunk has fewer than n_neighbors + 1 = {min_learn} instances")
+    if len(bounds) < 2:
+        raise ValueError("the stream has a single chunk: nothing is scored (make the chunk size smaller)")
+    acc = [[MetricAccumulator() for _ in range(ng)] for _ in range(nb)]
+    sums = None  # HH, EE, HY, HA over the chunks since the last reset
+    prev = None  # the probes' statistics after the previous chunk
+    coefs = None  # (nb, L, ng * q)
+    firings = []
+    q = stream.n_labels
+    g_vec = np.asarray(gammas)
+    for index, (start, stop) in enumerate(bounds):
+        X = stream.X[start:stop]
+        if index > 0:
+            H = probe_a.hidden_output(X)
+            Y_true = stream.Y_true[start:stop]
+            for bi in range(nb):
+                scores = H @ coefs[bi]  # (N, ng * q)
+                for gi in range(ng):
+                    s = scores[:, gi * q:(gi + 1) * q]
+                    acc[bi][gi].update(Y_true, s, (s > 0).astype(np.int8))
+        if stop - start >= min_learn:
+            Y_noisy = stream.Y_noisy[start:stop]
+            probe_a.partial_fit(X, Y_noisy)
+            probe_b.partial_fit(X, Y_noisy)
+            now = (probe_a.K_, probe_b.K_, probe_a.B_score_, probe_a.B_rank_)
+            if prev is None:
+                inc = (now[0] - alpha * eye, now[1] - alpha * eye, now[2], now[3])
+            else:
+                inc = tuple(a - b for a, b in zip(now, prev))
+            prev = tuple(np.array(a, copy=True) for a in now)
+            fired = bool(probe_a.last_record_.get("fired"))
+            if fired:
+                firings.append(index)
+            if sums is None or (fired and strategy == "retrain"):
+                sums = [np.array(a, copy=True) for a in inc]
+            elif fired and strategy == "adjust":
+                sums = [sums[0] + inc[0], sums[1] + inc[1], sums[2] + inc[2], np.array(inc[3], copy=True)]
+            else:
+                sums = [s + a for s, a in zip(sums, inc)]
+            HH, EE, HY, HA = sums
+            # Right-hand sides of every gamma side by side: b HY - g HA, (L, ng * q).
+            rhs_rank = (HA[:, None, :] * g_vec[None, :, None]).reshape(L, ng * q)
+            coefs = np.empty((nb, L, ng * q))
+            for bi, b in enumerate(betas):
+                K = alpha * eye + b * HH + (1.0 - b) * EE
+                rhs = np.tile(b * HY, (1, ng)) - rhs_rank
+                factor = scipy.linalg.cho_factor(K, lower=True, check_finite=False)
+                coefs[bi] = scipy.linalg.cho_solve(factor, rhs, check_finite=False)
+        if progress is not None:
+            progress(index + 1, len(bounds))
+    rows = []
+    for bi, b in enumerate(betas):
+        for gi, g in enumerate(gammas):
+            rows.append({"beta": b, "gamma": g, **acc[bi][gi].cumulative()})
+    return rows, firings, len(bounds)

@@ -1,0 +1,362 @@
+"""The dashboard driven headless by Streamlit's AppTest: controls, validation, presets, URL, a run, uploads."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ncld_core.config import PRESETS, RunConfig
+
+APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
+NUMBER_FIELDS = ("chunk_size", "n_instances", "shuffle_seed", "n_features", "n_labels", "cardinality",
+                 "label_correlation", "rho_low", "rho_high", "beta", "gamma", "delta", "alpha", "n_hidden",
+                 "n_neighbors", "seed")
+
+
+def _app(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    if query:
+        at.query_params.update(query)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _plain(text: str) -> str:
+    """Error bodies are Markdown-escaped by the app; compare on the plain text."""
+    return text.replace("\\", "")
+
+
+def _errors(at) -> list[str]:
+    return [_plain(e.value) for e in at.error]
+
+
+def _run_button(at):
+    return at.button(key="run_button")
+
+
+def _summary(at):
+    tables = [d.value for d in at.dataframe if "GM" in getattr(d.value, "columns", [])]
+    assert tables, "no summary table"
+    return tables[0]
+
+
+def _small(at, n=600, chunk=200):
+    at.number_input(key="w_n_instances").set_value(n)
+    at.number_input(key="w_chunk_size").set_value(chunk)
+    at.number_input(key="w_n_features").set_value(5)
+    at.number_input(key="w_n_labels").set_value(4)
+    at.run()
+
+
+def test_every_control_is_there():
+    at = _app()
+    keys = {w.key for w in at.number_input}
+    assert {f"w_{f}" for f in NUMBER_FIELDS} <= keys
+    assert at.selectbox(key="w_dataset").value == "synthetic"
+    assert at.radio(key="w_noise").value == "range"
+    assert at.multiselect(key="w_models").value == ["ELM-O", "ELM-I", "ELM-II"]
+    assert at.checkbox(key="w_references").value is True
+    assert any(d.key and d.key.startswith("w_schedule_") for d in at.data_editor)
+    assert _run_button(at).disabled is False
+    assert at.button(key="stop_button").disabled is True
+    assert len(at.expander) >= 5  # one equation expander per panel
+    latex = " ".join(l.value for l in at.latex)
+    for label in ("LCard", r"\varepsilon_i", r"\gamma\,\mathrm{Tr}"):
+        assert label in latex
+    titles = " ".join(e.label for e in at.expander)
+    for name in ("Eq. (N3)", "Eq. (card)", "Eq. (Hfd)"):
+        assert name in titles
+
+
+def test_rho_high_error_next_to_control_disables_run():
+    at = _app()
+    at.number_input(key="w_rho_high").set_value(0.6).run()
+    errors = _errors(at)
+    assert any("rho_high below 0.5" in e for e in errors), errors
+    assert _run_button(at).disabled is True
+    # fixed again -> enabled
+    at.number_input(key="w_rho_high").set_value(0.45).run()
+    assert not _errors(at)
+    assert _run_button(at).disabled is False
+
+
+def test_n_neighbors_not_below_chunk_size():
+    at = _app()
+    at.number_input(key="w_chunk_size").set_value(10)
+    at.number_input(key="w_n_neighbors").set_value(10).run()
+    assert any("n_neighbors must be below the chunk size (10)" in e for e in _errors(at)), _errors(at)
+    assert _run_button(at).disabled is True
+
+
+def test_rate_table_rejects_rho_sum_of_one():
+    at = _app()
+    at.radio(key="w_noise").set_value("table").run()
+    editor = next(d for d in at.data_editor if d.key and d.key.startswith("w_rates_"))
+    assert len(editor.value) == 10  # one row per label of the synthetic generator
+    at.session_state[editor.key] = {"edited_rows": {"3": {"rho_pos": 0.6, "rho_neg": 0.45}},
+                                    "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert any("label 3: rho_pos + rho_neg = 1.05 must be < 1" in e for e in _errors(at)), _errors(at)
+    assert _run_button(at).disabled is True
+    cfg = RunConfig(**at.session_state["cfg_values"])
+    assert cfg.noise == "table" and cfg.rho_pos[3] == 0.6 and len(cfg.rho_neg) == 10
+
+
+def test_schedule_editor_validates_positions():
+    at = _app()
+    editor = next(d for d in at.data_editor if d.key and d.key.startswith("w_schedule_"))
+    at.session_state[editor.key] = {"edited_rows": {}, "deleted_rows": [],
+                                    "added_rows": [{"kind": "growth", "position": 9000}]}
+    at.run()
+    assert any("lies beyond the stream of 5000 instances" in e for e in _errors(at)), _errors(at)
+    assert _run_button(at).disabled is True
+    assert at.session_state["cfg_values"]["schedule"] == "growth@9000"
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_preset_fills_the_controls(name):
+    at = _app()
+    at.button_group(key="preset_pick").set_value(name).run()
+    assert not at.exception
+    want = PRESETS[name]
+    for f in NUMBER_FIELDS:
+        assert at.number_input(key=f"w_{f}").value == getattr(want, f), f
+    assert at.multiselect(key="w_models").value == want.models
+    assert at.radio(key="w_noise").value == want.noise
+    assert RunConfig(**at.session_state["cfg_values"]) == want
+    assert at.query_params == {k: v for k, v in want.to_query_params().items()}
+
+
+def test_url_round_trip_in():
+    cfg = RunConfig(chunk_size=100, n_instances=1200, beta=0.3, gamma=2**-6, delta=0.2, schedule="growth@600",
+                    models=["ELM-I", "ELM (plain)"], references=False, noise="none", seed=7)
+    at = _app(cfg.to_query_params())
+    assert at.number_input(key="w_chunk_size").value == 100
+    assert at.number_input(key="w_n_instances").value == 1200
+    assert at.number_input(key="w_beta").value == 0.3
+    assert at.number_input(key="w_gamma").value == 2**-6
+    assert at.number_input(key="w_seed").value == 7
+    assert at.multiselect(key="w_models").value == ["ELM-I", "ELM (plain)"]
+    assert at.checkbox(key="w_references").value is False
+    assert at.radio(key="w_noise").value == "none"
+    assert RunConfig(**at.session_state["cfg_values"]) == cfg
+    assert at.query_params == cfg.to_query_params()  # nothing lost on the way back out
+
+
+def test_url_round_trip_out():
+    at = _app()
+    assert at.query_params == {}
+    at.number_input(key="w_beta").set_value(0.3)
+    at.multiselect(key="w_models").set_value(["ELM-II"])
+    at.run()
+    assert at.query_params["beta"] == "0.3"
+    assert json.loads(at.query_params["models"]) == ["ELM-II"]
+    back = RunConfig.from_query_params(at.query_params)
+    assert back.beta == 0.3 and back.models == ["ELM-II"]
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ({"chunk_size": "abc"}, "chunk_size: cannot read 'abc' from the link"),
+        ({"models": '["bogus", "ELM-I"]'}, "model(s) 'bogus' (dropped)"),
+        ({"noise": "bogus"}, "noise 'bogus' (using 'range')"),
+        ({"dataset": "nosuch"}, "dataset 'nosuch' is not in the data folders"),
+        ({"chunk_size": "null"}, "chunk_size must be an integer"),
+    ],
+)
+def test_broken_link_is_an_inline_error(query, message):
+    at = _app(query)  # never an exception
+    assert any(message in e for e in _errors(at)), _errors(at)
+    if "chunk_size" in query and query["chunk_size"] == "abc":
+        assert at.number_input(key="w_chunk_size").value == RunConfig().chunk_size
+    if "models" in query:
+        assert at.multiselect(key="w_models").value == ["ELM-I"]
+
+
+def test_short_run_completes_with_summary_and_downloads():
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.run()
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not _errors(at)
+    summary = _summary(at)
+    variants = summary["variant"].tolist()
+    assert variants == ["ELM-O", "ELM-I", "ELM-II", "all-negative", "noisy-prior"]
+    assert {"Hamming loss", "Micro-F1", "Average precision", "GM"} <= set(summary.columns)
+    assert summary["Hamming loss"].between(0, 1).all()
+    labels = {b.label for b in at.get("download_button")}
+    assert {"Per-chunk CSV", "Summary JSON", "HTML report"} <= labels
+    run = at.session_state["run"]
+    assert run["status"] == "done" and len(run["chunks"]) == 3
+    timings = at.session_state["timings"]
+    assert len(timings["update_ms"]) == 3 and timings["first_plot_s"] > 0
+    assert any(c.value.startswith("done · chunk 3/3") for c in at.caption)
+    assert _run_button(at).disabled is False and at.button(key="stop_button").disabled is True
+
+
+def _tiny_arff(label_prefix="<b>l"):
+    rng = np.random.default_rng(0)
+    lines = ["@relation tiny", *[f"@attribute x{j} numeric" for j in range(3)],
+             *[f"@attribute {label_prefix}{j}</b> {{0,1}}" for j in range(3)], "@data"]
+    for _ in range(300):
+        x = rng.normal(size=3)
+        lines.append(",".join(f"{v:.4f}" for v in x) + "," + ",".join(str(int(v > 0)) for v in x))
+    xml = ('<?xml version="1.0"?><labels xmlns="http://mulan.sourceforge.net/labels">'
+           + "".join(f'<label name="&lt;b&gt;l{j}&lt;/b&gt;"></label>' for j in range(3)) + "</labels>")
+    return "\n".join(lines).encode(), xml.encode()
+
+
+def test_upload_broken_and_good_files():
+    at = _app()
+    at.selectbox(key="w_dataset").set_value("upload").run()
+    assert any("upload an ARFF file" in e for e in _errors(at))
+    assert _run_button(at).disabled is True
+    at.file_uploader(key="w_upload_arff").upload("broken.arff", b"this is not an arff file")
+    at.run()
+    assert not at.exception
+    assert any("malformed ARFF" in e for e in _errors(at)), _errors(at)
+    assert _run_button(at).disabled is True
+
+    arff, xml = _tiny_arff()
+    at.file_uploader(key="w_upload_arff").upload("<i>tiny</i>.arff", arff)
+    at.file_uploader(key="w_upload_xml").upload("tiny.xml", xml)
+    at.number_input(key="w_chunk_size").set_value(100)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.run()
+    assert not _errors(at), _errors(at)
+    # The user's file name is shown verbatim as plain text, never as Markdown / HTML.
+    assert any(t.value.startswith("<i>tiny</i>: 300 instances") for t in at.text)
+    assert at.query_params.get("dataset") == "upload"
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["run"]["status"] == "done"
+    assert _summary(at)["variant"].tolist()[0] == "ELM-O"
+
+
+def test_html_report_is_offline_and_escaped():
+    from dashboard import report
+    from ncld_core.runner import RunResult
+
+    cfg = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5,
+                    schedule="growth@300", models=["ELM-I"])
+    stream = cfg.build_stream()
+    stream = type(stream)(**{**stream.__dict__, "name": "<script>alert(1)</script>"})
+    result = RunResult(list(cfg.runner().iter_run(stream)), stream, cfg.chunk_size, config=cfg.to_dict())
+    models = result.models
+    cps = result.change_points
+    figs = report.run_figures(result.chunks, models, cps, cfg.chunk_size, 3)
+    page = report.html_report(f"run on {stream.name}", cfg.to_dict(), figs, report.summary_table(result))
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # nothing is fetched: no external script, stylesheet, image or frame (plotly.js itself is inlined)
+    assert not re.search(r"<(script|link|img|iframe)\b[^>]*\b(src|href)\s*=\s*[\"']?(https?:)?//", page, re.I)
+    assert "<script src=" not in page
+    assert page.count("Plotly.newPlot") == 4
+    assert len(page) > 1_000_000  # plotly.js inlined
+    csv = report.records_csv(result)
+    assert csv.splitlines()[0].startswith("chunk,start,stop,model")
+    doc = json.loads(report.summary_json(result))
+    assert doc["change_points"] == [{"position": 300, "kind": "growth"}]
+    assert "ELM-I" in doc["summary"]
+
+
+def test_sweep_page_computes_a_heat_map():
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.run()
+    at.switch_page("views/sweep.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.select_slider(key="sweep_beta_step").set_value(0.2)
+    at.multiselect(key="sweep_gammas").set_value([0.0, 2**-6])
+    at.run()
+    at.button(key="sweep_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    df = at.session_state["sweep"]["df"]
+    # beta 0.05..0.95 step 0.2 (5) plus the current 0.18; gamma {0, 2^-6} plus the current 0.005
+    assert len(df) == 6 * 3
+    assert {"beta", "gamma", "gm"} <= set(df.columns)
+    assert df["gm"].between(0, 1).all()
+    assert any("best GM" == m.label for m in at.metric)
+
+
+def test_model_controls_do_not_rebuild_the_stream(monkeypatch):
+    """Streams (and the datasets under them) are cached by their own fields only."""
+    calls = []
+    original = RunConfig.build_stream
+
+    def counting(self, dataset=None):
+        calls.append(self.shuffle_seed)
+        return original(self, dataset=dataset)
+
+    monkeypatch.setattr(RunConfig, "build_stream", counting)
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key="w_shuffle_seed").set_value(424242)  # a stream no other test has cached
+    at.run()
+    _run_button(at).click().run()
+    assert calls == [424242]
+    at.number_input(key="w_beta").set_value(0.5)
+    at.number_input(key="w_delta").set_value(0.3)
+    at.run()
+    _run_button(at).click().run()
+    assert not at.exception
+    assert at.session_state["run"]["cfg"].beta == 0.5 and at.session_state["run"]["status"] == "done"
+    assert calls == [424242]  # the second run reused the cached stream
+
+
+def test_a_failing_stream_build_is_an_inline_error():
+    # 3 labels cannot hold the multi-label regime (cardinality 3) of a drift schedule
+    cfg = RunConfig(n_labels=3, n_instances=600, chunk_size=200, n_neighbors=5, schedule="growth@300")
+    at = _app(cfg.to_query_params())
+    if not _run_button(at).disabled:  # RunConfig.errors may not know this rule: Run, then fail inline
+        _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("cardinality" in e for e in _errors(at)), _errors(at)
+
+
+def test_baselines_run_side_by_side():
+    cfg = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5,
+                    models=["ELM-II", "OSML-ELM", "PAML-I"], references=False)
+    at = _app(cfg.to_query_params())
+    assert at.multiselect(key="w_models").value == ["ELM-II", "OSML-ELM", "PAML-I"]
+    assert {"OSML-ELM (baseline)", "PAML-I (baseline)"} <= set(at.multiselect(key="w_models").options)
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert _summary(at)["variant"].tolist() == ["ELM-II", "OSML-ELM", "PAML-I"]
+
+
+def test_figures_are_valid_plotly():
+    """The figures skip plotly's validation for speed: validate them here once."""
+    import plotly.graph_objects as go
+
+    from dashboard import figures as F
+    from ncld_core.sweep import sweep
+
+    cfg = RunConfig(n_instances=800, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5,
+                    schedule="growth@400", delta=0.5, models=["ELM-O", "ELM-I", "OSML-ELM"])
+    stream = cfg.build_stream()
+    chunks = list(cfg.runner().iter_run(stream))
+    models = list(chunks[0].seconds)
+    cps = [(c.position, c.kind) for c in stream.change_points]
+    figs = [make(chunks, models, cps, 200, 4) for make in (F.metrics_figure, F.cardinality_figure,
+                                                           F.threshold_figure, F.timeline_figure)]
+    figs.append(F.schedule_figure(cps, 800))
+    figs.append(F.schedule_figure([(None, "growth")], 800))
+    df = sweep(cfg, [0.2, 0.6], [0.0, 2**-6], stream=stream, model="ELM-I")
+    figs.append(F.sweep_figure(df, chosen=(0.2, 0.0), best=df.iloc[0].to_dict()))
+    for fig in figs:
+        go.Figure(fig.to_dict())  # raises on any invalid property
+    table = F.detection_table(chunks, models, cps, 200)
+    assert table["variant"].tolist() == ["ELM-O", "ELM-I"]  # the baseline has no drift detector
+    assert F.gamma_label(2**-6) == "2⁻⁶" and F.gamma_label(0) == "0" and F.gamma_label(0.005) == "0.005"

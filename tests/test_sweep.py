@@ -1,0 +1,112 @@
+"""ncld_core.sweep: the beta x gamma grid, checked against one full prequential run per point."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ncld_core.config import RunConfig
+from ncld_core.runner import PrequentialRunner
+from ncld_core.sweep import PAPER_GAMMAS, best_point, default_betas, geometric_mean, sweep
+
+SMALL = dict(n_instances=1200, chunk_size=150, n_features=6, n_labels=5, n_neighbors=6, n_hidden=12)
+
+
+@pytest.fixture(scope="module")
+def drifting():
+    cfg = RunConfig(**SMALL, schedule="growth@450, reduction@900", delta=0.3)
+    return cfg, cfg.build_stream()
+
+
+def test_paper_gamma_grid():
+    assert PAPER_GAMMAS == (0.0, 2**-8, 2**-7, 2**-6, 2**-5, 2**-4, 2**-3)
+
+
+@pytest.mark.parametrize("model", ["ELM-O", "ELM-I", "ELM-II"])
+def test_fast_path_equals_one_run_per_point(drifting, model):
+    cfg, stream = drifting
+    betas, gammas = [0.0, 0.18, 0.55, 1.0], [0.0, 2**-6, 2**-3]
+    fast = sweep(cfg, betas, gammas, stream=stream, model=model)
+    slow = sweep(cfg, betas, gammas, stream=stream, model=model, method="runner")
+    assert fast.attrs["firings"] == slow.attrs["firings"]
+    if model != "ELM-O":
+        assert fast.attrs["firings"], "the test stream should make the detector fire"
+    cols = [c for c in fast.columns if c not in ("beta", "gamma")]
+    np.testing.assert_allclose(fast[cols].to_numpy(), slow[cols].to_numpy(), rtol=0, atol=1e-9)
+
+
+def test_matches_the_runner_directly():
+    cfg = RunConfig(**SMALL, models=["ELM-II"], beta=0.3, gamma=2**-5)
+    stream = cfg.build_stream()
+    df = sweep(cfg, [0.3], [2**-5], stream=stream)
+    runner = PrequentialRunner(["ELM-II"], cfg.chunk_size, model_params=cfg.model_params())
+    summary = runner.run(stream).summary().loc["ELM-II"]
+    row = df.iloc[0]
+    for key in ("hamming_loss", "micro_f1", "average_precision"):
+        assert row[key] == pytest.approx(summary[key], abs=1e-12)
+    assert row["gm"] == pytest.approx(math.sqrt((1 - summary["hamming_loss"]) * summary["micro_f1"]))
+
+
+def test_grid_is_sorted_deduplicated_and_complete():
+    cfg = RunConfig(**SMALL)
+    df = sweep(cfg, [1.0, 0.2, 0.2], [2**-4, 0], model="ELM-O")
+    assert df[["beta", "gamma"]].values.tolist() == [[0.2, 0.0], [0.2, 2**-4], [1.0, 0.0], [1.0, 2**-4]]
+    assert df.attrs["model"] == "ELM-O" and df.attrs["chunks"] == 8 and df.attrs["method"] == "fast"
+    assert df["gm"].tolist() == pytest.approx(geometric_mean(df["hamming_loss"], df["micro_f1"]).tolist())
+
+
+def test_progress_reaches_the_total():
+    cfg = RunConfig(**SMALL)
+    calls = []
+    sweep(cfg, [0.5], [0.0], progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (8, 8) and [c[0] for c in calls] == list(range(1, 9))
+    calls.clear()
+    sweep(cfg, [0.5, 1.0], [0.0], progress=lambda done, total: calls.append((done, total)), method="runner")
+    assert calls == [(1, 2), (2, 2)]
+
+
+def test_defaults_to_first_sweepable_model():
+    cfg = RunConfig(**SMALL, models=["ELM (plain)", "ELM-I"])
+    assert sweep(cfg, [0.5], [0.0]).attrs["model"] == "ELM-I"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(betas=[1.5], gammas=[0]), r"betas: every value must be in \[0.0, 1.0\]"),
+        (dict(betas=[0.5], gammas=[-1]), r"gammas: every value must be in \[0.0, inf\]"),
+        (dict(betas=[], gammas=[0]), "betas: give at least one value"),
+        (dict(betas=[0.5], gammas="x"), "gammas must be a list of numbers"),
+        (dict(betas=[0.5], gammas=[0], model="ELM (plain)"), "the sweep needs an ELM-NCLD variant"),
+        (dict(betas=[0.5], gammas=[0], model="nope"), "known variants"),
+        (dict(betas=[0.5], gammas=[0], method="grid"), "method must be one of"),
+    ],
+)
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        sweep(RunConfig(**SMALL), **kwargs)
+
+
+def test_invalid_config_is_refused():
+    with pytest.raises(ValueError, match="n_neighbors"):
+        sweep(RunConfig(n_instances=600, chunk_size=10, n_neighbors=10), [0.5], [0.0])
+
+
+def test_single_chunk_stream_is_refused():
+    cfg = RunConfig(**{**SMALL, "n_instances": 150})
+    with pytest.raises(ValueError, match="single chunk"):
+        sweep(cfg, [0.5], [0.0])
+
+
+def test_best_point_and_beta_grid():
+    df = pd.DataFrame({"beta": [0.1, 0.2, 0.3], "gamma": [0.0, 0.0, 0.0], "gm": [0.5, 0.7, 0.7]})
+    assert best_point(df)["beta"] == 0.2  # first of the ties
+    with pytest.raises(ValueError, match="no rows"):
+        best_point(df.iloc[:0])
+    assert default_betas() == [round(0.05 * k, 9) for k in range(1, 20)]
+    assert default_betas(0.3, 0.8, 0.05)[-1] == 0.8 and len(default_betas(0.3, 0.8, 0.05)) == 11
+    with pytest.raises(ValueError, match="step must be > 0"):
+        default_betas(0, 1, 0)
