@@ -235,23 +235,12 @@ def detecting_models(chunks, models) -> list[str]:
 
 
 def firing_classes(fired, truth, n_chunks) -> dict:
-    """Split firings into detections (with their delay) and false alarms.
-
-    The rule is :func:`ncld_core.drift_eval.detection_report`'s, applied to the window
-    of each true change (from its chunk to the next change's chunk).
-    """
-    fired = sorted(int(c) for c in fired)
-    truth = sorted(int(c) for c in truth if c < n_chunks)
-    detections = {}  # firing chunk -> (change chunk, delay)
-    bounds = truth + [n_chunks]
-    for i, start in enumerate(truth):
-        window = [c for c in fired if start <= c < bounds[i + 1]]
-        rep = detection_report(window, [start], bounds[i + 1])
-        if rep["detected"]:
-            detections[start + rep["delays"][0]] = (start, rep["delays"][0])
+    """Split firings into detections (firing chunk -> (change chunk, delay)) and false alarms."""
+    truth = [int(c) for c in truth if c < n_chunks]
+    rep = detection_report(fired, truth, n_chunks)
     return {
-        "detections": detections,
-        "false_alarms": [c for c in fired if c not in detections],
+        "detections": {c: (start, c - start) for c, start in rep["detections"].items()},
+        "false_alarms": rep["false_alarm_chunks"],
     }
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import json
-import tempfile
-from pathlib import Path
 
 import pandas as pd
 
@@ -65,10 +63,7 @@ def records_csv(result) -> str:
 
 def summary_json(result) -> str:
     """RunResult.to_json's document as text."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "summary.json"
-        result.to_json(path)
-        return path.read_text(encoding="utf-8")
+    return result.summary_json()
 
 
 def html_report(title: str, config: dict, figures: dict, summary: pd.DataFrame, notes: str = "") -> str:

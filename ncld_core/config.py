@@ -30,6 +30,10 @@ from .variants import ELM_VARIANTS
 
 __all__ = ["RunConfig", "MODEL_PARAMS", "PRESETS"]
 
+#: Error keys of the fields that define the stream (checked by :meth:`RunConfig.build_stream`).
+STREAM_ERRORS = frozenset({"dataset", "n_instances", "shuffle_seed", "n_features", "n_labels", "cardinality",
+                           "label_correlation", "noise", "rho_low", "rho_high", "rates", "schedule"})
+
 #: ELMNCLD parameters a run configuration carries.
 MODEL_PARAMS = ("beta", "gamma", "delta", "alpha", "n_hidden", "n_neighbors")
 
@@ -120,7 +124,12 @@ class RunConfig:
                                (self.n_labels if self.dataset == "synthetic" else None))
             if msg:
                 err["rates"] = msg
-        if self.schedule.strip():
+        if self.dataset == "synthetic" and self.schedule.strip() and "n_labels" not in err and self.n_labels <= 3:
+            err["schedule"] = "a drift schedule on the synthetic stream needs more than 3 labels (its multi-label regime has cardinality 3)"
+        length = self.n_instances or (n_available if self.dataset != "synthetic" else 5000)
+        if length is not None and "chunk_size" not in err and "n_instances" not in err and length < 2 * self.chunk_size:
+            err["chunk_size"] = f"the stream ({length} instances) must hold at least two chunks: the first only initialises"
+        if self.schedule.strip() and "schedule" not in err:
             from .schedule import DriftSchedule
 
             try:
@@ -147,9 +156,11 @@ class RunConfig:
                  f"n_neighbors must be below the chunk size ({self.chunk_size})")
         return err
 
-    def check(self, **kwargs) -> "RunConfig":
-        """Raise a ValueError listing every invalid field."""
+    def check(self, *, stream_only: bool = False, **kwargs) -> "RunConfig":
+        """Raise a ValueError listing every invalid field (``stream_only``: those that define the stream)."""
         err = self.errors(**kwargs)
+        if stream_only:
+            err = {k: v for k, v in err.items() if k in STREAM_ERRORS}
         if err:
             raise ValueError("; ".join(f"{k}: {v}" for k, v in err.items()))
         return self
@@ -171,7 +182,7 @@ class RunConfig:
         ``dataset``: a loaded :class:`~ncld_core.datasets.Dataset` (e.g. an upload);
         by default the registry dataset named by ``self.dataset`` is loaded.
         """
-        self.check()
+        self.check(stream_only=True)
         if self.dataset == "synthetic" and dataset is None:
             from .synthetic import make_synthetic_stream
 
@@ -189,7 +200,7 @@ class RunConfig:
             from .datasets import load_dataset
 
             dataset = load_dataset(self.dataset)
-        self.check(n_available=dataset.n_instances, n_labels_available=dataset.n_labels)
+        self.check(stream_only=True, n_available=dataset.n_instances, n_labels_available=dataset.n_labels)
         from .builder import build_stream
 
         return build_stream(

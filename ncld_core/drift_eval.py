@@ -8,6 +8,8 @@ false alarm.
 >>> r = detection_report(fired_chunks=[3, 6, 7, 15], change_chunks=[5, 12], n_chunks=20)
 >>> r["delays"], r["false_alarms"], r["missed"]
 ([1, 3], 2, 0)
+>>> r["detections"], r["false_alarm_chunks"]
+({6: 5, 15: 12}, [3, 7])
 """
 
 from __future__ import annotations
@@ -23,17 +25,22 @@ def change_chunks(positions, chunk_size: int) -> list[int]:
 
 
 def detection_report(fired_chunks, change_chunks, n_chunks: int) -> dict:
-    """Delays (chunks) per detected change, false alarms, misses and the false-alarm rate."""
+    """Delays (chunks) per detected change, false alarms, misses and the false-alarm rate.
+
+    Also ``detections`` (firing chunk -> the change chunk it detects) and
+    ``false_alarm_chunks`` (the other firings), for drawing them apart.
+    """
     fired = sorted(int(c) for c in fired_chunks)
     changes = sorted(int(c) for c in change_chunks)
     bounds = changes + [n_chunks]
-    delays, used = [], set()
+    delays, detections = [], {}
     for i, start in enumerate(changes):
         hits = [c for c in fired if start <= c < bounds[i + 1]]
         if hits:
             delays.append(hits[0] - start)
-            used.add(hits[0])
-    false_alarms = len([c for c in fired if c not in used])
+            detections[hits[0]] = start
+    false_alarm_chunks = [c for c in fired if c not in detections]
+    false_alarms = len(false_alarm_chunks)
     quiet = max(n_chunks - 1 - len(changes), 1)  # comparisons where nothing changed
     return {
         "delays": delays,
@@ -42,4 +49,6 @@ def detection_report(fired_chunks, change_chunks, n_chunks: int) -> dict:
         "missed": len(changes) - len(delays),
         "false_alarms": false_alarms,
         "false_alarm_rate": false_alarms / quiet,
+        "detections": detections,
+        "false_alarm_chunks": false_alarm_chunks,
     }

@@ -148,6 +148,10 @@ class RunResult:
         write_atomic(path, self.records.to_csv(index=False))
 
     def to_json(self, path):
+        write_atomic(path, self.summary_json())
+
+    def summary_json(self) -> str:
+        """The JSON summary document (what :meth:`to_json` writes) as text."""
         summary = self.summary()
         doc = {
             "stream": self.stream_name,
@@ -157,7 +161,7 @@ class RunResult:
             "config": self.config,
             "summary": json.loads(summary.to_json(orient="index")),
         }
-        write_atomic(path, json.dumps(doc, indent=2, default=_json_default))
+        return json.dumps(doc, indent=2, default=_json_default)
 
 
 def _json_default(obj):
