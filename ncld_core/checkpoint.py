@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from ._io import write_atomic
 
 __all__ = ["save_checkpoint", "load_checkpoint", "FORMAT", "VERSION", "checkpointable"]
 
@@ -118,19 +118,7 @@ def save_checkpoint(obj, path, *, extra: dict | None = None) -> None:
     buffer = io.BytesIO()
     header = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     np.savez(buffer, **{_META: header}, **arrays)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buffer.getvalue())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, buffer.getvalue())
 
 
 def load_checkpoint(path, *, with_extra: bool = False):

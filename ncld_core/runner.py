@@ -24,15 +24,13 @@ collects them into a :class:`RunResult` (per-chunk table, summary, CSV/JSON).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ._io import write_atomic
 from .drift_eval import change_chunks, detection_report
 from .metrics import MetricAccumulator
 from .stream import Stream
@@ -86,23 +84,6 @@ class RunState:
     models: dict
     accumulators: dict
     next_chunk: int = 0
-
-
-def write_atomic(path, text: str):
-    """Write ``text`` to ``path`` through a temporary file and a rename: never half-written."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 class RunResult:

@@ -12,8 +12,7 @@ from ncld_core.config import RunConfig
 from ncld_core.drift_eval import detection_report
 from ncld_core.metrics import evaluate
 from ncld_core.references import AllNegative
-from ncld_core.runner import PrequentialRunner, RunResult
-from ncld_core.stream import ChangePoint, Stream
+from ncld_core.runner import PrequentialRunner
 from ncld_core.synthetic import make_synthetic_stream
 
 

@@ -1,0 +1,37 @@
+"""Atomic file writes: a temporary file in the same folder, fsync, then rename.
+
+A reader (or a crash) sees either the old file or the complete new one, never a
+half-written one.
+
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "out", "a.txt")
+>>> write_atomic(path, "hello")
+>>> open(path).read(), sorted(os.listdir(os.path.dirname(path)))
+('hello', ['a.txt'])
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["write_atomic"]
+
+
+def write_atomic(path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` atomically; parent folders are created."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
