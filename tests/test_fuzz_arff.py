@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ncld_core.datasets import Dataset, load_arff_bytes
