@@ -1,0 +1,82 @@
+"""Ten visitors at once: ten browser contexts on one dashboard server, each running its own stream.
+
+Each context gets its own correct results (equal to the core run on the same
+configuration), none errors, the server stays up; the wall time is recorded in
+tests/artifacts/dashboard_concurrency.json.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from ncld_core.config import RunConfig
+from tests.test_dashboard_browser import ARTIFACTS, _status, _table, browser, server  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+N_USERS = 10
+
+
+def _config(user: int) -> RunConfig:
+    # every visitor a different stream: seed, drift point and model
+    return RunConfig(n_instances=1500, chunk_size=150, n_features=8, n_labels=6, shuffle_seed=user, seed=user,
+                     schedule=f"growth@{600 + 150 * (user % 4)}", models=["ELM-O" if user % 2 else "ELM-II"],
+                     references=False)
+
+
+def test_ten_concurrent_visitors_get_their_own_results(browser, server):  # noqa: F811
+    expected = {}
+    for user in range(N_USERS):
+        cfg = _config(user)
+        summary = cfg.runner().run(cfg.build_stream()).summary()
+        expected[user] = (cfg.models[0], f"{summary.iloc[0]['micro_f1']:.4f}")
+
+    contexts, pages = [], []
+    t0 = time.perf_counter()
+    for user in range(N_USERS):
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1600})
+        contexts.append(ctx)
+        url = f"{server}/?{urllib.parse.urlencode(_config(user).to_query_params())}"
+        page = ctx.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(url, timeout=60_000)
+        page.get_by_role("button", name="Run", exact=True).wait_for(timeout=60_000)
+        pages.append(page)
+    for page in pages:  # start all runs before waiting for any
+        page.get_by_role("button", name="Run", exact=True).click()
+    deadline = time.monotonic() + 600
+    pending = set(range(N_USERS))
+    statuses = {}
+    while pending and time.monotonic() < deadline:
+        for user in sorted(pending):
+            text = _status(pages[user])
+            if text.startswith(("done", "stopped", "failed")):
+                statuses[user] = text
+                pending.discard(user)
+        time.sleep(0.5)
+    elapsed = time.perf_counter() - t0
+    assert not pending, f"still running after 600 s: {sorted(pending)}"
+
+    for user, page in enumerate(pages):
+        assert statuses[user].startswith("done · chunk 10/10"), (user, statuses[user])
+        rows = _table(page, "panel_summary")
+        header, body = rows[0], rows[1:]
+        assert len(body) == 1, body
+        name, f1 = expected[user]
+        assert body[0][0] == name
+        assert body[0][header.index("Micro-F1")] == f1, (user, body[0], f1)
+        assert page.locator(".stException").count() == 0
+    with urllib.request.urlopen(f"{server}/_stcore/health", timeout=5) as r:
+        assert r.read().strip() == b"ok"
+    for ctx in contexts:
+        ctx.close()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    report = {"visitors": N_USERS, "seconds_open_to_all_done": round(elapsed, 2),
+              "stream": "synthetic 1500 x 8, 6 labels, chunks of 150, one model each"}
+    (ARTIFACTS / "dashboard_concurrency.json").write_text(json.dumps(report, indent=2))
+    print(f"\n{N_USERS} concurrent visitors: all done in {elapsed:.1f} s")
