@@ -4,9 +4,10 @@ The model (:class:`ELMNCLD`), the stream lab (datasets, synthetic generator,
 noise, drift schedules, prequential runner, metrics) and the command line.
 Importing it does not import Streamlit.
 
->>> import ncld_core, sys
->>> "streamlit" in sys.modules
-False
+>>> import subprocess, sys
+>>> probe = "import ncld_core, sys; print('streamlit' in sys.modules)"
+>>> subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip()
+'False'
 """
 
 from .config import RunConfig

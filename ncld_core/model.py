@@ -130,12 +130,14 @@ class ELMNCLD(_Params):
         ``a`` > 0, ridge penalty on ``Phi``.
     beta : float in [0, 1], default 0.18
         ``b``, weight of fitting the observed labels against agreeing with the
-        graph neighbours' scores (Eq. N2).  Defaults: see ``docs/defaults.md``.
+        graph neighbours' scores (Eq. N2).  Every default (beta, gamma, alpha,
+        n_neighbors, delta, probability_model) was chosen by measurement on the
+        shared datasets: ``docs/defaults.md`` (``python -m benchmarks.choose_defaults``).
     gamma : float >= 0, default 0.005
         ``g``, weight of the unbiased ranking term (Eq. RL_New).
     delta : float in (0, 1), default 0.05
         Confidence of the Hoeffding drift test (Eq. Hfd).
-    n_neighbors : int, default 10
+    n_neighbors : int, default 20
         ``K``, neighbours per instance in the chunk's feature graph (Eq. Re).
     strategy : {"none", "retrain", "adjust"}, default "none"
         Drift adaptation: ELM-O, ELM-I, ELM-II.
@@ -171,7 +173,7 @@ class ELMNCLD(_Params):
         beta=0.18,
         gamma=0.005,
         delta=0.05,
-        n_neighbors=10,
+        n_neighbors=20,
         strategy="none",
         rho_pos=0.0,
         rho_neg=0.0,
