@@ -6,10 +6,18 @@ refitted on every chunk (so it follows drift) from the chunk's hidden-layer
 output ``H`` and observed labels, and returns an (N, q) array of probabilities.
 
 * ``"logistic"`` (default): per-label L2-regularised logistic regression on
-  ``[H, 1]``, fitted by batched Newton steps for all labels at once.  A maximum
-  likelihood fit, so its outputs are calibrated probabilities, which the weights
-  need (``w`` divides by ``P_D``).  Chosen by measurement: see
-  ``docs/defaults.md`` (``python -m benchmarks.choose_defaults``).
+  ``[H, 1]``, fitted by batched Newton steps for all labels at once.  Chosen by
+  measurement (``docs/defaults.md``, ``python -m benchmarks.choose_defaults``):
+  the smallest error against the true ``P_D`` on the synthetic generator and a
+  drift test whose false alarms stay near ``delta``.  ``"prior"`` gives the
+  least biased chunk cardinality (Eq. card then reduces to the moment estimator
+  ``sum_j (f_j - rho_-^j) / (1 - rho_+^j - rho_-^j)``) but its weights are fitted
+  on the very chunk they score, so the Hoeffding threshold of Eq. (Hfd)
+  understates the estimate's spread and the test fires on a quarter or more of
+  stationary chunks at every delta.  Known limitation: with ``"logistic"`` the
+  per-chunk cardinality estimate is biased upwards on sparse real label sets
+  (docs/defaults.md, section 1), because P_D is smoothed towards the chunk mean
+  where it should sit at ``rho_-``.
 * ``"sigmoid"``: the paper's literal reading, ``sigmoid(H Beta)`` with ``Beta``
   the ridge ELM fit of targets in {-1, +1}; squeezed towards 1/2 and poorly
   calibrated.
