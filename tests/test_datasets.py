@@ -399,7 +399,7 @@ def test_shared_dataset_matches_readme(name, monkeypatch, isolated_repo_data):
     assert sp.issparse(ds.X) == sparse and ds.X.dtype == np.float64
     xml_names = re.findall(r'<label name="([^"]*)"', (SHARED / f"{name}.xml").read_text())
     assert ds.label_names == tuple(xml_names)
-    assert ds.source == str(SHARED / f"{name}.arff")
+    assert Path(ds.source).resolve() == (SHARED / f"{name}.arff").resolve()
 
 
 @pytest.mark.datasets
