@@ -46,12 +46,16 @@ from ncld_core.detector import HoeffdingCardinalityDetector
 from ncld_core.elm import RandomHiddenLayer
 from ncld_core.graph import reconstruction_weights
 from ncld_core.importance import importance_weights, instance_cardinality, ranking_matrix
+from ncld_core.model import ELMNCLD
 from ncld_core.probability import make_probability_model
 
 __all__ = ["WoodburyELMNCLD", "PAPER_PARAMS"]
 
 #: The paper's published optimum (Section IV): the reference needs beta > 1/2.
 PAPER_PARAMS = {"alpha": 1.0, "beta": 0.55, "gamma": 2.0**-6}
+
+# The reference's other defaults follow the model's, so the two compute the same thing.
+_MODEL_DEFAULTS = ELMNCLD()
 
 #: ELMNCLD parameters the reference understands (everything else must be left at the model's default).
 _SHARED = (
@@ -93,18 +97,18 @@ class WoodburyELMNCLD:
 
     def __init__(
         self,
-        n_hidden=20,
+        n_hidden=_MODEL_DEFAULTS.n_hidden,
         alpha=PAPER_PARAMS["alpha"],
         beta=PAPER_PARAMS["beta"],
         gamma=PAPER_PARAMS["gamma"],
-        delta=0.05,
-        n_neighbors=10,
+        delta=_MODEL_DEFAULTS.delta,
+        n_neighbors=_MODEL_DEFAULTS.n_neighbors,
         strategy="none",
         rho_pos=0.0,
         rho_neg=0.0,
-        probability_model="logistic",
-        scaling="auto",
-        graph_reg=1e-6,
+        probability_model=_MODEL_DEFAULTS.probability_model,
+        scaling=_MODEL_DEFAULTS.scaling,
+        graph_reg=_MODEL_DEFAULTS.graph_reg,
         random_state=None,
         hidden=None,
     ):
