@@ -224,19 +224,19 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 def loaded_sources() -> tuple[str, ...]:
-    """The ``ncld_core`` source files loaded in this process (paths relative to the package).
+    """The ``ncld_core`` source files a cell's result depends on (paths relative to the package).
 
-    This module is left out: it is the harness, its changes do not move the numbers.
+    Every module of the package but the harness (this module and the command line):
+    a fixed list, so the fingerprint is the same in a Dask worker and in a process
+    that happened to import more of the package (it was once ``sys.modules``-based,
+    which made it depend on what else the process had run).
     """
-    out = set()
-    for module in list(sys.modules.values()):
-        f = getattr(module, "__file__", None)
-        if not f or not f.endswith(".py"):
-            continue
-        p = Path(f).resolve()
-        if p.is_relative_to(_PACKAGE) and p != Path(__file__).resolve():
-            out.add(p.relative_to(_PACKAGE).as_posix())
-    return tuple(sorted(out))
+    harness = {Path(__file__).name, "cli.py", "__main__.py"}
+    return tuple(sorted(
+        p.relative_to(_PACKAGE).as_posix()
+        for p in _PACKAGE.rglob("*.py")
+        if p.name not in harness or p.parent != _PACKAGE
+    ))
 
 
 def code_fingerprint(files=None) -> str:
