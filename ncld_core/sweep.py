@@ -39,7 +39,6 @@ import time
 
 import numpy as np
 import pandas as pd
-import scipy.linalg
 
 from .metrics import MetricAccumulator
 from .variants import ELM_VARIANTS, make_model
@@ -252,8 +251,8 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
             for bi, b in enumerate(betas):
                 K = alpha * eye + b * HH + (1.0 - b) * EE
                 rhs = np.tile(b * HY, (1, ng)) - rhs_rank
-                factor = scipy.linalg.cho_factor(K, lower=True, check_finite=False)
-                coefs[bi] = scipy.linalg.cho_solve(factor, rhs, check_finite=False)
+                # numpy, not scipy.linalg.cho_solve: ~0.1 ms vs ~14 ms per solve on this BLAS
+                coefs[bi] = np.linalg.solve(K, rhs)
         if progress is not None:
             progress(index + 1, len(bounds))
     rows = []
