@@ -25,6 +25,7 @@ import streamlit as st
 
 from ncld_core.baselines import BASELINES, OPTIONAL
 from ncld_core.config import PRESETS, RunConfig
+from ncld_core.runner import RATE_MODES
 from ncld_core.variants import ELM_VARIANTS
 
 from . import data
@@ -93,6 +94,9 @@ def sanitize(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
     if bad or not isinstance(cfg.models, list):
         notes.append(f"model(s) {', '.join(map(repr, bad)) or repr(cfg.models)} (dropped)")
         fix["models"] = [m for m in models if m in MODEL_OPTIONS]
+    if cfg.model_rates not in RATE_MODES:
+        notes.append(f"model_rates {cfg.model_rates!r} (using {default.model_rates})")
+        fix["model_rates"] = default.model_rates
     if not isinstance(cfg.references, bool):
         notes.append(f"references {cfg.references!r} (using {default.references})")
         fix["references"] = default.references
@@ -409,6 +413,14 @@ def render_sidebar() -> Context:
         extra_errors["models"] = "; ".join(f"{m} needs the optional package {OPTIONAL[m]!r}" for m in missing)
     f.seed("references")
     f.vals["references"] = st.checkbox("trivial references (all-negative, noisy-prior)", key=wkey("references"))
+    f.seed("model_rates")
+    f.vals["model_rates"] = st.selectbox(
+        "The models are told", RATE_MODES, key=wkey("model_rates"),
+        format_func=lambda m: {"known": "the true flip rates (the paper's setting)",
+                               "estimate": "nothing (estimate the rates online)",
+                               "ignore": "rates 0 (ignore the noise)"}[m],
+        help="What the ELM-NCLD variants know about the label noise; the baselines are never told.")
+    f.slot("model_rates")
     f.slot("models")
     c1, c2 = st.columns(2)
     with c1:

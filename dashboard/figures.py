@@ -178,6 +178,23 @@ def _estimate_groups(chunks, models):
     return [names for names, _ in groups]
 
 
+def flip_rate_figure(over_time, *, height=300):
+    """Error of the estimated flip rates per chunk (or the mean estimates when the truth is unknown)."""
+    traces = []
+    x = list(over_time["chunk"]) if len(over_time) else []
+    known = "mae_rho_pos" in over_time.columns
+    for col, name, color in (("rho_neg", "ρ− (false positives)", "#1f77b4"), ("rho_pos", "ρ+ (missed positives)", "#ff7f0e")):
+        key = f"mae_{col}" if known else f"mean_{col}"
+        if key in over_time.columns:
+            traces.append(dict(type="scatter", x=x, y=list(over_time[key]), mode="lines+markers", name=name,
+                               line=dict(color=color, width=2), marker=dict(size=5)))
+    layout = _layout(height)
+    layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT))
+    layout["yaxis"] = dict(title=dict(text="mean |estimate − truth|" if known else "mean estimate", font=_FONT),
+                           rangemode="tozero")
+    return _figure(dict(data=traces, layout=layout))
+
+
 def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=320):
     """True cardinality, observed (noisy) cardinality and the unbiased estimate LCard_hat (Eq. card)."""
     x = [c.chunk for c in chunks]

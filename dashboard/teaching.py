@@ -76,6 +76,20 @@ PANELS = {
             "with 'growth@2500' and chunks of 250 the change sits at the start of chunk 10."
         ),
     },
+    "rates": {
+        "title": "Flip rates · estimated online when the models are not told them",
+        "latex": [
+            r"c_t=y_t+\sum_{k\in\mathcal N_m(t)}y_k\sim(1-\pi)\,\mathrm{Bin}(m{+}1,\rho_-)+\pi\,\mathrm{Bin}(m{+}1,p_+)",
+            r"\hat\rho_+=1-\operatorname{mean}_{\text{chunks}}\,q_{0.99}\big(P_D(y=1\mid x)\big)",
+        ],
+        "text": (
+            "Choose *The models are told: nothing (estimate)* in the sidebar. `rho_-` is the low "
+            "component of a binomial mixture of the observed positives in each instance's neighbourhood; "
+            "`rho_+` is an anchor point of the noisy class probability (Liu & Tao 2016). "
+            "**Look for:** `rho_-` settles within a few hundredths; `rho_+` stays rough (it needs "
+            "instances that are surely positive). docs/flip-rates.md has the measurements."
+        ),
+    },
     "summary": {
         "title": "Summary · cumulative metrics and drift scores",
         "latex": [r"\mathrm{GM}=\sqrt{(1-\mathrm{HL})\times\text{micro-F1}}"],

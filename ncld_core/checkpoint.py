@@ -42,13 +42,14 @@ def _classes() -> dict:
     # Imported lazily: the model modules import nothing from here.
     from .detector import HoeffdingCardinalityDetector
     from .elm import RandomHiddenLayer
+    from .flip_rates import FlipRateEstimator
     from .metrics import MetricAccumulator
     from .model import ELMNCLD
     from .references import AllNegative, NoisyPrior
 
     return {
         cls.__name__: cls
-        for cls in (ELMNCLD, RandomHiddenLayer, HoeffdingCardinalityDetector, MetricAccumulator,
+        for cls in (ELMNCLD, RandomHiddenLayer, HoeffdingCardinalityDetector, FlipRateEstimator, MetricAccumulator,
                     AllNegative, NoisyPrior)
     }
 

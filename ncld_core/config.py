@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .model import ELMNCLD
-from .runner import PrequentialRunner
+from .runner import RATE_MODES, PrequentialRunner
 from .variants import ELM_VARIANTS
 
 __all__ = ["RunConfig", "MODEL_PARAMS", "PRESETS"]
@@ -61,6 +61,9 @@ class RunConfig:
     rho_neg: list = field(default_factory=list)
     # drift schedule, e.g. "growth@2500, reduction@4000"; "" for none; "growth" = paper's single switch
     schedule: str = ""
+    # what the ELM-NCLD variants are told about the noise: "known" (the stream's true rates,
+    # the paper's setting), "estimate" (nothing: estimated online) or "ignore" (rates 0)
+    model_rates: str = "known"
     # models
     models: list = field(default_factory=lambda: ["ELM-O", "ELM-I", "ELM-II"])
     references: bool = True
@@ -139,6 +142,8 @@ class RunConfig:
                     sched.validate(length)
             except ValueError as exc:
                 err["schedule"] = str(exc)
+        if self.model_rates not in RATE_MODES:
+            err["model_rates"] = f"model_rates must be one of {', '.join(RATE_MODES)}"
         if not self.models and not self.references:
             err["models"] = "choose at least one model"
         from .baselines import BASELINES
@@ -216,7 +221,8 @@ class RunConfig:
 
     def runner(self) -> PrequentialRunner:
         return PrequentialRunner(
-            list(self.models), self.chunk_size, model_params=self.model_params(), references=self.references
+            list(self.models), self.chunk_size, model_params=self.model_params(), references=self.references,
+            flip_rates=self.model_rates,
         )
 
     # ------------------------------------------------------------ serialisation
@@ -321,4 +327,5 @@ PRESETS = {
     "concept growth": RunConfig(schedule="growth@2500", models=["ELM-O", "ELM-I", "ELM-II"]),
     "concept reduction": RunConfig(schedule="reduction@2500", models=["ELM-O", "ELM-I", "ELM-II"]),
     "why beta matters": RunConfig(beta=1.0, gamma=0.0, models=["ELM-O", "ELM (plain)"]),
+    "unknown noise: estimate the rates": RunConfig(model_rates="estimate", models=["ELM-O"]),
 }

@@ -31,6 +31,13 @@ by :class:`~ncld_core.detector.HoeffdingCardinalityDetector`.  When it fires:
   ``K`` and ``B_score`` are kept, then the current chunk is added;
 * ``strategy="none"`` (ELM-O): the firing is recorded and nothing changes.
 
+Flip rates (Eq. NR): given as ``rho_pos`` / ``rho_neg``, or, when neither is given
+(``flip_rates="auto"``, the default) or with ``flip_rates="estimate"``, estimated
+online from the stream by :class:`~ncld_core.flip_rates.FlipRateEstimator`: each
+chunk updates the estimates first, then its importance weights use them.  A drift
+acted on (retrain / adjust) also resets the estimator's memory
+(:meth:`~ncld_core.flip_rates.FlipRateEstimator.after_drift`).
+
 ``hessian="paper"`` reproduces the published form ``R = b I + (1-b)(S^T S - S^T - S)``.
 For ``b > 1/2`` it equals the exact form at ``b' = (2b-1)/b``, ``g' = g(2b-1)/b^2``,
 ``a' = a/b`` (same predictions); for ``b <= 1/2`` its ``K`` is indefinite and
@@ -52,6 +59,7 @@ Examples
 
 from __future__ import annotations
 
+import copy
 import inspect
 import time
 
@@ -61,6 +69,7 @@ import pandas as pd
 from ._validation import check_flip_rates, check_in_range, check_X, check_XY
 from .detector import HoeffdingCardinalityDetector
 from .elm import RandomHiddenLayer
+from .flip_rates import FlipRateEstimator
 from .graph import gram_matrix, reconstruction_weights
 from .importance import importance_weights, instance_cardinality, ranking_matrix
 from .probability import make_probability_model
@@ -68,6 +77,7 @@ from .probability import make_probability_model
 __all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
 
 STRATEGIES = ("none", "retrain", "adjust")
+FLIP_RATE_MODES = ("auto", "given", "estimate")
 HESSIANS = ("exact", "paper")
 
 #: Columns of :attr:`ELMNCLD.history_`, one row per chunk learned.
@@ -83,6 +93,8 @@ HISTORY_COLUMNS = (
     "action",  # init | none | detected | retrain | adjust
     "mean_weight",  # mean importance weight w_tj over the chunk
     "k_condition",  # condition number of K after the update
+    "rho_pos_mean",  # mean over labels of the rho_+ used (given or estimated)
+    "rho_neg_mean",  # mean over labels of the rho_- used
     "seconds",
 )
 
@@ -141,8 +153,14 @@ class ELMNCLD(_Params):
         ``K``, neighbours per instance in the chunk's feature graph (Eq. Re).
     strategy : {"none", "retrain", "adjust"}, default "none"
         Drift adaptation: ELM-O, ELM-I, ELM-II.
-    rho_pos, rho_neg : float or array of shape (q,), default 0
+    rho_pos, rho_neg : None, float or array of shape (q,), default None
         Per-label flip rates (Eq. NR): ``P(y=-1 | g=+1)`` and ``P(y=+1 | g=-1)``.
+        ``None`` with the other given means 0.
+    flip_rates : {"auto", "given", "estimate"} or FlipRateEstimator, default "auto"
+        "given": use ``rho_pos`` / ``rho_neg``; "estimate": estimate them online
+        (:mod:`ncld_core.flip_rates`; then ``rho_pos`` / ``rho_neg`` must be None);
+        "auto": "estimate" when neither rate is given, else "given".  A
+        :class:`~ncld_core.flip_rates.FlipRateEstimator` instance estimates with its settings.
     probability_model : str or object, default "logistic"
         Model of ``P_D(y=+1 | x)`` refitted on each chunk; see :mod:`ncld_core.probability`.
     hessian : {"exact", "paper"}, default "exact"
@@ -164,6 +182,11 @@ class ELMNCLD(_Params):
         Sufficient statistics.
     history_ : pandas.DataFrame
         One row per chunk learned, columns :data:`HISTORY_COLUMNS`.
+    flip_rates_history_ : pandas.DataFrame
+        The per-label rates used at every chunk (given or estimated): columns
+        ``chunk, label, rho_pos, rho_neg``.
+    flip_rate_estimator_ : FlipRateEstimator or None
+        The online estimator (None when the rates are given).
     """
 
     def __init__(
@@ -175,8 +198,9 @@ class ELMNCLD(_Params):
         delta=0.05,
         n_neighbors=20,
         strategy="none",
-        rho_pos=0.0,
-        rho_neg=0.0,
+        rho_pos=None,
+        rho_neg=None,
+        flip_rates="auto",
         probability_model="logistic",
         hessian="exact",
         scaling="auto",
@@ -192,6 +216,7 @@ class ELMNCLD(_Params):
         self.strategy = strategy
         self.rho_pos = rho_pos
         self.rho_neg = rho_neg
+        self.flip_rates = flip_rates
         self.probability_model = probability_model
         self.hessian = hessian
         self.scaling = scaling
@@ -211,8 +236,31 @@ class ELMNCLD(_Params):
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         if self.hessian not in HESSIANS:
             raise ValueError(f"hessian must be one of {HESSIANS}, got {self.hessian!r}")
-        rho_pos, rho_neg = check_flip_rates(self.rho_pos, self.rho_neg, n_labels=n_labels)
+        if self._estimates_rates():
+            rho_pos = rho_neg = None
+        else:
+            rho_pos, rho_neg = check_flip_rates(
+                0.0 if self.rho_pos is None else self.rho_pos,
+                0.0 if self.rho_neg is None else self.rho_neg,
+                n_labels=n_labels,
+            )
         return rho_pos, rho_neg, make_probability_model(self.probability_model)
+
+    def _estimates_rates(self) -> bool:
+        mode = getattr(self, "flip_rates", "auto")  # absent in checkpoints written before it existed
+        given = self.rho_pos is not None or self.rho_neg is not None
+        if isinstance(mode, FlipRateEstimator):
+            mode = "estimate"
+        elif not isinstance(mode, str) or mode not in FLIP_RATE_MODES:
+            raise ValueError(f"flip_rates must be one of {FLIP_RATE_MODES} or a FlipRateEstimator, got {mode!r}")
+        if mode == "estimate" and given:
+            raise ValueError("flip_rates='estimate' estimates the rates: leave rho_pos and rho_neg as None")
+        return mode == "estimate" or (mode == "auto" and not given)
+
+    def _new_rate_estimator(self):
+        if isinstance(self.flip_rates, FlipRateEstimator):
+            return copy.deepcopy(self.flip_rates)
+        return FlipRateEstimator()
 
     def _check_chunk(self, X, Y):
         fitted = self.is_fitted
@@ -234,8 +282,11 @@ class ELMNCLD(_Params):
         return getattr(self, "K_", None) is not None
 
     # ------------------------------------------------------------------ one chunk
-    def _chunk_statistics(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba):
-        """Everything one chunk contributes: ``H^T R H``, ``b H^T Y``, ``g H^T A`` and diagnostics."""
+    def _chunk_statistics(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator=None):
+        """Everything one chunk contributes: ``H^T R H``, ``b H^T Y``, ``g H^T A`` and diagnostics.
+
+        With ``estimator`` (a FlipRateEstimator) the rates are its estimates after this chunk.
+        """
         Xs = hidden.scale(X)
         H = hidden.transform(Xs, scaled=True)
         S, nbrs, _ = reconstruction_weights(
@@ -249,6 +300,9 @@ class ELMNCLD(_Params):
                 raise ValueError(f"noisy_proba has shape {P.shape}, expected {Y01.shape}")
             if not np.all((P >= 0) & (P <= 1)):
                 raise ValueError("noisy_proba must hold probabilities in [0, 1]")
+        if estimator is not None:
+            estimator = estimator.updated(P, Y01, nbrs)
+            rho_pos, rho_neg = estimator.rho_pos_, estimator.rho_neg_
         Y_pm = 2.0 * Y01 - 1.0
         W = importance_weights(Y_pm, P, rho_pos, rho_neg)
         A = ranking_matrix(Y_pm, W)
@@ -267,6 +321,9 @@ class ELMNCLD(_Params):
             "observed_cardinality": float(Y01.sum(axis=1).mean()),
             "mean_weight": float(W.mean()),
             "n": X.shape[0],
+            "rho_pos": rho_pos,
+            "rho_neg": rho_neg,
+            "estimator": estimator,
         }
 
     def _solve(self, K, B_score, B_rank):
@@ -305,13 +362,20 @@ class ELMNCLD(_Params):
         X, Y01 = self._check_chunk(X, Y)
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
         first = not self.is_fitted
+        estimating = rho_pos is None
         if first:
             hidden = RandomHiddenLayer(self.n_hidden, self.scaling, self.random_state).fit(X)
             detector = HoeffdingCardinalityDetector(self.delta)
+            estimator = self._new_rate_estimator() if estimating else None
         else:
             hidden, detector = self.hidden_, self.detector_
             detector.delta = self.delta
-        st = self._chunk_statistics(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba)
+            estimator = getattr(self, "flip_rate_estimator_", None)
+            if estimating and estimator is None:
+                raise ValueError("flip_rates: this model was fitted with given rates; it cannot switch to 'estimate'")
+            if not estimating:
+                estimator = None
+        st = self._chunk_statistics(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator)
         result = detector.peek(st["card"])
         L = self.n_hidden
         if first:
@@ -331,12 +395,18 @@ class ELMNCLD(_Params):
             K = self.K_ + st["HtRH"]
             B_score, B_rank = self.B_score_ + st["B_score"], self.B_rank_ + st["B_rank"]
         coef, psi, cond = self._solve(K, B_score, B_rank)
+        estimator = st["estimator"]
+        if estimator is not None and action in ("retrain", "adjust"):
+            estimator = estimator.after_drift()
 
         # Commit: nothing above changed the model.
         if first:
             self.hidden_, self.detector_ = hidden, detector
             self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
             self._history = []
+            self._rates = []
+        self.flip_rate_estimator_ = estimator
+        self._rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
         detector.update(st["card"])
         self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
         self.coef_, self.psi_ = coef, psi
@@ -353,6 +423,8 @@ class ELMNCLD(_Params):
                 "action": action,
                 "mean_weight": st["mean_weight"],
                 "k_condition": cond,
+                "rho_pos_mean": float(np.mean(st["rho_pos"])),
+                "rho_neg_mean": float(np.mean(st["rho_neg"])),
                 "seconds": time.perf_counter() - t0,
             }
         )
@@ -370,6 +442,9 @@ class ELMNCLD(_Params):
         check_in_range(size, "chunk_size", self.n_neighbors + 1, np.inf, integer=True)
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
         hidden = RandomHiddenLayer(self.n_hidden, self.scaling, self.random_state).fit(X[:size])
+        # Estimated rates are updated block by block, as the online model does.
+        estimator = self._new_rate_estimator() if rho_pos is None else None
+        rates = []
         K = self.alpha * np.eye(self.n_hidden)
         B_score = np.zeros((self.n_hidden, Y01.shape[1]))
         B_rank = np.zeros_like(B_score)
@@ -381,7 +456,10 @@ class ELMNCLD(_Params):
                     "choose a chunk_size that divides the data better"
                 )
             P = None if noisy_proba is None else np.asarray(noisy_proba)[start:stop]
-            st = self._chunk_statistics(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P)
+            st = self._chunk_statistics(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P,
+                                        estimator)
+            estimator = st["estimator"]
+            rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
             K = K + st["HtRH"]
             B_score = B_score + st["B_score"]
             B_rank = B_rank + st["B_rank"]
@@ -391,7 +469,9 @@ class ELMNCLD(_Params):
         self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
         self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
         self.coef_, self.psi_ = coef, psi
+        self.flip_rate_estimator_ = estimator
         self._history = []
+        self._rates = rates
         return self
 
     def _check_fitted(self):
@@ -434,7 +514,35 @@ class ELMNCLD(_Params):
         return pd.DataFrame(self._history, columns=list(HISTORY_COLUMNS))
 
     @property
-    def last_record_(self) -> dict:
-        """The newest row of :attr:`history_` as a dict (cheap: no DataFrame)."""
+    def flip_rates_history_(self) -> pd.DataFrame:
+        """The per-label rates used at each chunk: columns ``chunk, label, rho_pos, rho_neg``."""
         self._check_fitted()
-        return dict(self._history[-1]) if self._history else {}
+        rates = getattr(self, "_rates", [])
+        q = self.n_labels_
+        return pd.DataFrame({
+            "chunk": np.repeat(np.arange(len(rates)), q),
+            "label": np.tile(np.arange(q), len(rates)),
+            "rho_pos": np.concatenate([r[0] for r in rates]) if rates else np.zeros(0),
+            "rho_neg": np.concatenate([r[1] for r in rates]) if rates else np.zeros(0),
+        })
+
+    @property
+    def estimated_flip_rates_(self):
+        """``(rho_pos, rho_neg)`` estimated so far, arrays (q,); None when the rates are given."""
+        self._check_fitted()
+        est = getattr(self, "flip_rate_estimator_", None)
+        return None if est is None else (est.rho_pos_.copy(), est.rho_neg_.copy())
+
+    @property
+    def last_record_(self) -> dict:
+        """The newest row of :attr:`history_` as a dict (cheap: no DataFrame).
+
+        With estimated rates it also holds ``rho_pos_est`` / ``rho_neg_est``: per-label lists.
+        """
+        self._check_fitted()
+        if not self._history:
+            return {}
+        record = dict(self._history[-1])
+        if getattr(self, "flip_rate_estimator_", None) is not None and getattr(self, "_rates", None):
+            record["rho_pos_est"], record["rho_neg_est"] = (r.tolist() for r in self._rates[-1])
+        return record

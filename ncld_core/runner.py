@@ -34,6 +34,9 @@ from ._io import write_atomic
 from .drift_eval import change_chunks, detection_report
 from .metrics import MetricAccumulator
 from .stream import Stream
+
+#: What the ELM-NCLD variants of a run are told about the flip rates (see PrequentialRunner).
+RATE_MODES = ("known", "estimate", "ignore")
 from .variants import REFERENCES, make_model
 
 __all__ = ["PrequentialRunner", "ChunkResult", "RunResult", "RunState", "write_atomic", "save_run", "load_run"]
@@ -71,7 +74,8 @@ class ChunkResult:
             row.update(self.metrics.get(name, {}))
             row.update({f"cum_{k}": v for k, v in self.cumulative.get(name, {}).items()})
             for k, v in self.diagnostics.get(name, {}).items():
-                if k not in ("chunk", "n_instances", "seconds", "observed_cardinality"):
+                # per-label lists (estimated flip rates) stay in ``diagnostics``, not in the flat rows
+                if k not in ("chunk", "n_instances", "seconds", "observed_cardinality") and not isinstance(v, list):
                     row[f"diag_{k}"] = v
             out.append(row)
         return out
@@ -167,12 +171,17 @@ class PrequentialRunner:
         ELMNCLD parameters for the named variants.
     references : bool
         Add the trivial references (all-negative, noisy-prior) to every run.
-    known_rates : bool
+    known_rates : bool, default True
         Hand the stream's true flip rates to the ELM-NCLD variants (the paper's setting).
+        Ignored when ``flip_rates`` is given.
+    flip_rates : {"known", "estimate", "ignore"}, optional
+        What the named ELM-NCLD variants are told about the noise: the stream's true
+        rates, nothing (they estimate the rates online, :mod:`ncld_core.flip_rates`),
+        or rates 0 (noise ignored).  Default: "known" if ``known_rates`` else "estimate".
     """
 
     def __init__(self, models, chunk_size: int = 500, *, model_params=None, references=False,
-                 known_rates=True):
+                 known_rates=True, flip_rates=None):
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 2:
             raise ValueError(f"chunk_size must be an integer >= 2, got {chunk_size!r}")
         if not models:
@@ -182,11 +191,18 @@ class PrequentialRunner:
         self.model_params = dict(model_params or {})
         self.references = references
         self.known_rates = known_rates
+        if flip_rates is None:
+            flip_rates = "known" if known_rates else "estimate"
+        if flip_rates not in RATE_MODES:
+            raise ValueError(f"flip_rates must be one of {RATE_MODES}, got {flip_rates!r}")
+        self.flip_rates = flip_rates
 
     def _build(self, stream: Stream) -> dict:
         rates = None
-        if self.known_rates and stream.rho_pos is not None:
+        if self.flip_rates == "known" and stream.rho_pos is not None:
             rates = (stream.rho_pos, stream.rho_neg)
+        elif self.flip_rates == "ignore" or self.flip_rates == "known":  # a noise-free stream: rates 0
+            rates = (np.zeros(stream.n_labels), np.zeros(stream.n_labels))
         if isinstance(self.models, dict):
             built = dict(self.models)
         else:

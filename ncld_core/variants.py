@@ -41,7 +41,8 @@ _STRATEGY = {"ELM-O": "none", "ELM-I": "retrain", "ELM-II": "adjust"}
 def make_model(name: str, *, rates=None, **params):
     """A fresh estimator for the variant ``name``.
 
-    ``rates`` are the (rho_pos, rho_neg) handed to the ELM-NCLD variants;
+    ``rates`` are the (rho_pos, rho_neg) handed to the ELM-NCLD variants (None: they
+    estimate them online, unless ``params`` say otherwise);
     ``params`` are ELMNCLD parameters (ignored by the references).
     """
     if name in _STRATEGY:
@@ -51,8 +52,9 @@ def make_model(name: str, *, rates=None, **params):
         kw["strategy"] = _STRATEGY[name]
         return ELMNCLD(**kw)
     if name == "ELM (plain)":
-        kw = {k: v for k, v in params.items() if k not in ("beta", "gamma", "rho_pos", "rho_neg", "strategy")}
-        return ELMNCLD(beta=1.0, gamma=0.0, strategy="none", **kw)
+        kw = {k: v for k, v in params.items()
+              if k not in ("beta", "gamma", "rho_pos", "rho_neg", "flip_rates", "strategy")}
+        return ELMNCLD(beta=1.0, gamma=0.0, strategy="none", rho_pos=0.0, rho_neg=0.0, flip_rates="given", **kw)
     if name == "all-negative":
         return AllNegative()
     if name == "noisy-prior":

@@ -359,3 +359,27 @@ def test_figures_are_valid_plotly():
     table = F.detection_table(chunks, models, cps, 200)
     assert table["variant"].tolist() == ["ELM-O", "ELM-I"]  # the baseline has no drift detector
     assert F.gamma_label(2**-6) == "2⁻⁶" and F.gamma_label(0) == "0" and F.gamma_label(0.005) == "0.005"
+
+
+def test_run_without_rates_shows_estimates_against_truth():
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.selectbox(key="w_model_rates").set_value("estimate")
+    at.run()
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = at.session_state["run"]
+    assert run["status"] == "done" and run["cfg"].model_rates == "estimate"
+    model = run["result"].chunks[-1].diagnostics["ELM-O"] if run.get("result") else run["chunks"][-1].diagnostics["ELM-O"]
+    assert len(model["rho_neg_est"]) == run["stream"].n_labels
+    tables = [d.value for d in at.dataframe if "rho_neg estimated" in d.value.columns]
+    assert tables and {"rho_neg true", "|error| rho_neg"} <= set(tables[0].columns)
+    assert len(tables[0]) == run["stream"].n_labels
+    # known rates (the default): the panel says how to switch, no estimates
+    at2 = _app()
+    _small(at2)
+    at2.number_input(key="w_n_neighbors").set_value(5)
+    at2.run()
+    _run_button(at2).click().run()
+    assert any("nothing (estimate the rates)" in c.value for c in at2.caption)

@@ -18,6 +18,7 @@ import streamlit as st
 from dashboard import data, report
 from dashboard import figures as F
 from dashboard.ui import md_escape, teach
+from ncld_core.flip_rates import estimate_errors
 from ncld_core.runner import RunResult
 
 ss = st.session_state
@@ -92,6 +93,12 @@ for name, title in PANELS:
             slots["detections"] = st.container(key="panel_detections").empty()
     with right:
         teach(name)
+st.markdown("##### (f) Flip rates: estimated against the truth")
+rl, rr = st.columns([3, 2])
+with rl:
+    slots["rates"] = st.container(key="panel_rates").empty()
+with rr:
+    teach("rates")
 st.markdown("##### (e) Summary")
 sl, sr = st.columns([4, 1])
 with sl:
@@ -111,9 +118,28 @@ def draw(run):
     for name, make in (("metrics", F.metrics_figure), ("cardinality", F.cardinality_figure),
                        ("threshold", F.threshold_figure), ("timeline", F.timeline_figure)):
         slots[name].plotly_chart(make(*args), config=PLOT_CONFIG, key=f"fig_{name}_{k}")
+    _draw_rates(run, k)
     if run["change_points"] or F.detecting_models(run["chunks"], run["models"]):
         table = F.detection_table(run["chunks"], run["models"], run["change_points"], run["chunk_size"])
         slots["detections"].table(table, hide_index=True)
+
+
+def _draw_rates(run, k):
+    chunks = run["chunks"]
+    estimating = [m for m in run["models"] if any("rho_pos_est" in c.diagnostics.get(m, {}) for c in chunks)]
+    if not estimating:
+        slots["rates"].caption("No variant estimates its flip rates in this run: set *The models are told* "
+                               "to *nothing (estimate the rates)* in the sidebar.")
+        return
+    stream = run["stream"]
+    over_time, per_label = estimate_errors(chunks, estimating[0], stream.rho_pos, stream.rho_neg)
+    with slots["rates"].container():
+        st.caption(f"{estimating[0]}'s estimates (the ELM-NCLD variants estimate identically).")
+        st.plotly_chart(F.flip_rate_figure(over_time), config=PLOT_CONFIG, key=f"fig_rates_{k}")
+        names = list(getattr(stream, "label_names", ()) or [])
+        if names and len(names) == len(per_label):
+            per_label["label"] = names
+        st.dataframe(per_label.round(3), hide_index=True, width="stretch", height=220)
 
 
 def _status_text(run) -> str:

@@ -1,0 +1,235 @@
+"""Measure the online flip-rate estimator (issue 7); write ``docs/flip-rates.md``.
+
+    python -m benchmarks.flip_rates            # synthetic (5 seeds) + the 8 shared datasets (3 seeds)
+    python -m benchmarks.flip_rates --quick    # 2 seeds, 2 datasets, report to /tmp
+
+1. Synthetic generator (defaults: 20 features, 10 labels, rates ~ U[0.2, 0.4]), chunks of
+   500: mean absolute error of the estimates against the true rates after 1, 2, 5 and 10
+   chunks, next to two references: per-chunk logistic anchors (``min`` / ``1 - max`` of
+   the model's ``P_D`` at the 1 % / 99 % quantiles, averaged over chunks: Liu & Tao's
+   estimator with the model's own probability fit) and rates 0.
+2. The shared datasets, the paper's protocol (NOTES §5, random order, rates ~ U[0.2, 0.4]):
+   ELM-O (package defaults) told the true rates, estimating them, or ignoring the noise
+   (rates 0), plus two estimator variants: rho_+ set to 0 (only rho_- estimated) and a
+   three-component mixture.  Cumulative micro-F1 and AP against the ground truth.
+
+Every number in the report comes from this command.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
+    os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")
+
+from ncld_core._io import write_atomic  # noqa: E402
+from ncld_core.flip_rates import FlipRateEstimator  # noqa: E402
+
+DATASETS = ["medical", "langlog", "enron", "corel16k001", "rcv1subset5", "arts", "health", "tmc2007_500"]
+CHUNK = 500
+CHECKPOINTS = (1, 2, 5, 10)
+TARGET_MAE = 0.05
+TARGET_GAP = 0.01
+
+
+class _NoMissedPositives(FlipRateEstimator):
+    """The estimator with rho_+ fixed at 0 (only rho_- estimated): a measured variant."""
+
+    def _learn(self, P, Y, nbrs):
+        super()._learn(P, Y, nbrs)
+        self.rho_pos_ = np.zeros_like(self.rho_neg_)
+
+
+# ----------------------------------------------------------------------------- 1. synthetic
+def synthetic_cell(seed: int) -> list[dict]:
+    from ncld_core.elm import RandomHiddenLayer
+    from ncld_core.model import ELMNCLD
+    from ncld_core.probability import LogisticProbability
+    from ncld_core.synthetic import make_synthetic_stream
+
+    n_chunks = max(CHECKPOINTS)
+    s = make_synthetic_stream(n_chunks * CHUNK, random_state=seed)
+    model = ELMNCLD(random_state=seed)
+    rows, anchors = [], []
+    hidden = RandomHiddenLayer(model.n_hidden, model.scaling, seed).fit(s.X[:CHUNK])
+    for i in range(n_chunks):
+        X, Y = s.X[i * CHUNK:(i + 1) * CHUNK], s.Y_noisy[i * CHUNK:(i + 1) * CHUNK]
+        model.partial_fit(X, Y)
+        Xs = hidden.scale(X)
+        P = LogisticProbability().predict_proba(hidden.transform(Xs, scaled=True), Y)
+        anchors.append((1.0 - np.quantile(P, 0.99, axis=0), np.quantile(P, 0.01, axis=0)))
+        if i + 1 in CHECKPOINTS:
+            rp, rn = model.estimated_flip_rates_
+            ap, an = (np.mean([a[k] for a in anchors], axis=0) for k in (0, 1))
+            for method, (pos, neg) in {"online estimator (ncld)": (rp, rn),
+                                       "per-chunk logistic anchors": (ap, an),
+                                       "rates 0 (ignore noise)": (0 * rp, 0 * rn)}.items():
+                e_pos, e_neg = np.abs(pos - s.rho_pos).mean(), np.abs(neg - s.rho_neg).mean()
+                rows.append({"seed": seed, "chunks": i + 1, "method": method, "mae_rho_pos": e_pos,
+                             "mae_rho_neg": e_neg, "mae_both": (e_pos + e_neg) / 2,
+                             "bias_rho_pos": float(np.mean(pos - s.rho_pos)),
+                             "bias_rho_neg": float(np.mean(neg - s.rho_neg))})
+    return rows
+
+
+# ----------------------------------------------------------------------------- 2. datasets
+def dataset_cell(args) -> list[dict]:
+    name, seed = args
+    from ncld_core.builder import build_stream
+    from ncld_core.datasets import load_dataset
+    from ncld_core.model import ELMNCLD
+    from ncld_core.runner import PrequentialRunner
+
+    d = load_dataset(name)
+    s = build_stream(d.X, d.Y, name=name, flip_rates="paper", random_state=seed)
+    models = {
+        "known rates": ELMNCLD(random_state=seed, rho_pos=s.rho_pos, rho_neg=s.rho_neg),
+        "estimated (default)": ELMNCLD(random_state=seed),
+        "rates 0 (ignore noise)": ELMNCLD(random_state=seed, rho_pos=0.0, rho_neg=0.0),
+        "estimated rho_-, rho_+ = 0": ELMNCLD(random_state=seed, flip_rates=_NoMissedPositives()),
+        "estimated, 3 components": ELMNCLD(random_state=seed, flip_rates=FlipRateEstimator(n_components=3)),
+    }
+    t0 = time.perf_counter()
+    summary = PrequentialRunner(models, CHUNK).run(s).summary()
+    rows = []
+    for method, model in models.items():
+        est = model.estimated_flip_rates_
+        rows.append({
+            "dataset": name, "seed": seed, "method": method,
+            "micro_f1": float(summary.loc[method, "micro_f1"]),
+            "average_precision": float(summary.loc[method, "average_precision"]),
+            "mae_rho_pos": np.nan if est is None else float(np.abs(est[0] - s.rho_pos).mean()),
+            "mae_rho_neg": np.nan if est is None else float(np.abs(est[1] - s.rho_neg).mean()),
+            "seconds": time.perf_counter() - t0,
+        })
+    return rows
+
+
+# ----------------------------------------------------------------------------- report
+def _pm(series) -> str:
+    return f"{series.mean():.4f} ± {series.std(ddof=0):.4f}"
+
+
+def report(syn: pd.DataFrame, real: pd.DataFrame, *, seeds_syn, seeds_real, datasets, wall) -> str:
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out = [
+        "# Estimating the flip rates online (issue 7)",
+        "",
+        f"_Generated by `python -m benchmarks.flip_rates` on {now} in {wall:.0f} s; do not edit by hand._",
+        "",
+        "The estimator is `ncld_core.flip_rates.FlipRateEstimator` (its docstring has the math): "
+        "`rho_-` is the lowest rate of a binomial mixture fitted to the counts of observed positives in "
+        "each instance's feature-space neighbourhood (summed over chunks), `rho_+` is the anchor "
+        "`1 − q99(P_D)` of the model's own noisy class probability, averaged over chunks. `ELMNCLD()` "
+        "uses it when no rates are given.",
+        "",
+        f"## 1. Synthetic generator: error of the estimates (seeds {', '.join(map(str, seeds_syn))})",
+        "",
+        f"Default generator (20 features, 10 labels, cardinality 2, rates ~ U[0.2, 0.4]), chunks of {CHUNK}. "
+        "Mean absolute error over labels, then mean ± std over seeds. Target of the issue: "
+        f"≤ {TARGET_MAE} after 10 chunks.",
+        "",
+        "| Method | chunks | MAE rho_- | MAE rho_+ | MAE both | bias rho_- | bias rho_+ |",
+        "|:--|--:|--:|--:|--:|--:|--:|",
+    ]
+    for (method, chunks), g in syn.groupby(["method", "chunks"], sort=False):
+        out.append(f"| {method} | {chunks} | {_pm(g.mae_rho_neg)} | {_pm(g.mae_rho_pos)} | {_pm(g.mae_both)} | "
+                   f"{g.bias_rho_neg.mean():+.3f} | {g.bias_rho_pos.mean():+.3f} |")
+    final = syn[(syn.method == "online estimator (ncld)") & (syn.chunks == max(CHECKPOINTS))]
+    ok_neg = final.mae_rho_neg.mean() <= TARGET_MAE
+    ok_pos = final.mae_rho_pos.mean() <= TARGET_MAE
+    out += [
+        "",
+        f"After {max(CHECKPOINTS)} chunks: rho_- MAE {final.mae_rho_neg.mean():.3f} "
+        f"({'meets' if ok_neg else 'misses'} the target), rho_+ MAE {final.mae_rho_pos.mean():.3f} "
+        f"({'meets' if ok_pos else 'misses'} it).",
+        "",
+        f"## 2. Shared datasets, the paper's protocol (seeds {', '.join(map(str, seeds_real))})",
+        "",
+        "ELM-O with the package defaults; cumulative micro-F1 and AP against the ground truth, "
+        "mean ± std over seeds. Δ = estimated (default) − known rates; the issue's target is |Δ| ≤ "
+        f"{TARGET_GAP}.",
+        "",
+    ]
+    methods = list(dict.fromkeys(real.method))
+    for metric, label in (("micro_f1", "micro-F1"), ("average_precision", "AP")):
+        out += [f"### {label}", "", "| Dataset | " + " | ".join(methods) + " | Δ | within target |",
+                "|:--|" + "--:|" * (len(methods) + 2)]
+        for ds in datasets:
+            g = real[real.dataset == ds]
+            if g.empty:
+                continue
+            cells = [_pm(g[g.method == m][metric]) for m in methods]
+            gap = g[g.method == "estimated (default)"][metric].mean() - g[g.method == "known rates"][metric].mean()
+            out.append(f"| {ds} | " + " | ".join(cells) + f" | {gap:+.4f} | {'yes' if abs(gap) <= TARGET_GAP else 'no'} |")
+        out.append("")
+    out += ["### Error of the rate estimates at the end of each stream", "",
+            "| Dataset | MAE rho_- | MAE rho_+ |", "|:--|--:|--:|"]
+    for ds in datasets:
+        g = real[(real.dataset == ds) & (real.method == "estimated (default)")]
+        if not g.empty:
+            out.append(f"| {ds} | {_pm(g.mae_rho_neg)} | {_pm(g.mae_rho_pos)} |")
+    gaps = {m: (real[real.method == m].groupby("dataset")[["micro_f1", "average_precision"]].mean()
+                - real[real.method == "known rates"].groupby("dataset")[["micro_f1", "average_precision"]].mean()).mean()
+            for m in methods if m != "known rates"}
+    out += ["", "### Mean gap to the known rates over the datasets", "",
+            "| Method | Δ micro-F1 | Δ AP |", "|:--|--:|--:|"]
+    for m, g in gaps.items():
+        out.append(f"| {m} | {g.micro_f1:+.4f} | {g.average_precision:+.4f} |")
+    out += [
+        "",
+        "## Reading",
+        "",
+        "- `rho_-` is recovered to a few hundredths on every stream; `rho_+` is not (section 1's bias "
+        "column): it is fixed only by instances whose clean label is surely positive, which neither "
+        "the synthetic generator (its `P(g|x)` rarely reaches 1) nor sparse real label sets provide.",
+        "- The importance weights of Prop. 2, `(P_D − rho_-) / ((1 − rho_+ − rho_-) P_D)` for an "
+        "observed positive, are differences of two small numbers on sparse labels, where `P_D` sits "
+        "near `rho_-`: errors of a few hundredths in `rho_-` change them a lot. This is why the "
+        "F1/AP gap to the known rates is larger than the rate errors suggest; compare the "
+        "`rho_+ = 0` column to see how much comes from `rho_+`.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.flip_rates", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="2 seeds, medical and enron only")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--doc", default=None, help="report path (default docs/flip-rates.md; --quick: /tmp)")
+    a = p.parse_args(argv)
+    seeds_syn = list(range(2 if a.quick else 5))
+    seeds_real = list(range(2 if a.quick else 3))
+    datasets = ["medical", "enron"] if a.quick else DATASETS
+    doc = Path(a.doc) if a.doc else (Path("/tmp/flip-rates.md") if a.quick else REPO / "docs" / "flip-rates.md")
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=a.workers) as pool:
+        syn_jobs = pool.map(synthetic_cell, seeds_syn)
+        real_jobs = pool.map(dataset_cell, [(d, s) for d in datasets for s in seeds_real])
+        syn = pd.DataFrame([r for rows in syn_jobs for r in rows])
+        real = pd.DataFrame([r for rows in real_jobs for r in rows])
+    text = report(syn, real, seeds_syn=seeds_syn, seeds_real=seeds_real, datasets=datasets,
+                  wall=time.perf_counter() - t0)
+    write_atomic(doc, text)
+    print(f"wrote {doc} ({time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
