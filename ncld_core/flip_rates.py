@@ -18,16 +18,17 @@ neighbourhood follows, per label, a two-component binomial mixture
 Its low component is the neighbourhoods whose clean label is negative, so its rate
 is ``rho_-``.  The counts' histogram (``m + 2`` numbers per label) is a sufficient
 statistic, so it is summed over chunks at no cost, and the mixture is refitted by
-EM warm-started from the last chunk.  Measured (``python -m benchmarks.flip_rates``):
-this is the anchor-point idea of Liu & Tao (2016) with the neighbourhood in place
-of a fitted ``P(y|x)``.  Per-chunk logistic anchors, ``min_t P(y=1|x_t)``, were
-0.10--0.15 too low because a model fitted on 500 noisy labels spreads its
-predictions; the mixture's bias was within +-0.03.
+EM warm-started from the last chunk.  This is the anchor-point idea of Liu & Tao
+(2016) with the neighbourhood in place of a fitted ``P(y|x)``: per-chunk logistic
+anchors, ``min_t P(y=1|x_t)``, come out far too low because a model fitted on 500
+noisy labels spreads its predictions (``python -m benchmarks.flip_rates`` measures
+both, docs/flip-rates.md).
 
 ``rho_+`` (missed positives) is much harder: it is pinned down only by instances
 whose clean label is positive *with certainty* (anchors with ``P(g=1|x) = 1``), which
-sparse label sets hardly have.  Mixing neighbourhoods dilutes the mixture's high
-component (``1 - p_+`` overstated ``rho_+`` by 0.15--0.35), and a robust logistic
+sparse label sets hardly have.  Two alternatives were tried in exploratory runs
+that the repository does not keep: the mixture's high component (``1 - p_+``) is
+diluted by mixed neighbourhoods and overstated ``rho_+``, and a robust logistic
 regression (Bootkrajang & Kaban, 2012) with ``rho_-`` fixed drifted towards
 ``rho_+ = 0`` on the 20 random hidden features.  ``rho_+`` is therefore the
 anchor-point estimate itself: ``1 - `` the ``1 - quantile`` quantile of the model's
@@ -58,24 +59,14 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from scipy.special import xlogy
+from scipy.special import gammaln, xlogy
 
 from ._validation import check_in_range
 
 __all__ = ["FlipRateEstimator", "binomial_mixture_em"]
 
 
-def _log_binom_pmf(counts: np.ndarray, trials: int, p: np.ndarray) -> np.ndarray:
-    """``log Bin(c; trials, p)`` for every ``c`` in ``counts`` and every ``p`` (broadcast: p[..., None])."""
-    from scipy.special import gammaln
-
-    c = counts.astype(np.float64)
-    log_choose = gammaln(trials + 1) - gammaln(c + 1) - gammaln(trials - c + 1)
-    p = p[..., None]
-    return log_choose + xlogy(c, p) + xlogy(trials - c, 1.0 - p)
-
-
-def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int = 200, tol: float = 1e-10):
+def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int = 200, tol: float = 1e-6):
     """Fit a mixture of ``n_components`` binomials ``Bin(n, p_k)`` to count histograms, one per row.
 
     Parameters
@@ -85,7 +76,8 @@ def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int 
     start : tuple (p, w) of arrays (q, n_components), optional
         Warm start; default rates from half the mean rate to 0.8, equal weights.
     n_components : int >= 2
-    n_iter, tol : EM iterations and the largest change of a rate that stops them.
+    n_iter, tol : EM iterations and the largest change of a rate that stops them.  The online
+        estimator warm-starts every chunk, so its iterations accumulate over the stream.
 
     Returns
     -------
@@ -104,6 +96,8 @@ def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int 
     q, n1 = hist.shape
     trials = n1 - 1
     counts = np.arange(n1)
+    c = counts.astype(np.float64)
+    log_choose = gammaln(trials + 1) - gammaln(c + 1) - gammaln(trials - c + 1)  # fixed: outside the loop
     total = np.maximum(hist.sum(axis=1), 1e-300)
     mean_rate = (hist @ counts) / (total * max(trials, 1))
     k = int(n_components)
@@ -117,7 +111,8 @@ def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int 
     for _ in range(n_iter):
         p = np.clip(p, eps, 1.0 - eps)
         w = np.clip(w, eps, 1.0)
-        log_l = np.log(w)[..., None] + _log_binom_pmf(counts, trials, p)  # (q, k, n+1)
+        pk = p[..., None]
+        log_l = np.log(w)[..., None] + log_choose + xlogy(c, pk) + xlogy(trials - c, 1.0 - pk)  # (q, k, n+1)
         log_l -= log_l.max(axis=1, keepdims=True)
         resp = np.exp(log_l)
         resp /= resp.sum(axis=1, keepdims=True)

@@ -35,7 +35,7 @@ Flip rates (Eq. NR): given as ``rho_pos`` / ``rho_neg``, or, when neither is giv
 (``flip_rates="auto"``, the default) or with ``flip_rates="estimate"``, estimated
 online from the stream by :class:`~ncld_core.flip_rates.FlipRateEstimator`: each
 chunk updates the estimates first, then its importance weights use them.  A drift
-acted on (retrain / adjust) also resets the estimator's memory
+acted on (retrain / adjust) also down-weights the estimator's accumulated statistics
 (:meth:`~ncld_core.flip_rates.FlipRateEstimator.after_drift`).
 
 ``hessian="paper"`` reproduces the published form ``R = b I + (1-b)(S^T S - S^T - S)``.

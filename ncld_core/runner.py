@@ -198,10 +198,10 @@ class PrequentialRunner:
         self.flip_rates = flip_rates
 
     def _build(self, stream: Stream) -> dict:
-        rates = None
+        rates = None  # "estimate": the variants are told nothing
         if self.flip_rates == "known" and stream.rho_pos is not None:
             rates = (stream.rho_pos, stream.rho_neg)
-        elif self.flip_rates == "ignore" or self.flip_rates == "known":  # a noise-free stream: rates 0
+        elif self.flip_rates != "estimate":  # "ignore", or "known" on a noise-free stream: rates 0
             rates = (np.zeros(stream.n_labels), np.zeros(stream.n_labels))
         if isinstance(self.models, dict):
             built = dict(self.models)

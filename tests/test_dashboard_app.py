@@ -371,8 +371,7 @@ def test_run_without_rates_shows_estimates_against_truth():
     assert not at.exception, [e.value for e in at.exception]
     run = at.session_state["run"]
     assert run["status"] == "done" and run["cfg"].model_rates == "estimate"
-    model = run["result"].chunks[-1].diagnostics["ELM-O"] if run.get("result") else run["chunks"][-1].diagnostics["ELM-O"]
-    assert len(model["rho_neg_est"]) == run["stream"].n_labels
+    assert len(run["chunks"][-1].diagnostics["ELM-O"]["rho_neg_est"]) == run["stream"].n_labels
     tables = [d.value for d in at.dataframe if "rho_neg estimated" in d.value.columns]
     assert tables and {"rho_neg true", "|error| rho_neg"} <= set(tables[0].columns)
     assert len(tables[0]) == run["stream"].n_labels
