@@ -284,12 +284,14 @@ def bench_throughput(cfg: Config) -> dict:
         default = ELMNCLD(rho_pos=rho_pos, rho_neg=rho_neg, random_state=MODEL_SEED)
         paper = ELMNCLD(hessian="paper", rho_pos=rho_pos, rho_neg=rho_neg, random_state=MODEL_SEED, **_paper_params())
         one_thread = ELMNCLD(rho_pos=rho_pos, rho_neg=rho_neg, random_state=MODEL_SEED)
+        estimating = ELMNCLD(random_state=MODEL_SEED)  # no rates given: estimated online (ncld_core.flip_rates)
         blas1 = _blas_one_thread()
         ref = None
-        keys = ("default_predict", "default_fit", "blas1_total", "paper_total", "ref_total", "ref_shared", "ref_woodbury")
+        keys = ("default_predict", "default_fit", "blas1_total", "estimate_total", "paper_total", "ref_total",
+                "ref_shared", "ref_woodbury")
         rec = {k: [] for k in keys}
         max_rel_diff = 0.0
-        who_all = ["default", "paper", "ref"] + (["blas1"] if blas1 else [])
+        who_all = ["default", "estimate", "paper", "ref"] + (["blas1"] if blas1 else [])
         for i, (Xc, Yc) in enumerate(chunks):
             # rotate the order so that no implementation always runs first (caches, turbo)
             for who in np.roll(who_all, -(i % len(who_all))):
@@ -297,6 +299,9 @@ def bench_throughput(cfg: Config) -> dict:
                     p, f = _time_model_chunk(default, Xc, Yc)
                     rec["default_predict"].append(p)
                     rec["default_fit"].append(f)
+                elif who == "estimate":
+                    p, f = _time_model_chunk(estimating, Xc, Yc)
+                    rec["estimate_total"].append(p + f)
                 elif who == "blas1":
                     with blas1():
                         p, f = _time_model_chunk(one_thread, Xc, Yc)
@@ -333,6 +338,7 @@ def bench_throughput(cfg: Config) -> dict:
             "p90_default_s": float(np.percentile(default_total, 90)),
             "rate": CHUNK / med["default_total"],
             "blas1_rate": CHUNK / med["blas1_total"] if rec["blas1_total"] else None,
+            "estimate_rate": CHUNK / med["estimate_total"],
             "paper_rate": CHUNK / med["paper_total"],
             "ref_rate": CHUNK / med["ref_total"],
             "woodbury_ratio": med["ref_total"] / med["paper_total"],
@@ -769,28 +775,31 @@ def render(res: dict) -> str:
         "Median over the timed chunks, after one warm-up chunk (the initialisation chunk D_0, not timed);",
         "a dataset with fewer full chunks than needed is repeated from its start.",
         "",
-        "| dataset | N x d, q | chunks timed (distinct) | predict ms | partial_fit ms | total ms/chunk (p90) | instances/s | instances/s, BLAS on 1 thread |",
-        "|---|---|---|---|---|---|---|---|",
+        "| dataset | N x d, q | chunks timed (distinct) | predict ms | partial_fit ms | total ms/chunk (p90) | instances/s | instances/s, BLAS on 1 thread | instances/s, rates estimated (ratio) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name in THROUGHPUT_DATASETS:
         r = th.get(name, {})
         if "error" in r:
-            L.append(f"| {name} | not measured: {r['error']} | | | | | | |")
+            L.append(f"| {name} | not measured: {r['error']} | | | | | | | |")
             continue
         md = r["median_s"]
         L.append(
             f"| {name} | {r['n_instances']:,} x {r['n_features']:,}{' (sparse)' if r['sparse'] else ''}, {r['n_labels']} "
             f"| {r['timed_chunks']} ({r['distinct_chunks']} of {r['full_chunks']}) | {_ms(md['default_predict'])} "
             f"| {_ms(md['default_fit'])} | {_ms(md['default_total'])} ({_ms(r['p90_default_s'])}) | **{_fmt_rate(r['rate'])}** "
-            f"| {_fmt_rate(r.get('blas1_rate'))} |"
+            f"| {_fmt_rate(r.get('blas1_rate'))} "
+            f"| {_fmt_rate(r.get('estimate_rate'))} ({r['estimate_rate'] / r['rate']:.2f}x) |"
         )
     any_r = next((r for r in th.values() if "default_params" in r), None)
     if any_r:
         L += [
             "",
             f"Model: `{any_r['default_params']}` (ELMNCLD defaults, the true flip rates given).",
-            "The last column is a second, identical model timed on the same chunks with BLAS limited to one thread",
-            "(`threadpoolctl`); the targets use the default configuration (the column before).",
+            "\"BLAS on 1 thread\" is a second, identical model timed on the same chunks with BLAS limited to one thread",
+            "(`threadpoolctl`); the targets use the default configuration (\"instances/s\"). \"rates estimated\":",
+            "`ELMNCLD(random_state=...)` with no rates, which estimates them online (`ncld_core.flip_rates`), on the",
+            "same chunks; the ratio is its throughput over the column \"instances/s\".",
         ]
     L += [
         "",
