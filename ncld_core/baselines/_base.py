@@ -1,4 +1,5 @@
-"""Chunk-API plumbing shared by the paper's baselines (OSML-ELM, ELM-CDLL, FALT, SALT, PAML).
+"""Chunk-API plumbing shared by the paper's baselines (OSML-ELM, ELM-CDLL, FALT, SALT, PAML, MCIC, MW)
+and the River peer.
 
 :class:`ChunkBaseline` gives every baseline the contract of the core model
 (:class:`~ncld_core.model.ELMNCLD`):
@@ -15,7 +16,8 @@ so any error (bad input, bad parameter) leaves the model exactly as it was.
 
 A subclass lists its fitted attributes in ``_state_names`` and implements
 ``_validate_params``, ``_start`` (the state before the first chunk),
-``_learn`` (one chunk) and ``_decision`` (scores of checked ``X``).
+``_learn`` (one chunk) and ``_decision`` (scores of checked ``X``); its own
+inspection methods check their input with ``_check_X``.
 
 :class:`OnlineLinearModel` adds what the instance-by-instance linear methods
 (FALT, SALT, PAML) share: ``q`` scoring columns and one threshold column in one
@@ -41,7 +43,7 @@ import scipy.sparse as sp
 from .._validation import check_in_range, check_X, check_XY
 from ..model import _Params
 
-__all__ = ["ChunkBaseline", "OnlineLinearModel", "iter_rows", "canonical_csr"]
+__all__ = ["ChunkBaseline", "OnlineLinearModel", "iter_rows", "canonical_csr", "as_csr"]
 
 
 def canonical_csr(X):
@@ -50,6 +52,11 @@ def canonical_csr(X):
         X = X.copy()
         X.sum_duplicates()
     return X
+
+
+def as_csr(X) -> sp.csr_matrix:
+    """``X`` (dense or any sparse format) as a canonical CSR matrix: one code path for both kinds of input."""
+    return canonical_csr(X.tocsr() if sp.issparse(X) else sp.csr_matrix(X))
 
 
 def iter_rows(X):
@@ -67,7 +74,8 @@ def iter_rows(X):
 class ChunkBaseline(_Params):
     """Base class: validation, copy-then-commit state, the chunk API."""
 
-    #: fitted attributes (trailing underscore) that make up the model's state
+    #: fitted attributes (public ones with a trailing underscore, private working ones with a
+    #: leading underscore) that make up the model's state
     _state_names: tuple[str, ...] = ()
 
     # -- to implement -----------------------------------------------------------
@@ -140,11 +148,14 @@ class ChunkBaseline(_Params):
         if not self.is_fitted:
             raise ValueError(f"this {type(self).__name__} is not fitted yet: call partial_fit or fit first")
 
+    def _check_X(self, X):
+        """``X`` checked against the fitted model (dense, or canonical CSR)."""
+        self._check_fitted()
+        return canonical_csr(check_X(X, n_features=self.n_features_in_))
+
     def decision_function(self, X) -> np.ndarray:
         """Real scores (N, q); ``> 0`` means relevant."""
-        self._check_fitted()
-        X = canonical_csr(check_X(X, n_features=self.n_features_in_))
-        return self._decision(X)
+        return self._decision(self._check_X(X))
 
     def predict(self, X) -> np.ndarray:
         """Relevant labels, ``decision_function(X) > 0``, as int8 in {0, 1}."""

@@ -94,27 +94,18 @@ Examples
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._validation import check_in_range, check_X, check_XY
-from ..model import _Params
+from .._validation import check_in_range
+from ._base import ChunkBaseline, as_csr, iter_rows
 
 __all__ = ["MCIC"]
 
 _H_INIT = 5  # initial number of predicted labels in the authors' release
 _TIE = 1e-12
-
-
-def _as_csr(X) -> sp.csr_matrix:
-    """Rows as a canonical CSR matrix (dense inputs too: one code path for both)."""
-    X = sp.csr_matrix(X) if not sp.issparse(X) else X
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
 
 
 def top_h_decision(scores: np.ndarray, h: int) -> np.ndarray:
@@ -144,8 +135,12 @@ def top_h_decision(scores: np.ndarray, h: int) -> np.ndarray:
     return out
 
 
-class MCIC(_Params):
+class MCIC(ChunkBaseline):
     """Multi-label classification via incremental (DenStream-style) clustering.
+
+    ``partial_fit`` learns a chunk instance by instance, in order; ``decision_function``
+    gives scores (N, q) whose positive entries are the top-``h`` labels of each row, and
+    ``predict`` the ``h`` highest-scoring labels of each instance, as int8 in {0, 1}.
 
     Parameters
     ----------
@@ -174,6 +169,12 @@ class MCIC(_Params):
         Current timestamp; ``n_seen_`` instances learnt so far.
     """
 
+    _state_names = (
+        "_cf1", "_cf2", "_w", "_csq", "_rad", "_n", "_lab", "_last", "_created", "_serial", "_alive", "_isp",
+        "_hi", "_next_serial", "timestamp_", "h_", "_h_n", "_h_sum", "_h_mark",
+        "n_features_in_", "n_labels_", "n_seen_",
+    )
+
     def __init__(self, epsilon=0.495, decay=0.25, beta_mu=2.0, speed=100, k=3, delta=0.1,
                  max_clusters=1000):
         self.epsilon = epsilon
@@ -195,42 +196,35 @@ class MCIC(_Params):
         check_in_range(self.max_clusters, "max_clusters", 1, 10**7, integer=True)
 
     @property
-    def is_fitted(self) -> bool:
-        return getattr(self, "_cf1", None) is not None
-
-    def _check_fitted(self):
-        if not self.is_fitted:
-            raise ValueError(f"this {type(self).__name__} is not fitted yet: call partial_fit or fit first")
-
-    @property
     def t_p_(self) -> int:
         """``T_p``: timestamps between two pruning passes (the release's formula)."""
         x = math.log(self.beta_mu / (self.beta_mu - 1.0)) / self.decay
         return int(math.floor(x + 0.5)) + 1
 
-    def _init_state(self, d, q):
+    def _start(self, X, Y01):
+        d, q = X.shape[1], Y01.shape[1]
         cap = min(16, self.max_clusters)
-        self._cf1 = np.zeros((cap, d))
-        self._cf2 = np.zeros((cap, d))
-        self._w = np.zeros(cap)
-        self._csq = np.zeros(cap)  # ||CF1||^2
-        self._rad = np.zeros(cap)
-        self._n = np.zeros(cap, dtype=np.int64)
-        self._lab = np.zeros((cap, q))
-        self._last = np.zeros(cap, dtype=np.int64)
-        self._created = np.zeros(cap, dtype=np.int64)
-        self._serial = np.zeros(cap, dtype=np.int64)
-        self._alive = np.zeros(cap, dtype=bool)
-        self._isp = np.zeros(cap, dtype=bool)
-        self._hi = 0  # slots in use are [0, _hi)
-        self._next_serial = 0
-        self.n_features_in_, self.n_labels_ = d, q
-        self.n_seen_ = 0
-        self.timestamp_ = 0
-        self.h_ = _H_INIT
-        self._h_n = 0
-        self._h_sum = 0.0
-        self._h_mark = np.zeros(q, dtype=bool)
+        return {
+            "_cf1": np.zeros((cap, d)),
+            "_cf2": np.zeros((cap, d)),
+            "_w": np.zeros(cap),
+            "_csq": np.zeros(cap),  # ||CF1||^2
+            "_rad": np.zeros(cap),
+            "_n": np.zeros(cap, dtype=np.int64),
+            "_lab": np.zeros((cap, q)),
+            "_last": np.zeros(cap, dtype=np.int64),
+            "_created": np.zeros(cap, dtype=np.int64),
+            "_serial": np.zeros(cap, dtype=np.int64),
+            "_alive": np.zeros(cap, dtype=bool),
+            "_isp": np.zeros(cap, dtype=bool),
+            "_hi": 0,  # slots in use are [0, _hi)
+            "_next_serial": 0,
+            "timestamp_": 0,
+            "h_": _H_INIT,
+            "_h_n": 0,
+            "_h_sum": 0.0,
+            "_h_mark": np.zeros(q, dtype=bool),
+        }
 
     def _grow(self):
         cap = self._w.shape[0]
@@ -335,9 +329,9 @@ class MCIC(_Params):
         dead = alive & ((isp & (w < self.beta_mu)) | (~isp & (w < xi)))
         self._alive[:hi] &= ~dead
 
-    def _learn_one(self, idx, vals, y):
-        self.n_seen_ += 1
-        if self.n_seen_ % self.speed == 0:
+    def _learn_one(self, idx, vals, y, position):
+        """Learn one instance, the ``position``-th of the stream (1-based)."""
+        if position % self.speed == 0:
             self.timestamp_ += 1
         self._update_h(y)
         hi = self._hi
@@ -372,40 +366,22 @@ class MCIC(_Params):
         if self.timestamp_ % self.t_p_ == 0:
             self._prune()
 
+    def _learn(self, state, X, Y01, first):
+        """Learn the chunk instance by instance, in order, on a working copy of the model carrying ``state``."""
+        work = copy.copy(self)
+        vars(work).update(state)
+        Yf = Y01.astype(np.float64)
+        for i, (idx, vals) in enumerate(iter_rows(as_csr(X))):
+            work._learn_one(idx, vals, Yf[i], state["n_seen_"] + i + 1)
+        return {name: getattr(work, name) for name in self._state_names}
+
     # ------------------------------------------------------------------ public API
-    def partial_fit(self, X, Y):
-        """Learn one chunk, instance by instance in order; the first call initialises.
-
-        Bad input raises a ``ValueError`` before anything changes.
-        """
-        self._validate_params()
-        fitted = self.is_fitted
-        X, Y = check_XY(
-            X, Y,
-            n_features=self.n_features_in_ if fitted else None,
-            n_labels=self.n_labels_ if fitted else None,
-        )
-        X = _as_csr(X)
-        if not fitted:
-            self._init_state(X.shape[1], Y.shape[1])
-        Yf = Y.astype(np.float64)
-        indptr, indices, data = X.indptr, X.indices, X.data
-        for i in range(X.shape[0]):
-            lo, hi = indptr[i], indptr[i + 1]
-            self._learn_one(indices[lo:hi], data[lo:hi], Yf[i])
-        return self
-
-    def fit(self, X, Y):
-        """Forget everything and learn ``X, Y`` as one stream."""
-        self._validate_params()
-        check_XY(X, Y)
-        self._cf1 = None
-        return self.partial_fit(X, Y)
-
     def label_scores(self, X) -> np.ndarray:
         """``s`` (N, q): weighted label frequencies of the ``K`` nearest mature clusters."""
-        self._check_fitted()
-        X = _as_csr(check_X(X, n_features=self.n_features_in_))
+        return self._label_scores(self._check_X(X))
+
+    def _label_scores(self, X) -> np.ndarray:
+        X = as_csr(X)
         hi = self._hi
         alive = self._alive[:hi]
         pool = alive & self._isp[:hi]
@@ -427,13 +403,9 @@ class MCIC(_Params):
         wk = weight[near]  # (n, kk)
         return np.einsum("nk,nkq->nq", wk, P[near]) / wk.sum(axis=1, keepdims=True)
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision(self, X) -> np.ndarray:
         """Scores (N, q) whose positive entries are the top-``h`` labels of each row."""
-        return top_h_decision(self.label_scores(X), self.h_)
-
-    def predict(self, X) -> np.ndarray:
-        """The ``h`` highest-scoring labels of each instance, as int8 in {0, 1}."""
-        return (self.decision_function(X) > 0).astype(np.int8)
+        return top_h_decision(self._label_scores(X), self.h_)
 
     # ------------------------------------------------------------------ inspection
     @property

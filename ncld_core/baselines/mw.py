@@ -17,8 +17,9 @@ balanced (``n_pos : n_neg``) class ratio however rare the label, while each wind
 forgets: after a label's concept changes, its windows hold only new examples once
 ``n_pos`` new positives and ``n_neg`` new negatives have arrived.
 
-Base learner: k-nearest neighbours (Euclidean distance) over the label's windows, as in the
-paper's experiments; the score of ``j`` is the fraction of positive examples among the ``k``
+Base learner: k-nearest neighbours (Euclidean distance) over the label's windows (our
+reading of the method; the base learner of the paper's experiments is unverified, see
+below); the score of ``j`` is the fraction of positive examples among the ``k``
 nearest members of ``P_j u N_j`` (all members when there are fewer than ``k``), and ``j``
 is predicted when the majority is positive::
 
@@ -30,8 +31,9 @@ products (``||x||^2 - 2 x.s + ||s||^2``), then each label picks its own nearest 
 
 Reconstruction choices (stated plainly)
 ---------------------------------------
-* The paper's text was not at hand when this was written, so the defaults are a
-  reconstruction, to be checked against its experimental section: balanced windows
+* Neither the paper's text nor an implementation could be found (searched again for
+  the comparison in docs/results.md), so the defaults are a reconstruction, to be
+  checked against its experimental section: balanced windows
   ``n_pos = n_neg = 100`` (the paper's balance parameter ``r = n_pos / n_neg`` = 1) and
   ``k = 11`` neighbours, plain majority vote (no distance weighting).
 * Features are used raw, without the per-attribute range normalisation Weka's Euclidean
@@ -65,26 +67,22 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_in_range, check_X, check_XY
-from ..model import _Params
+from .._validation import check_in_range
+from ._base import ChunkBaseline, as_csr
 
 __all__ = ["MW"]
-
-
-def _as_csr(X) -> sp.csr_matrix:
-    X = sp.csr_matrix(X) if not sp.issparse(X) else X
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
 
 
 def _row_sq_norms(X: sp.csr_matrix) -> np.ndarray:
     return np.asarray(X.multiply(X).sum(axis=1)).ravel()
 
 
-class MW(_Params):
+class MW(ChunkBaseline):
     """Binary relevance kNN over per-label windows of recent positive and negative examples.
+
+    ``partial_fit`` pushes a chunk through every label's windows; ``decision_function`` is
+    the positive fraction minus 1/2 (N, q), > 0 when most of the ``k`` neighbours are
+    positive, and ``predict`` their majority vote per label, as int8 in {0, 1}.
 
     Parameters
     ----------
@@ -106,6 +104,9 @@ class MW(_Params):
         Distinct instances held by the union of all windows.
     """
 
+    _state_names = ("_store", "_store_ids", "_store_sq", "positive_windows_", "negative_windows_",
+                    "n_features_in_", "n_labels_", "n_seen_")
+
     def __init__(self, n_pos=100, n_neg=100, k=11):
         self.n_pos = n_pos
         self.n_neg = n_neg
@@ -116,62 +117,38 @@ class MW(_Params):
         check_in_range(self.n_neg, "n_neg", 1, 10**7, integer=True)
         check_in_range(self.k, "k", 1, 10**6, integer=True)
 
-    @property
-    def is_fitted(self) -> bool:
-        return getattr(self, "_store", None) is not None
+    def _get_state(self) -> dict:
+        # No copy needed: ``_learn`` builds new windows and a new store, never changing these in place.
+        return {name: getattr(self, name) for name in self._state_names}
 
-    def _check_fitted(self):
-        if not self.is_fitted:
-            raise ValueError(f"this {type(self).__name__} is not fitted yet: call partial_fit or fit first")
-
-    def partial_fit(self, X, Y):
-        """Push a chunk through every label's windows; the first call initialises.
-
-        Bad input raises a ``ValueError`` before anything changes.
-        """
-        self._validate_params()
-        fitted = self.is_fitted
-        X, Y = check_XY(
-            X, Y,
-            n_features=self.n_features_in_ if fitted else None,
-            n_labels=self.n_labels_ if fitted else None,
-        )
-        X = _as_csr(X)
-        n, q = Y.shape
-        seen = self.n_seen_ if fitted else 0
-        ids = np.arange(seen, seen + n, dtype=np.int64)
+    def _start(self, X, Y01):
+        q = Y01.shape[1]
         empty = np.zeros(0, dtype=np.int64)
-        old_pos = self.positive_windows_ if fitted else [empty] * q
-        old_neg = self.negative_windows_ if fitted else [empty] * q
+        return {"_store": sp.csr_matrix((0, X.shape[1])), "_store_ids": empty, "_store_sq": np.zeros(0),
+                "positive_windows_": [empty] * q, "negative_windows_": [empty] * q}
+
+    def _learn(self, state, X, Y01, first):
+        """Push the chunk through every label's windows, then keep the instances they hold."""
+        X = as_csr(X)
+        n, q = Y01.shape
+        seen = state["n_seen_"]
+        ids = np.arange(seen, seen + n, dtype=np.int64)
+        old_pos, old_neg = state["positive_windows_"], state["negative_windows_"]
         pos, neg = [], []
         for j in range(q):
-            yj = Y[:, j].astype(bool)
+            yj = Y01[:, j].astype(bool)
             pos.append(np.concatenate([old_pos[j], ids[yj]])[-self.n_pos:])
             neg.append(np.concatenate([old_neg[j], ids[~yj]])[-self.n_neg:])
         keep = np.unique(np.concatenate(pos + neg))
-        if fitted:
-            old_keep = np.isin(self._store_ids, keep)
-            new_keep = np.isin(ids, keep)
-            store = sp.vstack([self._store[old_keep], X[new_keep]], format="csr")
-            store_ids = np.concatenate([self._store_ids[old_keep], ids[new_keep]])
-            store_sq = np.concatenate([self._store_sq[old_keep], _row_sq_norms(X[new_keep])])
-        else:
-            new_keep = np.isin(ids, keep)
-            store = X[new_keep]
-            store_ids = ids[new_keep]
-            store_sq = _row_sq_norms(store)
-            self.n_features_in_, self.n_labels_ = X.shape[1], q
-        self._store, self._store_ids, self._store_sq = store, store_ids, store_sq
-        self.positive_windows_, self.negative_windows_ = pos, neg
-        self.n_seen_ = seen + n
-        return self
-
-    def fit(self, X, Y):
-        """Forget everything and learn ``X, Y`` as one stream."""
-        self._validate_params()
-        check_XY(X, Y)
-        self._store = None
-        return self.partial_fit(X, Y)
+        old_keep, new_keep = np.isin(state["_store_ids"], keep), np.isin(ids, keep)
+        state.update(
+            _store=sp.vstack([state["_store"][old_keep], X[new_keep]], format="csr"),
+            _store_ids=np.concatenate([state["_store_ids"][old_keep], ids[new_keep]]),
+            _store_sq=np.concatenate([state["_store_sq"][old_keep], _row_sq_norms(X[new_keep])]),
+            positive_windows_=pos,
+            negative_windows_=neg,
+        )
+        return state
 
     @property
     def n_stored_(self) -> int:
@@ -180,8 +157,10 @@ class MW(_Params):
 
     def positive_fraction(self, X) -> np.ndarray:
         """Fraction (N, q) of positive examples among each label's ``k`` nearest window members."""
-        self._check_fitted()
-        X = _as_csr(check_X(X, n_features=self.n_features_in_))
+        return self._positive_fraction(self._check_X(X))
+
+    def _positive_fraction(self, X) -> np.ndarray:
+        X = as_csr(X)
         n, q = X.shape[0], self.n_labels_
         out = np.zeros((n, q))
         if self._store.shape[0] == 0:
@@ -204,10 +183,6 @@ class MW(_Params):
             out[:, j] = is_pos[near].mean(axis=1)
         return out
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision(self, X) -> np.ndarray:
         """Positive fraction minus 1/2 (N, q): > 0 when most of the ``k`` neighbours are positive."""
-        return self.positive_fraction(X) - 0.5
-
-    def predict(self, X) -> np.ndarray:
-        """Majority vote of the ``k`` nearest window members per label, as int8 in {0, 1}."""
-        return (self.decision_function(X) > 0).astype(np.int8)
+        return self._positive_fraction(X) - 0.5

@@ -27,8 +27,11 @@ Reconstruction choices (where the published description leaves room):
   the demo uses a pseudo-inverse).  We keep a small ridge, ``alpha = 1e-3`` by
   default, so that ``P_0`` exists when ``H_0^T H_0`` is (nearly) singular; it is a
   numerical safeguard, not a tuned regulariser.  ``alpha`` must be > 0.
-* **Hidden nodes.**  ``L = 20`` as in the ELM-NCLD paper's setting for the ELM
-  methods (the authors' demo uses 200 on yeast); sigmoid activation as published.
+* **Hidden nodes.**  ``L = 20``, our choice: the ELM-NCLD paper states ``L = 20`` for
+  its own method only, and the same ``L`` makes the ELM methods differ only in how
+  they fit ``beta``.  The authors' public demo (``online_multilabel.m``) uses 200 nodes
+  on yeast, with input weights from U[-1, 1] and hidden biases from U[0, 1]; ours are
+  :class:`~ncld_core.elm.RandomHiddenLayer`'s.  Sigmoid activation as published.
 * **Input scaling** is the project's :class:`~ncld_core.elm.RandomHiddenLayer`
   ("auto": rows L2-normalised for sparse input, columns standardised on the first
   chunk for dense input), the same map ELM-NCLD uses, so the ELM methods differ

@@ -40,10 +40,9 @@ import importlib.util
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._validation import check_in_range, check_X, check_XY
-from ..model import _Params
+from .._validation import check_in_range
+from ._base import ChunkBaseline, as_csr
 
 __all__ = ["RiverBinaryRelevance", "row_dicts"]
 
@@ -68,10 +67,7 @@ def row_dicts(X):
     >>> row_dicts(np.array([[0.0, 2.0], [1.5, 0.0]]))
     [{1: 2.0}, {0: 1.5}]
     """
-    X = sp.csr_matrix(X) if not sp.issparse(X) else X.tocsr()
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
+    X = as_csr(X)
     indptr, indices, data = X.indptr, X.indices.tolist(), X.data.tolist()
     out = []
     for i in range(X.shape[0]):
@@ -80,8 +76,12 @@ def row_dicts(X):
     return out
 
 
-class RiverBinaryRelevance(_Params):
+class RiverBinaryRelevance(ChunkBaseline):
     """One River ``LogisticRegression`` per label, learning instance by instance.
+
+    ``partial_fit`` learns a chunk instance by instance, in order; ``decision_function`` is
+    ``P(relevant | x) - 1/2`` (N, q), and ``predict`` gives the labels with probability
+    above 1/2, as int8 in {0, 1}.
 
     Parameters
     ----------
@@ -98,6 +98,8 @@ class RiverBinaryRelevance(_Params):
         Instances learnt so far.
     """
 
+    _state_names = ("model_", "n_features_in_", "n_labels_", "n_seen_")
+
     def __init__(self, learning_rate=0.01, l2=0.0):
         self.learning_rate = learning_rate
         self.l2 = l2
@@ -105,14 +107,6 @@ class RiverBinaryRelevance(_Params):
     def _validate_params(self):
         check_in_range(self.learning_rate, "learning_rate", 0, math.inf, low_open=True, high_open=True)
         check_in_range(self.l2, "l2", 0, math.inf, high_open=True)
-
-    @property
-    def is_fitted(self) -> bool:
-        return getattr(self, "model_", None) is not None
-
-    def _check_fitted(self):
-        if not self.is_fitted:
-            raise ValueError(f"this {type(self).__name__} is not fitted yet: call partial_fit or fit first")
 
     def _new_model(self, q):
         linear_model, multioutput, optim = _river()
@@ -122,41 +116,21 @@ class RiverBinaryRelevance(_Params):
             model[j]
         return model
 
-    def partial_fit(self, X, Y):
-        """Learn one chunk, instance by instance in order; the first call initialises.
+    def _start(self, X, Y01):
+        return {"model_": self._new_model(Y01.shape[1])}
 
-        Bad input raises a ``ValueError`` before anything changes.
-        """
-        self._validate_params()
-        fitted = self.is_fitted
-        X, Y = check_XY(
-            X, Y,
-            n_features=self.n_features_in_ if fitted else None,
-            n_labels=self.n_labels_ if fitted else None,
-        )
-        model = self.model_ if fitted else self._new_model(Y.shape[1])
-        rows = row_dicts(X)
-        labels = Y.astype(bool).tolist()
-        for x, y in zip(rows, labels):
+    def _learn(self, state, X, Y01, first):
+        """Learn the chunk instance by instance, in order (``learn_one`` of every label's model)."""
+        model = state["model_"]
+        for x, y in zip(row_dicts(X), Y01.astype(bool).tolist()):
             model.learn_one(x, dict(enumerate(y)))
-        if not fitted:
-            self.model_ = model
-            self.n_features_in_, self.n_labels_ = X.shape[1], Y.shape[1]
-            self.n_seen_ = 0
-        self.n_seen_ += X.shape[0]
-        return self
-
-    def fit(self, X, Y):
-        """Forget everything and learn ``X, Y`` as one stream."""
-        self._validate_params()
-        check_XY(X, Y)
-        self.model_ = None
-        return self.partial_fit(X, Y)
+        return state
 
     def predict_proba(self, X) -> np.ndarray:
         """``P(label relevant | x)`` (N, q) from each label's logistic regression."""
-        self._check_fitted()
-        X = check_X(X, n_features=self.n_features_in_)
+        return self._proba(self._check_X(X))
+
+    def _proba(self, X) -> np.ndarray:
         q = self.n_labels_
         models = [self.model_[j] for j in range(q)]
         out = np.empty((X.shape[0], q))
@@ -165,10 +139,6 @@ class RiverBinaryRelevance(_Params):
                 out[i, j] = m.predict_proba_one(x)[True]
         return out
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision(self, X) -> np.ndarray:
         """``P(relevant | x) - 1/2`` (N, q)."""
-        return self.predict_proba(X) - 0.5
-
-    def predict(self, X) -> np.ndarray:
-        """Labels with probability above 1/2, as int8 in {0, 1}."""
-        return (self.decision_function(X) > 0).astype(np.int8)
+        return self._proba(X) - 0.5
