@@ -79,13 +79,14 @@ PANELS = {
     "rates": {
         "title": "Flip rates · estimated online when the models are not told them",
         "latex": [
-            r"c_t=y_t+\sum_{k\in\mathcal N_m(t)}y_k\sim(1-\pi)\,\mathrm{Bin}(m{+}1,\rho_-)+\pi\,\mathrm{Bin}(m{+}1,p_+)",
-            r"\hat\rho_+=1-\operatorname{mean}_{\text{chunks}}\,q_{0.99}\big(P_D(y=1\mid x)\big)",
+            r"\hat\rho_-=\frac{\#\{t\in B:\ y_t=+1\}}{|B|},\quad B=\text{the 30\,\% of each chunk the model scores lowest}",
+            r"\hat\rho_+=\min\Big(1-\operatorname{mean}_{\text{chunks}}\,q_{0.99}\big(P_D(y=1\mid x)\big),\ \hat\rho_-\Big)",
         ],
         "text": (
-            "Choose *The models are told: nothing (estimate)* in the sidebar. `rho_-` is the low "
-            "component of a binomial mixture of the observed positives in each instance's neighbourhood; "
-            "`rho_+` is an anchor point of the noisy class probability (Liu & Tao 2016). "
+            "Choose *The models are told: nothing (estimate)* in the sidebar. `rho_-` is the share of "
+            "observed positives among the instances the model scored lowest *before* learning the chunk "
+            "(they are almost all clean negatives, so their positives are flips); `rho_+` is an anchor "
+            "point of the noisy class probability (Liu & Tao 2016), an upper bound, capped at `rho_-`. "
             "**Look for:** `rho_-` settles within a few hundredths; `rho_+` stays rough (it needs "
             "instances that are surely positive). docs/flip-rates.md has the measurements."
         ),

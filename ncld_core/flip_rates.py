@@ -4,42 +4,53 @@ ELM-NCLD needs the flip rates of Eq. (NR), ``rho_+^j = P(y_j = -1 | g_j = +1)`` 
 ``rho_-^j = P(y_j = +1 | g_j = -1)``; the paper assumes them known and names
 estimating them as future work.  This module estimates them chunk by chunk.
 
-Which rate is identifiable, and how
------------------------------------
-``rho_-`` (false positives).  Under class-conditional noise the observed labels of
-instances sharing a clean label are independent draws: ``Bernoulli(rho_-)`` when the
-clean label is negative, ``Bernoulli(1 - rho_+)`` when positive.  An instance and its
-``m`` nearest neighbours in feature space mostly share their clean label, so the
-count ``c_t = y_t + sum_{k in N_m(t)} y_k`` of observed positives in the
-neighbourhood follows, per label, a two-component binomial mixture
+``rho_-`` (false positives): the low-score anchor
+-------------------------------------------------
+Under class-conditional noise an instance whose clean label is negative is observed
+positive with probability ``rho_-``, whatever its features.  So the observed positive
+rate of any set of clean negatives estimates ``rho_-`` without bias.  Per label, the
+estimator takes the ``anchor_fraction`` of the chunk's instances that are *least*
+likely positive and counts their observed positives:
 
-.. math:: c \\sim (1 - \\pi)\\,\\mathrm{Bin}(m + 1, \\rho_-) + \\pi\\,\\mathrm{Bin}(m + 1, p_+).
+.. math:: \\hat\\rho_-^j = \\frac{\\sum_{chunks} \\#\\{t \\in B_j : y_{tj} = +1\\}}{\\sum_{chunks} |B_j|},
 
-Its low component is the neighbourhoods whose clean label is negative, so its rate
-is ``rho_-``.  The counts' histogram (``m + 2`` numbers per label) is a sufficient
-statistic, so it is summed over chunks at no cost, and the mixture is refitted by
-EM warm-started from the last chunk.  This is the anchor-point idea of Liu & Tao
-(2016) with the neighbourhood in place of a fitted ``P(y|x)``: per-chunk logistic
-anchors, ``min_t P(y=1|x_t)``, come out far too low because a model fitted on 500
-noisy labels spreads its predictions (``python -m benchmarks.flip_rates`` measures
-both, docs/flip-rates.md).
+``B_j`` the bottom ``anchor_fraction`` of the chunk by a score that must not have seen
+the instance's own label, or its noise would leak in (an in-sample fit ranks the
+flipped positives high, and the bottom then holds too few positives):
 
-``rho_+`` (missed positives) is much harder: it is pinned down only by instances
-whose clean label is positive *with certainty* (anchors with ``P(g=1|x) = 1``), which
-sparse label sets hardly have.  Two alternatives were tried in exploratory runs
-that the repository does not keep: the mixture's high component (``1 - p_+``) is
-diluted by mixed neighbourhoods and overstated ``rho_+``, and a robust logistic
-regression (Bootkrajang & Kaban, 2012) with ``rho_-`` fixed drifted towards
-``rho_+ = 0`` on the 20 random hidden features.  ``rho_+`` is therefore the
-anchor-point estimate itself: ``1 - `` the ``1 - quantile`` quantile of the model's
-noisy class probability ``P_D(y=1|x)`` over the chunk (the probability model the
-importance weights use anyway), averaged over the chunks seen.
+* from the second chunk on, the model's *prequential* scores ``O = H Phi`` of the
+  chunk, computed before the chunk is learnt (what the model predicts for it);
+* on the first chunk, which has no model yet, the number of observed positives among
+  the instance's ``n_neighbors`` nearest neighbours (its own label excluded).
+
+The two counts are sufficient statistics, summed over chunks.  Clean positives that
+slip into ``B_j`` bias the estimate up by their share times ``1 - rho_+ - rho_-``.
+This is the anchor-point idea of Liu & Tao (2016) and Menon et al. (2015) with a
+whole low-score set in place of the single minimum of a fitted ``P(y|x)``: per-chunk
+anchors ``min_t P_D(y=1|x_t)`` come out far too low, because a model fitted on 500
+noisy labels spreads its predictions.  The earlier neighbourhood binomial mixture
+(:func:`binomial_mixture_em`, ``negative_anchor="mixture"``) merges its two
+components on features whose neighbourhoods are not label-pure and then returns
+the observed positive rate, far above ``rho_-`` on frequent labels.
+``python -m benchmarks.flip_rates`` measures all three (docs/flip-rates.md).
+
+``rho_+`` (missed positives): capped anchor
+-------------------------------------------
+``rho_+`` is pinned down only by instances whose clean label is positive *with
+certainty*, which sparse label sets hardly have.  For the true ``P_D``,
+``max_x P_D(y=1|x) <= 1 - rho_+``, so ``1 - max P_D`` is an *upper bound* of ``rho_+``;
+the estimator takes it at a robust quantile (``1 -`` the ``1 - quantile`` quantile of the
+model's ``P_D`` over the chunk, averaged over chunks).  On a rare label the bound is
+loose (``P_D`` never nears 1) and reaches ``max_rate``; an overstated ``rho_+``
+shrinks ``1 - rho_+ - rho_-`` in the importance weights and inflates every error of
+``rho_-``.  With ``positive_cap=True`` (default) ``rho_+`` is therefore also capped at
+``rho_-``: where the data cannot bound it, the noise is taken as symmetric.
 
 Both estimates are clipped to ``[0, max_rate]`` (``max_rate < 1/2`` keeps
 ``rho_+ + rho_- < 1``, the condition of Eq. (NR)'s inverse).  A detected drift
 changes the label distribution, not the annotators' noise: the estimates are kept,
-the histograms and the running mean of the ``rho_+`` anchors are down-weighted by
-``drift_decay``, so that newer chunks count more.
+the accumulated counts are down-weighted by ``drift_decay``, so that newer chunks
+count more.
 
 >>> import numpy as np
 >>> from ncld_core.synthetic import make_synthetic_stream
@@ -49,7 +60,8 @@ the histograms and the running mean of the ``rho_+`` anchors are down-weighted b
 >>> for start in range(0, 3000, 500):
 ...     X, Y = s.X[start:start + 500], s.Y_noisy[start:start + 500]
 ...     P = np.full(Y.shape, 0.5)  # a stand-in for the model's P_D(y=1|x)
-...     est = est.updated(P, Y, nearest_neighbors(gram_matrix(X), 10))
+...     scores = s.P_true[start:start + 500]  # a stand-in for the model's prequential scores
+...     est = est.updated(P, Y, nearest_neighbors(gram_matrix(X), 10), scores=scores)
 >>> bool(np.abs(est.rho_neg_ - s.rho_neg).mean() < 0.05), est.n_chunks_
 (True, 6)
 """
@@ -63,7 +75,7 @@ from scipy.special import gammaln, xlogy
 
 from ._validation import check_in_range
 
-__all__ = ["FlipRateEstimator", "binomial_mixture_em"]
+__all__ = ["FlipRateEstimator", "binomial_mixture_em", "estimate_errors"]
 
 
 def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int = 200, tol: float = 1e-6):
@@ -130,50 +142,68 @@ def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int 
     return np.take_along_axis(p, order, axis=1), np.take_along_axis(w, order, axis=1)
 
 
+NEGATIVE_ANCHORS = ("low-score", "mixture")
+
+
 class FlipRateEstimator:
     """Per-label online estimates of ``rho_+`` and ``rho_-`` (see the module docstring for the math).
 
     Parameters
     ----------
+    anchor_fraction : float in (0, 1), default 0.3
+        Share of each chunk, per label, taken as the low-score anchor set of ``rho_-``.
+        Larger sets have less sampling noise and more clean positives;
+        ``python -m benchmarks.flip_rates`` compares 0.2 and 0.3.
     n_neighbors : int, default 10
-        ``m``, neighbours in the count histogram of the ``rho_-`` mixture (the first
-        ``m`` columns of the neighbour array handed to :meth:`updated`, or all of
-        them when it has fewer).
-    n_components : int, default 2
-        Binomials in the mixture; the lowest rate is ``rho_-``.  A third component can
-        take the neighbourhoods that mix both clean labels (frequent labels have many);
-        ``python -m benchmarks.flip_rates`` measures it.
+        Neighbours counted for the first chunk's ranking (and in the mixture's histogram):
+        the first ``n_neighbors`` columns of the neighbour array handed to :meth:`updated`,
+        or all of them when it has fewer.
     quantile : float in (0, 0.5), default 0.01
-        ``rho_+`` anchor of a chunk: ``1 -`` the ``(1 - quantile)`` quantile of ``P_D``.
+        ``rho_+`` bound of a chunk: ``1 -`` the ``(1 - quantile)`` quantile of ``P_D``.
+    positive_cap : bool, default True
+        Cap ``rho_+`` at ``rho_-`` (symmetric noise where the bound says nothing).
+    negative_anchor : {"low-score", "mixture"}, default "low-score"
+        ``"mixture"``: the low rate of a two-binomial mixture fitted to the counts of
+        observed positives in each instance's neighbourhood (the previous estimator, kept
+        for comparison; see :func:`binomial_mixture_em`).
     max_rate : float in (0, 0.5), default 0.49
         Upper clip of both rates.
     drift_decay : float in [0, 1], default 0.5
-        Factor applied to the accumulated statistics by :meth:`after_drift`.
+        Factor applied to the accumulated counts by :meth:`after_drift`.
 
     Attributes
     ----------
     rho_pos_, rho_neg_ : arrays (q,)
         The current estimates.
+    low_positives_, low_count_ : array (q,), float
+        Observed positives in the anchor sets and the sets' total size (summed over chunks).
     n_chunks_ : int
         Chunks seen.
     """
 
-    def __init__(self, n_neighbors=10, n_components=2, quantile=0.01, max_rate=0.49, drift_decay=0.5):
+    def __init__(self, anchor_fraction=0.3, n_neighbors=10, quantile=0.01, positive_cap=True,
+                 negative_anchor="low-score", max_rate=0.49, drift_decay=0.5):
+        self.anchor_fraction = anchor_fraction
         self.n_neighbors = n_neighbors
-        self.n_components = n_components
         self.quantile = quantile
+        self.positive_cap = positive_cap
+        self.negative_anchor = negative_anchor
         self.max_rate = max_rate
         self.drift_decay = drift_decay
 
     def _validate(self):
+        check_in_range(self.anchor_fraction, "anchor_fraction", 0, 1, low_open=True, high_open=True)
         check_in_range(self.n_neighbors, "n_neighbors", 1, 100_000, integer=True)
-        check_in_range(self.n_components, "n_components", 2, 10, integer=True)
         check_in_range(self.quantile, "quantile", 0, 0.5, low_open=True, high_open=True)
+        if not isinstance(self.positive_cap, (bool, np.bool_)):
+            raise ValueError(f"positive_cap must be True or False, got {self.positive_cap!r}")
+        if self.negative_anchor not in NEGATIVE_ANCHORS:
+            raise ValueError(f"negative_anchor must be one of {NEGATIVE_ANCHORS}, got {self.negative_anchor!r}")
         check_in_range(self.max_rate, "max_rate", 0, 0.5, low_open=True, high_open=True)
         check_in_range(self.drift_decay, "drift_decay", 0, 1)
 
     # ------------------------------------------------------------------ one chunk
-    def updated(self, P, Y01, neighbors) -> "FlipRateEstimator":
+    def updated(self, P, Y01, neighbors, scores=None) -> "FlipRateEstimator":
         """A copy updated with one chunk; ``self`` is left unchanged (so a failing chunk changes nothing).
 
         Parameters
@@ -183,7 +213,12 @@ class FlipRateEstimator:
         Y01 : array (N, q) in {0, 1}
             Observed labels.
         neighbors : int array (N, >= 1)
-            Each row's nearest neighbours in the chunk, nearest first.
+            Each row's nearest neighbours in the chunk (not itself), nearest first.
+        scores : array (N, q), optional
+            Scores of the chunk that did not see its labels (the model's prequential
+            ``decision_function``); the low-score anchor set is their bottom
+            ``anchor_fraction``.  Without them the rows are ranked by their neighbours'
+            observed positives.
         """
         self._validate()
         P = np.asarray(P, dtype=np.float64)
@@ -193,43 +228,72 @@ class FlipRateEstimator:
             raise ValueError(f"P must have the shape of Y01 {Y.shape}, got {P.shape}")
         if nbrs.ndim != 2 or nbrs.shape[0] != Y.shape[0] or nbrs.shape[1] < 1:
             raise ValueError(f"neighbors must have shape ({Y.shape[0]}, m >= 1), got {nbrs.shape}")
+        if scores is not None:
+            scores = np.asarray(scores, dtype=np.float64)
+            if scores.shape != Y.shape:
+                raise ValueError(f"scores must have the shape of Y01 {Y.shape}, got {scores.shape}")
+            if not np.all(np.isfinite(scores)):
+                raise ValueError("scores must be finite")
         new = copy.deepcopy(self)
         # A graph with fewer neighbours than n_neighbors: use all it has.
-        new._learn(P, Y, nbrs[:, : self.n_neighbors])
+        new._learn(P, Y, nbrs[:, : self.n_neighbors], scores)
         return new
 
-    def _learn(self, P, Y, nbrs):
-        q = Y.shape[1]
-        m = nbrs.shape[1]
-        first = getattr(self, "hist_", None) is None
+    def _learn(self, P, Y, nbrs, scores):
+        n, q = Y.shape
+        first = getattr(self, "low_count_", None) is None
         if first:
-            self.hist_ = np.zeros((q, m + 2))
+            self.low_positives_ = np.zeros(q)
+            self.low_count_ = 0.0
             self.anchor_sum_ = np.zeros(q)
             self.anchor_weight_ = 0.0
             self.n_chunks_ = 0
-        elif self.hist_.shape != (q, m + 2):
-            raise ValueError(f"the estimator was fitted on {self.hist_.shape[0]} labels, this chunk has {q}")
-        # --- rho_-: the low component of the neighbourhood-count mixture.
-        counts = (Y[nbrs].sum(axis=1) + Y).astype(np.int64)  # (N, q) in 0..m+1
+        elif self.low_positives_.shape != (q,):
+            raise ValueError(f"the estimator was fitted on {self.low_positives_.shape[0]} labels, this chunk has {q}")
+        neighbour_positives = Y[nbrs].sum(axis=1)  # (N, q), the row's own label excluded
+        # --- rho_-: observed positive rate of the low-score anchor sets.
+        ranking = neighbour_positives if scores is None else scores
+        k = max(1, int(np.ceil(self.anchor_fraction * n)))
+        low = np.argpartition(ranking, k - 1, axis=0)[:k]  # (k, q): the k lowest rows per label
+        self.low_positives_ = self.low_positives_ + np.take_along_axis(Y, low, axis=0).sum(axis=0)
+        self.low_count_ = self.low_count_ + k
+        if self.negative_anchor == "mixture":
+            self._update_mixture(Y, neighbour_positives, nbrs.shape[1], first)
+            rho_neg = self.mix_rates_[:, 0]
+        else:
+            rho_neg = self.low_positives_ / self.low_count_
+        self.rho_neg_ = np.clip(rho_neg, 0.0, self.max_rate)
+        # --- rho_+: the bound 1 - max P_D (a robust quantile), averaged over chunks, capped.
+        self.anchor_sum_ = self.anchor_sum_ + (1.0 - np.quantile(P, 1.0 - self.quantile, axis=0))
+        self.anchor_weight_ += 1.0
+        rho_pos = self.anchor_sum_ / self.anchor_weight_
+        if self.positive_cap:
+            rho_pos = np.minimum(rho_pos, self.rho_neg_)
+        self.rho_pos_ = np.clip(rho_pos, 0.0, self.max_rate)
+        self.n_chunks_ += 1
+
+    def _update_mixture(self, Y, neighbour_positives, m, first):
+        q = Y.shape[1]
+        if first:
+            self.hist_ = np.zeros((q, m + 2))
+        elif self.hist_.shape[1] != m + 2:
+            raise ValueError(f"neighbors: the mixture was fitted with {self.hist_.shape[1] - 2} neighbours, got {m}")
+        counts = (neighbour_positives + Y).astype(np.int64)  # (N, q) in 0..m+1
         offsets = np.arange(q) * (m + 2)
         self.hist_ = self.hist_ + np.bincount((counts + offsets).ravel(), minlength=q * (m + 2)).reshape(q, m + 2)
         start = None if first else (self.mix_rates_, self.mix_weights_)
-        self.mix_rates_, self.mix_weights_ = binomial_mixture_em(
-            self.hist_, start=start, n_components=self.n_components)
-        self.rho_neg_ = np.clip(self.mix_rates_[:, 0], 0.0, self.max_rate)
-        # --- rho_+: the anchor 1 - max P_D (a robust quantile), averaged over chunks.
-        self.anchor_sum_ = self.anchor_sum_ + (1.0 - np.quantile(P, 1.0 - self.quantile, axis=0))
-        self.anchor_weight_ += 1.0
-        self.rho_pos_ = np.clip(self.anchor_sum_ / self.anchor_weight_, 0.0, self.max_rate)
-        self.n_chunks_ += 1
+        self.mix_rates_, self.mix_weights_ = binomial_mixture_em(self.hist_, start=start)
 
     def after_drift(self) -> "FlipRateEstimator":
-        """A copy with the accumulated statistics down-weighted by ``drift_decay`` (estimates kept)."""
+        """A copy with the accumulated counts down-weighted by ``drift_decay`` (estimates kept)."""
         new = copy.deepcopy(self)
-        if getattr(new, "hist_", None) is not None and self.drift_decay > 0:
-            new.hist_ = new.hist_ * self.drift_decay
+        if getattr(new, "low_count_", None) is not None:
+            new.low_positives_ = new.low_positives_ * self.drift_decay
+            new.low_count_ = new.low_count_ * self.drift_decay
             new.anchor_sum_ = new.anchor_sum_ * self.drift_decay
             new.anchor_weight_ = new.anchor_weight_ * self.drift_decay
+            if getattr(new, "hist_", None) is not None:
+                new.hist_ = new.hist_ * self.drift_decay
         return new
 
 

@@ -34,7 +34,9 @@ by :class:`~ncld_core.detector.HoeffdingCardinalityDetector`.  When it fires:
 Flip rates (Eq. NR): given as ``rho_pos`` / ``rho_neg``, or, when neither is given
 (``flip_rates="auto"``, the default) or with ``flip_rates="estimate"``, estimated
 online from the stream by :class:`~ncld_core.flip_rates.FlipRateEstimator`: each
-chunk updates the estimates first, then its importance weights use them.  A drift
+chunk updates the estimates first (ranking the chunk by the model's prequential
+scores ``H Phi``, computed before the chunk is learnt), then its importance weights
+use them.  A drift
 acted on (retrain / adjust) also down-weights the estimator's accumulated statistics
 (:meth:`~ncld_core.flip_rates.FlipRateEstimator.after_drift`).
 
@@ -282,10 +284,12 @@ class ELMNCLD(_Params):
         return getattr(self, "K_", None) is not None
 
     # ------------------------------------------------------------------ one chunk
-    def _chunk_statistics(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator=None):
+    def _chunk_statistics(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator=None,
+                          coef=None):
         """Everything one chunk contributes: ``H^T R H``, ``b H^T Y``, ``g H^T A`` and diagnostics.
 
-        With ``estimator`` (a FlipRateEstimator) the rates are its estimates after this chunk.
+        With ``estimator`` (a FlipRateEstimator) the rates are its estimates after this chunk;
+        ``coef``, the output weights before the chunk, gives it the chunk's prequential scores.
         """
         Xs = hidden.scale(X)
         H = hidden.transform(Xs, scaled=True)
@@ -301,7 +305,7 @@ class ELMNCLD(_Params):
             if not np.all((P >= 0) & (P <= 1)):
                 raise ValueError("noisy_proba must hold probabilities in [0, 1]")
         if estimator is not None:
-            estimator = estimator.updated(P, Y01, nbrs)
+            estimator = estimator.updated(P, Y01, nbrs, scores=None if coef is None else H @ coef)
             rho_pos, rho_neg = estimator.rho_pos_, estimator.rho_neg_
         Y_pm = 2.0 * Y01 - 1.0
         W = importance_weights(Y_pm, P, rho_pos, rho_neg)
@@ -375,7 +379,8 @@ class ELMNCLD(_Params):
                 raise ValueError("flip_rates: this model was fitted with given rates; it cannot switch to 'estimate'")
             if not estimating:
                 estimator = None
-        st = self._chunk_statistics(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator)
+        st = self._chunk_statistics(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator,
+                                    coef=None if first else self.coef_)
         result = detector.peek(st["card"])
         L = self.n_hidden
         if first:
@@ -456,8 +461,11 @@ class ELMNCLD(_Params):
                     "choose a chunk_size that divides the data better"
                 )
             P = None if noisy_proba is None else np.asarray(noisy_proba)[start:stop]
+            # The estimator ranks each block by the scores of the model fitted on the blocks before
+            # it (as the online model does); only then is a solve per block needed.
+            coef = None if estimator is None or start == 0 else self._solve(K, B_score, B_rank)[0]
             st = self._chunk_statistics(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P,
-                                        estimator)
+                                        estimator, coef=coef)
             estimator = st["estimator"]
             rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
             K = K + st["HtRH"]
