@@ -271,3 +271,18 @@ def test_friedman_and_cd_diagram_from_autorank(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="at least 5 datasets"):
         friedman_test(df[df["stream"].isin(["d0", "d1"])], "hamming_loss")
+
+
+def test_compare_runs_every_baseline_by_default_and_states_its_source():
+    # Issue 5: every baseline (River included when installed) is in the default comparison, and the
+    # report says for each where its mechanism and defaults come from.
+    from benchmarks.compare import BASELINE_SOURCES, choose_methods
+    from ncld_core.baselines import BASELINES
+    from ncld_core.variants import ELM_VARIANTS
+
+    methods, notes = choose_methods(None, set())
+    available = [b for b in BASELINES if not any(n.startswith(f"{b}:") for n in notes)]
+    assert methods == list(ELM_VARIANTS) + available
+    assert set(BASELINE_SOURCES) == set(BASELINES)
+    methods, notes = choose_methods(None, {"River BR-LR"})
+    assert "River BR-LR" not in methods and any("River BR-LR" in n for n in notes)
