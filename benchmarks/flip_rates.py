@@ -115,6 +115,8 @@ def dataset_cell(args) -> list[dict]:
                    for name, kw in VARIANTS.items()})
     t0 = time.perf_counter()
     summary = PrequentialRunner(models, CHUNK).run(s).summary()
+    freq = np.asarray(s.Y_true).mean(axis=0)
+    frequent = freq >= np.quantile(freq, 2 / 3)  # the most frequent third of the labels
     rows = []
     for method, model in models.items():
         est = model.estimated_flip_rates_
@@ -124,6 +126,8 @@ def dataset_cell(args) -> list[dict]:
             "average_precision": float(summary.loc[method, "average_precision"]),
             "mae_rho_pos": np.nan if est is None else float(np.abs(est[0] - s.rho_pos).mean()),
             "mae_rho_neg": np.nan if est is None else float(np.abs(est[1] - s.rho_neg).mean()),
+            "bias_rho_neg_frequent": np.nan if est is None else float((est[1] - s.rho_neg)[frequent].mean()),
+            "bias_rho_neg_rest": np.nan if est is None else float((est[1] - s.rho_neg)[~frequent].mean()),
             "seconds": time.perf_counter() - t0,
         })
     return rows
@@ -191,11 +195,14 @@ def report(syn: pd.DataFrame, real: pd.DataFrame, *, seeds_syn, seeds_real, data
             out.append(f"| {ds} | " + " | ".join(cells) + f" | {gap:+.4f} | {'yes' if abs(gap) <= TARGET_GAP else 'no'} |")
         out.append("")
     out += ["### Error of the rate estimates at the end of each stream", "",
-            "| Dataset | MAE rho_- | MAE rho_+ |", "|:--|--:|--:|"]
+            "Bias = mean of estimate − truth over the most frequent third of the labels and over the rest.",
+            "", "| Dataset | MAE rho_- | MAE rho_+ | bias rho_-, frequent labels | bias rho_-, other labels |",
+            "|:--|--:|--:|--:|--:|"]
     for ds in datasets:
         g = real[(real.dataset == ds) & (real.method == "estimated (default)")]
         if not g.empty:
-            out.append(f"| {ds} | {_pm(g.mae_rho_neg)} | {_pm(g.mae_rho_pos)} |")
+            out.append(f"| {ds} | {_pm(g.mae_rho_neg)} | {_pm(g.mae_rho_pos)} | "
+                       f"{g.bias_rho_neg_frequent.mean():+.4f} | {g.bias_rho_neg_rest.mean():+.4f} |")
     gaps = {m: (real[real.method == m].groupby("dataset")[["micro_f1", "average_precision"]].mean()
                 - real[real.method == "known rates"].groupby("dataset")[["micro_f1", "average_precision"]].mean()).mean()
             for m in methods if m != "known rates"}
@@ -203,20 +210,38 @@ def report(syn: pd.DataFrame, real: pd.DataFrame, *, seeds_syn, seeds_real, data
             "| Method | Δ micro-F1 | Δ AP |", "|:--|--:|--:|"]
     for m, g in gaps.items():
         out.append(f"| {m} | {g.micro_f1:+.4f} | {g.average_precision:+.4f} |")
+    per_dataset = {metric: real[real.method == "estimated (default)"].groupby("dataset")[metric].mean()
+                   - real[real.method == "known rates"].groupby("dataset")[metric].mean()
+                   for metric in ("micro_f1", "average_precision")}
+    hits = {metric: int((gap.abs() <= TARGET_GAP).sum()) for metric, gap in per_dataset.items()}
+    n_datasets = len(per_dataset["micro_f1"])
+    default, zero = gaps["estimated (default)"], gaps["rates 0 (ignore noise)"]
+    beats_zero = bool(default.micro_f1 > zero.micro_f1 and default.average_precision > zero.average_precision)
+    mae = real[real.method == "estimated (default)"].groupby("dataset").mae_rho_neg.mean()
+    mae_lo, mae_hi = mae.min(), mae.max()
     out += [
         "",
         "## Reading",
         "",
-        "- `rho_-` is recovered to one to three hundredths on every stream. `rho_+` is rougher: it is "
+        f"- `rho_-` is recovered to a mean absolute error of {mae_lo:.3f}–{mae_hi:.3f} per stream at the end. "
+        "`rho_+` is rougher: it is "
         "fixed only by instances whose clean label is surely positive, which sparse label sets hardly "
         "have, so the estimator takes the upper bound `1 − max P_D` and, where that says nothing, "
         "assumes symmetric noise (the cap).",
-        "- The importance weights of Prop. 2, `(P_D − rho_-) / ((1 − rho_+ − rho_-) P_D)` for an "
-        "observed positive, are differences of two small numbers on sparse labels, where `P_D` sits "
-        "within the label's clean frequency of `rho_-`. An error in `rho_-` that is small next to the "
-        f"rate is large next to that difference: the `{PERTURBED}` column gives the true rates an "
-        "error of that size and shows what it costs on its own. The F1/AP target of the issue asks for "
-        "`rho_-` to about a hundredth on every label, which a few thousand noisy instances do not give.",
+        "- What the F1/AP gap comes from: not the size of the `rho_-` errors but their pattern. The "
+        f"`{PERTURBED}` column gives the true rates random per-label errors of the estimator's size and "
+        "loses far less. The estimator's errors are biased *up on the frequent labels* (bias columns "
+        "above): a frequent label has no instances that are surely clean negatives, so even the "
+        "lowest-scored instances include clean positives, and their positives are counted as flips. "
+        "A smaller anchor set (the `anchor fraction 0.2` column) holds fewer clean positives but is "
+        "noisier, and loses more. "
+        "For an observed positive the importance weight of Prop. 2 is "
+        "`(P_D − rho_-) / ((1 − rho_+ − rho_-) P_D)`, so a `rho_-` that is too high zeroes the weights "
+        "of exactly the labels that carry most of micro-F1.",
+        f"- So the issue's F1/AP target (|Δ| ≤ {TARGET_GAP}) is met on {hits['micro_f1']} of the "
+        f"{n_datasets} datasets for micro-F1 and {hits['average_precision']} for AP; averaged over the "
+        f"datasets the estimated rates lose {'less' if beats_zero else 'more'} than ignoring the noise "
+        "(rates 0), on both metrics" + ("." if beats_zero else " or on one of them."),
         "",
     ]
     return "\n".join(out)
