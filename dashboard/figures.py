@@ -253,7 +253,6 @@ def detecting_models(chunks, models) -> list[str]:
 
 def firing_classes(fired, truth, n_chunks) -> dict:
     """Split firings into detections (firing chunk -> (change chunk, delay)) and false alarms."""
-    truth = [int(c) for c in truth if c < n_chunks]
     rep = detection_report(fired, truth, n_chunks)
     return {
         "detections": {c: (start, c - start) for c, start in rep["detections"].items()},
@@ -266,7 +265,7 @@ def detection_table(chunks, models, change_points, chunk_size):
     import pandas as pd
 
     n_seen = len(chunks)
-    truth = [c for c in change_chunks([p for p, _ in change_points], chunk_size) if c < n_seen]
+    truth = change_chunks([p for p, _ in change_points], chunk_size)
     rows = []
     for name in detecting_models(chunks, models):
         fired = [c.chunk for c in chunks if c.diagnostics.get(name, {}).get("fired")]

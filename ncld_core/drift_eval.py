@@ -28,10 +28,15 @@ def detection_report(fired_chunks, change_chunks, n_chunks: int) -> dict:
     """Delays (chunks) per detected change, false alarms, misses and the false-alarm rate.
 
     Also ``detections`` (firing chunk -> the change chunk it detects) and
-    ``false_alarm_chunks`` (the other firings), for drawing them apart.
+    ``false_alarm_chunks`` (the other firings), for drawing them apart.  Changes at chunk
+    ``n_chunks`` or later have not been reached (a run stopped early) and are not counted:
+    they cannot be missed yet.
+
+    >>> detection_report([2], [1, 7], n_chunks=5)["missed"]   # the change in chunk 7 is not reached
+    0
     """
     fired = sorted(int(c) for c in fired_chunks)
-    changes = sorted(int(c) for c in change_chunks)
+    changes = sorted(int(c) for c in change_chunks if int(c) < n_chunks)
     bounds = changes + [n_chunks]
     delays, detections = [], {}
     for i, start in enumerate(changes):

@@ -89,6 +89,21 @@ def test_stop_event_ends_the_run_and_keeps_finished_chunks():
     assert result.records["chunk"].max() == 2
 
 
+def test_stopped_run_does_not_count_unreached_changes_as_missed():
+    # A change in chunk 4, the run stopped after chunk 2: the change is not missed (yet), in the
+    # summary (downloads) and in the dashboard's live table alike.
+    stream = make_synthetic_stream(n_instances=600, n_features=5, n_labels=4, cardinality=1.5, random_state=0,
+                                   reference_size=2000, schedule="growth@450")
+    stop = threading.Event()
+    runner = PrequentialRunner(["ELM-O"], chunk_size=100, model_params={"n_neighbors": 5})
+    result = runner.run(stream, progress=lambda c: c.chunk == 2 and stop.set(), stop_event=stop)
+    assert len(result.chunks) == 3
+    assert result.summary().loc["ELM-O", "missed"] == 0
+    full = runner.run(stream)
+    fired = [c.chunk for c in full.chunks if c.diagnostics["ELM-O"]["fired"]]
+    assert full.summary().loc["ELM-O", "missed"] == (0 if any(c >= 4 for c in fired) else 1)
+
+
 def test_short_final_chunk_is_scored_not_learned():
     stream = small_stream(n=505)
     result = PrequentialRunner(["ELM-O"], chunk_size=100, model_params={"n_neighbors": 10}).run(stream)
