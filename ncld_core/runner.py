@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._io import write_atomic
+from ._io import json_default, write_atomic
 from .drift_eval import change_chunks, detection_report
 from .metrics import MetricAccumulator
 from .stream import Stream
@@ -146,15 +146,20 @@ class RunResult:
             "config": self.config,
             "summary": json.loads(summary.to_json(orient="index")),
         }
-        return json.dumps(doc, indent=2, default=_json_default)
+        return json.dumps(doc, indent=2, default=json_default)
 
 
-def _json_default(obj):
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, (np.integer, np.floating, np.bool_)):
-        return obj.item()
-    return str(obj)
+def told_rates(mode: str, stream: Stream):
+    """The ``(rho_pos, rho_neg)`` the ELM-NCLD variants are given under ``mode`` (see :data:`RATE_MODES`).
+
+    "known": the stream's true rates (rates 0 on a noise-free stream); "ignore": rates 0;
+    "estimate": None (the variants estimate them).
+    """
+    if mode == "estimate":
+        return None
+    if mode == "known" and stream.rho_pos is not None:
+        return stream.rho_pos, stream.rho_neg
+    return np.zeros(stream.n_labels), np.zeros(stream.n_labels)
 
 
 class PrequentialRunner:
@@ -171,17 +176,14 @@ class PrequentialRunner:
         ELMNCLD parameters for the named variants.
     references : bool
         Add the trivial references (all-negative, noisy-prior) to every run.
-    known_rates : bool, default True
-        Hand the stream's true flip rates to the ELM-NCLD variants (the paper's setting).
-        Ignored when ``flip_rates`` is given.
-    flip_rates : {"known", "estimate", "ignore"}, optional
-        What the named ELM-NCLD variants are told about the noise: the stream's true
-        rates, nothing (they estimate the rates online, :mod:`ncld_core.flip_rates`),
-        or rates 0 (noise ignored).  Default: "known" if ``known_rates`` else "estimate".
+    flip_rates : {"known", "estimate", "ignore"}, default "known"
+        What the named ELM-NCLD variants are told about the noise (:func:`told_rates`):
+        the stream's true rates (the paper's setting), nothing (they estimate the rates
+        online, :mod:`ncld_core.flip_rates`), or rates 0 (noise ignored).
     """
 
     def __init__(self, models, chunk_size: int = 500, *, model_params=None, references=False,
-                 known_rates=True, flip_rates=None):
+                 flip_rates="known"):
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 2:
             raise ValueError(f"chunk_size must be an integer >= 2, got {chunk_size!r}")
         if not models:
@@ -190,19 +192,12 @@ class PrequentialRunner:
         self.chunk_size = int(chunk_size)
         self.model_params = dict(model_params or {})
         self.references = references
-        self.known_rates = known_rates
-        if flip_rates is None:
-            flip_rates = "known" if known_rates else "estimate"
         if flip_rates not in RATE_MODES:
             raise ValueError(f"flip_rates must be one of {RATE_MODES}, got {flip_rates!r}")
         self.flip_rates = flip_rates
 
     def _build(self, stream: Stream) -> dict:
-        rates = None  # "estimate": the variants are told nothing
-        if self.flip_rates == "known" and stream.rho_pos is not None:
-            rates = (stream.rho_pos, stream.rho_neg)
-        elif self.flip_rates != "estimate":  # "ignore", or "known" on a noise-free stream: rates 0
-            rates = (np.zeros(stream.n_labels), np.zeros(stream.n_labels))
+        rates = told_rates(self.flip_rates, stream)
         if isinstance(self.models, dict):
             built = dict(self.models)
         else:

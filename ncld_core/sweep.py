@@ -41,7 +41,8 @@ import numpy as np
 import pandas as pd
 
 from .metrics import MetricAccumulator
-from .variants import ELM_VARIANTS, make_model
+from .runner import told_rates
+from .variants import _STRATEGY, ELM_VARIANTS, make_model
 
 __all__ = ["sweep", "best_point", "geometric_mean", "PAPER_GAMMAS", "default_betas", "SWEEPABLE"]
 
@@ -49,9 +50,8 @@ __all__ = ["sweep", "best_point", "geometric_mean", "PAPER_GAMMAS", "default_bet
 PAPER_GAMMAS = (0.0,) + tuple(2.0**-k for k in range(8, 2, -1))
 
 #: Variants whose beta and gamma are free parameters (ELM (plain) fixes beta = 1, gamma = 0).
-SWEEPABLE = ("ELM-O", "ELM-I", "ELM-II")
+SWEEPABLE = tuple(_STRATEGY)
 
-_STRATEGY = {"ELM-O": "none", "ELM-I": "retrain", "ELM-II": "adjust"}
 _METHODS = ("fast", "runner")
 
 
@@ -123,6 +123,8 @@ def sweep(config, betas, gammas=PAPER_GAMMAS, progress=None, *, stream=None, mod
     model : {"ELM-O", "ELM-I", "ELM-II"}, optional
         Default: the first of these in ``config.models``, else ELM-O.
     method : {"fast", "runner"}
+        The variants are told the flip rates as ``config.model_rates`` says; with
+        "estimate" the sweep always runs ``"runner"`` (``df.attrs["method"]`` says which ran).
 
     Returns
     -------
@@ -141,6 +143,10 @@ def sweep(config, betas, gammas=PAPER_GAMMAS, progress=None, *, stream=None, mod
         stream = config.build_stream()
     config.check(n_available=stream.n_instances, n_labels_available=stream.n_labels)
     t0 = time.perf_counter()
+    if config.model_rates == "estimate":
+        # Estimated rates rank each chunk by the model's own prequential scores, which depend on
+        # beta and gamma: the fast path's shared firings and weights would be wrong.
+        method = "runner"
     if method == "runner":
         rows, firings, n_chunks = _sweep_runner(config, stream, model, betas, gammas, progress)
     else:
@@ -168,15 +174,12 @@ def best_point(df: pd.DataFrame) -> dict:
 
 # --------------------------------------------------------------------------- runner (reference)
 def _sweep_runner(config, stream, model, betas, gammas, progress):
-    from .runner import PrequentialRunner
-
     total = len(betas) * len(gammas)
     rows, firings, n_chunks, done = [], [], 0, 0
     for b in betas:
         for g in gammas:
             cfg = dataclasses.replace(config, beta=b, gamma=g, models=[model], references=False)
-            runner = PrequentialRunner([model], cfg.chunk_size, model_params=cfg.model_params())
-            result = runner.run(stream)
+            result = cfg.runner().run(stream)
             last = result.chunks[-1].cumulative.get(model)
             if last is None:
                 raise ValueError("the stream has a single chunk: nothing is scored (make the chunk size smaller)")
@@ -192,7 +195,7 @@ def _sweep_runner(config, stream, model, betas, gammas, progress):
 # --------------------------------------------------------------------------- fast path
 def _sweep_fast(config, stream, model, betas, gammas, progress):
     params = config.model_params()
-    rates = (stream.rho_pos, stream.rho_neg) if stream.rho_pos is not None else None
+    rates = told_rates(config.model_rates, stream)  # never None here: "estimate" takes the runner path
     # Probe A: beta = 1, gamma = 1 -> K increments H^T H, B_score H^T Y (+-1), B_rank H^T A.
     probe_a = make_model("ELM-O", rates=rates, **{**params, "beta": 1.0, "gamma": 1.0})
     # Probe B: beta = 0, gamma = 0 -> K increments E^T E; its P_D is irrelevant (gamma = 0, strategy none).
@@ -251,7 +254,6 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
             for bi, b in enumerate(betas):
                 K = alpha * eye + b * HH + (1.0 - b) * EE
                 rhs = np.tile(b * HY, (1, ng)) - rhs_rank
-                # numpy, not scipy.linalg.cho_solve: ~0.1 ms vs ~14 ms per solve on this BLAS
                 coefs[bi] = np.linalg.solve(K, rhs)
         if progress is not None:
             progress(index + 1, len(bounds))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -48,6 +50,20 @@ def test_matches_the_runner_directly():
     for key in ("hamming_loss", "micro_f1", "average_precision"):
         assert row[key] == pytest.approx(summary[key], abs=1e-12)
     assert row["gm"] == pytest.approx(math.sqrt((1 - summary["hamming_loss"]) * summary["micro_f1"]))
+
+
+@pytest.mark.parametrize("model_rates", ["ignore", "estimate"])
+def test_sweep_tells_the_model_the_rates_as_the_config_says(model_rates):
+    # The sweep once gave the true rates whatever model_rates said.
+    cfg = RunConfig(**SMALL, models=["ELM-O"], beta=0.3, gamma=2**-5, model_rates=model_rates)
+    stream = cfg.build_stream()
+    df = sweep(cfg, [0.3], [2**-5], stream=stream)
+    assert df.attrs["method"] == ("runner" if model_rates == "estimate" else "fast")
+    summary = cfg.runner().run(stream).summary().loc["ELM-O"]
+    assert df.iloc[0]["micro_f1"] == pytest.approx(summary["micro_f1"], abs=1e-9)
+    assert df.iloc[0]["hamming_loss"] == pytest.approx(summary["hamming_loss"], abs=1e-9)
+    known = sweep(dataclasses.replace(cfg, model_rates="known"), [0.3], [2**-5], stream=stream)
+    assert known.iloc[0]["average_precision"] != df.iloc[0]["average_precision"]
 
 
 def test_grid_is_sorted_deduplicated_and_complete():

@@ -15,6 +15,7 @@ from dashboard import data
 from dashboard import figures as F
 from dashboard.controls import set_config
 from dashboard.ui import md_escape, teach
+from ncld_core.config import MODEL_PARAMS
 from ncld_core.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas
 
 ss = st.session_state
@@ -47,9 +48,10 @@ if not gammas:
 n_points = len(betas) * len(gammas)
 pressed = st.button("Compute the sweep", type="primary", icon=":material/grid_on:", disabled=bool(problems),
                     key="sweep_go")
-st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the sidebar's stream. The drift "
-           "firings and the per-chunk statistics do not depend on β or γ, so the cost is about two runs plus "
-           "one small solve per point and chunk.")
+st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the sidebar's stream, the models "
+           "told the flip rates as the sidebar says. With given rates the drift firings and the per-chunk "
+           "statistics do not depend on β or γ, so the cost is about two runs plus one small solve per point "
+           "and chunk; with estimated rates every grid point is a full run.")
 if problems:
     st.warning("Fix the settings first: " + "; ".join(f"**{md_escape(k)}**: {md_escape(v)}"
                                                        for k, v in problems.items()), icon=":material/block:")
@@ -57,7 +59,9 @@ if problems:
 stream_cfg = cfg
 if cfg.dataset == data.UPLOAD and ctx.upload:
     stream_cfg = dataclasses.replace(cfg, dataset=ctx.upload[0].name)
-params = json.dumps({k: getattr(cfg, k) for k in ("chunk_size", "delta", "alpha", "n_hidden", "n_neighbors", "seed")},
+# Every setting of the run but the swept beta and gamma (also the cache key).
+swept = {"beta", "gamma"}
+params = json.dumps({k: getattr(cfg, k) for k in (*MODEL_PARAMS, "chunk_size", "seed", "model_rates") if k not in swept},
                     sort_keys=True)
 request = (data.stream_key(stream_cfg), params, variant, tuple(betas), tuple(gammas),
            ctx.upload[1] if ctx.upload else None)
