@@ -92,16 +92,18 @@ def config_from_args(args) -> RunConfig:
         data.update(noise=data.get("noise") if args.noise else "range",
                     rho_low=args.rho_range[0], rho_high=args.rho_range[1])
     if args.rates_csv is not None:
-        import pandas as pd
+        # The same reader as everywhere else (parse_flip_rates): a label column is matched to the
+        # dataset's label names, errors name the label.
+        from .noise import parse_flip_rates
 
-        try:
-            frame = pd.read_csv(args.rates_csv)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"cannot read --rates-csv {args.rates_csv}: {exc}") from None
-        missing = {"rho_pos", "rho_neg"} - set(frame.columns)
-        if missing:
-            raise ValueError(f"--rates-csv needs columns rho_pos and rho_neg; missing {sorted(missing)}")
-        data.update(noise="table", rho_pos=frame["rho_pos"].tolist(), rho_neg=frame["rho_neg"].tolist())
+        cfg = RunConfig.from_dict(data)
+        names = None
+        if cfg.dataset != "synthetic":
+            from .datasets import load_dataset
+
+            names = list(load_dataset(cfg.dataset).label_names)
+        rho_pos, rho_neg = parse_flip_rates(args.rates_csv, len(names) if names else cfg.n_labels, names)
+        data.update(noise="table", rho_pos=rho_pos.tolist(), rho_neg=rho_neg.tolist())
     return RunConfig.from_dict(data)
 
 

@@ -143,7 +143,7 @@ def cases(tmp: Path):
         ("config", "an unknown key in the configuration", lambda: RunConfig.from_toml("betta = 1"), "unknown configuration key(s): betta"),
         ("config", "a link (URL) with a malformed value", lambda: RunConfig.from_query_params({"chunk_size": "ten"}), "chunk_size: cannot read 'ten' from the link"),
         ("cli", "a missing --config file", lambda: cli_error(["run", "--config", str(tmp / "none.toml")]), "cannot read --config"),
-        ("cli", "a rates CSV without rho_pos/rho_neg columns", lambda: (tmp.joinpath("r.csv").write_text("a,b\n1,2\n"), cli_error(["run", "--rates-csv", str(tmp / "r.csv")])), "needs columns rho_pos and rho_neg"),
+        ("cli", "a rates CSV without rho_pos/rho_neg columns", lambda: (tmp.joinpath("r.csv").write_text("a,b\n1,2\n"), cli_error(["run", "--rates-csv", str(tmp / "r.csv")])), "missing column(s) rho_pos, rho_neg"),
         ("checkpoint", "a truncated checkpoint", lambda: _checkpoint_case(tmp, "truncated"), "corrupt or not an ncld checkpoint"),
         ("checkpoint", "a checkpoint of another format version", lambda: _checkpoint_case(tmp, "version"), "format version 99"),
         ("checkpoint", "a checkpoint naming a class outside ncld", lambda: _checkpoint_case(tmp, "class"), "unknown class 'Popen'"),

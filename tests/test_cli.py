@@ -40,6 +40,20 @@ def test_rates_csv(tmp_path, capsys):
     assert main(["run", "--n-instances", "600", "--chunk-size", "200", "--rates-csv", str(rates), "--quiet"]) == 0
 
 
+def test_rates_csv_is_read_like_every_rates_table(tmp_path, data_dir):
+    # A label column reorders the rows to the dataset's labels; spaces after commas are fine.
+    from ncld_core.cli import build_parser, config_from_args
+    from ncld_core.datasets import load_dataset
+
+    names = list(load_dataset("medical").label_names)
+    rates = tmp_path / "rates.csv"
+    rows = [f"{name}, {0.01 * (j % 40):.2f}, 0.2" for j, name in enumerate(names)]
+    rates.write_text("label, rho_pos, rho_neg\n" + "\n".join(reversed(rows)) + "\n")
+    cfg = config_from_args(build_parser().parse_args(["run", "--dataset", "medical", "--rates-csv", str(rates)]))
+    assert cfg.noise == "table"
+    assert cfg.rho_pos == pytest.approx([0.01 * (j % 40) for j in range(len(names))])
+
+
 @pytest.mark.parametrize(
     "argv, text",
     [
