@@ -16,7 +16,18 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+__all__ = ["json_default", "write_atomic"]
+
+
+def json_default(obj):
+    """``json.dumps(default=...)`` for numpy values: arrays as lists, scalars as Python numbers, else ``str``."""
+    import numpy as np
+
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (np.integer, np.floating, np.bool_)):
+        return obj.item()
+    return str(obj)
 
 
 def write_atomic(path, data: str | bytes) -> None:

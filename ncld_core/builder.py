@@ -27,7 +27,7 @@ import numpy as np
 
 from ncld_core._validation import check_in_range, check_X, check_Y
 from ncld_core.noise import _spawn, apply_label_noise, resolve_flip_rates
-from ncld_core.schedule import DriftSchedule, reorder_for_schedule
+from ncld_core.schedule import as_schedule, reorder_for_schedule
 from ncld_core.stream import Stream
 
 __all__ = ["build_stream"]
@@ -102,12 +102,7 @@ def build_stream(
             raise ValueError(f"n_instances={n_instances} exceeds the {n_total} instances of the dataset")
     if not isinstance(shuffle, (bool, np.bool_)):
         raise ValueError(f"shuffle must be True or False, got {shuffle!r}")
-    if isinstance(schedule, str) and schedule.strip().lower() in ("", "none"):
-        schedule = None
-    if isinstance(schedule, str):
-        schedule = DriftSchedule.parse(schedule)
-    elif schedule is not None and not isinstance(schedule, DriftSchedule):
-        raise ValueError(f"schedule must be None, a DriftSchedule or a string like 'growth@600', got {schedule!r}")
+    schedule = as_schedule(schedule, optional=True)
 
     # One independent generator per step (see the random_state doc).
     rng_order, rng_rates, rng_noise = _spawn(random_state, 3)

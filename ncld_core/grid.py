@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._io import write_atomic
+from ._io import json_default, write_atomic
 
 __all__ = [
     "Cell",
@@ -426,15 +426,7 @@ def _plain(v):
 
 
 def _dumps(record: dict) -> str:
-    return json.dumps(record, indent=1, default=_json_default, allow_nan=False)
-
-
-def _json_default(obj):
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, (np.integer, np.floating, np.bool_)):
-        return obj.item()
-    return str(obj)
+    return json.dumps(record, indent=1, default=json_default, allow_nan=False)
 
 
 def _store(out_dir: Path, cell: Cell, record: dict):

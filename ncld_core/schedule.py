@@ -36,13 +36,12 @@ from ncld_core._validation import check_in_range, check_Y
 from ncld_core.noise import _as_generator
 from ncld_core.stream import ChangePoint
 
-__all__ = ["DriftSchedule", "reorder_for_schedule", "KINDS"]
+__all__ = ["DriftSchedule", "as_schedule", "reorder_for_schedule", "KINDS"]
 
 #: The two kinds of change of the true label distribution.
 KINDS = ("growth", "reduction")
 
-# The regime a change point leads *to*, and the one it leaves.
-_REGIME_AFTER = {"growth": "multi", "reduction": "single"}
+# The regime a change point leaves.
 _REGIME_BEFORE = {"growth": "single", "reduction": "multi"}
 
 _TOKEN = re.compile(r"^(?P<kind>[a-z]+)\s*(?:@\s*(?P<chunk>chunk\s*:\s*)?(?P<pos>[+-]?\d+))?$")
@@ -339,12 +338,20 @@ class DriftSchedule:
         return out
 
 
-def _as_schedule(schedule) -> DriftSchedule:
+def as_schedule(schedule, *, optional: bool = False) -> DriftSchedule | None:
+    """``schedule`` as a DriftSchedule (parsing a string); with ``optional``, None, "" and "none" give None.
+
+    >>> as_schedule("none", optional=True) is None, as_schedule("growth@600").points[0].position
+    (True, 600)
+    """
+    if optional and (schedule is None or (isinstance(schedule, str) and schedule.strip().lower() in ("", "none"))):
+        return None
     if isinstance(schedule, DriftSchedule):
         return schedule
     if isinstance(schedule, str):
         return DriftSchedule.parse(schedule)
-    raise ValueError(f"schedule must be a DriftSchedule or a string like 'growth@600', got {schedule!r}")
+    none = "None, " if optional else ""
+    raise ValueError(f"schedule must be {none}a DriftSchedule or a string like 'growth@600', got {schedule!r}")
 
 
 def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, random_state=None, shuffle: bool = True):
@@ -390,7 +397,7 @@ def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, ra
         gives the dataset's single-/multi-label counts and what was asked.
     """
     Y = check_Y(Y_true, name="Y_true")
-    sched = _as_schedule(schedule)
+    sched = as_schedule(schedule)
     n_total = Y.shape[0]
     card = Y.sum(axis=1, dtype=np.int64)
     pools = {"single": np.flatnonzero(card <= 1), "multi": np.flatnonzero(card >= 2)}

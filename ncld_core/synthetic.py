@@ -40,7 +40,7 @@ from scipy.special import expit
 
 from ncld_core._validation import check_in_range
 from ncld_core.noise import _is_number_pair, _spawn, apply_label_noise, resolve_flip_rates
-from ncld_core.schedule import DriftSchedule
+from ncld_core.schedule import as_schedule
 from ncld_core.stream import Stream
 
 __all__ = ["make_synthetic_stream", "solve_offset"]
@@ -160,11 +160,8 @@ def make_synthetic_stream(
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string, got {name!r}")
 
+    schedule = as_schedule(schedule, optional=True)
     if schedule is not None:
-        if isinstance(schedule, str):
-            schedule = DriftSchedule.parse(schedule)
-        elif not isinstance(schedule, DriftSchedule):
-            raise ValueError(f"schedule must be None, a DriftSchedule or a string like 'growth@600', got {schedule!r}")
         if schedule.is_paper:
             schedule = schedule.at(n_instances // 2)
         try:

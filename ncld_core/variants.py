@@ -1,6 +1,6 @@
 """Named model variants that a run can put side by side.
 
-``make_model(name, stream_rates=(rho_pos, rho_neg), **params)`` builds a fresh
+``make_model(name, rates=(rho_pos, rho_neg), **params)`` builds a fresh
 estimator; ``VARIANTS`` maps each name to a one-line description.
 
 * ELM-O, ELM-I, ELM-II: ELM-NCLD without drift adaptation, with "retrain" and

@@ -228,6 +228,11 @@ class TestBuildStream:
         n_single = int(np.sum(Y.sum(axis=1) <= 1))
         assert p.change_points == (ChangePoint(n_single, "growth"),) and p.n_instances == 200
         assert build_stream(X, Y, name="toy", schedule="none").change_points == ()
+        # the generator reads a schedule the same way (it once refused "none")
+        from ncld_core.synthetic import make_synthetic_stream
+
+        assert make_synthetic_stream(200, schedule="none", random_state=0).change_points == ()
+        assert make_synthetic_stream(200, schedule=" ", random_state=0).change_points == ()
 
     def test_noise_is_applied_after_ordering(self):
         X, Y = indexed_dataset(n=300)
