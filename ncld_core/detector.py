@@ -60,10 +60,12 @@ class HoeffdingCardinalityDetector:
         diff = abs(estimate - self.previous_)
         return DetectorResult(estimate, value_range, eps, diff, diff > eps)
 
-    def update(self, per_instance: np.ndarray) -> DetectorResult:
-        result = self.peek(per_instance)
+    def record(self, result: DetectorResult) -> None:
+        """Keep a peeked chunk's estimate as the one the next chunk is compared with."""
         self.previous_ = result.estimate
-        return result
 
-    def reset(self):
-        self.previous_ = None
+    def update(self, per_instance: np.ndarray) -> DetectorResult:
+        """:meth:`peek`, then :meth:`record`."""
+        result = self.peek(per_instance)
+        self.record(result)
+        return result

@@ -331,8 +331,6 @@ class ELMNCLD(_Params):
         }
 
     def _solve(self, K, B_score, B_rank):
-        # numpy rather than scipy.linalg.cho_solve: on this BLAS the latter takes ~14 ms for a
-        # 20 x 20 system with a few hundred right-hand sides, numpy ~0.1 ms (docs/performance.md).
         try:
             np.linalg.cholesky(K)  # the positive-definiteness check
         except np.linalg.LinAlgError:
@@ -372,7 +370,8 @@ class ELMNCLD(_Params):
             detector = HoeffdingCardinalityDetector(self.delta)
             estimator = self._new_rate_estimator() if estimating else None
         else:
-            hidden, detector = self.hidden_, self.detector_
+            hidden = self.hidden_
+            detector = copy.copy(self.detector_)  # a copy: delta and the last estimate change only on commit
             detector.delta = self.delta
             estimator = getattr(self, "flip_rate_estimator_", None)
             if estimating and estimator is None:
@@ -383,12 +382,8 @@ class ELMNCLD(_Params):
                                     coef=None if first else self.coef_)
         result = detector.peek(st["card"])
         L = self.n_hidden
-        if first:
-            action = "init"
-            K = self.alpha * np.eye(L) + st["HtRH"]
-            B_score, B_rank = st["B_score"], st["B_rank"]
-        elif result.fired and self.strategy == "retrain":
-            action = "retrain"
+        if first or (result.fired and self.strategy == "retrain"):
+            action = "init" if first else "retrain"
             K = self.alpha * np.eye(L) + st["HtRH"]
             B_score, B_rank = st["B_score"], st["B_rank"]
         elif result.fired and self.strategy == "adjust":
@@ -406,13 +401,14 @@ class ELMNCLD(_Params):
 
         # Commit: nothing above changed the model.
         if first:
-            self.hidden_, self.detector_ = hidden, detector
+            self.hidden_ = hidden
             self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
             self._history = []
             self._rates = []
         self.flip_rate_estimator_ = estimator
         self._rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
-        detector.update(st["card"])
+        detector.record(result)
+        self.detector_ = detector
         self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
         self.coef_, self.psi_ = coef, psi
         self._history.append(

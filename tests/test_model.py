@@ -333,6 +333,20 @@ def test_bad_chunk_is_refused_and_state_unchanged(fitted, mutate, message):
     assert all(np.array_equal(a, b) for a, b in zip(before, after))
 
 
+def test_failed_chunk_leaves_the_detector_as_it_was(fitted):
+    # A chunk that fails after validation (a wrong noisy_proba) must not change delta or the
+    # detector's last estimate.
+    model, X, Y = fitted
+    detector = model.detector_
+    previous = detector.previous_
+    model.set_params(delta=0.2)
+    with pytest.raises(ValueError, match="noisy_proba"):
+        model.partial_fit(X, Y, noisy_proba=np.full((3, 3), 0.5))
+    assert model.detector_ is detector and detector.delta == 0.05 and detector.previous_ == previous
+    model.partial_fit(X, Y)
+    assert model.detector_.delta == 0.2 and model.detector_.previous_ != previous
+
+
 @pytest.mark.parametrize(
     "params, message",
     [
