@@ -564,7 +564,7 @@ def section_probability(ex, cfg, seeds, base):
     excluded = [p for p in PROB_MODELS if p not in cand]
     evidence = (f"mean criterion rank {crit.loc[chosen, 'score']:.2f} ({nxt}"
                 + (f"; {', '.join(excluded)} excluded: false-alarm rate >= "
-                   f"{min(dsum.loc[(p, op[p][0]), 'fa_rate'] for p in excluded):.2f} at every delta" if excluded else "")
+                   f"{min(dsum.loc[(p, op[p][0]), 'fa_rate'] for p in excluded):.3f} at every delta" if excluded else "")
                 + f"); synthetic P_D MAE {syn_mean.loc[chosen, 'pd_mae']:.4f}, LCard RMSE "
                 f"{syn_mean.loc[chosen, 'lcard_rmse']:.3f}; dataset mean GM rank {gm_rank[chosen]:.2f}, AP rank "
                 f"{ap_rank[chosen]:.2f} of {len(PROB_MODELS)}")

@@ -375,7 +375,7 @@ def reading(df, settings, results, methods) -> list[str]:
                 if v == best:
                     best_counts[m] = best_counts.get(m, 0) + 1
         top = sorted(best_counts.items(), key=lambda kv: -kv[1])
-        line = (f"{short}: best (or tied best) on most streams: "
+        line = (f"{short}: streams on which a method is best (or tied best), most first: "
                 + ", ".join(f"{m} {c}/{n}" for m, c in top[:4]) + ".")
         if top and top[0][0] in REFERENCES:
             line += (" A trivial reference wins most often: on these sparse label sets predicting (almost) "
@@ -408,7 +408,8 @@ def reading(df, settings, results, methods) -> list[str]:
                     differs.append(s)
             except KeyError:
                 pass
-        out.append(f"ELM-I / ELM-II differ from ELM-O (i.e. the drift detector fired in at least one seed) on "
+        out.append(f"ELM-I / ELM-II end with other metrics than ELM-O (a firing they acted on changed the model, "
+                   f"in at least one seed) on "
                    f"{len(differs)}/{n} streams" + (f": {', '.join(differs)}" if differs else "") + ".")
     if not baselines:
         out.append("No baseline of the paper was run in this grid.")

@@ -31,7 +31,8 @@ anchors ``min_t P_D(y=1|x_t)`` come out far too low, because a model fitted on 5
 noisy labels spreads its predictions.  The earlier neighbourhood binomial mixture
 (:func:`binomial_mixture_em`, ``negative_anchor="mixture"``) merges its two
 components on features whose neighbourhoods are not label-pure and then returns
-the observed positive rate, far above ``rho_-`` on frequent labels.
+the observed positive rate, ``rho_- + pi (1 - rho_+ - rho_-)`` for a label of clean
+frequency ``pi``: too high by an amount that grows with the label's frequency.
 ``python -m benchmarks.flip_rates`` measures all three (docs/flip-rates.md).
 
 ``rho_+`` (missed positives): capped anchor

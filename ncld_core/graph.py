@@ -149,8 +149,7 @@ def simplex_qp(C: np.ndarray, *, tol: float = 1e-9, max_iter: int | None = None)
     """Exact minimiser of ``s^T C_n s`` over the simplex for each PD ``C_n`` in a (N, K, K) stack.
 
     Active set: start from the full support; in the first three rounds drop every
-    negative weight at once (block pivoting; measured to cut the rounds by ~40 %
-    at K = 20), then only the most negative one, which cannot cycle between block
+    negative weight at once (block pivoting, fewer rounds), then only the most negative one, which cannot cycle between block
     drops; when no weight is negative add the index that most violates
     ``(C s)_i >= mu``; stop when the KKT residual (see :func:`kkt_residual`) is
     below ``tol``.

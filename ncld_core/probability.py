@@ -13,8 +13,8 @@ output ``H`` and observed labels, and returns an (N, q) array of probabilities.
   least biased chunk cardinality (Eq. card then reduces to the moment estimator
   ``sum_j (f_j - rho_-^j) / (1 - rho_+^j - rho_-^j)``) but its weights are fitted
   on the very chunk they score, so the Hoeffding threshold of Eq. (Hfd)
-  understates the estimate's spread and the test fires on a quarter or more of
-  stationary chunks at every delta.  Known limitation: with ``"logistic"`` the
+  understates the estimate's spread and the test fires far more often than
+  ``delta`` on chunks without a change (docs/defaults.md, section 1).  Known limitation: with ``"logistic"`` the
   per-chunk cardinality estimate is biased upwards on sparse real label sets
   (docs/defaults.md, section 1), because P_D is smoothed towards the chunk mean
   where it should sit at ``rho_-``.
