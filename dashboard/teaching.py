@@ -95,7 +95,8 @@ PANELS = {
         "title": "Summary · cumulative metrics and drift scores",
         "latex": [r"\mathrm{GM}=\sqrt{(1-\mathrm{HL})\times\text{micro-F1}}"],
         "text": (
-            "Cumulative metrics over every scored chunk (chunk 0 is not scored), total seconds, and "
+            "Cumulative metrics over every scored chunk (chunk 0 is not scored), total seconds (the "
+            "ELM variants share each chunk's hidden layer, graph and P_D; the first in the table pays for them), and "
             "for the ELM-NCLD variants the firings, detected / missed changes, false alarms and mean "
             "delay (chunks). GM is the paper's tuning criterion (see the Sweep page)."
         ),

@@ -101,6 +101,12 @@ HISTORY_COLUMNS = (
 )
 
 
+def _residual_gram(H, S):
+    """``E^T E`` with ``E = H - S H``, the graph term of ``H^T R H`` (NOTES §1-2)."""
+    E = H - S @ H
+    return E.T @ E
+
+
 class _Params:
     """``get_params`` / ``set_params`` / ``repr`` from the ``__init__`` signature (scikit-learn style)."""
 
@@ -285,19 +291,34 @@ class ELMNCLD(_Params):
 
     # ------------------------------------------------------------------ one chunk
     def _chunk_statistics(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator=None,
-                          coef=None):
+                          coef=None, cache=None):
         """Everything one chunk contributes: ``H^T R H``, ``b H^T Y``, ``g H^T A`` and diagnostics.
 
         With ``estimator`` (a FlipRateEstimator) the rates are its estimates after this chunk;
         ``coef``, the output weights before the chunk, gives it the chunk's prequential scores.
+        ``cache`` (a :class:`~ncld_core.chunk_cache.ChunkCache`) shares ``H``, the graph and
+        ``P_D`` with the other models learning the chunk.
         """
+        def memo(key, compute):
+            return compute() if cache is None else cache.get(key, compute)
+
+        layer = None if cache is None else cache.layer_key(hidden)
         Xs = hidden.scale(X)
-        H = hidden.transform(Xs, scaled=True)
-        S, nbrs, _ = reconstruction_weights(
-            Xs, self.n_neighbors, reg=self.graph_reg, gram=gram_matrix(Xs), return_neighbors=True
-        )
-        if noisy_proba is None:
-            P = prob_model.predict_proba(H, Y01, nbrs)
+        H = memo(("H", layer), lambda: hidden.transform(Xs, scaled=True))
+        # Rates all 0 make every weight (P - 0) / P = 1 and beta = 1 drops the graph term, so plain
+        # online ELM needs neither P_D nor the graph: skipped (the result is bit-identical).
+        needs_proba = estimator is not None or bool(np.any(rho_pos) or np.any(rho_neg))
+        needs_graph = self.beta < 1.0 or (needs_proba and noisy_proba is None) or estimator is not None
+        if needs_graph:
+            S, nbrs = memo(("graph", layer, self.n_neighbors, self.graph_reg), lambda: reconstruction_weights(
+                Xs, self.n_neighbors, reg=self.graph_reg, gram=gram_matrix(Xs), return_neighbors=True)[:2])
+        if not needs_proba:
+            P = None
+        elif noisy_proba is None:
+            # A probability model given as an object may hold state: shared only when named.
+            key = self.probability_model if isinstance(self.probability_model, str) else object()
+            P = memo(("P_D", layer, self.n_neighbors, self.graph_reg, key),
+                     lambda: prob_model.predict_proba(H, Y01, nbrs))
         else:
             P = np.asarray(noisy_proba, dtype=np.float64)
             if P.shape != Y01.shape:
@@ -308,11 +329,14 @@ class ELMNCLD(_Params):
             estimator = estimator.updated(P, Y01, nbrs, scores=None if coef is None else H @ coef)
             rho_pos, rho_neg = estimator.rho_pos_, estimator.rho_neg_
         Y_pm = 2.0 * Y01 - 1.0
-        W = importance_weights(Y_pm, P, rho_pos, rho_neg)
+        W = importance_weights(Y_pm, P, rho_pos, rho_neg) if needs_proba else np.ones_like(Y_pm)
         A = ranking_matrix(Y_pm, W)
-        E = H - S @ H
-        HtH, EtE = H.T @ H, E.T @ E
+        HtH = memo(("HtH", layer), lambda: H.T @ H)
         b = self.beta
+        if needs_graph:
+            EtE = memo(("EtE", layer, self.n_neighbors, self.graph_reg), lambda: _residual_gram(H, S))
+        else:
+            EtE = np.zeros_like(HtH)
         if self.hessian == "exact":
             HtRH = b * HtH + (1.0 - b) * EtE
         else:  # the published R = b I + (1-b)(S^T S - S^T - S) = R_exact - (1-b) I
@@ -347,7 +371,7 @@ class ELMNCLD(_Params):
         return sol[:, :q], sol[:, q:], float(eig[-1] / eig[0])
 
     # ------------------------------------------------------------------ public API
-    def partial_fit(self, X, Y, *, noisy_proba=None):
+    def partial_fit(self, X, Y, *, noisy_proba=None, cache=None):
         """Learn one chunk ``D_i``; the first call is the initialisation chunk ``D_0``.
 
         Parameters
@@ -357,10 +381,15 @@ class ELMNCLD(_Params):
         noisy_proba : array (N, q), optional
             A known ``P_D(y=+1 | x)`` for the chunk; replaces the probability model
             (oracle experiments).
+        cache : ChunkCache, optional
+            Made for exactly this ``(X, Y)`` (:mod:`ncld_core.chunk_cache`): shares the hidden
+            output, graph and ``P_D`` with other models learning the same chunk (the runner does).
 
         On any error the model is left exactly as it was.
         """
         t0 = time.perf_counter()
+        if cache is not None:
+            cache.check(X, Y)
         X, Y01 = self._check_chunk(X, Y)
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
         first = not self.is_fitted
@@ -379,7 +408,7 @@ class ELMNCLD(_Params):
             if not estimating:
                 estimator = None
         st = self._chunk_statistics(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator,
-                                    coef=None if first else self.coef_)
+                                    coef=None if first else self.coef_, cache=cache)
         result = detector.peek(st["card"])
         L = self.n_hidden
         if first or (result.fired and self.strategy == "retrain"):

@@ -1,0 +1,100 @@
+"""A per-chunk memo shared by the models that learn the same chunk.
+
+The ELM-NCLD variants of one run (ELM-O, ELM-I, ELM-II, plain ELM) draw the same hidden layer
+(same ``random_state``, ``n_hidden`` and first chunk), so each chunk's hidden output ``H``, its
+feature graph (Eq. Re) and the noisy class probability ``P_D`` are the same for all of them; only
+the rates, ``beta``, ``gamma`` and the drift strategy differ.  The runner makes one
+:class:`ChunkCache` per chunk and hands it to every model's ``partial_fit``; each entry is keyed
+by everything it depends on (the hidden layer's :attr:`~ncld_core.elm.RandomHiddenLayer.fingerprint`,
+``n_neighbors``, ``graph_reg``, the probability model), so a model with other settings computes
+its own.  Cached arrays are read-only: a model that wrote into one would change the others'.
+
+>>> import numpy as np
+>>> X, Y = np.zeros((3, 2)), np.zeros((3, 1))
+>>> cache = ChunkCache(X, Y)
+>>> calls = []
+>>> cache.get(("twice",), lambda: calls.append(1) or np.ones(2)).tolist()
+[1.0, 1.0]
+>>> cache.get(("twice",), lambda: calls.append(1) or np.ones(2)).tolist(), len(calls), cache.hits
+([1.0, 1.0], 1, 1)
+>>> cache.check(X.copy(), Y)
+Traceback (most recent call last):
+...
+ValueError: cache: this ChunkCache was made for another chunk (pass the arrays it was made with)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["ChunkCache"]
+
+
+def _freeze(value):
+    if isinstance(value, np.ndarray):
+        value.setflags(write=False)
+    elif sp.issparse(value):
+        for name in ("data", "indices", "indptr"):
+            arr = getattr(value, name, None)
+            if isinstance(arr, np.ndarray):
+                arr.setflags(write=False)
+    elif isinstance(value, tuple):
+        for v in value:
+            _freeze(v)
+    return value
+
+
+class ChunkCache:
+    """Memo of per-chunk computations for the chunk ``(X, Y)`` (see the module docstring).
+
+    Parameters
+    ----------
+    X, Y : the chunk's features and observed labels, exactly the objects passed to ``partial_fit``.
+
+    Attributes
+    ----------
+    hits, misses : int
+        Lookups answered from the memo and computed.
+    """
+
+    def __init__(self, X, Y):
+        self._X, self._Y = X, Y
+        self._store: dict = {}
+        self._layers: list = []
+        self.hits = 0
+        self.misses = 0
+
+    def layer_key(self, hidden) -> int:
+        """A key for ``hidden`` (a fitted RandomHiddenLayer): equal layers share it.
+
+        Compared by content (weights, bias, scaling), not identity: each model owns its layer.
+        """
+        def state(layer):
+            return [layer.mode_, layer.weights_, layer.bias_, getattr(layer, "mean_", None),
+                    getattr(layer, "scale_", None)]
+
+        mine = state(hidden)
+        for index, other in enumerate(self._layers):
+            if mine[0] == other[0] and all(
+                (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+                for a, b in zip(mine[1:], other[1:])
+            ):
+                return index
+        self._layers.append(mine)
+        return len(self._layers) - 1
+
+    def check(self, X, Y) -> None:
+        """Raise ValueError unless ``X`` and ``Y`` are the very objects the cache was made for."""
+        if X is not self._X or Y is not self._Y:
+            raise ValueError("cache: this ChunkCache was made for another chunk (pass the arrays it was made with)")
+
+    def get(self, key, compute):
+        """The value stored under ``key``, computing (and freezing) it with ``compute()`` the first time."""
+        if key in self._store:
+            self.hits += 1
+            return self._store[key]
+        self.misses += 1
+        value = _freeze(compute())
+        self._store[key] = value
+        return value
