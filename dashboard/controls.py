@@ -24,7 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from ncld_core.baselines import BASELINES, OPTIONAL
-from ncld_core.config import PRESETS, RunConfig
+from ncld_core.config import PRESETS, SYNTHETIC_DEFAULT_LENGTH, RunConfig
 from ncld_core.runner import RATE_MODES
 from ncld_core.variants import ELM_VARIANTS
 
@@ -37,7 +37,6 @@ CANON = "cfg_values"
 #: Every model a run can put side by side: the ELM-NCLD variants, then the paper's baselines.
 MODEL_OPTIONS = [*ELM_VARIANTS, *BASELINES]
 FIELDS = tuple(f.name for f in dataclasses.fields(RunConfig))
-_SYNTH_DEFAULT_N = 5000
 
 
 @dataclass
@@ -322,10 +321,10 @@ def render_sidebar() -> Context:
         f.number("chunk_size", "chunk size N", integer=True, step=50,
                  help="Instances per chunk (the paper: 500). Each chunk is scored, then learned.")
     with c2:
-        default_n = _SYNTH_DEFAULT_N if dataset == "synthetic" else n_available
+        default_n = SYNTHETIC_DEFAULT_LENGTH if dataset == "synthetic" else n_available
         f.number("n_instances", "stream length", integer=True, step=500, allow_none=True,
                  placeholder=f"all ({default_n})" if default_n else "all",
-                 help="Instances in the stream; empty = the whole dataset (synthetic: 5000).")
+                 help=f"Instances in the stream; empty = the whole dataset (synthetic: {SYNTHETIC_DEFAULT_LENGTH}).")
     f.number("shuffle_seed", "stream seed", integer=True, step=1,
              help="Seeds the order of the instances, the drawn flip rates and the flips.")
 
@@ -393,7 +392,7 @@ def render_sidebar() -> Context:
     f.vals["schedule"] = text
     if sched_error:
         extra_errors["schedule"] = sched_error
-    length = f.vals["n_instances"] or (_SYNTH_DEFAULT_N if dataset == "synthetic" else n_available)
+    length = f.vals["n_instances"] or (SYNTHETIC_DEFAULT_LENGTH if dataset == "synthetic" else n_available)
     points = [(r[0], r[1]) for r in _points(text)]
     st.plotly_chart(schedule_figure(points, length), config={"displayModeBar": False}, key="schedule_chart")
     st.caption(f"schedule: `{text or 'none'}` · growth = to multi-label, reduction = to single-label")

@@ -36,6 +36,8 @@ STREAM_ERRORS = frozenset({"dataset", "n_instances", "shuffle_seed", "n_features
 
 #: ELMNCLD parameters a run configuration carries.
 MODEL_PARAMS = ("beta", "gamma", "delta", "alpha", "n_hidden", "n_neighbors")
+#: Length of the synthetic stream when ``n_instances`` is not given.
+SYNTHETIC_DEFAULT_LENGTH = 5000
 
 _DEFAULTS = ELMNCLD()
 
@@ -45,7 +47,7 @@ class RunConfig:
     """Everything that defines a run; plain values only, so it serialises to TOML, JSON and URLs."""
 
     dataset: str = "synthetic"
-    n_instances: int | None = None  # None: the whole dataset (synthetic: 5000)
+    n_instances: int | None = None  # None: the whole dataset (synthetic: SYNTHETIC_DEFAULT_LENGTH)
     chunk_size: int = 250
     shuffle_seed: int = 0
     # synthetic generator
@@ -129,7 +131,7 @@ class RunConfig:
                 err["rates"] = msg
         if self.dataset == "synthetic" and self.schedule.strip() and "n_labels" not in err and self.n_labels <= 3:
             err["schedule"] = "a drift schedule on the synthetic stream needs more than 3 labels (its multi-label regime has cardinality 3)"
-        length = self.n_instances or (n_available if self.dataset != "synthetic" else 5000)
+        length = self.n_instances or (n_available if self.dataset != "synthetic" else SYNTHETIC_DEFAULT_LENGTH)
         if length is not None and "chunk_size" not in err and "n_instances" not in err and length < 2 * self.chunk_size:
             err["chunk_size"] = f"the stream ({length} instances) must hold at least two chunks: the first only initialises"
         if self.schedule.strip() and "schedule" not in err:
@@ -137,7 +139,7 @@ class RunConfig:
 
             try:
                 sched = DriftSchedule.parse(self.schedule)
-                length = self.n_instances or (n_available if self.dataset != "synthetic" else 5000)
+                length = self.n_instances or (n_available if self.dataset != "synthetic" else SYNTHETIC_DEFAULT_LENGTH)
                 if length is not None and not sched.is_paper:
                     sched.validate(length)
             except ValueError as exc:
@@ -192,7 +194,7 @@ class RunConfig:
             from .synthetic import make_synthetic_stream
 
             return make_synthetic_stream(
-                n_instances=self.n_instances or 5000,
+                n_instances=self.n_instances or SYNTHETIC_DEFAULT_LENGTH,
                 n_features=self.n_features,
                 n_labels=self.n_labels,
                 cardinality=self.cardinality,

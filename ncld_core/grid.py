@@ -46,7 +46,6 @@ import math
 import os
 import platform
 import re
-import sys
 import time
 import traceback
 import uuid

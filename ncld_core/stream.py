@@ -89,6 +89,15 @@ class Stream:
         for start in range(0, self.n_instances, size):
             yield start, min(start + size, self.n_instances)
 
+    def n_chunks(self, size: int) -> int:
+        """Number of chunks of ``size`` instances (the last may be short), as :meth:`chunk_bounds` yields.
+
+        >>> from ncld_core.synthetic import make_synthetic_stream
+        >>> make_synthetic_stream(1001, random_state=0).n_chunks(500)
+        3
+        """
+        return sum(1 for _ in self.chunk_bounds(size)) if self.n_instances else 0
+
     def true_cardinality(self, start: int = 0, stop: int | None = None) -> float:
         return float(self.Y_true[start:stop].sum(axis=1).mean())
 

@@ -41,10 +41,9 @@ else:
         except ValueError as exc:
             st.error(md_escape(exc), icon=":material/error:")
         else:
-            n_chunks = -(-stream.n_instances // cfg.chunk_size)
             m = st.columns(5)
             m[0].metric("instances", stream.n_instances)
-            m[1].metric("chunks", n_chunks)
+            m[1].metric("chunks", stream.n_chunks(cfg.chunk_size))
             m[2].metric("labels", stream.n_labels)
             m[3].metric("true cardinality", f"{stream.true_cardinality():.3f}")
             m[4].metric("observed cardinality", f"{stream.observed_cardinality():.3f}")

@@ -18,6 +18,7 @@ import streamlit as st
 from dashboard import data, report
 from dashboard import figures as F
 from dashboard.ui import md_escape, teach
+from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
 from ncld_core.flip_rates import estimate_errors
 from ncld_core.runner import RunResult
 
@@ -53,7 +54,7 @@ def _stop():
 def _describe(cfg) -> str:
     noise = {"none": "no noise", "range": f"flip rates ~ U[{cfg.rho_low:g}, {cfg.rho_high:g}]",
              "table": "flip-rate table"}[cfg.noise]
-    n = cfg.n_instances or ("5000" if cfg.dataset == "synthetic" else "all")
+    n = cfg.n_instances or (SYNTHETIC_DEFAULT_LENGTH if cfg.dataset == "synthetic" else "all")
     sched = cfg.schedule or "no drift"
     return (f"{cfg.dataset} · {n} instances in chunks of {cfg.chunk_size} · {noise} · {sched} · "
             f"β={cfg.beta:g} γ={cfg.gamma:g} δ={cfg.delta:g} α={cfg.alpha:g} L={cfg.n_hidden} K={cfg.n_neighbors}")
@@ -170,10 +171,9 @@ def _begin(run):
     except Exception as exc:  # noqa: BLE001 - bad input is shown inline, never as a traceback
         run.update(status="error", error=str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}")
         return
-    n = stream.n_instances
     run.update(
         status="running", gen=gen, stream=stream, chunks=[], update_ms=[], compute_ms=[], first_plot_s=None,
-        chunk_size=cfg.chunk_size, n_chunks=-(-n // cfg.chunk_size),
+        chunk_size=cfg.chunk_size, n_chunks=stream.n_chunks(cfg.chunk_size),
         change_points=[(cp.position, cp.kind) for cp in stream.change_points],
         models=list(cfg.models) + (["all-negative", "noisy-prior"] if cfg.references else []),
         stream_name=stream.name, result=None, stream_s=time.perf_counter() - t0,
