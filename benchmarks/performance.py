@@ -579,10 +579,17 @@ def dashboard_timing(path=DASHBOARD_TIMING) -> dict:
         first_key, first_s = pick(*key_words)
         if first_key:
             break
-    for key_words in (("median", "update"), ("update",), ("median",)):
-        upd_key, upd_s = pick(*key_words, exclude=("first",))
-        if upd_key:
-            break
+    # The per-chunk update as the user sees it: the browser's interval between chunks (compute and
+    # render), the slowest scenario; older files have only the server's render time.
+    intervals = {k: v / 1000.0 for k, v in numbers.items() if "interval" in k.lower() and "browser" in k.lower()}
+    if intervals:
+        upd_key = max(intervals, key=intervals.get)
+        upd_s = intervals[upd_key]
+    else:
+        for key_words in (("median", "update"), ("update",), ("median",)):
+            upd_key, upd_s = pick(*key_words, exclude=("first",))
+            if upd_key:
+                break
     scope = upd_key.rsplit(".", 1)[0] if upd_key and "." in upd_key else ""
     others = {
         k: v for k, v in numbers.items() if "median" in k.lower() and k != upd_key and k.startswith(scope)
@@ -752,7 +759,7 @@ def render(res: dict) -> str:
         L.append(f"| memory flat within {TARGETS['memory_growth_pct']:.0f} % | {mem.get('error', 'n/a')} | not measured in this run |")
     if dash.get("missing"):
         L.append(f"| dashboard: Run to first plot <= {TARGETS['dashboard_first_plot_s']:.0f} s | not measured in this run | not measured in this run |")
-        L.append(f"| dashboard: median per-chunk update <= {TARGETS['dashboard_update_ms']:.0f} ms | not measured in this run | not measured in this run |")
+        L.append(f"| dashboard: per-chunk update in the browser <= {TARGETS['dashboard_update_ms']:.0f} ms | not measured in this run | not measured in this run |")
     else:
         k, s = dash["first_plot"]
         txt = f"{s:.2f} s (`{k}`, file of {dash['timestamp'] or dash['mtime']})" if k else "no such field in the file"
@@ -762,7 +769,7 @@ def render(res: dict) -> str:
         txt = f"{ms:.0f} ms (`{k}`)" if k else "no such field in the file"
         if dash.get("other_medians"):
             txt += "; also recorded: " + ", ".join(f"`{ok}` = {ov:g}" for ok, ov in dash["other_medians"].items())
-        L.append(_target_row(f"dashboard: median per-chunk update <= {TARGETS['dashboard_update_ms']:.0f} ms", txt, ms, TARGETS["dashboard_update_ms"], False, " ms"))
+        L.append(_target_row(f"dashboard: per-chunk update in the browser <= {TARGETS['dashboard_update_ms']:.0f} ms", txt, ms, TARGETS["dashboard_update_ms"], False, " ms"))
     L.append("")
     L += _miss_notes(res)
 
