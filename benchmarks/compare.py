@@ -578,7 +578,9 @@ def main(argv=None) -> int:
         secs = df.groupby("method")["seconds"].agg(["sum", "mean"])
         secs = secs.loc[[m for m in order_methods(secs.index)]]
         L += ["## Time per method", "",
-              "Seconds to score and learn, summed over all cells and per cell (single core, shared machine):", "",
+              "Seconds to score and learn, summed over all cells and per cell (single core, shared machine). "
+              "The ELM variants of a cell share each chunk's hidden layer, graph and P_D "
+              "(`ncld_core.chunk_cache`); the first of them (ELM-O) is charged for that shared work:", "",
               md_table(["Method", "total s", "mean s / cell"],
                        [[m, fnum(r["sum"], 1), fnum(r["mean"], 2)] for m, r in secs.iterrows()])]
     if info["skipped"] or info["errors"]:
