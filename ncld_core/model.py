@@ -312,19 +312,19 @@ class ELMNCLD(_Params):
         if needs_graph:
             S, nbrs = memo(("graph", layer, self.n_neighbors, self.graph_reg), lambda: reconstruction_weights(
                 Xs, self.n_neighbors, reg=self.graph_reg, gram=gram_matrix(Xs), return_neighbors=True)[:2])
-        if not needs_proba:
-            P = None
-        elif noisy_proba is None:
-            # A probability model given as an object may hold state: shared only when named.
-            key = self.probability_model if isinstance(self.probability_model, str) else object()
-            P = memo(("P_D", layer, self.n_neighbors, self.graph_reg, key),
-                     lambda: prob_model.predict_proba(H, Y01, nbrs))
-        else:
+        if noisy_proba is not None:  # validated even where it is not needed
             P = np.asarray(noisy_proba, dtype=np.float64)
             if P.shape != Y01.shape:
                 raise ValueError(f"noisy_proba has shape {P.shape}, expected {Y01.shape}")
             if not np.all((P >= 0) & (P <= 1)):
                 raise ValueError("noisy_proba must hold probabilities in [0, 1]")
+        elif not needs_proba:
+            P = None
+        else:
+            # A probability model given as an object may hold state: shared only when named.
+            key = self.probability_model if isinstance(self.probability_model, str) else object()
+            P = memo(("P_D", layer, self.n_neighbors, self.graph_reg, key),
+                     lambda: prob_model.predict_proba(H, Y01, nbrs))
         if estimator is not None:
             estimator = estimator.updated(P, Y01, nbrs, scores=None if coef is None else H @ coef)
             rho_pos, rho_neg = estimator.rho_pos_, estimator.rho_neg_

@@ -83,6 +83,17 @@ def test_plain_elm_needs_no_probability_model_and_no_graph():
         ELMNCLD(beta=1.0, rho_pos=0.1, rho_neg=0.1, probability_model=Exploding()).partial_fit(X, Y)
 
 
+def test_noisy_proba_is_validated_even_when_the_rates_make_it_unused():
+    s = stream()
+    X, Y = s.X[:300], s.Y_noisy[:300]
+    plain = ELMNCLD(beta=1.0, gamma=0.0, rho_pos=0.0, rho_neg=0.0, random_state=0)
+    with pytest.raises(ValueError, match="noisy_proba has shape"):
+        plain.partial_fit(X, Y, noisy_proba=np.full((3, 3), 0.5))
+    with pytest.raises(ValueError, match="noisy_proba must hold probabilities"):
+        plain.partial_fit(X, Y, noisy_proba=np.full(Y.shape, 1.5))
+    assert not plain.is_fitted
+
+
 def test_a_cache_for_another_chunk_is_refused_and_changes_nothing():
     s = stream()
     model = ELMNCLD(random_state=0).partial_fit(s.X[:300], s.Y_noisy[:300])
