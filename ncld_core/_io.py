@@ -41,6 +41,7 @@ def write_atomic(path, data: str | bytes) -> None:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; the result is an ordinary readable file
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -36,10 +36,10 @@ from .drift_eval import change_chunks, detection_report
 from .metrics import MetricAccumulator
 from .model import ELMNCLD
 from .stream import Stream
+from .variants import REFERENCES, make_model
 
 #: What the ELM-NCLD variants of a run are told about the flip rates (see PrequentialRunner).
 RATE_MODES = ("known", "estimate", "ignore")
-from .variants import REFERENCES, make_model
 
 __all__ = ["PrequentialRunner", "ChunkResult", "RunResult", "RunState", "write_atomic", "save_run", "load_run"]
 

@@ -40,6 +40,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from .chunk_cache import ChunkCache
 from .metrics import MetricAccumulator
 from .runner import told_rates
 from .variants import _STRATEGY, ELM_VARIANTS, make_model
@@ -230,8 +231,9 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                     acc[bi][gi].update(Y_true, s, (s > 0).astype(np.int8))
         if stop - start >= min_learn:
             Y_noisy = stream.Y_noisy[start:stop]
-            probe_a.partial_fit(X, Y_noisy)
-            probe_b.partial_fit(X, Y_noisy)
+            cache = ChunkCache(X, Y_noisy)  # the probes share the chunk's hidden output and graph
+            probe_a.partial_fit(X, Y_noisy, cache=cache)
+            probe_b.partial_fit(X, Y_noisy, cache=cache)
             now = (probe_a.K_, probe_b.K_, probe_a.B_score_, probe_a.B_rank_)
             if prev is None:
                 inc = (now[0] - alpha * eye, now[1] - alpha * eye, now[2], now[3])

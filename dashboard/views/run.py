@@ -135,7 +135,10 @@ def _draw_rates(run, k):
     stream = run["stream"]
     over_time, per_label = estimate_errors(chunks, estimating[0], stream.rho_pos, stream.rho_neg)
     with slots["rates"].container():
-        st.caption(f"{estimating[0]}'s estimates (the ELM-NCLD variants estimate identically).")
+        others = estimating[1:]
+        st.caption(f"{estimating[0]}'s estimates"
+                   + (f" ({', '.join(others)} estimate their own; they part from these after a drift they act on)."
+                      if others else "."))
         st.plotly_chart(F.flip_rate_figure(over_time), config=PLOT_CONFIG, key=f"fig_rates_{k}")
         names = list(getattr(stream, "label_names", ()) or [])
         if names and len(names) == len(per_label):
