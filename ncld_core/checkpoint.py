@@ -40,7 +40,7 @@ _META = "__meta__"
 
 def _classes() -> dict:
     # Imported lazily: the model modules import nothing from here.
-    from .detector import HoeffdingCardinalityDetector
+    from .detector import DETECTORS
     from .elm import RandomHiddenLayer
     from .flip_rates import FlipRateEstimator
     from .metrics import MetricAccumulator
@@ -49,7 +49,7 @@ def _classes() -> dict:
 
     return {
         cls.__name__: cls
-        for cls in (ELMNCLD, RandomHiddenLayer, HoeffdingCardinalityDetector, FlipRateEstimator, MetricAccumulator,
+        for cls in (ELMNCLD, RandomHiddenLayer, *DETECTORS.values(), FlipRateEstimator, MetricAccumulator,
                     AllNegative, NoisyPrior)
     }
 

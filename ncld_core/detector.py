@@ -1,13 +1,32 @@
-"""Drift detection on the unbiased label cardinality (Eq. card, Eq. Hfd).
+"""Drift detectors on a chunk's label signal: the paper's test and tests with valid statistics.
 
-Chunk ``i`` is flagged when ``|LCard_hat(D_i) - LCard_hat(D_{i-1})| > eps_i`` with the
-Hoeffding threshold::
+Every detector reads a :class:`ChunkSignal` (the per-instance unbiased cardinality of
+:mod:`ncld_core.cardinality`, the paper's Eq. (card) estimate, the observed label counts)
+and returns a :class:`DetectorResult`.  ``delta`` is the tolerated probability of a
+false alarm per chunk.
 
-    eps_i = R_i sqrt(ln(2 / delta) / (2 N_i)),   R_i = max_t LCard_hat(x_t) - min_t LCard_hat(x_t)
+* ``"paper"`` (:class:`HoeffdingCardinalityDetector`): Eq. (Hfd) as published: adjacent
+  chunks' Eq. (card) estimates, fired when ``|LCard_hat(D_i) - LCard_hat(D_{i-1})| > eps_i``
+  with ``eps_i = R_i sqrt(ln(2/delta) / (2 N_i))`` and ``R_i`` the range of the
+  per-instance estimates.  A one-sample range bound used for a two-sample difference.
+* ``"welch"`` (:class:`WelchDetector`): Welch's two-sample t-test between adjacent chunks'
+  per-instance unbiased cardinalities (variance-aware).
+* ``"adaptive"`` (:class:`AdaptiveWindowDetector`): an adaptive window over chunk
+  summaries, in the manner of ADWIN: the chunks since the last change are kept, and the
+  newest 1, 2, 4, 8, 16 chunks are each tested against the older rest (Welch,
+  Bonferroni over the splits).  A change missed at one chunk is still in the window
+  at the next, against a reference that has not moved, so it is caught later.
+  River's ``ADWIN`` does this per instance, but its state is a Rust object that can be
+  neither copied (the model's updates are all-or-nothing) nor checkpointed without
+  pickle; ``benchmarks/drift.py`` runs River's ADWIN, KSWIN and PageHinkley beside it.
+* ``"labels"`` (:class:`LabelDistributionDetector`): per label, the chunk's observed
+  positives against the pooled reference window (exact conditional test, Bonferroni
+  over labels).  With fixed flip rates an observed prevalence moves exactly when the
+  clean one does, so this catches changes that keep the cardinality (``shift@``).
+* ``"adaptive+labels"`` (:class:`CombinedDetector`): either of the two, each at ``delta/2``.
 
-(the paper's Prop. 4; ``R_i`` is the observed range of the per-instance
-estimates, standing in for the unknown bounds).  ``delta`` is the tolerated
-probability of a false alarm per comparison under Hoeffding's assumptions.
+The p-value tests report ``statistic = -log10(p)`` with ``p`` Bonferroni-adjusted and
+``threshold = -log10(delta)``; the paper's test reports ``|Delta LCard|`` and ``eps_i``.
 
 >>> import numpy as np
 >>> det = HoeffdingCardinalityDetector(delta=0.05)
@@ -16,6 +35,11 @@ False
 >>> r = det.update(np.array([3.0, 3.0, 4.0, 3.0]))
 >>> r.fired, round(r.difference, 3), round(r.threshold, 3)
 (True, 2.0, 0.679)
+>>> rng = np.random.default_rng(0)
+>>> chunk = lambda mean: ChunkSignal.from_cardinality(rng.normal(mean, 1.0, size=200))
+>>> adaptive = make_detector("adaptive", delta=0.01)
+>>> [adaptive.update(chunk(m)).fired for m in (2, 2, 2, 2, 2.5, 2.5)]
+[False, False, False, False, True, False]
 """
 
 from __future__ import annotations
@@ -24,23 +48,87 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import hypergeom
+from scipy.stats import t as student_t
 
 from ._validation import check_in_range
 
-__all__ = ["HoeffdingCardinalityDetector", "DetectorResult"]
+__all__ = [
+    "ChunkSignal",
+    "DetectorResult",
+    "HoeffdingCardinalityDetector",
+    "WelchDetector",
+    "AdaptiveWindowDetector",
+    "LabelDistributionDetector",
+    "CombinedDetector",
+    "DETECTORS",
+    "make_detector",
+]
+
+_NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class ChunkSignal:
+    """What a detector sees of one chunk."""
+
+    unbiased: np.ndarray  # (N,) per-instance unbiased cardinality (ncld_core.cardinality)
+    paper: np.ndarray  # (N,) per-instance Eq. (card) with clipped importance weights
+    label_counts: np.ndarray  # (q,) observed positives per label
+
+    @property
+    def n(self) -> int:
+        return len(self.unbiased)
+
+    @classmethod
+    def from_cardinality(cls, values, label_counts=None) -> "ChunkSignal":
+        """A signal whose unbiased and paper cardinalities are both ``values`` (tests, references)."""
+        values = np.asarray(values, dtype=np.float64)
+        counts = np.zeros(0) if label_counts is None else np.asarray(label_counts, dtype=np.float64)
+        return cls(values, values, counts)
 
 
 @dataclass(frozen=True)
 class DetectorResult:
-    estimate: float  # LCard_hat(D_i)
-    range: float  # R_i
-    threshold: float  # eps_i
-    difference: float  # |LCard_hat(D_i) - LCard_hat(D_{i-1})|, NaN for the first chunk
+    statistic: float  # compared with threshold: fired = statistic > threshold
+    threshold: float
     fired: bool
+    estimate: float = _NAN  # the chunk mean of the cardinality the detector watches
+    p_value: float = _NAN  # Bonferroni-adjusted p-value (the p-value tests)
+    difference: float = _NAN  # |LCard_hat(D_i) - LCard_hat(D_{i-1})| (paper)
+    range: float = _NAN  # R_i (paper)
+    change_age: int = 0  # chunks since the change the firing locates (0: this chunk)
+
+
+def _as_signal(signal) -> ChunkSignal:
+    return signal if isinstance(signal, ChunkSignal) else ChunkSignal.from_cardinality(signal)
+
+
+def _p_result(p_adj: float, delta: float, estimate: float, change_age: int = 0) -> DetectorResult:
+    p_adj = min(max(p_adj, 1e-300), 1.0)
+    return DetectorResult(
+        statistic=-math.log10(p_adj), threshold=-math.log10(delta), fired=bool(p_adj < delta),
+        estimate=estimate, p_value=p_adj, change_age=change_age,
+    )
+
+
+def _welch_p(n1, m1, v1, n2, m2, v2):
+    """Two-sided Welch p-values for arrays of summaries (sample variances ``v``)."""
+    s1, s2 = v1 / n1, v2 / n2
+    se2 = s1 + s2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.abs(m1 - m2) / np.sqrt(se2)
+        df = se2**2 / (s1**2 / np.maximum(n1 - 1, 1) + s2**2 / np.maximum(n2 - 1, 1))
+    p = 2.0 * student_t.sf(t, np.where(np.isfinite(df), df, 1.0))
+    # Both sides constant: equal means are no evidence, different means are certain.
+    p = np.where(se2 > 0, p, np.where(m1 == m2, 1.0, 0.0))
+    return np.nan_to_num(p, nan=1.0)
 
 
 class HoeffdingCardinalityDetector:
-    """Compare adjacent chunks' unbiased cardinality against the Hoeffding bound (Eq. Hfd)."""
+    """``"paper"``: adjacent chunks' Eq. (card) estimates against the Hoeffding bound (Eq. Hfd)."""
+
+    name = "paper"
 
     def __init__(self, delta: float = 0.05):
         check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
@@ -50,22 +138,184 @@ class HoeffdingCardinalityDetector:
     def threshold(self, value_range: float, n: int) -> float:
         return value_range * math.sqrt(math.log(2.0 / self.delta) / (2.0 * n))
 
-    def peek(self, per_instance: np.ndarray) -> DetectorResult:
+    def peek(self, signal) -> DetectorResult:
         """The result for a chunk without recording it (lets a caller validate first)."""
+        per_instance = _as_signal(signal).paper
         estimate = float(np.mean(per_instance))
         value_range = float(np.max(per_instance) - np.min(per_instance))
         eps = self.threshold(value_range, len(per_instance))
         if self.previous_ is None:
-            return DetectorResult(estimate, value_range, eps, float("nan"), False)
+            return DetectorResult(_NAN, eps, False, estimate, range=value_range)
         diff = abs(estimate - self.previous_)
-        return DetectorResult(estimate, value_range, eps, diff, diff > eps)
+        return DetectorResult(diff, eps, bool(diff > eps), estimate, difference=diff, range=value_range)
 
     def record(self, result: DetectorResult) -> None:
         """Keep a peeked chunk's estimate as the one the next chunk is compared with."""
         self.previous_ = result.estimate
 
-    def update(self, per_instance: np.ndarray) -> DetectorResult:
+    def update(self, signal) -> DetectorResult:
         """:meth:`peek`, then :meth:`record`."""
-        result = self.peek(per_instance)
+        result = self.peek(signal)
         self.record(result)
         return result
+
+
+class WelchDetector:
+    """``"welch"``: Welch's t-test between adjacent chunks' per-instance unbiased cardinalities."""
+
+    name = "welch"
+
+    def __init__(self, delta: float = 0.05):
+        check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
+        self.delta = delta
+        self.previous_ = None  # (n, mean, sample variance)
+
+    def update(self, signal) -> DetectorResult:
+        x = _as_signal(signal).unbiased
+        current = (len(x), float(x.mean()), float(x.var(ddof=1)) if len(x) > 1 else 0.0)
+        previous, self.previous_ = self.previous_, current
+        if previous is None:
+            return DetectorResult(_NAN, -math.log10(self.delta), False, current[1])
+        p = float(_welch_p(*(np.float64(v) for v in previous), *(np.float64(v) for v in current)))
+        return _p_result(p, self.delta, current[1])
+
+
+class AdaptiveWindowDetector:
+    """``"adaptive"``: the newest 1, 2, 4, ... chunks against the rest of the window (Welch, Bonferroni).
+
+    The window holds per-chunk summaries (size, mean, sum of squared deviations) of the
+    per-instance unbiased cardinality since the last detected change, at most
+    ``max_window`` chunks.  On a firing the chunks before the located change are dropped.
+    """
+
+    name = "adaptive"
+
+    def __init__(self, delta: float = 0.05, max_window: int = 32):
+        check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
+        check_in_range(max_window, "max_window", 2, 10_000, integer=True)
+        self.delta = delta
+        self.max_window = max_window
+        self.window_ = np.zeros((0, 3))  # rows: n, mean, sum of squared deviations
+
+    def update(self, signal) -> DetectorResult:
+        x = _as_signal(signal).unbiased
+        mean = float(x.mean())
+        row = np.array([[len(x), mean, float(((x - mean) ** 2).sum())]])
+        window = np.vstack([self.window_, row])[-self.max_window:]
+        n_chunks = window.shape[0]
+        sizes = [k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k < n_chunks]
+        if not sizes:
+            self.window_ = window
+            return DetectorResult(_NAN, -math.log10(self.delta), False, mean)
+        newer = [_pool(window[-k:]) for k in sizes]
+        older = [_pool(window[:-k]) for k in sizes]
+        p = _welch_p(*(np.array(v) for v in zip(*older)), *(np.array(v) for v in zip(*newer)))
+        best = int(np.argmin(p))
+        result = _p_result(float(p[best]) * len(sizes), self.delta, mean, change_age=sizes[best] - 1)
+        self.window_ = window[-sizes[best]:] if result.fired else window
+        return result
+
+
+def _pool(rows):
+    """(n, mean, sample variance) of the union of chunks given as rows (n, mean, SS)."""
+    n = rows[:, 0].sum()
+    mean = (rows[:, 0] * rows[:, 1]).sum() / n
+    ss = rows[:, 2].sum() + (rows[:, 0] * (rows[:, 1] - mean) ** 2).sum()
+    return n, mean, ss / max(n - 1, 1)
+
+
+class LabelDistributionDetector:
+    """``"labels"``: each label's observed positives in the chunk against the pooled reference window.
+
+    Per label, the chunk's count given the pooled count is hypergeometric when nothing
+    changed (Fisher's exact conditional test); the smallest two-sided p-value is
+    Bonferroni-adjusted over the labels that vary.  The reference holds the chunks since
+    the last firing, at most ``max_window``.
+    """
+
+    name = "labels"
+
+    def __init__(self, delta: float = 0.05, max_window: int = 32):
+        check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
+        check_in_range(max_window, "max_window", 1, 10_000, integer=True)
+        self.delta = delta
+        self.max_window = max_window
+        self.sizes_ = np.zeros(0)  # instances per reference chunk
+        self.counts_ = None  # (chunks, q) positives per reference chunk
+
+    def update(self, signal) -> DetectorResult:
+        signal = _as_signal(signal)
+        n, counts = signal.n, np.asarray(signal.label_counts, dtype=np.float64)
+        estimate = float(signal.unbiased.mean())
+        if self.counts_ is None or len(self.sizes_) == 0:
+            self.sizes_, self.counts_ = np.array([float(n)]), counts[None, :]
+            return DetectorResult(_NAN, -math.log10(self.delta), False, estimate)
+        n_ref, c_ref = self.sizes_.sum(), self.counts_.sum(axis=0)
+        total, positives = n_ref + n, c_ref + counts
+        testable = (positives > 0) & (positives < total)
+        p = np.ones_like(counts)
+        if testable.any():
+            M, K, x = int(total), positives[testable], counts[testable]
+            two_sided = 2.0 * np.minimum(hypergeom.cdf(x, M, K, n), hypergeom.sf(x - 1, M, K, n))
+            p[testable] = np.minimum(two_sided, 1.0)
+        m = max(int(testable.sum()), 1)
+        result = _p_result(float(p.min()) * m, self.delta, estimate)
+        if result.fired:
+            self.sizes_, self.counts_ = np.array([float(n)]), counts[None, :]
+        else:
+            self.sizes_ = np.append(self.sizes_, float(n))[-self.max_window:]
+            self.counts_ = np.vstack([self.counts_, counts])[-self.max_window:]
+        return result
+
+
+class CombinedDetector:
+    """``"adaptive+labels"``: fires when the adaptive window or the label test does, each at ``delta / 2``."""
+
+    name = "adaptive+labels"
+
+    def __init__(self, delta: float = 0.05, max_window: int = 32):
+        check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
+        self.max_window = max_window
+        self.cardinality_ = AdaptiveWindowDetector(delta / 2.0, max_window)
+        self.labels_ = LabelDistributionDetector(delta / 2.0, max_window)
+        self.delta = delta
+
+    @property
+    def delta(self) -> float:
+        return 2.0 * self.cardinality_.delta
+
+    @delta.setter
+    def delta(self, value: float) -> None:
+        self.cardinality_.delta = self.labels_.delta = value / 2.0
+
+    def update(self, signal) -> DetectorResult:
+        a = self.cardinality_.update(signal)
+        b = self.labels_.update(signal)
+        if math.isnan(a.p_value) and math.isnan(b.p_value):
+            return DetectorResult(_NAN, -math.log10(self.delta), False, a.estimate)
+        p = 2.0 * min(np.nan_to_num(a.p_value, nan=1.0), np.nan_to_num(b.p_value, nan=1.0))
+        result = _p_result(p, self.delta, a.estimate, change_age=a.change_age if a.fired else 0)
+        if result.fired:  # both parts restart from the chunk that fired
+            if not a.fired:
+                self.cardinality_.window_ = self.cardinality_.window_[-1:]
+            if not b.fired:
+                self.labels_.sizes_, self.labels_.counts_ = self.labels_.sizes_[-1:], self.labels_.counts_[-1:]
+        return result
+
+
+#: Detector names accepted by :func:`make_detector` and ``ELMNCLD(detector=...)``.
+DETECTORS = {
+    "paper": HoeffdingCardinalityDetector,
+    "welch": WelchDetector,
+    "adaptive": AdaptiveWindowDetector,
+    "labels": LabelDistributionDetector,
+    "adaptive+labels": CombinedDetector,
+}
+
+
+def make_detector(name: str, delta: float = 0.05):
+    """A fresh detector by name (see :data:`DETECTORS`); an unknown name is a ValueError listing the names."""
+    if not isinstance(name, str) or name not in DETECTORS:
+        names = ", ".join(repr(k) for k in DETECTORS)
+        raise ValueError(f"detector must be one of {names}; got {name!r}")
+    return DETECTORS[name](delta)

@@ -1,4 +1,4 @@
-"""Importance weights, the unbiased ranking matrix and the cardinality estimate.
+"""Importance weights, the importance-weighted ranking matrix and the paper's cardinality estimate.
 
 For label ``j`` of instance ``t`` with observed ``y_tj`` in {-1, +1} and the noisy
 class probability ``P_D(y_tj | x_t)`` (Liu & Tao 2016, the paper's Prop. 2)::
@@ -15,8 +15,10 @@ The ranking term of Eq. (RL_New) with ``f(x) = -x`` equals ``2 Tr(A^T O)``
 
     A_tj = w_tj * sum_k w_tk (y_tk - y_tj) / 2
 
-and the unbiased label cardinality of Eq. (card) is, per instance,
-``LCard_hat(x_t) = sum_j [y_tj = +1] w_tj``.
+and the paper's label cardinality of Eq. (card) is, per instance,
+``LCard_hat(x_t) = sum_j [y_tj = +1] w_tj``.  The paper calls it unbiased; with
+weights clipped at 0 and ``P_D`` fitted on the same chunk it is not (measured in
+``docs/drift.md``): the unbiased estimate is :mod:`ncld_core.cardinality`.
 
 >>> import numpy as np
 >>> Y = np.array([[1, -1]])
@@ -61,5 +63,5 @@ def ranking_matrix(Y_pm, W) -> np.ndarray:
 
 
 def instance_cardinality(Y_pm, W) -> np.ndarray:
-    """Per-instance unbiased cardinality ``sum_j [y_tj = +1] w_tj`` (Eq. card), shape (N,)."""
+    """Per-instance cardinality of Eq. (card), ``sum_j [y_tj = +1] w_tj``, shape (N,) (biased: see module doc)."""
     return np.where(np.asarray(Y_pm) > 0, W, 0.0).sum(axis=1)

@@ -22,9 +22,16 @@ seen (with ``S`` block diagonal, as the paper states).
 model the "adjust" strategy falls back to; the paper's ``Z = Psi - Phi`` is
 ``K^-1 B_rank``.
 
-Drift (Eq. card, Eq. Hfd): the unbiased per-instance cardinality
-``sum_j [y_tj = +1] w_tj`` of each chunk is compared with the previous chunk's
-by :class:`~ncld_core.detector.HoeffdingCardinalityDetector`.  When it fires:
+Cardinality (Eq. card): each chunk's label cardinality is estimated from its noisy
+labels by the moment identity (:mod:`ncld_core.cardinality`): unbiased when the
+rates are right, with a standard error and a 95 % interval; the paper's
+importance-weighted form (clipped weights, ``P_D`` fitted on the same chunk) is
+recorded beside it as ``lcard_paper`` and is biased upwards (``docs/drift.md``).
+
+Drift: a detector (:mod:`ncld_core.detector`, ``detector=``) reads the chunk's
+per-instance cardinalities and label counts; ``detector="paper"`` is Eq. (Hfd) as
+published.  ``monitors`` run other detectors beside it, recorded but not acted on.
+When the acting detector fires:
 
 * ``strategy="retrain"`` (ELM-I): ``K, B_score, B_rank`` restart from the current chunk alone;
 * ``strategy="adjust"`` (ELM-II): ``B_rank`` is dropped (``Phi_{i-1} := Psi_{i-1}``),
@@ -69,7 +76,8 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_flip_rates, check_in_range, check_X, check_XY
-from .detector import HoeffdingCardinalityDetector
+from .cardinality import moment_cardinality
+from .detector import DETECTORS, ChunkSignal, make_detector
 from .elm import RandomHiddenLayer
 from .flip_rates import FlipRateEstimator
 from .graph import gram_matrix, reconstruction_weights
@@ -87,10 +95,14 @@ HISTORY_COLUMNS = (
     "chunk",  # 0 for the initialisation chunk D_0
     "n_instances",
     "observed_cardinality",  # mean number of observed (noisy) positives per instance
-    "lcard_hat",  # unbiased estimate of the true cardinality (Eq. card)
-    "range",  # R_i
-    "threshold",  # eps_i (Eq. Hfd)
-    "difference",  # |LCard_hat(D_i) - LCard_hat(D_{i-1})|
+    "lcard_hat",  # moment estimate of the true cardinality: unbiased with the right rates (ncld_core.cardinality)
+    "lcard_se",  # its standard error
+    "lcard_low",  # 95 % interval (rates given) or identified set +- sampling error (rates estimated)
+    "lcard_high",
+    "lcard_paper",  # the paper's Eq. (card): clipped weights, in-sample P_D; biased upwards
+    "detector",  # name of the acting detector (ncld_core.detector)
+    "statistic",  # its statistic: -log10(adjusted p), or |Delta LCard_paper| for "paper"
+    "threshold",  # fired when statistic > threshold: -log10(delta), or eps_i (Eq. Hfd)
     "fired",
     "action",  # init | none | detected | retrain | adjust
     "mean_weight",  # mean importance weight w_tj over the chunk
@@ -156,7 +168,14 @@ class ELMNCLD(_Params):
     gamma : float >= 0, default 0.005
         ``g``, weight of the unbiased ranking term (Eq. RL_New).
     delta : float in (0, 1), default 0.05
-        Confidence of the Hoeffding drift test (Eq. Hfd).
+        Tolerated false-alarm probability per chunk of the drift detectors.
+    detector : str, default "adaptive+labels"
+        The drift test acted on (:data:`ncld_core.detector.DETECTORS`); "paper" is
+        Eq. (Hfd) as published.  The default was chosen by ``python -m benchmarks.drift``
+        (``docs/drift.md``).
+    monitors : tuple of str, default ()
+        Further detectors run on the same signal, recorded in :attr:`history_` as
+        ``<name>_statistic``, ``<name>_threshold``, ``<name>_fired``; never acted on.
     n_neighbors : int, default 20
         ``K``, neighbours per instance in the chunk's feature graph (Eq. Re).
     strategy : {"none", "retrain", "adjust"}, default "none"
@@ -204,6 +223,8 @@ class ELMNCLD(_Params):
         beta=0.18,
         gamma=0.005,
         delta=0.05,
+        detector="adaptive+labels",
+        monitors=(),
         n_neighbors=20,
         strategy="none",
         rho_pos=None,
@@ -220,6 +241,8 @@ class ELMNCLD(_Params):
         self.beta = beta
         self.gamma = gamma
         self.delta = delta
+        self.detector = detector
+        self.monitors = monitors
         self.n_neighbors = n_neighbors
         self.strategy = strategy
         self.rho_pos = rho_pos
@@ -242,6 +265,13 @@ class ELMNCLD(_Params):
         check_in_range(self.graph_reg, "graph_reg", 0, 1)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        detector = getattr(self, "detector", "paper")  # checkpoints from before detectors had names
+        if not isinstance(detector, str) or detector not in DETECTORS:
+            raise ValueError(f"detector must be one of {list(DETECTORS)}; got {detector!r}")
+        monitors = self._monitor_names()
+        for name in monitors:
+            if not isinstance(name, str) or name not in DETECTORS:
+                raise ValueError(f"monitors: each must be one of {list(DETECTORS)}; got {name!r}")
         if self.hessian not in HESSIANS:
             raise ValueError(f"hessian must be one of {HESSIANS}, got {self.hessian!r}")
         if self._estimates_rates():
@@ -253,6 +283,22 @@ class ELMNCLD(_Params):
                 n_labels=n_labels,
             )
         return rho_pos, rho_neg, make_probability_model(self.probability_model)
+
+    def _monitor_names(self) -> tuple:
+        monitors = getattr(self, "monitors", ())
+        if isinstance(monitors, str):
+            monitors = (monitors,)
+        try:
+            return tuple(monitors)
+        except TypeError:
+            raise ValueError(f"monitors must be a list of detector names; got {monitors!r}") from None
+
+    def _new_detectors(self) -> dict:
+        """The acting detector under "" and each monitor under its name, fresh."""
+        detectors = {"": make_detector(getattr(self, "detector", "paper"), self.delta)}
+        for name in self._monitor_names():
+            detectors[name] = make_detector(name, self.delta)
+        return detectors
 
     def _estimates_rates(self) -> bool:
         mode = getattr(self, "flip_rates", "auto")  # absent in checkpoints written before it existed
@@ -330,6 +376,10 @@ class ELMNCLD(_Params):
             rho_pos, rho_neg = estimator.rho_pos_, estimator.rho_neg_
         Y_pm = 2.0 * Y01 - 1.0
         W = importance_weights(Y_pm, P, rho_pos, rho_neg) if needs_proba else np.ones_like(Y_pm)
+        # Estimated rates are upper bounds where a label has no anchors: the interval is the identified set.
+        cardinality = moment_cardinality(Y01, rho_pos, rho_neg,
+                                         rho_bounds=None if estimator is None else (rho_pos, rho_neg))
+        signal = ChunkSignal(cardinality.per_instance, instance_cardinality(Y_pm, W), Y01.sum(axis=0))
         A = ranking_matrix(Y_pm, W)
         HtH = memo(("HtH", layer), lambda: H.T @ H)
         b = self.beta
@@ -345,7 +395,8 @@ class ELMNCLD(_Params):
             "HtRH": HtRH,
             "B_score": b * (H.T @ Y_pm),
             "B_rank": self.gamma * (H.T @ A),
-            "card": instance_cardinality(Y_pm, W),
+            "cardinality": cardinality,
+            "signal": signal,
             "observed_cardinality": float(Y01.sum(axis=1).mean()),
             "mean_weight": float(W.mean()),
             "n": X.shape[0],
@@ -396,12 +447,11 @@ class ELMNCLD(_Params):
         estimating = rho_pos is None
         if first:
             hidden = RandomHiddenLayer(self.n_hidden, self.scaling, self.random_state).fit(X)
-            detector = HoeffdingCardinalityDetector(self.delta)
+            detectors = self._new_detectors()
             estimator = self._new_rate_estimator() if estimating else None
         else:
             hidden = self.hidden_
-            detector = copy.copy(self.detector_)  # a copy: delta and the last estimate change only on commit
-            detector.delta = self.delta
+            detectors = self._current_detectors()
             estimator = getattr(self, "flip_rate_estimator_", None)
             if estimating and estimator is None:
                 raise ValueError("flip_rates: this model was fitted with given rates; it cannot switch to 'estimate'")
@@ -409,7 +459,8 @@ class ELMNCLD(_Params):
                 estimator = None
         st = self._chunk_statistics(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator,
                                     coef=None if first else self.coef_, cache=cache)
-        result = detector.peek(st["card"])
+        results = {name: det.update(st["signal"]) for name, det in detectors.items()}
+        result = results[""]
         L = self.n_hidden
         if first or (result.fired and self.strategy == "retrain"):
             action = "init" if first else "retrain"
@@ -436,8 +487,7 @@ class ELMNCLD(_Params):
             self._rates = []
         self.flip_rate_estimator_ = estimator
         self._rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
-        detector.record(result)
-        self.detector_ = detector
+        self.detector_, self.monitors_ = detectors.pop(""), detectors
         self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
         self.coef_, self.psi_ = coef, psi
         self._history.append(
@@ -445,20 +495,41 @@ class ELMNCLD(_Params):
                 "chunk": len(self._history),
                 "n_instances": st["n"],
                 "observed_cardinality": st["observed_cardinality"],
-                "lcard_hat": result.estimate,
-                "range": result.range,
+                "lcard_hat": st["cardinality"].estimate,
+                "lcard_se": st["cardinality"].se,
+                "lcard_low": st["cardinality"].low,
+                "lcard_high": st["cardinality"].high,
+                "lcard_paper": float(st["signal"].paper.mean()),
+                "detector": getattr(self, "detector", "paper"),
+                "statistic": result.statistic,
                 "threshold": result.threshold,
-                "difference": result.difference,
                 "fired": bool(result.fired),
                 "action": action,
                 "mean_weight": st["mean_weight"],
                 "k_condition": cond,
                 "rho_pos_mean": float(np.mean(st["rho_pos"])),
                 "rho_neg_mean": float(np.mean(st["rho_neg"])),
+                **{f"{name}_{field}": getattr(r, field) for name, r in results.items() if name
+                   for field in ("statistic", "threshold", "fired")},
                 "seconds": time.perf_counter() - t0,
             }
         )
+        self._prevalence = st["cardinality"].prevalence
         return self
+
+    def _current_detectors(self) -> dict:
+        """Copies of the fitted detectors (committed only if the chunk succeeds) at the current
+        ``delta``; fresh ones where ``detector`` or ``monitors`` changed since (set_params)."""
+        fresh = self._new_detectors()
+        current = {"": self.detector_, **getattr(self, "monitors_", {})}
+        out = {}
+        for name, new in fresh.items():
+            old = current.get(name)
+            if old is not None and type(old) is type(new):
+                new = copy.deepcopy(old)
+                new.delta = self.delta
+            out[name] = new
+        return out
 
     def fit(self, X, Y, *, chunk_size=None, noisy_proba=None):
         """Batch closed form (Eq. Gra0) on all of ``X``, graph built per block of ``chunk_size``.
@@ -498,7 +569,8 @@ class ELMNCLD(_Params):
             B_rank = B_rank + st["B_rank"]
         coef, psi, _ = self._solve(K, B_score, B_rank)
         self.hidden_ = hidden
-        self.detector_ = HoeffdingCardinalityDetector(self.delta)
+        detectors = self._new_detectors()
+        self.detector_, self.monitors_ = detectors.pop(""), detectors
         self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
         self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
         self.coef_, self.psi_ = coef, psi
@@ -542,9 +614,10 @@ class ELMNCLD(_Params):
 
     @property
     def history_(self) -> pd.DataFrame:
-        """Per-chunk diagnostics (see :data:`HISTORY_COLUMNS`)."""
+        """Per-chunk diagnostics (see :data:`HISTORY_COLUMNS`; then the monitors' columns)."""
         self._check_fitted()
-        return pd.DataFrame(self._history, columns=list(HISTORY_COLUMNS))
+        extra = [k for k in (self._history[-1] if self._history else {}) if k not in HISTORY_COLUMNS]
+        return pd.DataFrame(self._history, columns=[*HISTORY_COLUMNS, *extra])
 
     @property
     def flip_rates_history_(self) -> pd.DataFrame:
@@ -570,12 +643,16 @@ class ELMNCLD(_Params):
     def last_record_(self) -> dict:
         """The newest row of :attr:`history_` as a dict (cheap: no DataFrame).
 
-        With estimated rates it also holds ``rho_pos_est`` / ``rho_neg_est``: per-label lists.
+        It also holds ``prevalence_hat``, the per-label clean prevalence estimates of the chunk
+        (:mod:`ncld_core.cardinality`), and, with estimated rates, ``rho_pos_est`` /
+        ``rho_neg_est``: per-label lists.
         """
         self._check_fitted()
         if not self._history:
             return {}
         record = dict(self._history[-1])
+        if getattr(self, "_prevalence", None) is not None:
+            record["prevalence_hat"] = self._prevalence.tolist()
         if getattr(self, "flip_rate_estimator_", None) is not None and getattr(self, "_rates", None):
             record["rho_pos_est"], record["rho_neg_est"] = (r.tolist() for r in self._rates[-1])
         return record

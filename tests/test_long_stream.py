@@ -21,7 +21,7 @@ def test_hundred_thousand_instances_stay_finite_and_well_conditioned():
     hist = model.history_
     assert len(hist) == 200
     assert np.isfinite(model.K_).all() and np.isfinite(model.coef_).all() and np.isfinite(model.psi_).all()
-    numeric = hist.select_dtypes("number").drop(columns=["difference"]).to_numpy()
+    numeric = hist.select_dtypes("number").iloc[1:].to_numpy()  # chunk 0 has no statistic: nothing to compare
     assert np.isfinite(numeric).all()
     cond = hist["k_condition"].to_numpy()
     assert cond.max() < 1e10

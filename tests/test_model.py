@@ -337,6 +337,7 @@ def test_failed_chunk_leaves_the_detector_as_it_was(fitted):
     # A chunk that fails after validation (a wrong noisy_proba) must not change delta or the
     # detector's last estimate.
     model, X, Y = fitted
+    model = ELMNCLD(n_neighbors=5, random_state=0, detector="paper").partial_fit(X, Y)
     detector = model.detector_
     previous = detector.previous_
     model.set_params(delta=0.2)
