@@ -264,7 +264,7 @@ def _median(xs):
 def _paper_params():
     from benchmarks.woodbury_reference import PAPER_PARAMS
 
-    return dict(PAPER_PARAMS)
+    return dict(PAPER_PARAMS, detector="paper")  # the Woodbury reference runs the paper's Eq. (Hfd)
 
 
 # ====================================================================== 1 + 2a: throughput and Woodbury

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from .config import MODEL_PARAMS, RunConfig
+from .detector import DETECTORS
 
 __all__ = ["main", "build_parser"]
 
@@ -42,7 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--models", help="comma-separated: ELM-O, ELM-I, ELM-II, 'ELM (plain)'")
     run.add_argument("--no-references", action="store_true", help="leave out all-negative and noisy-prior")
     for name in MODEL_PARAMS:
-        run.add_argument(f"--{name.replace('_', '-')}", type=int if name in ("n_hidden", "n_neighbors") else float)
+        if name == "detector":
+            run.add_argument("--detector", choices=list(DETECTORS), help="the drift test the variants act on")
+        elif name == "monitors":
+            run.add_argument("--monitors", type=lambda text: [m.strip() for m in text.split(",") if m.strip()],
+                             help="comma-separated detectors recorded beside it, e.g. 'paper,welch'")
+        else:
+            run.add_argument(f"--{name.replace('_', '-')}", type=int if name in ("n_hidden", "n_neighbors") else float)
     run.add_argument("--seed", type=int, help="model seed")
     run.add_argument("--shuffle-seed", type=int, help="stream order and noise seed")
     run.add_argument("--out", type=Path, help="folder for chunks.csv and summary.json")

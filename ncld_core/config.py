@@ -35,7 +35,7 @@ STREAM_ERRORS = frozenset({"dataset", "n_instances", "shuffle_seed", "n_features
                            "label_correlation", "noise", "rho_low", "rho_high", "rates", "schedule"})
 
 #: ELMNCLD parameters a run configuration carries.
-MODEL_PARAMS = ("beta", "gamma", "delta", "alpha", "n_hidden", "n_neighbors")
+MODEL_PARAMS = ("beta", "gamma", "delta", "alpha", "n_hidden", "n_neighbors", "detector", "monitors")
 #: Length of the synthetic stream when ``n_instances`` is not given.
 SYNTHETIC_DEFAULT_LENGTH = 5000
 
@@ -72,6 +72,9 @@ class RunConfig:
     beta: float = _DEFAULTS.beta
     gamma: float = _DEFAULTS.gamma
     delta: float = _DEFAULTS.delta
+    # the drift test the variants act on, and others recorded beside it (ncld_core.detector.DETECTORS)
+    detector: str = _DEFAULTS.detector
+    monitors: list = field(default_factory=list)
     alpha: float = _DEFAULTS.alpha
     n_hidden: int = _DEFAULTS.n_hidden
     n_neighbors: int = _DEFAULTS.n_neighbors
@@ -157,6 +160,12 @@ class RunConfig:
         number("gamma", 0, math.inf, high_open=True)
         number("delta", 0, 1, low_open=True, high_open=True)
         number("alpha", 0, math.inf, low_open=True, high_open=True)
+        from .detector import DETECTORS
+
+        if self.detector not in DETECTORS:
+            err["detector"] = f"detector must be one of {', '.join(DETECTORS)}"
+        if not isinstance(self.monitors, list) or any(m not in DETECTORS for m in self.monitors):
+            err["monitors"] = f"monitors must be a list of detector names from {', '.join(DETECTORS)}"
         number("n_hidden", 1, 10_000, integer=True)
         if number("n_neighbors", 1, 10_000, integer=True) and "chunk_size" not in err:
             need(self.n_neighbors + 1 <= self.chunk_size, "n_neighbors",
@@ -174,7 +183,9 @@ class RunConfig:
 
     # ------------------------------------------------------------ build
     def model_params(self) -> dict:
-        return {k: getattr(self, k) for k in MODEL_PARAMS} | {"random_state": self.seed}
+        params = {k: getattr(self, k) for k in MODEL_PARAMS} | {"random_state": self.seed}
+        params["monitors"] = tuple(params["monitors"])
+        return params
 
     def flip_rates_spec(self):
         if self.noise == "none":
