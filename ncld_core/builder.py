@@ -5,7 +5,9 @@ order, or single-label then multi-label instances for a concept growth, the
 reverse for a reduction), then label noise is injected into the ground truth
 with per-label rates ``rho_pos, rho_neg ~ U[0.2, 0.4]`` (Eq. NR). Noise comes
 *after* ordering: the noisy labels of a stream depend only on the ordered
-stream and the seed.
+stream and the seed. A ``shift`` point of the schedule (not in the paper) swaps
+the ground-truth label columns from its position on, after ordering and before
+the noise (:func:`~ncld_core.schedule.apply_label_shifts`).
 
 >>> import numpy as np
 >>> X = np.arange(20.0).reshape(10, 2)
@@ -17,6 +19,9 @@ stream and the seed.
 True
 >>> build_stream(X, Y, name="toy", n_instances=4, shuffle=False).Y_noisy.tolist()   # no noise by default
 [[1, 0, 0], [1, 0, 0], [1, 0, 0], [1, 0, 0]]
+>>> t = build_stream(X, Y, name="toy", schedule="shift@8", shuffle=False)   # label 0 <-> label 2
+>>> t.Y_true[6:].tolist(), t.meta["label_shift_permutation"]
+([[1, 1, 0], [1, 1, 0], [0, 1, 1], [0, 1, 1]], [2, 1, 0])
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import numpy as np
 
 from ncld_core._validation import check_in_range, check_X, check_Y
 from ncld_core.noise import _spawn, apply_label_noise, resolve_flip_rates
-from ncld_core.schedule import as_schedule, reorder_for_schedule
+from ncld_core.schedule import apply_label_shifts, as_schedule, reorder_for_schedule, shift_permutation
 from ncld_core.stream import Stream
 
 __all__ = ["build_stream"]
@@ -68,6 +73,11 @@ def build_stream(
         follows the schedule (:func:`~ncld_core.schedule.reorder_for_schedule`):
         ``"growth"`` / ``"reduction"`` is the paper's protocol, ``"growth@600,
         reduction@1500"`` places the changes. An empty string or ``"none"`` means no drift.
+        ``"shift@900"`` swaps the ground-truth label columns from instance 900
+        on (paired by frequency in the whole dataset,
+        :func:`~ncld_core.schedule.shift_permutation`; a second shift swaps them
+        back); it does not change the order, so a schedule of shifts only is
+        ordered as without a schedule.
     n_instances : int, optional
         Keep only this many instances (the first ones of the order).
     shuffle : bool
@@ -82,7 +92,9 @@ def build_stream(
     -------
     Stream
         With ``meta`` holding the source size, the schedule, the noise mode and
-        the single-/multi-label pool sizes.
+        the single-/multi-label pool sizes; with a shift, also
+        ``"label_shift_permutation"`` (the list ``perm``: after an odd number of
+        shifts, column ``j`` holds the dataset's label ``perm[j]``).
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"name must be a non-empty string, got {name!r}")
@@ -119,7 +131,13 @@ def build_stream(
     X_ord = X[order]
     Y_ord = Y[order]
 
-    # 2. Noise, after ordering (paper protocol).
+    # 2. Shifts of the truth: label columns paired by frequency in the whole dataset.
+    shift_perm = None
+    if schedule is not None and schedule.shift_positions:
+        shift_perm = shift_permutation(Y)
+        Y_ord = apply_label_shifts(Y_ord, change_points, shift_perm)
+
+    # 3. Noise, after ordering and shifts (paper protocol): rates stay with the columns.
     rho_pos, rho_neg, mode = resolve_flip_rates(flip_rates, q, label_names, random_state=rng_rates)
     if mode == "none":
         Y_noisy = Y_ord.copy()
@@ -140,6 +158,8 @@ def build_stream(
             else None if random_state is None else repr(random_state)
         ),
     }
+    if shift_perm is not None:
+        meta["label_shift_permutation"] = [int(v) for v in shift_perm]
     return Stream(
         X=X_ord,
         Y_true=Y_ord,

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--rho-range", nargs=2, type=float, metavar=("LOW", "HIGH"),
                      help="draw each label's rho_pos and rho_neg from U[LOW, HIGH] (paper: 0.2 0.4)")
     run.add_argument("--rates-csv", type=Path, help="per-label flip rates: CSV with columns rho_pos, rho_neg")
-    run.add_argument("--schedule", help="drift points, e.g. 'growth@600, reduction@1500', or 'growth' (paper)")
+    run.add_argument("--schedule", help="drift points, e.g. 'growth@600, shift@900, reduction@1500', or 'growth' (paper)")
     run.add_argument("--models", help="comma-separated: ELM-O, ELM-I, ELM-II, 'ELM (plain)'")
     run.add_argument("--no-references", action="store_true", help="leave out all-negative and noisy-prior")
     for name in MODEL_PARAMS:

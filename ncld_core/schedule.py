@@ -10,6 +10,17 @@ ordering. A :class:`DriftSchedule` generalises this to any number of alternating
 change points; :func:`reorder_for_schedule` builds such an order from a real
 dataset, and the synthetic generator uses the same schedules.
 
+A third kind, ``shift`` (not in the paper), changes *which* labels are relevant
+while keeping every instance's cardinality: from a shift on, the ground-truth
+label columns are swapped by a fixed involution pairing labels by frequency
+(most frequent with least frequent, ...; :func:`shift_permutation`), and a
+second shift swaps them back (:func:`apply_label_shifts`). A shift does not
+change the single-/multi-label regime and stays out of the growth/reduction
+alternation; it must always be given a position. It is a true change of the
+label distribution that leaves every instance's true cardinality unchanged: a
+cardinality-based detector can react to it only indirectly (per-label flip
+rates now meet other prevalences, which moves the *observed* cardinality).
+
 >>> import numpy as np
 >>> s = DriftSchedule.parse("growth@4, reduction@6")
 >>> str(s), s.initial_regime
@@ -22,6 +33,11 @@ dataset, and the synthetic generator uses the same schedules.
 [(4, 'growth'), (6, 'reduction')]
 >>> reorder_for_schedule(Y, DriftSchedule.paper("growth"))[1]
 (ChangePoint(position=6, kind='growth'),)
+>>> t = DriftSchedule.parse("growth@4, shift@5, reduction@6")
+>>> t.segments(8), t.shift_positions
+([(0, 4, 'single'), (4, 6, 'multi'), (6, 8, 'single')], (5,))
+>>> apply_label_shifts(Y[:3], [ChangePoint(1, "shift")]).tolist()   # label 0 is the frequent one
+[[1, 0], [0, 1], [0, 1]]
 """
 
 from __future__ import annotations
@@ -36,21 +52,43 @@ from ncld_core._validation import check_in_range, check_Y
 from ncld_core.noise import _as_generator
 from ncld_core.stream import ChangePoint
 
-__all__ = ["DriftSchedule", "as_schedule", "reorder_for_schedule", "KINDS"]
+__all__ = [
+    "DriftSchedule",
+    "as_schedule",
+    "reorder_for_schedule",
+    "shift_permutation",
+    "apply_label_shifts",
+    "KINDS",
+    "REGIME_KINDS",
+]
 
-#: The two kinds of change of the true label distribution.
-KINDS = ("growth", "reduction")
+#: The kinds of change of the true label distribution: ``growth`` (to multi-label
+#: instances), ``reduction`` (to single-label instances) and ``shift`` (other labels
+#: relevant, same cardinality).
+KINDS = ("growth", "reduction", "shift")
+
+#: The kinds that change the single-/multi-label regime; they must alternate.
+REGIME_KINDS = ("growth", "reduction")
 
 # The regime a change point leaves.
 _REGIME_BEFORE = {"growth": "single", "reduction": "multi"}
 
+#: ``initial_regime`` of a schedule without growth or reduction: the schedule does not
+#: sort instances by cardinality (random order on real data, one constant expected
+#: cardinality in the synthetic stream).
+MIXED = "mixed"
+
 _TOKEN = re.compile(r"^(?P<kind>[a-z]+)\s*(?:@\s*(?P<chunk>chunk\s*:\s*)?(?P<pos>[+-]?\d+))?$")
 
 
-def _check_kind(kind, where: str) -> str:
-    if not isinstance(kind, str) or kind.strip().lower() not in KINDS:
-        raise ValueError(f"{where}: kind must be 'growth' or 'reduction', got {kind!r}")
+def _check_kind(kind, where: str, kinds=KINDS) -> str:
+    if not isinstance(kind, str) or kind.strip().lower() not in kinds:
+        names = ", ".join(repr(k) for k in kinds[:-1]) + f" or {kinds[-1]!r}"
+        raise ValueError(f"{where}: kind must be {names}, got {kind!r}")
     return kind.strip().lower()
+
+
+_NO_PAPER_SHIFT = "a shift needs a position ('shift@<instance>' or 'shift@chunk:<k>'): it has no paper form"
 
 
 def _check_position(position, where: str) -> int:
@@ -77,13 +115,17 @@ class DriftSchedule:
     points : iterable of ``(position, kind)`` pairs or :class:`~ncld_core.stream.ChangePoint`
         ``position`` is the index of the first instance of the new regime
         (an integer > 0, strictly increasing); ``kind`` is ``"growth"`` (the
-        stream moves to multi-label instances) or ``"reduction"`` (to
-        single-label instances). Kinds must alternate: after a growth the
-        stream is already multi-label, so only a reduction can follow.
-        The regime before the first point is the opposite of its kind.
+        stream moves to multi-label instances), ``"reduction"`` (to
+        single-label instances) or ``"shift"`` (the label columns are swapped
+        by frequency, see :func:`apply_label_shifts`; the regime is kept).
+        Growths and reductions must alternate, shifts in between not
+        counting: after a growth the stream is already multi-label, so only a
+        reduction can follow. The regime before the first growth/reduction is
+        the opposite of its kind.
 
-        A single point may have ``position=None``: the paper's protocol, where
-        the change comes after the whole first pool (see :meth:`paper`).
+        A single growth or reduction may have ``position=None``: the paper's
+        protocol, where the change comes after the whole first pool (see
+        :meth:`paper`). A shift always needs a position.
 
     Attributes
     ----------
@@ -95,6 +137,8 @@ class DriftSchedule:
     (600, 1500)
     >>> DriftSchedule.from_chunks([(3, "growth")], chunk_size=500).positions
     (1500,)
+    >>> DriftSchedule([(600, "growth"), (900, "shift"), (1200, "reduction"), (1300, "shift")]).kinds
+    ('growth', 'shift', 'reduction', 'shift')
     >>> DriftSchedule([(600, "growth"), (900, "growth")])
     Traceback (most recent call last):
     ...
@@ -124,6 +168,8 @@ class DriftSchedule:
                     raise ValueError(f"{where} must be a (position, kind) pair, got {p!r}") from None
             kind = _check_kind(kind, where)
             if position is None:
+                if kind == "shift":
+                    raise ValueError(f"{where}: {_NO_PAPER_SHIFT}")
                 if len(raw) != 1:
                     raise ValueError(
                         f"{where} ({kind!r}) has no position: that form (the paper's protocol, change after "
@@ -132,15 +178,19 @@ class DriftSchedule:
             else:
                 position = _check_position(position, where)
             out.append(ChangePoint(position, kind))
-        for i in range(1, len(out)):
-            prev, cur = out[i - 1], out[i]
+        # Alternation of the regime changes; shifts keep the regime and are skipped.
+        regime = [(i, p) for i, p in enumerate(out, start=1) if p.kind != "shift"]
+        for (i0, prev), (i1, cur) in zip(regime, regime[1:]):
             if cur.kind == prev.kind:
                 state = "multi-label" if cur.kind == "growth" else "single-label"
+                between = "" if i1 == i0 + 1 else f" (point {i0}, {_fmt(prev)!r}; the shifts in between keep the regime)"
                 raise ValueError(
                     "drift points must alternate between growth and reduction: "
-                    f"point {i + 1} ({_fmt(cur)!r}) is a {cur.kind} right after a {prev.kind} "
+                    f"point {i1} ({_fmt(cur)!r}) is a {cur.kind} right after a {prev.kind}{between} "
                     f"(the stream is already {state} there)"
                 )
+        for i in range(1, len(out)):
+            prev, cur = out[i - 1], out[i]
             if cur.position <= prev.position:
                 raise ValueError(
                     f"drift positions must be strictly increasing: point {i + 1} ({_fmt(cur)!r}) "
@@ -160,8 +210,14 @@ class DriftSchedule:
 
         >>> str(DriftSchedule.paper("reduction")), DriftSchedule.paper("growth").is_paper
         ('reduction', True)
+        >>> DriftSchedule.paper("shift")
+        Traceback (most recent call last):
+        ...
+        ValueError: paper schedule: a shift needs a position ('shift@<instance>' or 'shift@chunk:<k>'): it has no paper form
         """
-        return cls([(None, _check_kind(kind, "paper schedule"))])
+        if isinstance(kind, str) and kind.strip().lower() == "shift":
+            raise ValueError(f"paper schedule: {_NO_PAPER_SHIFT}")
+        return cls([(None, _check_kind(kind, "paper schedule", REGIME_KINDS))])
 
     @classmethod
     def from_chunks(cls, chunks, chunk_size: int, *, first: str | None = None) -> "DriftSchedule":
@@ -170,19 +226,23 @@ class DriftSchedule:
         Parameters
         ----------
         chunks : iterable of ``(chunk_index, kind)`` pairs, or of chunk indices with ``first``
+            ``kind`` may be ``"shift"`` in the pairs.
         chunk_size : int >= 1
         first : {"growth", "reduction"}, optional
             Kind of the first point when ``chunks`` holds bare indices; the
-            following kinds alternate.
+            following kinds alternate (give pairs for shifts).
 
         >>> str(DriftSchedule.from_chunks([2, 5], 100, first="reduction"))
         'reduction@200, growth@500'
+        >>> str(DriftSchedule.from_chunks([(2, "shift"), (4, "growth"), (6, "shift")], 100))
+        'shift@200, growth@400, shift@600'
         """
         check_in_range(chunk_size, "chunk_size", 1, np.inf, integer=True)
         items = list(chunks)
         pairs = []
         if first is not None:
-            kind = _check_kind(first, "first")
+            kind = _check_kind(first, "first (bare chunk indices alternate; give (chunk, 'shift') pairs for shifts)",
+                               REGIME_KINDS)
             for k in items:
                 pairs.append((k, kind))
                 kind = "reduction" if kind == "growth" else "growth"
@@ -203,15 +263,20 @@ class DriftSchedule:
 
     @classmethod
     def parse(cls, text: str, *, chunk_size: int | None = None) -> "DriftSchedule":
-        """Parse ``"growth@600, reduction@1500"`` (instance positions).
+        """Parse ``"growth@600, reduction@1500"`` (instance positions); kinds are growth, reduction, shift.
 
         Points are separated by commas or semicolons. ``kind@chunk:k`` gives the
         position as a chunk index (needs ``chunk_size``). A bare ``"growth"`` or
-        ``"reduction"`` is the paper's protocol (:meth:`paper`). Case and spaces
+        ``"reduction"`` is the paper's protocol (:meth:`paper`); a bare
+        ``"shift"`` is an error (a shift has no paper form). Case and spaces
         are ignored. ``str(schedule)`` gives text that parses back to it.
 
-        >>> DriftSchedule.parse("Growth @ chunk:3; reduction@chunk:5", chunk_size=500).positions
-        (1500, 2500)
+        >>> DriftSchedule.parse("Growth @ chunk:3; shift@chunk:4, reduction@chunk:5", chunk_size=500).positions
+        (1500, 2000, 2500)
+        >>> DriftSchedule.parse("shift")
+        Traceback (most recent call last):
+        ...
+        ValueError: drift point 1 ('shift'): a shift needs a position ('shift@<instance>' or 'shift@chunk:<k>'): it has no paper form
         >>> DriftSchedule.parse("growth@600, growth@900")
         Traceback (most recent call last):
         ...
@@ -227,11 +292,14 @@ class DriftSchedule:
             m = _TOKEN.match(tok.lower())
             if not tok or m is None or m.group("kind") not in KINDS:
                 raise ValueError(
-                    f"cannot parse drift point {i} ({tok!r}): expected 'growth@<instance>' or "
-                    "'reduction@<instance>', '<kind>@chunk:<k>' with a chunk size, or a bare kind"
+                    f"cannot parse drift point {i} ({tok!r}): expected 'growth@<instance>', "
+                    "'reduction@<instance>' or 'shift@<instance>', '<kind>@chunk:<k>' with a chunk size, "
+                    "or a bare growth/reduction"
                 )
             pos = m.group("pos")
             if pos is None:
+                if m.group("kind") == "shift":
+                    raise ValueError(f"drift point {i} ({tok!r}): {_NO_PAPER_SHIFT}")
                 points.append((None, m.group("kind")))
                 continue
             pos = int(pos)
@@ -272,9 +340,31 @@ class DriftSchedule:
         return tuple(p.position for p in self.points)
 
     @property
+    def regime_points(self) -> tuple:
+        """The growth and reduction points (the ones that change the single-/multi-label regime)."""
+        return tuple(p for p in self.points if p.kind in REGIME_KINDS)
+
+    @property
+    def shift_positions(self) -> tuple:
+        """Positions of the shift points (empty when there is none).
+
+        >>> DriftSchedule.parse("shift@10, growth@20, shift@30").shift_positions
+        (10, 30)
+        """
+        return tuple(p.position for p in self.points if p.kind == "shift")
+
+    @property
     def initial_regime(self) -> str:
-        """``"single"`` or ``"multi"``: the regime before the first point (opposite of its kind)."""
-        return _REGIME_BEFORE[self.points[0].kind]
+        """The regime before the first growth/reduction point (opposite of its kind).
+
+        ``"single"`` or ``"multi"``; ``"mixed"`` for a schedule of shifts only, which
+        does not sort instances by cardinality.
+
+        >>> DriftSchedule.parse("shift@5, reduction@9").initial_regime, DriftSchedule.parse("shift@5").initial_regime
+        ('multi', 'mixed')
+        """
+        regime = self.regime_points
+        return _REGIME_BEFORE[regime[0].kind] if regime else MIXED
 
     @property
     def change_points(self) -> tuple:
@@ -323,13 +413,20 @@ class DriftSchedule:
     def segments(self, n_instances: int) -> list:
         """``[(start, stop, regime), ...]`` covering ``[0, n_instances)``; regime is ``"single"`` or ``"multi"``.
 
+        Segments are cut only at growth and reduction points: a shift keeps the
+        regime, so it lies inside a segment. A schedule of shifts only gives
+        one segment of regime ``"mixed"``. Every point (shifts too) must lie
+        inside the stream (:meth:`validate`).
+
         >>> DriftSchedule.parse("reduction@3").segments(5)
         [(0, 3, 'multi'), (3, 5, 'single')]
+        >>> DriftSchedule.parse("shift@2, reduction@3, shift@4").segments(5), DriftSchedule.parse("shift@2").segments(5)
+        ([(0, 3, 'multi'), (3, 5, 'single')], [(0, 5, 'mixed')])
         """
         self.validate(n_instances)
         if self.is_paper:
             raise ValueError(f"schedule {str(self)!r} has no position: call at(position) first")
-        bounds = [0, *self.positions, n_instances]
+        bounds = [0, *(p.position for p in self.regime_points), n_instances]
         regime = self.initial_regime
         out = []
         for k in range(len(bounds) - 1):
@@ -377,6 +474,12 @@ def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, ra
         the change is at the size of the first pool. With ``n_instances``, both
         pools are subsampled in proportion (the change then sits at
         ``round(n_instances * n_first / (n_first + n_second))``).
+        Shift points do not cut segments (they change the labels, not the
+        order: :func:`apply_label_shifts`) but must lie inside the stream. A
+        schedule of shifts only gives the order of a stream without drift: a
+        random permutation of the whole dataset (``shuffle=True``, drawn as
+        :func:`~ncld_core.builder.build_stream` draws it without a schedule)
+        or the dataset's order, cut to ``n_instances``.
     n_instances : int, optional
         Length of the stream.
     random_state : None, int or numpy.random.Generator
@@ -408,6 +511,14 @@ def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, ra
         if n_instances > n_total:
             raise ValueError(f"n_instances={n_instances} exceeds the {n_total} instances of the dataset")
 
+    if not sched.regime_points:
+        # Shifts only: no pools, the order of a stream without drift.
+        n = n_total if n_instances is None else n_instances
+        sched.validate(n)
+        rng = _as_generator(random_state)
+        order = rng.permutation(n_total) if shuffle else np.arange(n_total)
+        return order[:n].astype(np.int64, copy=False), sched.change_points
+
     first = sched.initial_regime
     second = "multi" if first == "single" else "single"
     if sched.is_paper:
@@ -426,19 +537,21 @@ def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, ra
         sched = sched.at(position)
     elif n_instances is None:
         # The last segment is open-ended: it takes what is left of its pool.
-        segs = sched.segments(sched.positions[-1] + 1)
+        last_position = sched.positions[-1]  # a shift may come after the last regime change
+        segs = sched.segments(last_position + 1)
         need_before = {"single": 0, "multi": 0}
         for start, stop, regime in segs[:-1]:
             need_before[regime] += stop - start
-        last = segs[-1][2]
+        last_start, last = segs[-1][0], segs[-1][2]
         asked = dict(need_before)
-        asked[last] += 1  # the open last segment needs at least one instance
+        # The open last segment reaches past its last point: at least one instance after it.
+        asked[last] += last_position + 1 - last_start
         if asked["single"] > have["single"] or asked["multi"] > have["multi"]:
             raise ValueError(
                 f"schedule {str(sched)!r} needs at least {asked['single']} single-label and "
                 f"{asked['multi']} multi-label instances, but {counts}"
             )
-        n = sched.positions[-1] + have[last] - need_before[last]
+        n = last_start + have[last] - need_before[last]
     else:
         n = n_instances
 
@@ -467,3 +580,116 @@ def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, ra
         used[regime] += k
     order = np.concatenate(parts).astype(np.int64, copy=False)
     return order, sched.change_points
+
+
+# --------------------------------------------------------------------------- shifts
+def shift_permutation(Y_true) -> np.ndarray:
+    """The involution of a shift: labels paired by frequency, most frequent with least frequent.
+
+    Labels are sorted by their number of relevant instances in ``Y_true``
+    (decreasing; ties by column index), then the 1st is paired with the last,
+    the 2nd with the second-to-last, and so on; with an odd number of labels
+    the middle one stays. ``perm[j]`` is the label whose column label ``j``
+    takes after a shift; ``perm[perm[j]] == j``.
+
+    Parameters
+    ----------
+    Y_true : array-like (n, q) in {0, 1} or {-1, +1}
+        Ground truth whose frequencies define the pairing (the whole dataset, or
+        the whole stream before its shifts).
+
+    Returns
+    -------
+    perm : int64 ndarray (q,)
+
+    >>> import numpy as np
+    >>> Y = np.array([[1, 0, 1, 1, 0], [1, 0, 0, 1, 0], [1, 1, 0, 0, 0]])   # counts 3, 1, 1, 2, 0
+    >>> shift_permutation(Y).tolist()   # 0 <-> 4 (3 vs 0), 3 <-> 2 (2 vs 1; 1 before 2 on the tie), 1 stays
+    [4, 1, 3, 2, 0]
+    """
+    Y = check_Y(Y_true, name="Y_true")
+    q = Y.shape[1]
+    counts = Y.sum(axis=0, dtype=np.int64)
+    by_freq = np.argsort(-counts, kind="stable")  # most frequent first, ties by index
+    perm = np.arange(q, dtype=np.int64)
+    for k in range(q // 2):
+        a, b = by_freq[k], by_freq[q - 1 - k]
+        perm[a], perm[b] = b, a
+    return perm
+
+
+def _shift_points(change_points) -> list:
+    out = []
+    for i, p in enumerate(change_points, start=1):
+        if isinstance(p, ChangePoint):
+            position, kind = p.position, p.kind
+        else:
+            try:
+                position, kind = p
+            except (TypeError, ValueError):
+                raise ValueError(f"change point {i} must be a ChangePoint or a (position, kind) pair, got {p!r}") from None
+        if kind != "shift":
+            continue
+        if isinstance(position, bool) or not isinstance(position, numbers.Integral) or position < 0:
+            raise ValueError(f"change point {i} (shift): position must be an integer >= 0, got {position!r}")
+        out.append(int(position))
+    return sorted(out)
+
+
+def apply_label_shifts(Y, change_points, permutation=None) -> np.ndarray:
+    """Swap the label columns of the rows after each shift point, toggling: two shifts restore.
+
+    Rows ``t`` with an odd number of shift positions ``<= t`` get their columns
+    permuted (``out[t, j] = Y[t, perm[j]]``); the others are copied unchanged.
+    Each row keeps its values, so every instance keeps its cardinality
+    exactly, while the per-label prevalences after a shift are those of the
+    paired labels. Growth and reduction points are ignored.
+
+    Parameters
+    ----------
+    Y : array-like (n, q)
+        The ordered ground truth (or any per-label array in stream order, e.g. the
+        synthetic stream's ``P_true``); values are not checked.
+    change_points : iterable of ChangePoint or ``(position, kind)``, or a DriftSchedule
+        Only ``kind == "shift"`` points are used.
+    permutation : array-like of int (q,), optional
+        An involution of ``range(q)``; default :func:`shift_permutation` of ``Y``
+        itself (before shifting).
+
+    Returns
+    -------
+    ndarray
+        A new array, same shape and dtype as ``Y``.
+
+    >>> import numpy as np
+    >>> Y = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 0], [0, 1, 1], [1, 0, 0]])
+    >>> shift_permutation(Y).tolist()
+    [2, 1, 0]
+    >>> cps = [ChangePoint(2, "growth"), ChangePoint(2, "shift"), ChangePoint(4, "shift")]
+    >>> apply_label_shifts(Y, cps).tolist()
+    [[1, 1, 0], [1, 0, 0], [0, 1, 1], [1, 1, 0], [1, 0, 0]]
+    """
+    A = np.asarray(Y)
+    if A.ndim != 2:
+        raise ValueError(f"Y must be a 2-D array (instances x labels), got shape {A.shape}")
+    q = A.shape[1]
+    if permutation is None:
+        perm = shift_permutation(A)
+    else:
+        perm = np.asarray(permutation)
+        if (perm.shape != (q,) or perm.dtype.kind not in "iu"
+                or not np.array_equal(np.sort(perm), np.arange(q))):
+            raise ValueError(f"permutation must be a permutation of range({q}), got {np.asarray(permutation).tolist()!r}")
+        if not np.array_equal(perm[perm], np.arange(q)):
+            raise ValueError(
+                f"permutation must be an involution (perm[perm[j]] == j) so that a second shift undoes the first, "
+                f"got {perm.tolist()!r}"
+            )
+    out = A.copy()
+    shifts = _shift_points(change_points)
+    n = A.shape[0]
+    # Rows between the 1st and 2nd shift, the 3rd and 4th, ... are swapped.
+    for start, stop in zip(shifts[0::2], shifts[1::2] + [n]):
+        start, stop = min(start, n), min(stop, n)
+        out[start:stop] = A[start:stop][:, perm]
+    return out

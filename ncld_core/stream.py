@@ -28,7 +28,7 @@ class ChangePoint:
     """A true change of the label distribution, at instance index ``position``."""
 
     position: int
-    kind: str  # "growth" (towards multi-label) or "reduction" (towards single-label)
+    kind: str  # "growth" (towards multi-label), "reduction" (towards single-label) or "shift" (labels swapped)
 
 
 @dataclass(frozen=True)

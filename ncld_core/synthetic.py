@@ -21,6 +21,12 @@ Generative model
   A drift (growth / reduction) changes only this offset: the feature
   distribution stays the same and the change is one of the label
   distribution, as in the paper's NCLD setting.
+- Shift: from a ``shift`` point on, the label columns of ``Y_true`` and
+  ``P_true`` are swapped by :func:`~ncld_core.schedule.apply_label_shifts`,
+  labels paired by their frequency in the whole stream's ``Y_true`` (a
+  second shift swaps back). Each instance keeps its cardinality; which
+  labels are frequent changes. Without growth or reduction the expected
+  cardinality is ``cardinality`` throughout.
 - Noise: Eq. (NR) flips with per-label rates (default U[0.2, 0.4], the paper's).
 
 >>> s = make_synthetic_stream(2000, n_features=5, n_labels=4, schedule="growth@1000", random_state=1)
@@ -40,7 +46,7 @@ from scipy.special import expit
 
 from ncld_core._validation import check_in_range
 from ncld_core.noise import _is_number_pair, _spawn, apply_label_noise, resolve_flip_rates
-from ncld_core.schedule import as_schedule
+from ncld_core.schedule import apply_label_shifts, as_schedule, shift_permutation
 from ncld_core.stream import Stream
 
 __all__ = ["make_synthetic_stream", "solve_offset"]
@@ -108,9 +114,11 @@ def make_synthetic_stream(
         True changes of the label distribution. Single-label regimes (before a
         growth, after a reduction) have expected cardinality ``low_cardinality``,
         multi-label regimes ``high_cardinality``. The paper form (a bare
-        ``"growth"``) puts the change in the middle of the stream.
+        ``"growth"``) puts the change in the middle of the stream. Shift
+        points swap label columns (see the module docstring) and keep the
+        regime; a schedule of shifts only keeps ``cardinality``.
     low_cardinality, high_cardinality : float in (0, n_labels), low < high
-        Used only with a schedule.
+        Used only with a schedule that has a growth or a reduction.
     flip_rates : None, "paper", (low, high) range, or an explicit spec
         ``None``: no noise; ``"paper"`` or two numbers ``(low, high)``: each label's
         ``rho_pos`` and ``rho_neg`` drawn from U[low, high]; otherwise anything
@@ -139,7 +147,9 @@ def make_synthetic_stream(
         (``label_0``, ...), and ``meta`` with the configuration (``"config"``),
         the solved offset (``"offsets"``) and target cardinality
         (``"target_cardinality"``) of each regime, and the segments
-        ``[start, stop, regime]``.
+        ``[start, stop, regime]`` (cut at growths and reductions only); with a
+        shift, also ``"label_shift_permutation"`` (list of ints, see
+        :func:`~ncld_core.schedule.shift_permutation`).
 
     Raises
     ------
@@ -168,6 +178,9 @@ def make_synthetic_stream(
             schedule.validate(n_instances)
         except ValueError as exc:
             raise ValueError(f"schedule: {exc}") from None
+    # Growth / reduction points set the single-/multi-label regimes; shifts do not.
+    regimes = schedule is not None and bool(schedule.regime_points)
+    if regimes:
         low_cardinality = _check_cardinality(low_cardinality, "low_cardinality", q)
         high_cardinality = _check_cardinality(high_cardinality, "high_cardinality", q)
         if low_cardinality >= high_cardinality:
@@ -204,7 +217,7 @@ def make_synthetic_stream(
     centre_score = (S_ref.mean(axis=0) * signal / scale)
     base = S_ref * (signal / scale) - centre_score + beta  # reference logits without offset
 
-    if schedule is None:
+    if not regimes:
         targets = {"constant": cardinality}
     else:
         targets = {"single": low_cardinality, "multi": high_cardinality}
@@ -214,7 +227,7 @@ def make_synthetic_stream(
     # --- the stream --------------------------------------------------------------
     X = sample_x(rng_x, n)
     logits = X @ W.T + bias
-    if schedule is None:
+    if not regimes:
         logits += offsets["constant"]
         segments = [(0, n, "constant")]
     else:
@@ -224,6 +237,13 @@ def make_synthetic_stream(
     P_true = expit(logits)
     # Labels independent given x: one uniform per entry.
     Y_true = (rng_y.random((n, q)) < P_true).astype(np.int8)
+    shift_perm = None
+    if schedule is not None and schedule.shift_positions:
+        # Pairing by frequency in the whole stream's truth, before the shifts;
+        # P_true follows so that Y_true stays drawn from it.
+        shift_perm = shift_permutation(Y_true)
+        Y_true = apply_label_shifts(Y_true, schedule.change_points, shift_perm)
+        P_true = apply_label_shifts(P_true, schedule.change_points, shift_perm)
 
     label_names = tuple(f"label_{j}" for j in range(q))
     rho_pos, rho_neg, mode = resolve_flip_rates(flip_rates, q, label_names, random_state=rng_rates)
@@ -262,6 +282,8 @@ def make_synthetic_stream(
         "target_cardinality": targets,
         "segments": [[int(a), int(b), r] for a, b, r in segments],
     }
+    if shift_perm is not None:
+        meta["label_shift_permutation"] = [int(v) for v in shift_perm]
     return Stream(
         X=X,
         Y_true=Y_true,
