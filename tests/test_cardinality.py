@@ -1,0 +1,102 @@
+"""The moment estimate of the chunk cardinality: unbiasedness and coverage (statistical, fixed seeds)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import ttest_1samp
+
+from ncld_core.cardinality import moment_cardinality
+from ncld_core.model import ELMNCLD
+from ncld_core.noise import apply_label_noise, draw_flip_rates
+from ncld_core.synthetic import make_synthetic_stream
+
+CHUNK = 250
+
+
+@pytest.fixture(scope="module")
+def draws():
+    """The synthetic generator's true labels (known truth), 120 independent noise draws, chunks of 250."""
+    Y = make_synthetic_stream(n_instances=10 * CHUNK, flip_rates=None, random_state=0).Y_true
+    true = Y.reshape(10, CHUNK, -1).sum(axis=2).mean(axis=1)
+    out = []
+    for draw in range(120):
+        rho_pos, rho_neg = draw_flip_rates(Y.shape[1], random_state=[draw, 1])
+        noisy = apply_label_noise(Y, rho_pos, rho_neg, random_state=[draw, 2])
+        out.append([moment_cardinality(noisy[c * CHUNK:(c + 1) * CHUNK], rho_pos, rho_neg) for c in range(10)])
+    return true, out
+
+
+def test_moment_estimate_is_unbiased(draws):
+    true, out = draws
+    per_draw = np.array([np.mean([e.estimate for e in est]) for est in out]) - true.mean()
+    # No bias at the 1 % level, and the 99 % bound on it is tight (< 2 % of the cardinality).
+    assert ttest_1samp(per_draw, 0.0).pvalue > 0.01
+    half_width = 2.6 * per_draw.std(ddof=1) / np.sqrt(len(per_draw))
+    assert abs(per_draw.mean()) + half_width < 0.02 * true.mean()
+
+
+def test_interval_covers_the_chunk_cardinality_95_percent(draws):
+    true, out = draws
+    covered = np.array([[e.low <= t <= e.high for e, t in zip(est, true)] for est in out]).ravel()
+    # 1200 chunks: the coverage is 0.95 within 3 binomial standard errors (0.019).
+    assert abs(covered.mean() - 0.95) < 3 * np.sqrt(0.95 * 0.05 / covered.size)
+
+
+def test_prevalences_are_unbiased_per_label(draws):
+    true, out = draws
+    Y = make_synthetic_stream(n_instances=10 * CHUNK, flip_rates=None, random_state=0).Y_true
+    truth = Y[:CHUNK].mean(axis=0)
+    errors = np.array([est[0].prevalence - truth for est in out])  # (draws, q)
+    se = errors.std(axis=0, ddof=1) / np.sqrt(len(errors))
+    assert np.all(np.abs(errors.mean(axis=0)) < 4 * se)
+    assert abs(errors.sum(axis=1).mean()) < 4 * errors.sum(axis=1).std(ddof=1) / np.sqrt(len(errors))
+
+
+def test_noise_free_estimate_is_exact_and_rates_bounds_widen_the_interval():
+    rng = np.random.default_rng(0)
+    Y = (rng.random((300, 6)) < 0.3).astype(np.int8)
+    exact = moment_cardinality(Y, 0.0, 0.0)
+    assert exact.estimate == pytest.approx(Y.sum(axis=1).mean()) and exact.se == 0.0
+    rho_pos, rho_neg = np.full(6, 0.2), np.full(6, 0.25)
+    noisy = apply_label_noise(Y, rho_pos, rho_neg, random_state=1)
+    point = moment_cardinality(noisy, rho_pos, rho_neg)
+    bounded = moment_cardinality(noisy, rho_pos, rho_neg, rho_bounds=(rho_pos, rho_neg))
+    assert point.point_identified and not bounded.point_identified
+    assert bounded.low <= point.low and bounded.high > point.high
+    # rates anywhere in [0, upper] give a cardinality inside the identified interval
+    for a, b in [(0.0, 0.0), (0.1, 0.05), (0.2, 0.25)]:
+        inner = moment_cardinality(noisy, a, b).estimate
+        assert bounded.low <= inner <= bounded.high
+
+
+@pytest.mark.parametrize("rates", [(0.6, 0.5), (-0.1, 0.2), (0.2, 1.0)])
+def test_bad_rates_are_refused(rates):
+    with pytest.raises(ValueError, match="flip rates"):
+        moment_cardinality(np.zeros((5, 2)), *rates)
+
+
+def test_model_records_the_estimate_its_interval_and_the_papers():
+    s = make_synthetic_stream(n_instances=3000, random_state=4)
+    model = ELMNCLD(rho_pos=s.rho_pos, rho_neg=s.rho_neg, random_state=0)
+    for start, stop in s.chunk_bounds(500):
+        model.partial_fit(s.X[start:stop], s.Y_noisy[start:stop])
+    h = model.history_
+    assert (h["lcard_low"] < h["lcard_hat"]).all() and (h["lcard_hat"] < h["lcard_high"]).all()
+    assert np.allclose(h["lcard_high"] - h["lcard_hat"], 1.959964 * h["lcard_se"], rtol=1e-5)
+    # the paper's clipped, in-sample estimate sits above the moment estimate on this stream
+    assert (h["lcard_paper"] > h["lcard_hat"]).mean() > 0.8
+    assert len(model.last_record_["prevalence_hat"]) == s.n_labels
+
+
+def test_estimated_rates_give_an_identified_interval_not_a_point():
+    s = make_synthetic_stream(n_instances=3000, random_state=5)
+    model = ELMNCLD(random_state=0)  # no rates: estimated online
+    truth = []
+    for start, stop in s.chunk_bounds(500):
+        model.partial_fit(s.X[start:stop], s.Y_noisy[start:stop])
+        truth.append(s.Y_true[start:stop].sum(axis=1).mean())
+    h = model.history_
+    width = h["lcard_high"] - h["lcard_low"]
+    assert (width > 2 * 1.96 * h["lcard_se"]).all()  # wider than the sampling error alone
+    assert ((h["lcard_low"] <= truth) & (truth <= h["lcard_high"])).all()

@@ -1,0 +1,135 @@
+"""Drift detectors: Eq. (Hfd) exactly, false alarms, power, memory, bad input (fixed seeds)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ncld_core.cardinality import moment_cardinality
+from ncld_core.checkpoint import load_checkpoint, save_checkpoint
+from ncld_core.detector import DETECTORS, ChunkSignal, HoeffdingCardinalityDetector, make_detector
+from ncld_core.model import ELMNCLD
+from ncld_core.synthetic import make_synthetic_stream
+
+Q = 8
+RHO_POS, RHO_NEG = np.full(Q, 0.25), np.full(Q, 0.3)
+BASE = np.array([0.5, 0.4, 0.3, 0.25, 0.2, 0.15, 0.1, 0.05])  # clean prevalences, cardinality 1.95
+
+
+def chunk_signal(rng, prevalence, n=300):
+    """A chunk's signal from clean labels with the given prevalences, flipped at the rates."""
+    G = (rng.random((n, Q)) < prevalence).astype(np.int8)
+    U = rng.random(G.shape)
+    Y = np.where(G == 1, U >= RHO_POS, U < RHO_NEG).astype(np.int8)
+    unbiased = moment_cardinality(Y, RHO_POS, RHO_NEG).per_instance
+    return ChunkSignal(unbiased, unbiased, Y.sum(axis=0))
+
+
+def test_paper_detector_is_eq_hfd_exactly():
+    rng = np.random.default_rng(0)
+    a, b = rng.gamma(2.0, size=137), rng.gamma(2.2, size=137)
+    det = HoeffdingCardinalityDetector(delta=0.1)
+    det.update(ChunkSignal(a * 0 - 1, a, np.zeros(0)))  # it reads the paper's signal only
+    r = det.update(ChunkSignal(b * 0 - 1, b, np.zeros(0)))
+    eps = (b.max() - b.min()) * math.sqrt(math.log(2 / 0.1) / (2 * 137))
+    assert r.threshold == pytest.approx(eps, rel=1e-12)
+    assert r.statistic == pytest.approx(abs(b.mean() - a.mean()), rel=1e-12)
+    assert r.fired == (abs(b.mean() - a.mean()) > eps)
+
+
+@pytest.mark.parametrize("name", [n for n in DETECTORS if n != "paper"])
+def test_false_alarms_on_a_stationary_stream_stay_below_delta(name):
+    rng = np.random.default_rng(1)
+    delta, n_chunks = 0.05, 400
+    det = make_detector(name, delta)
+    fired = [det.update(chunk_signal(rng, BASE)).fired for _ in range(n_chunks)]
+    rate = np.mean(fired[1:])
+    assert rate <= delta + 3 * math.sqrt(delta * (1 - delta) / (n_chunks - 1))
+
+
+@pytest.mark.parametrize("name", ["welch", "adaptive", "labels", "adaptive+labels"])
+def test_a_planted_cardinality_change_is_detected_at_its_chunk(name):
+    rng = np.random.default_rng(2)
+    hits = 0
+    for _ in range(40):
+        det = make_detector(name, 0.05)
+        for _ in range(5):
+            det.update(chunk_signal(rng, BASE))
+        hits += det.update(chunk_signal(rng, np.minimum(BASE * 1.8, 0.95))).fired  # 1.95 -> 3.4
+    assert hits >= 36  # >= 90 % of 40 trials
+
+
+def test_a_label_shift_keeping_the_cardinality_is_seen_by_the_label_test_only():
+    rng = np.random.default_rng(3)
+    shifted = BASE[::-1]  # same cardinality, labels swapped by frequency
+    found = {"labels": 0, "adaptive": 0}
+    for _ in range(40):
+        for name in found:
+            det = make_detector(name, 0.05)
+            for _ in range(5):
+                det.update(chunk_signal(rng, BASE))
+            found[name] += det.update(chunk_signal(rng, shifted)).fired
+    assert found["labels"] >= 36
+    assert found["adaptive"] <= 6  # the cardinality test fires at about its false-alarm rate
+
+
+def test_a_change_missed_at_its_chunk_is_caught_later_by_the_adaptive_window():
+    """A small jump (1.95 -> 2.25): rarely seen in one chunk, but the window keeps the old regime."""
+    rng = np.random.default_rng(4)
+    small = np.minimum(BASE * 1.15, 0.95)
+    at_change = {"adaptive": 0, "welch": 0}
+    within_8 = {"adaptive": 0, "welch": 0}
+    trials = 40
+    for _ in range(trials):
+        for name in at_change:
+            det = make_detector(name, 0.05)
+            for _ in range(8):
+                det.update(chunk_signal(rng, BASE))
+            fired = [det.update(chunk_signal(rng, small)).fired for _ in range(8)]
+            at_change[name] += fired[0]
+            within_8[name] += any(fired)
+    assert at_change["adaptive"] < 0.6 * trials  # mostly missed at the change chunk ...
+    assert within_8["adaptive"] >= 0.75 * trials  # ... and mostly caught within 8 chunks
+    assert within_8["welch"] < within_8["adaptive"] - 0.25 * trials, (within_8, at_change)  # adjacent chunks do not
+
+
+def test_unknown_detector_names_the_choices_and_leaves_the_model_unchanged():
+    with pytest.raises(ValueError, match="detector must be one of 'paper', 'welch'"):
+        make_detector("cusum")
+    s = make_synthetic_stream(n_instances=1000, random_state=0)
+    model = ELMNCLD(rho_pos=s.rho_pos, rho_neg=s.rho_neg, random_state=0).partial_fit(s.X[:500], s.Y_noisy[:500])
+    coef, n_hist = model.coef_.copy(), len(model.history_)
+    for params, message in [(dict(detector="cusum"), "detector must be one of"),
+                            (dict(monitors=("paper", "nope")), "monitors"),
+                            (dict(delta=1.0), "delta must be in"), (dict(delta=0.0), "delta must be in")]:
+        bad = model.set_params(**params)
+        with pytest.raises(ValueError, match=message):
+            bad.partial_fit(s.X[500:], s.Y_noisy[500:])
+        model.set_params(detector="adaptive+labels", monitors=(), delta=0.05)
+        assert np.array_equal(model.coef_, coef) and len(model.history_) == n_hist
+    with pytest.raises(ValueError, match="delta must be in"):
+        make_detector("adaptive", 1.5)
+
+
+def test_monitors_are_recorded_and_the_model_checkpoints_with_them(tmp_path):
+    s = make_synthetic_stream(n_instances=3000, schedule="growth@1500", random_state=1)
+    params = dict(rho_pos=s.rho_pos, rho_neg=s.rho_neg, random_state=0, monitors=("paper", "welch", "labels"))
+    chunks = list(s.chunk_bounds(250))
+    whole = ELMNCLD(**params)
+    half = ELMNCLD(**params)
+    for i, (a, b) in enumerate(chunks):
+        whole.partial_fit(s.X[a:b], s.Y_noisy[a:b])
+        if i < 6:
+            half.partial_fit(s.X[a:b], s.Y_noisy[a:b])
+    save_checkpoint(half, tmp_path / "m.npz")
+    resumed = load_checkpoint(tmp_path / "m.npz")
+    for a, b in chunks[6:]:
+        resumed.partial_fit(s.X[a:b], s.Y_noisy[a:b])
+    h, r = whole.history_, resumed.history_
+    for col in ("fired", "statistic", "paper_fired", "welch_statistic", "labels_fired"):
+        assert col in h.columns
+        assert np.array_equal(h[col].to_numpy(), r[col].to_numpy()) or np.allclose(
+            h[col].to_numpy(float), r[col].to_numpy(float), equal_nan=True)
+    assert h["fired"].iloc[6] or h["fired"].iloc[7]  # the growth at chunk 6 is seen by the default
