@@ -65,7 +65,7 @@ SEGMENT = 4  # chunks per regime / between shifts
 MAX_CHUNKS = 40
 SYNTHETIC_CHUNK = 500
 CARD_CHUNK = 500  # the paper's chunk size, for the cardinality study
-CARD_DRAWS = 200  # independent noise draws per source in the cardinality study
+CARD_DRAWS = 1000  # independent noise draws per source in the cardinality study
 RIVER = ("River ADWIN (raw)", "River KSWIN (raw)", "River PageHinkley (raw)", "River ADWIN (unbiased)")
 TARGET_DETECTION, TARGET_FALSE_ALARMS, TARGET_BIAS, TARGET_COVERAGE = 0.90, 0.05, 0.05, (0.90, 0.99)
 

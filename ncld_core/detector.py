@@ -72,7 +72,7 @@ _NAN = float("nan")
 class ChunkSignal:
     """What a detector sees of one chunk."""
 
-    unbiased: np.ndarray  # (N,) per-instance unbiased cardinality (ncld_core.cardinality)
+    unbiased: np.ndarray  # (N,) per-instance moment cardinality (ncld_core.cardinality): unbiased with the right rates
     paper: np.ndarray  # (N,) per-instance Eq. (card) with clipped importance weights
     label_counts: np.ndarray  # (q,) observed positives per label
 

@@ -166,7 +166,8 @@ class ELMNCLD(_Params):
         n_neighbors, delta, probability_model) was chosen by measurement on the
         shared datasets: ``docs/defaults.md`` (``python -m benchmarks.choose_defaults``).
     gamma : float >= 0, default 0.005
-        ``g``, weight of the unbiased ranking term (Eq. RL_New).
+        ``g``, weight of the importance-weighted ranking term (Eq. RL_New; the paper's "unbiased"
+        ranking loss, unbiased only with the true ``P_D`` and unclipped weights).
     delta : float in (0, 1), default 0.05
         Tolerated false-alarm probability per chunk of the drift detectors.
     detector : str, default "adaptive+labels"

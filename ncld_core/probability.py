@@ -9,15 +9,13 @@ output ``H`` and observed labels, and returns an (N, q) array of probabilities.
   ``[H, 1]``, fitted by batched Newton steps for all labels at once.  Chosen by
   measurement (``docs/defaults.md``, ``python -m benchmarks.choose_defaults``):
   the smallest error against the true ``P_D`` on the synthetic generator and a
-  drift test whose false alarms stay near ``delta``.  ``"prior"`` gives the
-  least biased chunk cardinality (Eq. card then reduces to the moment estimator
-  ``sum_j (f_j - rho_-^j) / (1 - rho_+^j - rho_-^j)``) but its weights are fitted
-  on the very chunk they score, so the Hoeffding threshold of Eq. (Hfd)
-  understates the estimate's spread and the test fires far more often than
-  ``delta`` on chunks without a change (docs/defaults.md, section 1).  Known limitation: with ``"logistic"`` the
-  per-chunk cardinality estimate is biased upwards on sparse real label sets
-  (docs/defaults.md, section 1), because P_D is smoothed towards the chunk mean
-  where it should sit at ``rho_-``.
+  paper's drift test (``detector="paper"``) whose false alarms stay near ``delta``
+  (docs/defaults.md, section 1).  ``P_D`` enters the importance weights of the
+  ranking term and the paper's Eq. (card) estimate (``lcard_paper``), which is
+  biased upwards on sparse real label sets with every model here (weights clipped
+  at 0, ``P_D`` smoothed towards the chunk mean where it should sit at ``rho_-``;
+  measured in docs/drift.md).  The model's ``lcard_hat`` does not use ``P_D``: it is
+  the moment estimate of :mod:`ncld_core.cardinality`.
 * ``"sigmoid"``: the paper's literal reading, ``sigmoid(H Beta)`` with ``Beta``
   the ridge ELM fit of targets in {-1, +1}; squeezed towards 1/2 and poorly
   calibrated.
