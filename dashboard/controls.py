@@ -25,12 +25,14 @@ import streamlit as st
 
 from ncld_core.baselines import BASELINES, OPTIONAL
 from ncld_core.config import PRESETS, SYNTHETIC_DEFAULT_LENGTH, RunConfig
+from ncld_core.detector import DETECTORS
 from ncld_core.runner import RATE_MODES
+from ncld_core.schedule import KINDS
 from ncld_core.variants import ELM_VARIANTS
 
 from . import data
 from .figures import schedule_figure
-from .teaching import PRESET_NOTES
+from .teaching import PRESET_NOTES, detector_label
 from .ui import md_escape
 
 CANON = "cfg_values"
@@ -110,6 +112,23 @@ def sanitize(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
     if not isinstance(cfg.dataset, str):
         notes.append(f"dataset {cfg.dataset!r} (using synthetic)")
         fix["dataset"] = "synthetic"
+    # An unknown detector name stays (the selectbox shows it, RunConfig.errors flags it, Run is disabled);
+    # what no multiselect can hold, or what would be drawn twice, is dropped and said so.
+    monitors = cfg.monitors if isinstance(cfg.monitors, list) else []
+    if not isinstance(cfg.monitors, list):
+        notes.append(f"monitors {cfg.monitors!r} (not a list: dropped)")
+    kept = []
+    for m in monitors:
+        if not isinstance(m, str):
+            notes.append(f"monitor {m!r} (not a detector name: dropped)")
+        elif m == cfg.detector:
+            notes.append(f"monitor {m!r} (it is the acting detector: dropped)")
+        elif m in kept:
+            notes.append(f"monitor {m!r} (given twice: once kept)")
+        else:
+            kept.append(m)
+    if kept != cfg.monitors:
+        fix["monitors"] = kept
     return (dataclasses.replace(cfg, **fix) if fix else cfg), notes
 
 
@@ -213,7 +232,7 @@ def schedule_text(df: pd.DataFrame) -> tuple[str, str | None]:
         if kind is None and pos is None:
             continue
         if kind is None:
-            error = f"row {i}: choose growth or reduction"
+            error = f"row {i}: choose {', '.join(KINDS[:-1])} or {KINDS[-1]}"
             continue
         rows.append((pos, kind))
     if any(p is None for p, _ in rows) and len(rows) > 1:
@@ -381,8 +400,9 @@ def render_sidebar() -> Context:
         "schedule", lambda: schedule_rows(f.vals["schedule"]),
         hide_index=True, width="stretch", num_rows="dynamic",
         column_config={
-            "kind": st.column_config.SelectboxColumn("change", options=["growth", "reduction"], required=True,
-                                                     help="growth: to multi-label; reduction: to single-label"),
+            "kind": st.column_config.SelectboxColumn("change", options=list(KINDS), required=True,
+                                                     help="growth: to multi-label; reduction: to single-label; "
+                                                          "shift: other labels relevant, same cardinality"),
             "position": st.column_config.NumberColumn("at instance", min_value=1, step=1, format="%d",
                                                       help="First instance of the new regime; leave empty "
                                                            "on a single row for the paper's form"),
@@ -395,7 +415,8 @@ def render_sidebar() -> Context:
     length = f.vals["n_instances"] or (SYNTHETIC_DEFAULT_LENGTH if dataset == "synthetic" else n_available)
     points = [(r[0], r[1]) for r in _points(text)]
     st.plotly_chart(schedule_figure(points, length), config={"displayModeBar": False}, key="schedule_chart")
-    st.caption(f"schedule: `{text or 'none'}` · growth = to multi-label, reduction = to single-label")
+    st.caption(f"schedule: `{text or 'none'}` · growth = to multi-label, reduction = to single-label, "
+               "shift = other labels relevant (same cardinality)")
     f.slot("schedule")
 
     # ---------------------------------------------------------------- models
@@ -425,14 +446,45 @@ def render_sidebar() -> Context:
     with c1:
         f.number("beta", "β (label fit)", step=0.01, help="Eq. (N2): weight of the observed labels vs the "
                                                           "graph neighbours' scores, in [0, 1].")
-        f.number("delta", "δ (Hoeffding)", step=0.01, help="Eq. (Hfd) confidence, in (0, 1).")
+        f.number("delta", "δ (false alarms)", step=0.01,
+                 help="In (0, 1): the tolerated probability of a false alarm per chunk of the p-value tests; "
+                      "the δ of Eq. (Hfd) for the paper's test.")
         f.number("n_hidden", "L (hidden nodes)", integer=True, step=5)
         f.number("seed", "model seed", integer=True, step=1)
     with c2:
-        f.number("gamma", "γ (ranking)", step=0.001, help="Eq. (N3): weight of the unbiased ranking term, ≥ 0.")
+        f.number("gamma", "γ (ranking)", step=0.001,
+                 help="Eq. (N3): weight of the importance-weighted ranking term, ≥ 0.")
         f.number("alpha", "α (ridge)", step=0.1)
         f.number("n_neighbors", "K (neighbours)", integer=True, step=1, help="Eq. (Re): neighbours per instance "
                                                                                "in the chunk's feature graph.")
+
+    # ---------------------------------------------------------------- drift detection
+    st.markdown("#### Drift detection")
+    det_options = list(DETECTORS)
+    current = f.vals["detector"]
+    if current not in det_options:
+        det_options.append(current)  # from a link: keep it visible, flagged below
+    f.seed("detector")
+    detector = st.selectbox(
+        "Detector the models act on", det_options, key=wkey("detector"), format_func=detector_label,
+        help="ELM-I retrains and ELM-II adjusts when it fires; ELM-O only records its firings. "
+             "Each detector is described in the expander beside panel (c) of the Live run.")
+    f.vals["detector"] = detector
+    f.slot("detector")
+    current = f.vals["monitors"] if isinstance(f.vals["monitors"], list) else []
+    mon_options = [d for d in DETECTORS if d != detector]
+    mon_options += [m for m in current if m not in mon_options and m != detector]  # unknown ones: flagged below
+    k = f.seed("monitors", list(current))
+    # The acting detector is not offered twice: drop it (and anything no longer offered) before drawing.
+    held = [m for m in (ss[k] if isinstance(ss[k], list) else []) if m in mon_options]
+    if held != ss[k]:
+        ss[k] = held
+    monitors = st.multiselect(
+        "Compare detectors (recorded, not acted on)", mon_options, key=k, format_func=detector_label,
+        placeholder="none", help="Run on the same chunks beside the acting one; panels (c) and (d) draw their "
+                                 "statistics and firings and score them against the true change points.")
+    f.vals["monitors"] = list(monitors)
+    f.slot("monitors")
 
     # ---------------------------------------------------------------- validate
     ss[CANON] = dict(f.vals)
@@ -444,6 +496,7 @@ def render_sidebar() -> Context:
         errors = {"dataset": f"cannot check the settings: {exc}"}
     for k, v in extra_errors.items():
         errors.setdefault(k, v)
+    _word_detector_errors(errors, cfg)
     for k, msg in errors.items():
         slot = f.slots.get(k) or f.slots.get("dataset")
         slot.error(md_escape(msg), icon=":material/error:")
@@ -453,6 +506,19 @@ def render_sidebar() -> Context:
                             f"{PRESET_NOTES.get(applied, '')}")
     return Context(cfg=cfg, errors=errors, upload=ctx_upload, n_available=n_available,
                    n_labels_available=n_labels_available, label_names=label_names, dataset_note=note)
+
+
+def _word_detector_errors(errors: dict, cfg: RunConfig):
+    """RunConfig.errors names detectors as the link does: say it with the labels the controls show."""
+    names = ", ".join(DETECTORS)
+    if "detector" in errors:
+        errors["detector"] = (f"detector {cfg.detector!r} is not known: choose one in the list "
+                              f"(a link names them {names})")
+    if "monitors" in errors and isinstance(cfg.monitors, list):
+        bad = [m for m in cfg.monitors if m not in DETECTORS]
+        if bad:
+            errors["monitors"] = (f"compared detector(s) {', '.join(map(repr, bad))} not known: remove them "
+                                  f"(a link names the detectors {names})")
 
 
 def _points(text):

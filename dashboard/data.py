@@ -119,12 +119,15 @@ def warm_up() -> bool:
     validators, scipy's LAPACK wrappers); nothing of a visitor is kept.
     """
     try:
+        from ncld_core.detector import DETECTORS
+
         from . import figures as F
 
         cfg = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=5, n_neighbors=3,
-                        schedule="growth@30", models=["ELM-O"])
+                        schedule="growth@30", models=["ELM-O"],
+                        monitors=[d for d in DETECTORS if d != RunConfig().detector][:1])
         chunks = list(cfg.runner().iter_run(cfg.build_stream()))
-        for make in (F.metrics_figure, F.cardinality_figure, F.threshold_figure, F.timeline_figure):
+        for make in (F.metrics_figure, F.cardinality_figure, F.detector_figure, F.timeline_figure):
             make(chunks, ["ELM-O", "all-negative"], [(30, "growth")], 20, 3).to_json()
     except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
         return False

@@ -15,8 +15,11 @@ import math
 import plotly.graph_objects as go
 
 from ncld_core.baselines import BASELINES
+from ncld_core.detector import DETECTORS
 from ncld_core.drift_eval import change_chunks, detection_report
 from ncld_core.variants import REFERENCES
+
+from .teaching import detector_label
 
 __all__ = [
     "COLORS",
@@ -24,7 +27,9 @@ __all__ = [
     "model_color",
     "metrics_figure",
     "cardinality_figure",
-    "threshold_figure",
+    "cardinality_note",
+    "detector_figure",
+    "detector_series",
     "timeline_figure",
     "schedule_figure",
     "sweep_figure",
@@ -71,8 +76,11 @@ def model_color(name: str, index: int = 0) -> str:
 
 
 def _esc(text) -> str:
-    """Plotly renders a subset of HTML in names and labels: escape anything from the user."""
-    return html.escape(str(text), quote=True)
+    """Plotly renders a subset of HTML in names and labels: escape anything from the user.
+
+    Quotes are left as they are: plotly reads tags, not attributes, outside a tag a quote is text.
+    """
+    return html.escape(str(text), quote=False)
 
 
 def _none(v):
@@ -83,7 +91,8 @@ def _layout(height: int, **kw) -> dict:
     base = dict(
         height=height,
         margin=dict(l=55, r=15, t=40, b=40),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0, font=_FONT),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0, font=_FONT,
+                    traceorder="normal"),  # groups flow on one line instead of one block each
         hovermode="x unified",
         uirevision="keep",  # keeps zoom / hidden traces across redraws
     )
@@ -91,14 +100,53 @@ def _layout(height: int, **kw) -> dict:
     return base
 
 
+#: The regime a change point leads to; other kinds (``shift``: other labels relevant, same
+#: cardinality) keep the regime.
+_REGIME_AFTER = {"growth": "multi", "reduction": "single"}
+_REGIME_BEFORE = {"growth": "single", "reduction": "multi"}
+_KIND_DASH = {"growth": "dash", "reduction": "dash"}  # any other kind: dotted
+_KIND_SYMBOL = {"growth": "diamond", "reduction": "diamond"}  # any other kind (shift): an open diamond
+
+
+def _initial_regime(change_points):
+    """single / multi before the first growth or reduction; None when there is none."""
+    for _, kind in change_points:
+        if kind in _REGIME_BEFORE:
+            return _REGIME_BEFORE[kind]
+    return None
+
+
 def _change_shapes(change_points, chunk_size, xrefs=("x",)) -> list[dict]:
+    """A vertical line per true change (dashed; dotted for a shift or any other kind)."""
     shapes = []
-    for c in change_chunks([p for p, _ in change_points], chunk_size):
+    cuts = change_chunks([p for p, _ in change_points], chunk_size)
+    for c, (_, kind) in zip(cuts, change_points):
         for xref in xrefs:
             yref = "paper" if xref == "x" else f"y{xref[1:]} domain"
             shapes.append(dict(type="line", xref=xref, yref=yref, x0=c, x1=c, y0=0, y1=1,
-                               line=dict(color=_CHANGE_COLOR, width=1.5, dash="dash")))
+                               line=dict(color=_CHANGE_COLOR, width=1.5, dash=_KIND_DASH.get(kind, "dot"))))
     return shapes
+
+
+def _change_labels(change_points, chunk_size) -> list[dict]:
+    """The kind of each true change written beside its line, at the top of the plot."""
+    cuts = change_chunks([p for p, _ in change_points], chunk_size)
+    return [dict(text=_esc(kind), x=c, y=1, xref="x", yref="paper", xanchor="left", yanchor="top", showarrow=False,
+                 font=dict(size=10, color=_CHANGE_COLOR)) for c, (_, kind) in zip(cuts, change_points)]
+
+
+def _regime_shapes(change_points, chunk_size, n_chunks):
+    """Shading of the single- / multi-label regimes; only growth and reduction switch it."""
+    initial = _initial_regime(change_points)
+    if not n_chunks or initial is None:
+        return []
+    cuts = change_chunks([p for p, _ in change_points], chunk_size)
+    switches = [(c, _REGIME_AFTER[k]) for c, (_, k) in zip(cuts, change_points) if k in _REGIME_AFTER]
+    bounds = [-0.5] + [c - 0.5 for c, _ in switches] + [n_chunks - 0.5]
+    regimes = [initial] + [r for _, r in switches]
+    return [dict(type="rect", xref="x", yref="paper", x0=a, x1=b, y0=0, y1=1, layer="below",
+                 line=dict(width=0), fillcolor=_REGIME_FILL[r])
+            for a, b, r in zip(bounds[:-1], bounds[1:], regimes)]
 
 
 def _x_range(n_chunks: int | None) -> dict:
@@ -142,7 +190,7 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
         layout[f"yaxis{axis}"] = dict(anchor=f"x{axis}", automargin=True)
         annotations.append(dict(text=f"<b>{title}</b>", x=lo + width / 2, y=1.0, xref="paper", yref="paper",
                                 xanchor="center", yanchor="bottom", showarrow=False, font=_FONT))
-    annotations.append(dict(text="x: chunk · thick: cumulative · thin dotted: this chunk · dashed red: true change",
+    annotations.append(dict(text="x: chunk · thick: cumulative · thin dotted: this chunk · red lines: true changes (dotted: shift)",
                             x=1, y=-0.14, xref="paper", yref="paper", xanchor="right", yanchor="top",
                             showarrow=False, font=dict(size=11, color="#666")))
     layout["annotations"] = annotations
@@ -153,28 +201,24 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
 
 
 # --------------------------------------------------------------------------- (b) cardinality
-def _estimate_groups(chunks, models):
-    """Variants whose diagnostics are identical share one trace (ELM-O/I/II see the same LCard_hat)."""
+def _series(chunks, name, key):
+    return tuple(None if _none(c.diagnostics.get(name, {}).get(key)) is None
+                 else round(float(c.diagnostics[name][key]), 10) for c in chunks)
+
+
+def _estimate_groups(chunks, models, keys=("lcard_hat", "lcard_low", "lcard_high", "lcard_paper")):
+    """Variants whose cardinality records are identical share one trace (ELM-O/I/II told the same rates)."""
     groups = []  # [(names, key values)]
     for name in models:
-        vals = tuple(
-            None if _none(c.diagnostics.get(name, {}).get("lcard_hat")) is None
-            else round(float(c.diagnostics[name]["lcard_hat"]), 10)
-            for c in chunks
-        )
-        thr = tuple(
-            None if _none(c.diagnostics.get(name, {}).get("threshold")) is None
-            else round(float(c.diagnostics[name]["threshold"]), 10)
-            for c in chunks
-        )
-        if all(v is None for v in vals):
+        vals = tuple(_series(chunks, name, k) for k in keys)
+        if all(v is None for v in vals[0]):
             continue
         for g in groups:
-            if g[1] == (vals, thr):
+            if g[1] == vals:
                 g[0].append(name)
                 break
         else:
-            groups.append(([name], (vals, thr)))
+            groups.append(([name], vals))
     return [names for names, _ in groups]
 
 
@@ -195,62 +239,267 @@ def flip_rate_figure(over_time, *, height=300):
     return _figure(dict(data=traces, layout=layout))
 
 
-def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=320):
-    """True cardinality, observed (noisy) cardinality and the unbiased estimate LCard_hat (Eq. card)."""
+#: Legend names in panel (b); the tests and the HTML report find the traces by them.
+TRUTH_NAME = "true cardinality (oracle: the learner never sees it)"
+OBSERVED_NAME = "observed cardinality (noisy labels)"
+PAPER_NAME = "paper's Eq. (card) estimate (biased upwards)"
+_PAPER_COLOR = "#e377c2"
+#: (estimate, band) legend names by what a variant was told about the flip rates: the stream's rates
+#: ("known"), nothing ("estimate"), or rates 0 ("ignore", and ELM (plain) always).
+_ESTIMATE_NAMES = {
+    "known": ("moment estimate (unbiased: true rates given)", "95 % interval for the chunk's true cardinality"),
+    "estimate": ("moment estimate (rates estimated)", "consistent with the data (rates estimated)"),
+    "ignore": ("moment estimate with rates 0 (= observed)", "interval if the labels were clean (rates taken as 0)"),
+}
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _rate_mode(chunks, name) -> str:
+    """What a variant was told about the flip rates, read from its records (it names the band).
+
+    Rates it estimates -> "estimate"; rates 0 -> "ignore" (on a noise-free stream those are the
+    true rates, and the "if the labels were clean" band is then the interval); other given
+    rates are the stream's own (the runner hands the true rates or none) -> "known".
+    """
+    diags = [c.diagnostics.get(name, {}) for c in chunks]
+    if any("rho_pos_est" in d for d in diags):
+        return "estimate"
+    if diags and all(d.get("rho_pos_mean", 1) == 0 and d.get("rho_neg_mean", 1) == 0 for d in diags if d):
+        return "ignore"
+    return "known"
+
+
+def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=340,
+                       show_paper=False):
+    """True cardinality (oracle), observed (noisy) cardinality, the moment estimate with its interval band.
+
+    The band's name says what it is (a 95 % interval with the true rates, the set consistent with
+    the data with estimated rates); ``show_paper`` adds the paper's Eq. (card) estimate.
+    """
     x = [c.chunk for c in chunks]
     traces = [
         dict(type="scatter", x=x, y=[c.true_cardinality for c in chunks], mode="lines+markers",
-             name="true LCard (hidden from the learner)", line=dict(color="#222", width=3), marker=dict(size=5)),
+             name=TRUTH_NAME, line=dict(color="#222", width=3), marker=dict(size=5),
+             hovertemplate="true (oracle) %{y:.3f}<extra></extra>"),
         dict(type="scatter", x=x, y=[c.observed_cardinality for c in chunks], mode="lines+markers",
-             name="observed noisy LCard", line=dict(color="#d62728", width=2, dash="dot"), marker=dict(size=5)),
+             name=OBSERVED_NAME, line=dict(color="#d62728", width=2, dash="dot"), marker=dict(size=5),
+             hovertemplate="observed %{y:.3f}<extra></extra>"),
     ]
-    for gi, names in enumerate(_estimate_groups(chunks, models)):
-        label = " = ".join(names)
-        traces.append(dict(
-            type="scatter", x=x, y=[_none(c.diagnostics.get(names[0], {}).get("lcard_hat")) for c in chunks],
-            mode="lines+markers", name=_esc(f"LCard̂ {label}"), line=dict(color=model_color(names[0], gi), width=2),
-            marker=dict(size=6, symbol="diamond"),
-        ))
+    groups = _estimate_groups(chunks, models)
+    for gi, names in enumerate(groups):
+        first = names[0]
+        suffix = "" if len(groups) == 1 else f" · {' = '.join(names)}"
+        est_name, band_name = _ESTIMATE_NAMES[_rate_mode(chunks, first)]
+        color = model_color(first, gi)
+
+        def col(key, first=first):
+            return [_none(c.diagnostics.get(first, {}).get(key)) for c in chunks]
+
+        low, high = col("lcard_low"), col("lcard_high")
+        traces.append(dict(type="scatter", x=x, y=high, mode="lines", line=dict(width=0, color=color),
+                           name=_esc(band_name + suffix), legendgroup=f"band{gi}", showlegend=False,
+                           hoverinfo="skip"))
+        traces.append(dict(type="scatter", x=x, y=low, mode="lines", line=dict(width=0, color=color),
+                           fill="tonexty", fillcolor=_rgba(color, 0.18), name=_esc(band_name + suffix),
+                           legendgroup=f"band{gi}", customdata=high,
+                           hovertemplate=_esc(band_name) + ": [%{y:.3f}, %{customdata:.3f}]<extra></extra>"))
+        traces.append(dict(type="scatter", x=x, y=col("lcard_hat"), mode="lines+markers",
+                           name=_esc(est_name + suffix), line=dict(color=color, width=2),
+                           marker=dict(size=6, symbol="diamond"),
+                           hovertemplate=_esc(est_name) + " %{y:.3f}<extra></extra>"))
+        if show_paper:
+            traces.append(dict(type="scatter", x=x, y=col("lcard_paper"), mode="lines+markers",
+                               name=_esc(PAPER_NAME + suffix),
+                               line=dict(color=_PAPER_COLOR if gi == 0 else color, width=2, dash="dashdot"),
+                               marker=dict(size=5, symbol="triangle-up"),
+                               hovertemplate="paper's Eq. (card) %{y:.3f}<extra></extra>"))
     layout = _layout(height)
+    layout["legend"] = dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0, font=dict(size=11),
+                            traceorder="normal")
+    layout["margin"] = dict(l=55, r=15, t=70, b=40)
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
     layout["yaxis"] = dict(title=dict(text="labels per instance", font=_FONT), rangemode="tozero")
     layout["shapes"] = _change_shapes(change_points, chunk_size)
+    layout["annotations"] = _change_labels(change_points, chunk_size)
     return _figure(dict(data=traces, layout=layout))
 
 
-# --------------------------------------------------------------------------- (c) Hoeffding test
-def threshold_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=320):
-    """|Delta LCard_hat| against the Hoeffding threshold eps_i (Eq. Hfd); crosses mark firings."""
-    x = [c.chunk for c in chunks]
-    traces = []
-    for gi, names in enumerate(_estimate_groups(chunks, models)):
-        name = names[0]
-        label = " = ".join(names)
-        color = model_color(name, gi)
-        diff = [_none(c.diagnostics.get(name, {}).get("difference")) for c in chunks]
-        thr = [_none(c.diagnostics.get(name, {}).get("threshold")) for c in chunks]
-        traces.append(dict(type="bar", x=x, y=diff, name=_esc(f"|ΔLCard̂| {label}"), marker=dict(color=color),
-                           opacity=0.75))
-        traces.append(dict(type="scatter", x=x, y=thr, mode="lines", name=_esc(f"ε_i {label}"),
-                           line=dict(color=color, width=2, dash="dash", shape="hvh")))
-        fired = [(c.chunk, c.diagnostics[name].get("difference")) for c in chunks
-                 if c.diagnostics.get(name, {}).get("fired")]
-        if fired:
-            traces.append(dict(type="scatter", x=[f[0] for f in fired], y=[f[1] for f in fired], mode="markers",
-                               name=_esc(f"fired {label}"), marker=dict(symbol="x", size=12, color="#d62728",
-                                                                        line=dict(width=2))))
-    layout = _layout(height, barmode="group")
-    layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
-    layout["yaxis"] = dict(title=dict(text="labels per instance", font=_FONT), rangemode="tozero")
-    layout["shapes"] = _change_shapes(change_points, chunk_size)
-    return _figure(dict(data=traces, layout=layout))
+def cardinality_note(chunks, models) -> str:
+    """One sentence on the run on screen: how often the band holds the truth, the mean errors."""
+    groups = _estimate_groups(chunks, models)
+    if not groups:
+        return ""
+    name = groups[0][0]
+    rows = [(c.true_cardinality, c.diagnostics[name]) for c in chunks if name in c.diagnostics]
+    rows = [(t, d) for t, d in rows if _none(d.get("lcard_low")) is not None and _none(d.get("lcard_high")) is not None]
+    if not rows:
+        return ""
+    inside = sum(d["lcard_low"] <= t <= d["lcard_high"] for t, d in rows)
+    err = [d["lcard_hat"] - t for t, d in rows if _none(d.get("lcard_hat")) is not None]
+    paper = [d["lcard_paper"] - t for t, d in rows if _none(d.get("lcard_paper")) is not None]
+    who = "" if len(groups) == 1 else f" ({name})"
+    text = f"This run{who}: the band holds the true cardinality in {inside} of {len(rows)} chunks"
+    if err:
+        text += f"; mean error of the moment estimate {sum(err) / len(err):+.3f}"
+    if paper:
+        text += f", of the paper's estimate {sum(paper) / len(paper):+.3f} labels per instance"
+    return text + "."
 
 
-# --------------------------------------------------------------------------- (d) firings vs truth
+# --------------------------------------------------------------------------- (c) drift tests
+#: One colour per detector (panels (c) and (d)).
+DETECTOR_COLORS = {
+    "paper": "#9467bd",
+    "welch": "#17becf",
+    "adaptive": "#1f77b4",
+    "labels": "#ff7f0e",
+    "adaptive+labels": "#2ca02c",
+}
+_RATIO_FLOOR, _RATIO_CEIL = 1e-2, 1e4
+_VARIANT_DASHES = ("solid", "dash", "dashdot", "longdash", "dot")
+_DETECT_GLYPH = dict(symbol="circle", size=12, line=dict(color="#111", width=1.5))
+_ALARM_GLYPH = dict(symbol="x", size=12, line=dict(width=1))
+DETECTION_NAME = "firing that detects a change"
+FALSE_ALARM_NAME = "false alarm"
+
+
 def detecting_models(chunks, models) -> list[str]:
     return [m for m in models if m not in REFERENCES and any(m in c.diagnostics for c in chunks)]
 
 
+def _monitor_names(diag: dict) -> list[str]:
+    """The compared detectors recorded in one diagnostics dict (``<name>_statistic`` keys), in order."""
+    tail = "_statistic"
+    return [k[:-len(tail)] for k in diag if k.endswith(tail) and k[:-len(tail)] in DETECTORS]
+
+
+def detector_series(chunks, models) -> list[dict]:
+    """Per detector (the acting one, then each compared one): statistic, threshold and firings per chunk.
+
+    Variants whose records of a detector are identical share one series (``variants``); ``name``
+    names the detector for people, with the variants when a detector has more than one series;
+    ``label`` adds " (acting)" to the acting one (legends).
+    """
+    series = []
+    for name in detecting_models(chunks, models):
+        rows = [(c.chunk, c.diagnostics[name]) for c in chunks if c.diagnostics.get(name)]
+        last = rows[-1][1]
+        entries = [(last.get("detector"), "", "acting")] if "statistic" in last else []
+        entries += [(m, f"{m}_", "compared") for m in _monitor_names(last)]
+        for det, prefix, role in entries:
+            stat = [_none(d.get(prefix + "statistic")) for _, d in rows]
+            thr = [_none(d.get(prefix + "threshold")) for _, d in rows]
+            fired = [ch for ch, d in rows if d.get(prefix + "fired")]
+            key = (det, role, tuple(None if v is None else round(float(v), 10) for v in stat),
+                   tuple(None if v is None else round(float(v), 10) for v in thr), tuple(fired))
+            for s in series:
+                if s["key"] == key:
+                    s["variants"].append(name)
+                    break
+            else:
+                series.append(dict(key=key, detector=det, role=role, variants=[name], x=[ch for ch, _ in rows],
+                                   statistic=stat, threshold=thr, fired=fired))
+    per_detector, seen = {}, {}
+    for s in series:
+        per_detector[(s["detector"], s["role"])] = per_detector.get((s["detector"], s["role"]), 0) + 1
+    for i, s in enumerate(series):
+        name = detector_label(s["detector"])
+        s["dash"] = "solid" if s["role"] == "acting" else "dot"
+        if per_detector[(s["detector"], s["role"])] > 1:  # one detector, several variants: one dash each
+            name += f" · {' = '.join(s['variants'])}"
+            k = seen[(s["detector"], s["role"])] = seen.get((s["detector"], s["role"]), -1) + 1
+            s["dash"] = _VARIANT_DASHES[k % len(_VARIANT_DASHES)]
+        s["name"] = name  # the detection table has a role column
+        s["label"] = name + (" (acting)" if s["role"] == "acting" else "")
+        s["color"] = DETECTOR_COLORS.get(s["detector"], _EXTRA[i % len(_EXTRA)])
+        del s["key"]
+    return series
+
+
+def _ratio(stat, thr):
+    if stat is None or thr is None:
+        return None
+    if thr > 0:
+        r = stat / thr
+    else:
+        r = _RATIO_CEIL if stat > 0 else _RATIO_FLOOR
+    return min(max(r, _RATIO_FLOOR), _RATIO_CEIL)
+
+
+def _firing_traces(xs, ys, texts, color, group, row_hover):
+    """Detections (filled circles) and false alarms (crosses) of one detector: the same glyphs in (c) and (d)."""
+    out = []
+    for idx, glyph, kind in ((0, _DETECT_GLYPH, "detection"), (1, _ALARM_GLYPH, "false alarm")):
+        px = [x for x, k in zip(xs, texts) if k[0] == idx]
+        if not px:
+            continue
+        out.append(dict(type="scatter", x=px, y=[y for y, k in zip(ys, texts) if k[0] == idx], mode="markers",
+                        name=_esc(f"{group}: {kind}"), legendgroup=_esc(group), showlegend=False,
+                        marker=dict(color=color, **glyph), text=[k[1] for k in texts if k[0] == idx],
+                        hovertemplate=row_hover + "chunk %{x}: %{text}<extra></extra>"))
+    return out
+
+
+def _glyph_legend():
+    """Legend entries explaining the two firing glyphs (drawn in grey, no data)."""
+    return [dict(type="scatter", x=[None], y=[None], mode="markers", name=DETECTION_NAME, legendgroup="glyphs",
+                 marker=dict(color="#999", **_DETECT_GLYPH), hoverinfo="skip"),
+            dict(type="scatter", x=[None], y=[None], mode="markers", name=FALSE_ALARM_NAME, legendgroup="glyphs",
+                 marker=dict(color="#999", **_ALARM_GLYPH), hoverinfo="skip")]
+
+
+def _classified(fired, cuts, kinds, n_seen):
+    """[(0 detection | 1 false alarm, hover text)] per firing, in firing order."""
+    cls = firing_classes(fired, cuts, n_seen)
+    out = []
+    for c in fired:
+        if c in cls["detections"]:
+            start, delay = cls["detections"][c]
+            out.append((0, f"detects the {kinds.get(start, 'change')} of chunk {start}, delay {delay}"))
+        else:
+            out.append((1, "false alarm"))
+    return out
+
+
+def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=340):
+    """Every detector's statistic ÷ threshold per chunk (log axis; fires above 1), firings marked."""
+    cuts = change_chunks([p for p, _ in change_points], chunk_size)
+    kinds = {c: k for c, (_, k) in zip(cuts, change_points)}
+    n_seen = len(chunks)
+    traces = []
+    for s in detector_series(chunks, models):
+        ratio = [_ratio(a, b) for a, b in zip(s["statistic"], s["threshold"])]
+        raw = [[("–" if a is None else f"{a:.3g}"), ("–" if b is None else f"{b:.3g}"),
+                ("–" if a is None or b is None else f"{a / b:.3g}" if b > 0 else "∞" if a > 0 else "0")]
+               for a, b in zip(s["statistic"], s["threshold"])]
+        group = s["label"]
+        traces.append(dict(type="scatter", x=s["x"], y=ratio, mode="lines", name=_esc(group), legendgroup=_esc(group),
+                           line=dict(color=s["color"], width=2, dash=s["dash"]),
+                           customdata=raw, hovertemplate=_esc(group) + ": statistic %{customdata[0]} / threshold "
+                           "%{customdata[1]} = %{customdata[2]}<extra></extra>"))
+        by_chunk = dict(zip(s["x"], ratio))
+        texts = _classified(s["fired"], cuts, kinds, n_seen)
+        traces += _firing_traces(s["fired"], [by_chunk.get(c) for c in s["fired"]], texts, s["color"], group,
+                                 _esc(group) + " ")
+    traces += _glyph_legend()
+    layout = _layout(height, hovermode="closest")
+    layout["margin"] = dict(l=55, r=15, t=70, b=40)
+    layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
+    layout["yaxis"] = dict(title=dict(text="statistic ÷ threshold (log)", font=_FONT), type="log")
+    layout["shapes"] = [dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=1, y1=1,
+                             line=dict(color="#111", width=1.5, dash="dash"))] + _change_shapes(change_points, chunk_size)
+    layout["annotations"] = [dict(text="threshold: fires above 1", x=0, y=0, xref="paper", yref="y", xanchor="left",
+                                  yanchor="bottom", showarrow=False, font=dict(size=11, color="#111"))] \
+        + _change_labels(change_points, chunk_size)
+    return _figure(dict(data=traces, layout=layout))
+
+
+# --------------------------------------------------------------------------- (d) firings vs truth
 def firing_classes(fired, truth, n_chunks) -> dict:
     """Split firings into detections (firing chunk -> (change chunk, delay)) and false alarms."""
     rep = detection_report(fired, truth, n_chunks)
@@ -260,92 +509,73 @@ def firing_classes(fired, truth, n_chunks) -> dict:
     }
 
 
+DETECTION_COLUMNS = ["detector", "role", "firings", "detected", "within 1 chunk", "missed", "false alarms",
+                     "mean delay (chunks)", "fired at chunks"]
+
+
 def detection_table(chunks, models, change_points, chunk_size):
-    """Per detecting variant: firings, detected, missed, false alarms, mean delay (chunks) so far."""
+    """Per detector (acting, then compared): firings, detected (within one chunk), missed, false alarms, delay."""
     import pandas as pd
 
     n_seen = len(chunks)
     truth = change_chunks([p for p, _ in change_points], chunk_size)
     rows = []
-    for name in detecting_models(chunks, models):
-        fired = [c.chunk for c in chunks if c.diagnostics.get(name, {}).get("fired")]
-        rep = detection_report(fired, truth, n_seen)
+    for s in detector_series(chunks, models):
+        rep = detection_report(s["fired"], truth, n_seen)
         rows.append({
-            "variant": name,
-            "firings": len(fired),
+            "detector": s["name"],
+            "role": "acting" if s["role"] == "acting" else "compared only",
+            "firings": len(s["fired"]),
             "detected": rep["detected"],
+            "within 1 chunk": sum(d <= 1 for d in rep["delays"]),
             "missed": rep["missed"],
             "false alarms": rep["false_alarms"],
             "mean delay (chunks)": "–" if math.isnan(rep["mean_delay"]) else f"{rep['mean_delay']:.1f}",
-            "fired at chunks": ", ".join(str(c) for c in fired) or "–",
+            "fired at chunks": ", ".join(str(c) for c in s["fired"]) or "–",
         })
-    return pd.DataFrame(rows, columns=["variant", "firings", "detected", "missed", "false alarms",
-                                       "mean delay (chunks)", "fired at chunks"])
+    return pd.DataFrame(rows, columns=DETECTION_COLUMNS)
 
 
-def _regime_shapes(change_points, chunk_size, n_chunks, initial):
-    if not n_chunks:
-        return []
-    cuts = change_chunks([p for p, _ in change_points], chunk_size)
-    bounds = [-0.5] + [c - 0.5 for c in cuts] + [n_chunks - 0.5]
-    regime, shapes = initial, []
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        shapes.append(dict(type="rect", xref="x", yref="paper", x0=a, x1=b, y0=0, y1=1, layer="below",
-                           line=dict(width=0), fillcolor=_REGIME_FILL.get(regime, "rgba(0,0,0,0)")))
-        regime = "multi" if regime == "single" else "single"
-    return shapes
-
-
-def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=260):
-    """True change points and each variant's drift firings on one chunk axis."""
+def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=280):
+    """True change points and every detector's firings on one chunk axis."""
     n_seen = len(chunks)
     total = n_chunks or n_seen
-    rows = ["true change"] + [_esc(m) for m in detecting_models(chunks, models)]
+    series = detector_series(chunks, models)
+    rows = ["true change"] + [_esc(s["label"]) for s in series]
     traces = []
     cuts = change_chunks([p for p, _ in change_points], chunk_size)
+    kinds = {c: k for c, (_, k) in zip(cuts, change_points)}
     if change_points:
         traces.append(dict(
             type="scatter", x=cuts, y=["true change"] * len(cuts), mode="markers+text", name="true change",
-            marker=dict(symbol="diamond", size=14, color=_CHANGE_COLOR),
-            text=[f"{k}@{p}" for p, k in change_points], textposition="middle right",
-            hovertemplate="%{text} (chunk %{x})<extra></extra>", showlegend=False,
+            marker=dict(symbol=[_KIND_SYMBOL.get(k, "diamond-open") for _, k in change_points], size=14,
+                        color=_CHANGE_COLOR, line=dict(color=_CHANGE_COLOR, width=2)),
+            text=[_esc(k) for _, k in change_points], textposition="middle right", cliponaxis=False,
+            customdata=[_esc(f"{k}@{p}") for p, k in change_points],
+            hovertemplate="%{customdata} (chunk %{x})<extra></extra>", showlegend=False,
         ))
-    det_x, det_y, det_t, fa_x, fa_y, fa_t = [], [], [], [], [], []
-    for name in detecting_models(chunks, models):
-        fired = [c.chunk for c in chunks if c.diagnostics.get(name, {}).get("fired")]
-        cls = firing_classes(fired, cuts, n_seen)
-        for c in fired:
-            if c in cls["detections"]:
-                start, delay = cls["detections"][c]
-                det_x.append(c)
-                det_y.append(_esc(name))
-                det_t.append(f"detects the change of chunk {start}, delay {delay}")
-            else:
-                fa_x.append(c)
-                fa_y.append(_esc(name))
-                fa_t.append("false alarm")
-    traces.append(dict(type="scatter", x=det_x, y=det_y, mode="markers", name="firing: detection",
-                       marker=dict(symbol="circle", size=13, color="#2ca02c", line=dict(color="#111", width=1)),
-                       text=det_t, hovertemplate="%{y} chunk %{x}: %{text}<extra></extra>"))
-    traces.append(dict(type="scatter", x=fa_x, y=fa_y, mode="markers", name="firing: false alarm",
-                       marker=dict(symbol="x", size=12, color="#d62728", line=dict(width=2)),
-                       text=fa_t, hovertemplate="%{y} chunk %{x}: %{text}<extra></extra>"))
-    initial = None
-    if change_points:
-        initial = "single" if change_points[0][1] == "growth" else "multi"
+    for s in series:
+        row = _esc(s["label"])
+        texts = _classified(s["fired"], cuts, kinds, n_seen)
+        traces += _firing_traces(s["fired"], [row] * len(s["fired"]), texts, s["color"], s["label"], "")
+    traces += _glyph_legend()
     layout = _layout(height, hovermode="closest")
-    layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(total))
-    layout["yaxis"] = dict(type="category", categoryorder="array", categoryarray=rows[::-1], range=[-0.6, len(rows) - 0.4])
-    layout["shapes"] = _regime_shapes(change_points, chunk_size, total, initial) + _change_shapes(change_points, chunk_size)
+    layout["margin"] = dict(l=55, r=15, t=50, b=40)
+    initial = _initial_regime(change_points)
+    xtitle = "chunk" + (" · shaded: blue = single-label regime, orange = multi-label regime" if initial else "")
+    layout["xaxis"] = dict(title=dict(text=xtitle, font=_FONT), **_x_range(total))
+    layout["yaxis"] = dict(type="category", categoryorder="array", categoryarray=rows[::-1],
+                           range=[-0.6, len(rows) - 0.4], automargin=True)
+    layout["shapes"] = _regime_shapes(change_points, chunk_size, total) + _change_shapes(change_points, chunk_size)
     if not change_points:
         layout["annotations"] = [dict(text="no true change in this stream: every firing is a false alarm",
                                       x=0.5, y="true change", xref="paper", yref="y", yanchor="middle", showarrow=False,
                                       font=dict(size=11, color="#666"))]
-    if initial:
-        layout["annotations"] = [dict(text="shaded: blue = single-label regime, orange = multi-label regime",
-                                      x=1, y=1.02, xref="paper", yref="paper", xanchor="right", yanchor="bottom",
-                                      showarrow=False, font=dict(size=11, color="#666"))]
     return _figure(dict(data=traces, layout=layout))
+
+
+#: Backwards-compatible name of panel (c)'s figure.
+threshold_figure = detector_figure
 
 
 # --------------------------------------------------------------------------- schedule preview
@@ -354,29 +584,35 @@ def schedule_figure(points, n_instances, *, height=130):
 
     ``points``: list of ``(position or None, kind)``; a single ``(None, kind)`` is the
     paper's form (the change comes after the whole first pool, known only from the data).
+    A ``shift`` (or any kind other than growth / reduction) keeps the regime.
     """
     traces, shapes, annotations = [], [], []
     n = max(int(n_instances or 0), 1)
     known = [(p, k) for p, k in points if p is not None]
-    if points:
-        initial = "single" if points[0][1] == "growth" else "multi"
-        if known and len(known) == len(points):
-            bounds = [0] + [p for p, _ in known] + [n]
-            regime = initial
-            for a, b in zip(bounds[:-1], bounds[1:]):
-                shapes.append(dict(type="rect", xref="x", yref="paper", x0=a, x1=b, y0=0, y1=1, layer="below",
-                                   line=dict(width=0), fillcolor=_REGIME_FILL[regime].replace("0.07", "0.25")
-                                   .replace("0.10", "0.3")))
-                annotations.append(dict(x=(a + b) / 2, y=0.5, xref="x", yref="paper", showarrow=False,
-                                        text=regime, font=dict(size=11)))
-                regime = "multi" if regime == "single" else "single"
-            traces.append(dict(type="scatter", x=[p for p, _ in known], y=[0.5] * len(known), mode="markers",
-                               marker=dict(symbol="diamond", size=12, color=_CHANGE_COLOR),
-                               text=[f"{k}@{p}" for p, k in known], hovertemplate="%{text}<extra></extra>"))
-        else:
-            kind = points[0][1]
-            annotations.append(dict(x=n / 2, y=0.5, xref="x", yref="paper", showarrow=False, font=dict(size=11),
-                                    text=f"paper's {kind}: all {initial}-label instances first, then the rest"))
+    initial = _initial_regime(points)
+    if points and known and len(known) == len(points):
+        bounds = [0] + [p for p, k in known if k in _REGIME_AFTER] + [n]
+        after = [_REGIME_AFTER[k] for _, k in known if k in _REGIME_AFTER]
+        regime = initial
+        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+            fill = (_REGIME_FILL[regime].replace("0.07", "0.25").replace("0.10", "0.3") if regime
+                    else "rgba(127,127,127,0.12)")
+            shapes.append(dict(type="rect", xref="x", yref="paper", x0=a, x1=b, y0=0, y1=1, layer="below",
+                               line=dict(width=0), fillcolor=fill))
+            annotations.append(dict(x=(a + b) / 2, y=0.5, xref="x", yref="paper", showarrow=False,
+                                    text=regime or "one regime", font=dict(size=11)))
+            if i < len(after):
+                regime = after[i]
+        traces.append(dict(type="scatter", x=[p for p, _ in known], y=[0.5] * len(known), mode="markers",
+                           marker=dict(symbol=[_KIND_SYMBOL.get(k, "diamond-open") for _, k in known], size=12,
+                                       color=_CHANGE_COLOR),
+                           text=[_esc(f"{k}@{p}") for p, k in known], hovertemplate="%{text}<extra></extra>"))
+    elif points:
+        kind = points[0][1]
+        text = (f"paper's {kind}: all {initial}-label instances first, then the rest" if initial
+                else f"{kind}: needs a position")
+        annotations.append(dict(x=n / 2, y=0.5, xref="x", yref="paper", showarrow=False, font=dict(size=11),
+                                text=_esc(text)))
     else:
         shapes.append(dict(type="rect", xref="x", yref="paper", x0=0, x1=n, y0=0, y1=1, layer="below",
                            line=dict(width=0), fillcolor="rgba(127,127,127,0.12)"))

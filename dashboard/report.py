@@ -20,13 +20,17 @@ from . import figures as F
 __all__ = ["run_figures", "summary_table", "records_csv", "summary_json", "html_report"]
 
 
-def run_figures(chunks, models, change_points, chunk_size, n_chunks) -> dict:
+def run_figures(chunks, models, change_points, chunk_size, n_chunks, *, show_paper=False, focus=None) -> dict:
+    """The live view's four figures; ``show_paper``: the paper's estimate in (b); ``focus``: the
+    variants whose estimates and detectors (b)-(d) draw (default: all)."""
     args = (chunks, models, change_points, chunk_size, n_chunks)
+    detail = (chunks, list(focus) if focus else models, change_points, chunk_size, n_chunks)
     return {
         "Prequential metrics (HL, micro-F1, AP)": F.metrics_figure(*args),
-        "True, observed and estimated cardinality — Eq. (card)": F.cardinality_figure(*args),
-        "|ΔLCard̂| against the Hoeffding threshold — Eq. (Hfd)": F.threshold_figure(*args),
-        "Drift firings against the true change points": F.timeline_figure(*args),
+        "Label cardinality: true (oracle), observed (noisy), moment estimate with its interval":
+            F.cardinality_figure(*detail, show_paper=show_paper),
+        "Drift tests: each detector's statistic ÷ threshold (fires above 1)": F.detector_figure(*detail),
+        "Each detector's firings against the true change points": F.timeline_figure(*detail),
     }
 
 
@@ -66,8 +70,12 @@ def summary_json(result) -> str:
     return result.summary_json()
 
 
-def html_report(title: str, config: dict, figures: dict, summary: pd.DataFrame, notes: str = "") -> str:
-    """One self-contained HTML page: configuration, figures (plotly.js inlined once) and the summary."""
+def html_report(title: str, config: dict, figures: dict, summary: pd.DataFrame, notes: str = "",
+                tables: dict | None = None) -> str:
+    """One self-contained HTML page: configuration, figures (plotly.js inlined once) and the summary.
+
+    ``tables``: further ``{heading: DataFrame}`` shown after the summary (escaped).
+    """
     parts = []
     first = True
     for name, fig in figures.items():
@@ -89,6 +97,10 @@ def html_report(title: str, config: dict, figures: dict, summary: pd.DataFrame, 
                       for c in summary.columns if summary[c].dtype.kind == "f"}
         table = '<div class="scroll">' + summary.to_html(index=False, escape=True, formatters=formatters,
                                                          na_rep="–") + "</div>"
+    for heading, df in (tables or {}).items():
+        if df is not None and not df.empty:
+            table += (f"<h2>{html.escape(heading)}</h2>" + '<div class="scroll">'
+                      + df.to_html(index=False, escape=True, na_rep="–") + "</div>")
     cfg_json = html.escape(json.dumps(config, indent=2, default=str))
     stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     return f"""<!DOCTYPE html>

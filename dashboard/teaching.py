@@ -5,6 +5,41 @@ Plain text only; rendered by :func:`dashboard.ui.teach` in an ``st.expander`` be
 
 from __future__ import annotations
 
+from ncld_core.detector import DETECTORS
+
+#: Short names of the drift detectors (ncld_core.detector.DETECTORS) for the controls and legends.
+DETECTOR_LABELS = {
+    "paper": "paper's Hoeffding test (Eq. Hfd)",
+    "welch": "Welch t-test, adjacent chunks",
+    "adaptive": "adaptive window (ADWIN-like)",
+    "labels": "per-label prevalence test",
+    "adaptive+labels": "adaptive window + per-label test",
+}
+#: One or two sentences per detector, from ncld_core/detector.py.
+DETECTOR_NOTES = {
+    "paper": "Eq. (Hfd) as published: fires when the paper's Eq. (card) estimate moves between adjacent "
+             "chunks by more than $\\varepsilon_i$. It applies a one-sample range bound to a difference of two "
+             "chunks, on an estimate that is biased upwards, so δ is not a guaranteed false-alarm rate.",
+    "welch": "Welch's t-test between the per-instance moment cardinalities of this chunk and the previous "
+             "one; fires when its p-value is below δ. It sees cardinality changes only.",
+    "adaptive": "Keeps the chunks since the last detected change and tests the newest 1, 2, 4, 8, 16 chunks "
+                "against the older rest (Welch, Bonferroni over the splits), so a change missed at its "
+                "chunk can still be caught later.",
+    "labels": "Per label, this chunk's observed positives against the pooled window since the last "
+              "firing (exact conditional test, Bonferroni over the labels). It sees changes of which labels "
+              "are relevant even at constant cardinality (a shift).",
+    "adaptive+labels": "Fires when the adaptive window or the per-label test does, each at δ/2.",
+}
+for _name in DETECTORS:  # a detector added to the core still gets a label
+    DETECTOR_LABELS.setdefault(_name, _name)
+    DETECTOR_NOTES.setdefault(_name, "see ncld_core/detector.py.")
+
+
+def detector_label(name) -> str:
+    """The human label of a detector name; an unknown one is shown as such."""
+    return DETECTOR_LABELS.get(name, f"unknown detector {name!r}") if isinstance(name, str) else f"unknown detector {name!r}"
+
+
 PANELS = {
     "metrics": {
         "title": "Eq. (N3) · prequential HL, micro-F1, AP",
@@ -20,42 +55,58 @@ PANELS = {
             "it (Eq. (N3), solved exactly — see NOTES §1), against the **ground truth** $G$, never the "
             "noisy $Y$; then it is learned from its noisy labels. Chunk 0 only initialises ($D_0$).\n\n"
             "**Look for:** ELM-NCLD against *ELM (plain)* (β = 1, γ = 0, no noise correction) — the "
-            "gap is what the graph term and the unbiased ranking buy under noise. Always compare with "
+            "gap is what the graph term and the importance-weighted ranking term buy under noise. Always compare with "
             "the trivial references: on sparse label sets *all-negative* has a very good Hamming loss. "
             "After a true change (dashed red), ELM-I / ELM-II should recover faster than ELM-O."
         ),
     },
     "cardinality": {
-        "title": "Eq. (card) · unbiased label cardinality",
+        "title": "Moment identity · label cardinality with its interval; Eq. (card) for comparison",
         "latex": [
-            r"\widehat{LCard}(D_i)=\frac1N\sum_{t=1}^{N}\sum_{j=1}^{q}\mathbb{I}_{\{y_{tj}=1\}}\,\omega_{t,j}",
+            r"\begin{aligned}&\text{Eq. (NR):}\ p(y_{tj}=-1\mid g_{tj}=+1)=\rho_+^j,\\ &p(y_{tj}=+1\mid g_{tj}=-1)=\rho_-^j\end{aligned}",
+            r"c_t=\sum_{j=1}^{q}\frac{y_{tj}-\rho_-^j}{1-\rho_+^j-\rho_-^j},\qquad \mathbb{E}[c_t]=\sum_{j}g_{tj}",
+            r"\widehat{LCard}(D_i)=\tfrac1N\textstyle\sum_t c_t,\qquad \widehat{LCard}\pm1.96\,\mathrm{se}",
+            r"\text{Eq. (card): }\tfrac1N\textstyle\sum_{t,j}\mathbb{I}_{\{y_{tj}=1\}}\max(\omega_{t,j},0),\ "
             r"\omega_{t,j}=\frac{P_D(y_{tj}\mid x_t)-\rho_{-y_{tj}}}{(1-\rho_+^j-\rho_-^j)\,P_D(y_{tj}\mid x_t)}",
-            r"\begin{aligned}&\text{Eq. (NR):}\\ &p(y_{tj}=-1\mid g_{tj}=+1)=\rho_+^j\\"
-            r"&p(y_{tj}=+1\mid g_{tj}=-1)=\rho_-^j\end{aligned}",
         ],
         "text": (
-            "The learner never sees the true cardinality (black). The observed one (red dotted) is "
-            "biased: flips $\\rho_-$ add positives to the many irrelevant labels, so it sits far above "
-            "the truth and moves less at a change. Re-weighting every observed positive by $\\omega$ "
-            "(Prop. 3) gives an estimate whose expectation is the true cardinality.\n\n"
-            "**Look for:** the diamonds (estimate) following the black line, and jumping at a concept "
-            "growth / reduction even when the red line barely moves. $P_D$ comes from a per-chunk "
-            "probability model, so the estimate is noisy chunk to chunk."
+            "The learner never sees the true cardinality (black, *oracle*): it is drawn to judge the "
+            "estimates. The observed cardinality (red dotted) is biased: flips $\\rho_-$ add positives "
+            "to the many irrelevant labels, so it sits above the truth and moves less at a change.\n\n"
+            "The **moment estimate** (diamonds) corrects every observed label by its flip rates. It is "
+            "unbiased *when the rates it is given are the true ones* (*The models are told: the true "
+            "flip rates*); the shaded band is then a 95 % confidence interval for this chunk's true "
+            "cardinality. When the rates are **estimated**, they are only bounded above where a label "
+            "has no anchor instances, so the band is the set of cardinalities consistent with any rates "
+            "between 0 and the estimated bounds, widened by the sampling error: wide, because the data "
+            "cannot say more. With rates 0 (*ignore the noise*) the estimate is the observed cardinality "
+            "and its band holds the truth only if the labels are in fact clean.\n\n"
+            "**The paper's estimate** (tick *show the paper's estimate*) is Eq. (card): importance "
+            "weights clipped at 0 and $P_D$ fitted on the same chunk. The paper calls it unbiased; it is "
+            "not: it is biased upwards (measured by `python -m benchmarks.drift`). The caption under "
+            "the plot gives, for the run on screen, how often the band holds the truth and how far the "
+            "paper's estimate lies from it.\n\n"
+            "**Look for:** the band around the black line, and jumping with it at a growth / reduction "
+            "even when the red line barely moves; at a *shift* the true cardinality does not change."
         ),
     },
     "threshold": {
-        "title": "Eq. (Hfd) · Hoeffding drift test",
+        "title": "Drift tests · statistic ÷ threshold, fires above 1 (Eq. (Hfd) and p-value tests)",
         "latex": [
+            r"\text{paper (Eq. Hfd): }\frac{\big|\widehat{LCard}(D_i)-\widehat{LCard}(D_{i-1})\big|}{\varepsilon_i},\quad"
             r"\varepsilon_i=R_i\sqrt{\frac{\ln(2/\delta)}{2N}}",
-            r"\begin{aligned}R_i=\ &\max_t\widehat{LCard}(x^i_t)\\&-\min_t\widehat{LCard}(x^i_t)\end{aligned}",
-            r"\begin{aligned}&\text{drift at chunk } i \iff\\ &\big|\widehat{LCard}(D_i)-\widehat{LCard}(D_{i-1})\big|>\varepsilon_i\end{aligned}",
+            r"\text{the others: }\frac{-\log_{10}p_{\mathrm{adj}}}{-\log_{10}\delta}\quad(>1\iff p_{\mathrm{adj}}<\delta)",
         ],
         "text": (
-            "Bars: the change of the estimate between adjacent chunks; dashed: the threshold. A bar "
-            "above its threshold is a firing (red ×).\n\n"
-            "**Look for:** the threshold shrinks like $1/\\sqrt N$ (larger chunks detect smaller "
-            "changes) and grows with the spread $R_i$ of the per-instance estimates. A larger δ lowers "
-            "it: more detections, more false alarms. Try δ = 0.5 vs 0.01 on the growth preset."
+            "One line per detector: its statistic divided by its threshold, on a log scale, so every "
+            "test fires where its line crosses 1 (dashed). A filled circle is a firing that detects a "
+            "true change, a × a false alarm (the same glyphs as in panel (d)); vertical lines mark the "
+            "true changes. The **acting** detector is the one ELM-I / ELM-II react to; the **compared** "
+            "ones are only recorded. Values below 0.01 are drawn at 0.01; hover for the raw numbers.\n\n"
+            + "\n".join(f"* **{DETECTOR_LABELS[k]}** — {DETECTOR_NOTES[k]}" for k in DETECTOR_NOTES)
+            + "\n\n"
+            "**Look for:** how soon after a change each line crosses 1, and how often it crosses "
+            "without one. A larger δ lowers every threshold (every line rises): more detections, more false alarms."
         ),
     },
     "timeline": {
@@ -66,14 +117,17 @@ PANELS = {
             r"\begin{aligned}Z_{i+1}=Z_i-P_{i+1}\big(&H_{i+1}^\top R_{i+1}H_{i+1}Z_i\\&-\gamma H_{i+1}^\top A_{i+1}\big)\end{aligned}",
         ],
         "text": (
-            "Diamonds: true changes (the chunk holding the change position); shading: the single- / "
-            "multi-label regime. A firing is a **detection** if it is the first one from a change's "
-            "chunk up to the next change; its delay is counted in chunks. Every other firing is a "
-            "**false alarm**. ELM-O only records firings; ELM-I restarts from the current chunk; "
-            "ELM-II drops the old ranking statistics ($\\Psi$ solves Eq. (N2), no ranking term) and "
-            "keeps the label-scoring ones.\n\n"
-            "**Look for:** the detection delay (0 = same chunk) and false alarms before the change; "
-            "with 'growth@2500' and chunks of 250 the change sits at the start of chunk 10."
+            "One row per detector. Diamonds and vertical lines: the true changes (the chunk holding the "
+            "change position), labelled by kind; shading: the single- / multi-label regime (a *shift* "
+            "changes which labels are relevant and keeps the regime). A firing is a **detection** "
+            "(filled circle) if it is the first one from a change's chunk up to the next change; its "
+            "delay is counted in chunks. Every other firing is a **false alarm** (×).\n\n"
+            "Only the acting detector changes the models: ELM-O only records its firings; ELM-I restarts "
+            "from the current chunk; ELM-II drops the old ranking statistics ($\\Psi$ solves Eq. (N2), "
+            "no ranking term) and keeps the label-scoring ones.\n\n"
+            "**Look for:** in the table, changes detected within one chunk, misses and false alarms per "
+            "detector, all counted on the run on screen; a change at instance $p$ lies in chunk "
+            "$\\lfloor p/N\\rfloor$."
         ),
     },
     "rates": {
@@ -97,8 +151,8 @@ PANELS = {
         "text": (
             "Cumulative metrics over every scored chunk (chunk 0 is not scored), total seconds (the "
             "ELM variants share each chunk's hidden layer, graph and P_D; the first in the table pays for them), and "
-            "for the ELM-NCLD variants the firings, detected / missed changes, false alarms and mean "
-            "delay (chunks). GM is the paper's tuning criterion (see the Sweep page)."
+            "for the ELM-NCLD variants the firings of the acting detector, detected / missed changes, false "
+            "alarms and mean delay (chunks); panel (d) scores every detector. GM is the paper's tuning criterion (see the Sweep page)."
         ),
     },
     "sweep": {
@@ -110,7 +164,7 @@ PANELS = {
         ],
         "text": (
             "β weighs fitting the observed (noisy) labels against agreeing with the graph neighbours "
-            "(Eq. (Re), (N2)); γ weighs the unbiased ranking term (Eq. (RL_New)). The paper searches "
+            "(Eq. (Re), (N2)); γ weighs the importance-weighted ranking term (Eq. (RL_New)). The paper searches "
             "β ∈ [0.3, 0.8], γ ∈ {0, 2⁻⁸, …, 2⁻³} and reports (0.55, 2⁻⁶).\n\n"
             "**Mind NOTES §1:** the paper's Hessian (Eq. (Gra)) drops a $(1-\\beta)I$ term. This lab "
             "solves the exact objective, where the paper's β = 0.55 corresponds to β' = (2β−1)/β ≈ 0.18 "
@@ -125,5 +179,7 @@ PRESET_NOTES = {
     "clean vs noisy": "ELM-NCLD against a plain online ELM on flip rates drawn from U[0.2, 0.4]: what noise correction buys.",
     "concept growth": "Single-label instances first, multi-label from instance 2500 (chunk 10): watch the estimate jump and the firings.",
     "concept reduction": "The reverse: multi-label first, single-label from instance 2500.",
+    "unknown noise: estimate the rates": "ELM-O is told nothing about the noise: the flip rates are estimated "
+                                         "online, and the cardinality band shows what the data allow.",
     "why beta matters": "β = 1, γ = 0 (no graph, no ranking term) — ELM-O becomes the plain ELM; compare with the Sweep page.",
 }

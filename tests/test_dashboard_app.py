@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard import figures as F
+
 from ncld_core.config import PRESETS, RunConfig
+from ncld_core.detector import DETECTORS
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 NUMBER_FIELDS = ("chunk_size", "n_instances", "shuffle_seed", "n_features", "n_labels", "cardinality",
@@ -46,6 +49,21 @@ def _summary(at):
     return tables[0]
 
 
+def _figure(at, panel: str) -> dict:
+    """The spec (plotly JSON) of the newest figure drawn in a panel of the Live run."""
+    charts = [c for c in at.get("plotly_chart") if c.key and c.key.startswith(f"fig_{panel}_")]
+    assert charts, f"no figure in panel {panel}"
+    return json.loads(charts[-1].proto.spec)
+
+
+def _names(fig: dict) -> list[str]:
+    return [t.get("name", "") for t in fig["data"]]
+
+
+#: A detector other than the default acting one (the default may change after measurement).
+OTHER = next(d for d in DETECTORS if d != RunConfig().detector)
+
+
 def _small(at, n=600, chunk=200):
     at.number_input(key="w_n_instances").set_value(n)
     at.number_input(key="w_chunk_size").set_value(chunk)
@@ -62,6 +80,11 @@ def test_every_control_is_there():
     assert at.radio(key="w_noise").value == "range"
     assert at.multiselect(key="w_models").value == ["ELM-O", "ELM-I", "ELM-II"]
     assert at.checkbox(key="w_references").value is True
+    # drift detection: the acting detector, and the others to compare with it
+    assert at.selectbox(key="w_detector").value == RunConfig().detector
+    assert at.selectbox(key="w_detector").options == [F.detector_label(d) for d in DETECTORS]
+    assert at.multiselect(key="w_monitors").value == []
+    assert len(at.multiselect(key="w_monitors").options) == len(DETECTORS) - 1
     assert any(d.key and d.key.startswith("w_schedule_") for d in at.data_editor)
     assert _run_button(at).disabled is False
     assert at.button(key="stop_button").disabled is True
@@ -254,7 +277,10 @@ def test_html_report_is_offline_and_escaped():
     models = result.models
     cps = result.change_points
     figs = report.run_figures(result.chunks, models, cps, cfg.chunk_size, 3)
-    page = report.html_report(f"run on {stream.name}", cfg.to_dict(), figs, report.summary_table(result))
+    det = F.detection_table(result.chunks, models, cps, cfg.chunk_size)
+    page = report.html_report(f"run on {stream.name}", cfg.to_dict(), figs, report.summary_table(result),
+                              tables={"Drift detection per detector": det})
+    assert "Drift detection per detector" in page and F.detector_label(cfg.detector) in page
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     # nothing is fetched: no external script, stylesheet, image or frame (plotly.js itself is inlined)
@@ -343,21 +369,27 @@ def test_figures_are_valid_plotly():
     from ncld_core.sweep import sweep
 
     cfg = RunConfig(n_instances=800, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5,
-                    schedule="growth@400", delta=0.5, models=["ELM-O", "ELM-I", "OSML-ELM"])
+                    schedule="growth@400, shift@600", delta=0.5, models=["ELM-O", "ELM-I", "OSML-ELM"],
+                    monitors=[OTHER])
     stream = cfg.build_stream()
     chunks = list(cfg.runner().iter_run(stream))
     models = list(chunks[0].seconds)
     cps = [(c.position, c.kind) for c in stream.change_points]
     figs = [make(chunks, models, cps, 200, 4) for make in (F.metrics_figure, F.cardinality_figure,
-                                                           F.threshold_figure, F.timeline_figure)]
+                                                           F.detector_figure, F.timeline_figure)]
+    figs.append(F.cardinality_figure(chunks, models, cps, 200, 4, show_paper=True))
     figs.append(F.schedule_figure(cps, 800))
     figs.append(F.schedule_figure([(None, "growth")], 800))
+    figs.append(F.schedule_figure([(300, "growth"), (500, "shift")], 800))
     df = sweep(cfg, [0.2, 0.6], [0.0, 2**-6], stream=stream, model="ELM-I")
     figs.append(F.sweep_figure(df, chosen=(0.2, 0.0), best=df.iloc[0].to_dict()))
     for fig in figs:
         go.Figure(fig.to_dict())  # raises on any invalid property
     table = F.detection_table(chunks, models, cps, 200)
-    assert table["variant"].tolist() == ["ELM-O", "ELM-I"]  # the baseline has no drift detector
+    # one row per detector (ELM-O and ELM-I record the same firings; the baseline has no detector)
+    assert table["detector"].tolist() == [F.detector_label(cfg.detector), F.detector_label(OTHER)]
+    assert table["role"].tolist() == ["acting", "compared only"]
+    assert list(table.columns) == F.DETECTION_COLUMNS
     assert F.gamma_label(2**-6) == "2⁻⁶" and F.gamma_label(0) == "0" and F.gamma_label(0.005) == "0.005"
 
 
@@ -382,3 +414,122 @@ def test_run_without_rates_shows_estimates_against_truth():
     at2.run()
     _run_button(at2).click().run()
     assert any("nothing (estimate the rates)" in c.value for c in at2.caption)
+
+
+def test_detector_controls_feed_the_run_and_the_detection_table():
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.multiselect(key="w_monitors").set_value([OTHER])
+    at.run()
+    assert json.loads(at.query_params["monitors"]) == [OTHER]  # the link carries it
+    assert RunConfig.from_query_params(at.query_params).monitors == [OTHER]
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = at.session_state["run"]
+    assert run["status"] == "done" and run["cfg"].monitors == [OTHER]
+    tables = [t.value for t in at.table if "detector" in getattr(t.value, "columns", [])]
+    assert tables, "no detection table"
+    table = tables[0]
+    assert table["detector"].tolist() == [F.detector_label(RunConfig().detector), F.detector_label(OTHER)]
+    assert table["role"].tolist() == ["acting", "compared only"]
+    assert {"detected", "within 1 chunk", "missed", "false alarms", "mean delay (chunks)"} <= set(table.columns)
+    # panel (c): one line per detector, the threshold at 1 on a log axis
+    fig = _figure(at, "threshold")
+    names = _names(fig)
+    assert F.detector_label(OTHER) in names and F.detector_label(RunConfig().detector) + " (acting)" in names
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    assert any(sh.get("y0") == 1 and sh.get("y1") == 1 for sh in fig["layout"]["shapes"])
+    # choosing the compared detector as the acting one removes it from the comparison
+    at.selectbox(key="w_detector").set_value(OTHER).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="w_monitors").value == []
+    assert at.query_params["detector"] == OTHER and "monitors" not in at.query_params
+
+
+def test_cardinality_panel_draws_the_band_and_on_request_the_papers_estimate():
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.run()
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    fig = _figure(at, "cardinality")
+    names = _names(fig)
+    assert F.TRUTH_NAME in names and "oracle" in F.TRUTH_NAME
+    band = [t for t in fig["data"] if t.get("fill") == "tonexty"]
+    assert len(band) == 1 and "95 % interval" in band[0]["name"]
+    assert len(band[0]["y"]) == 3 and all(v is not None for v in band[0]["y"])
+    assert F.PAPER_NAME not in names
+    assert any("the band holds the true cardinality in" in c.value for c in at.caption)
+    at.checkbox(key="show_paper").check().run()
+    assert not at.exception, [e.value for e in at.exception]
+    names = _names(_figure(at, "cardinality"))
+    assert F.PAPER_NAME in names and "biased" in F.PAPER_NAME
+
+
+def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
+    cfg = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5,
+                    model_rates="estimate", models=["ELM-O", "ELM-I"], references=False)
+    at = _app(cfg.to_query_params())
+    # variants that estimate their own rates may part: one variant's records at a time by default
+    assert at.selectbox(key="focus_variant").value == "ELM-O"
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    band = [t for t in _figure(at, "cardinality")["data"] if t.get("fill") == "tonexty"]
+    assert [t["name"] for t in band] == ["consistent with the data (rates estimated)"]
+    at.selectbox(key="focus_variant").set_value("all").run()
+    assert not at.exception, [e.value for e in at.exception]
+    band = [t for t in _figure(at, "cardinality")["data"] if t.get("fill") == "tonexty"]
+    assert band and all(t["name"].startswith("consistent with the data (rates estimated)") for t in band)
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ({"detector": "bogus"}, "detector 'bogus' is not known: choose one in the list"),
+        ({"monitors": '["bogus"]'}, "compared detector(s) 'bogus' not known: remove them"),
+        ({"monitors": '"welch"'}, "monitors 'welch' (not a list: dropped)"),
+    ],
+)
+def test_bad_detector_in_the_link_is_reported(query, message):
+    at = _app(query)  # never an exception
+    assert any(message in e for e in _errors(at)), _errors(at)
+    if "detector" in query:
+        # kept and shown as unknown (not silently replaced): Run waits until another is chosen
+        assert at.selectbox(key="w_detector").value == "bogus"
+        assert _run_button(at).disabled is True
+        at.selectbox(key="w_detector").set_value(RunConfig().detector).run()
+        assert not at.exception and not _errors(at), _errors(at)
+        assert _run_button(at).disabled is False
+    if query.get("monitors") == '["bogus"]':
+        assert at.multiselect(key="w_monitors").value == ["bogus"]
+        assert _run_button(at).disabled is True
+
+
+def test_a_monitor_equal_to_the_acting_detector_is_dropped_and_said_so():
+    acting = RunConfig().detector
+    at = _app({"monitors": json.dumps([acting, OTHER])})
+    assert any(f"monitor '{acting}' (it is the acting detector: dropped)" in e for e in _errors(at)), _errors(at)
+    assert at.multiselect(key="w_monitors").value == [OTHER]
+    assert _run_button(at).disabled is False
+
+
+def test_a_shift_in_the_schedule_is_drawn_as_its_own_change():
+    cfg = RunConfig(n_instances=800, chunk_size=200, n_features=5, n_labels=6, n_neighbors=5,
+                    schedule="growth@400, shift@600", models=["ELM-O"], references=False, monitors=[OTHER])
+    at = _app(cfg.to_query_params())
+    assert not _errors(at), _errors(at)
+    editor = next(d for d in at.data_editor if d.key and d.key.startswith("w_schedule_"))
+    assert editor.value["kind"].tolist() == ["growth", "shift"]
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    timeline = _figure(at, "timeline")
+    # two change lines (dotted for the shift), one regime switch (the shift keeps the regime)
+    lines = [sh for sh in timeline["layout"]["shapes"] if sh["type"] == "line"]
+    assert sorted(sh["x0"] for sh in lines) == [2, 3]
+    assert [sh["line"]["dash"] for sh in sorted(lines, key=lambda sh: sh["x0"])] == ["dash", "dot"]
+    regimes = [sh for sh in timeline["layout"]["shapes"] if sh["type"] == "rect"]
+    assert len(regimes) == 2
+    labels = [a["text"] for a in _figure(at, "threshold")["layout"]["annotations"]]
+    assert "shift" in labels and "growth" in labels

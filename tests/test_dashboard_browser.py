@@ -18,6 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from dashboard.figures import DETECTION_COLUMNS
+from dashboard.teaching import detector_label
+from ncld_core.config import RunConfig
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -199,17 +203,25 @@ def test_growth_preset_detects_the_change(browser, server):
     TIMINGS["growth_preset_synthetic_5000_chunk250"] = timing
     assert re.match(r"done · chunk 20/20", timing["status"])
 
-    # (d) the firing against the true change point: growth@2500 with chunks of 250 is chunk 10
+    # (b) the moment estimate's 95 % interval is drawn as a shaded band, named in the legend
+    card = page.locator(".st-key-panel_cardinality .js-plotly-plot")
+    assert card.locator(".scatterlayer .fills path").count() >= 1
+    legend = " ".join(card.locator(".legendtext").all_text_contents())
+    assert "95 % interval" in legend and "oracle" in legend, legend
+
+    # (d) the acting detector's firing against the true change point: growth@2500 in chunks of 250 is chunk 10
     det = _table(page, "panel_detections")
     header, rows = det[0], det[1:]
-    assert header[:5] == ["variant", "firings", "detected", "missed", "false alarms"]
-    assert [r[0] for r in rows] == ["ELM-O", "ELM-I", "ELM-II"]
+    assert header == DETECTION_COLUMNS
+    assert [r[:2] for r in rows] == [[detector_label(RunConfig().detector), "acting"]]
+    col = {name: i for i, name in enumerate(header)}
     for r in rows:
-        fired = [int(c) for c in r[6].split(",")]
+        fired = [int(c) for c in r[col["fired at chunks"]].split(",")]
         assert any(10 <= c <= 11 for c in fired), r  # a firing at (or one chunk after) the change
-        assert r[2] == "1" and r[3] == "0", r  # detected, not missed
-        assert float(r[5]) <= 1.0, r  # delay in chunks
+        assert r[col["detected"]] == "1" and r[col["missed"]] == "0", r  # detected, not missed
+        assert float(r[col["mean delay (chunks)"]]) <= 1.0, r  # delay in chunks
     assert page.locator(".st-key-panel_timeline .js-plotly-plot").count() == 1
+    assert page.locator(".st-key-panel_threshold .js-plotly-plot").count() == 1
 
     # (e) the summary lists every variant, with GM and the drift scores
     summary = _table(page, "panel_summary")

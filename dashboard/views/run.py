@@ -17,10 +17,12 @@ import streamlit as st
 
 from dashboard import data, report
 from dashboard import figures as F
+from dashboard.teaching import detector_label
 from dashboard.ui import md_escape, teach
 from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
 from ncld_core.flip_rates import estimate_errors
 from ncld_core.runner import RunResult
+from ncld_core.variants import ELM_VARIANTS
 
 ss = st.session_state
 ctx = ss["ctx"]
@@ -57,7 +59,9 @@ def _describe(cfg) -> str:
     n = cfg.n_instances or (SYNTHETIC_DEFAULT_LENGTH if cfg.dataset == "synthetic" else "all")
     sched = cfg.schedule or "no drift"
     return (f"{cfg.dataset} · {n} instances in chunks of {cfg.chunk_size} · {noise} · {sched} · "
-            f"β={cfg.beta:g} γ={cfg.gamma:g} δ={cfg.delta:g} α={cfg.alpha:g} L={cfg.n_hidden} K={cfg.n_neighbors}")
+            f"β={cfg.beta:g} γ={cfg.gamma:g} δ={cfg.delta:g} α={cfg.alpha:g} L={cfg.n_hidden} K={cfg.n_neighbors} · "
+            f"acting detector: {detector_label(cfg.detector)}"
+            + (f" · compared: {', '.join(detector_label(m) for m in cfg.monitors)}" if cfg.monitors else ""))
 
 
 run = ss.get("run")
@@ -81,15 +85,47 @@ if not ctx.ok:
 
 # --------------------------------------------------------------------------- layout
 slots = {}
+ALL = "all"
+
+
+def _panel_options():
+    """Above panel (b): the paper's estimate on request; with several ELM variants, whose records (b)-(d) draw."""
+    c1, c2 = st.columns([3, 2], vertical_alignment="center")
+    c1.checkbox("show the paper's estimate", key="show_paper",
+                help="Adds the paper's Eq. (card): importance weights clipped at 0, P_D fitted on the same "
+                     "chunk; biased upwards, unlike the moment estimate it is drawn beside.")
+    cfg = run["cfg"] if run else ctx.cfg
+    elm = [m for m in cfg.models if m in ELM_VARIANTS]
+    if len(elm) < 2:
+        ss.pop("focus_variant", None)
+        return
+    options = [ALL, *elm]
+    if ss.get("focus_variant") not in options:
+        # variants that estimate their own rates part after a drift they act on: one at a time by default
+        ss["focus_variant"] = elm[0] if cfg.model_rates == "estimate" else ALL
+    c2.selectbox("(b)–(d) show the records of", options, key="focus_variant",
+                 format_func=lambda m: "every variant (identical ones share a line)" if m == ALL else m,
+                 help="The variants' cardinality estimates and detectors agree when they are told the same "
+                      "rates; with estimated rates they part after a drift they act on.")
+
+
+def _focus(run) -> list:
+    """The models whose estimates and detectors panels (b)-(d) draw."""
+    pick = ss.get("focus_variant")
+    return [pick] if pick in run["models"] else run["models"]
 PANELS = (("metrics", "(a) Prediction quality per variant"),
-          ("cardinality", "(b) Label cardinality: truth, noisy observation, unbiased estimate"),
-          ("threshold", "(c) Drift test: |ΔLCard̂| against the Hoeffding threshold"),
-          ("timeline", "(d) Drift firings against the true change points"))
+          ("cardinality", "(b) Label cardinality: true (oracle), observed (noisy), moment estimate with its interval"),
+          ("threshold", "(c) Drift tests: each detector's statistic ÷ threshold (fires above 1)"),
+          ("timeline", "(d) Each detector's firings against the true change points"))
 for name, title in PANELS:
     st.markdown(f"##### {title}")
     left, right = st.columns([3, 2])
     with left:
+        if name == "cardinality":
+            _panel_options()
         slots[name] = st.container(key=f"panel_{name}").empty()
+        if name == "cardinality":
+            slots["cardinality_note"] = st.empty()
         if name == "timeline":
             slots["detections"] = st.container(key="panel_detections").empty()
     with right:
@@ -115,14 +151,23 @@ def _info(run):
 def draw(run):
     """Redraw every live panel from the chunks received so far."""
     args = _info(run)
-    k = len(run["chunks"])  # a fresh key per redraw: two identical figures in one run are allowed
-    for name, make in (("metrics", F.metrics_figure), ("cardinality", F.cardinality_figure),
-                       ("threshold", F.threshold_figure), ("timeline", F.timeline_figure)):
-        slots[name].plotly_chart(make(*args), config=PLOT_CONFIG, key=f"fig_{name}_{k}")
+    chunks, models, cps, size, n = args
+    focus = _focus(run)
+    k = len(chunks)  # a fresh key per redraw: two identical figures in one run are allowed
+    figs = {
+        "metrics": F.metrics_figure(*args),
+        "cardinality": F.cardinality_figure(chunks, focus, cps, size, n, show_paper=bool(ss.get("show_paper"))),
+        "threshold": F.detector_figure(chunks, focus, cps, size, n),
+        "timeline": F.timeline_figure(chunks, focus, cps, size, n),
+    }
+    for name, fig in figs.items():
+        slots[name].plotly_chart(fig, config=PLOT_CONFIG, key=f"fig_{name}_{k}")
+    note = F.cardinality_note(chunks, focus)
+    if note:
+        slots["cardinality_note"].caption(note)
     _draw_rates(run, k)
-    if run["change_points"] or F.detecting_models(run["chunks"], run["models"]):
-        table = F.detection_table(run["chunks"], run["models"], run["change_points"], run["chunk_size"])
-        slots["detections"].table(table, hide_index=True)
+    if F.detecting_models(chunks, focus):
+        slots["detections"].table(F.detection_table(chunks, focus, cps, size), hide_index=True)
 
 
 def _draw_rates(run, k):
@@ -253,9 +298,10 @@ def _summary(run):
                            mime="application/json", on_click="ignore", icon=":material/download:", width="stretch")
 
         def _html():
-            figs = report.run_figures(*_info(run))
+            figs = report.run_figures(*_info(run), show_paper=bool(ss.get("show_paper")), focus=_focus(run))
+            det = F.detection_table(run["chunks"], _focus(run), run["change_points"], run["chunk_size"])
             return report.html_report(f"ncld run on {run['stream_name']}", cfg.to_dict(), figs, table,
-                                      notes=_describe(cfg))
+                                      notes=_describe(cfg), tables={"Drift detection per detector": det})
 
         d3.download_button("HTML report", data=_html, file_name=f"{stem}_report.html", mime="text/html",
                            on_click="ignore", icon=":material/download:", width="stretch")
