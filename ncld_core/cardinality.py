@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 __all__ = ["CardinalityEstimate", "moment_cardinality"]
 
@@ -86,7 +86,7 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     p = np.clip(prevalence, 0.0, 1.0)
     noise_var = (p * rho_pos * (1 - rho_pos) + (1 - p) * rho_neg * (1 - rho_neg)) / denom**2
     se = float(np.sqrt(noise_var.sum() / n))
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = float(ndtri(0.5 + level / 2.0))
     estimate = float(per_instance.mean())
     if rho_bounds is None:
         return CardinalityEstimate(estimate, se, estimate - z * se, estimate + z * se, per_instance, prevalence, True)
