@@ -24,8 +24,9 @@ The 95 % interval ``LCard_hat +- 1.96 se`` is for the chunk's own true cardinali
 
 With estimated rates, ``rho_-`` is only bounded above where a label has no anchor
 instances (``docs/flip-rates.md``): ``rho_bounds`` turns the interval into the set
-of cardinalities consistent with any rates in ``[0, upper]`` (partial identification),
-widened by the sampling error.
+of cardinalities consistent with any rates in ``[0, upper]`` and clean prevalences in
+[0, 1] (partial identification), widened by the sampling error; the point estimate is
+then the sum of the plug-in prevalences cut to [0, 1], biased (measured in ``docs/drift.md``).
 
 >>> import numpy as np
 >>> Y = np.array([[1, 0], [1, 1], [0, 0], [1, 0]])
@@ -75,7 +76,8 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
 
     ``rho_bounds=(upper_pos, upper_neg)``: the rates are only known to lie in
     ``[0, upper]``; ``low``/``high`` then bound every cardinality those rates allow,
-    widened by the sampling error, and ``point_identified`` is False.
+    widened by the sampling error, ``estimate`` sums the prevalences cut to [0, 1],
+    and ``point_identified`` is False.
     """
     Y = np.asarray(Y01, dtype=np.float64)
     n, q = Y.shape
@@ -89,11 +91,17 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     z = float(ndtri(0.5 + level / 2.0))
     estimate = float(per_instance.mean())
     if rho_bounds is None:
-        return CardinalityEstimate(estimate, se, estimate - z * se, estimate + z * se, per_instance, prevalence, True)
+        # A cardinality lies in [0, q]: cutting the interval there loses no coverage.
+        low, high = max(estimate - z * se, 0.0), min(estimate + z * se, float(q))
+        return CardinalityEstimate(estimate, se, low, high, per_instance, prevalence, True)
     up_pos, up_neg, _ = _check_rates(*rho_bounds, q)
-    # (f - a) / (1 - b - a) is monotone in each rate separately: the extremes over the box are at corners.
+    # (f - a) / (1 - b - a) is monotone in each rate separately: the extremes over the box are at
+    # corners; a clean prevalence lies in [0, 1], so each label's range is cut there before summing.
     corners = np.stack([(freq - a) / (1.0 - b - a) for a in (np.zeros(q), up_neg) for b in (np.zeros(q), up_pos)])
-    low = float(corners.min(axis=0).sum()) - z * se
-    high = float(corners.max(axis=0).sum()) + z * se
+    low = max(float(np.clip(corners.min(axis=0), 0.0, 1.0).sum()) - z * se, 0.0)
+    high = min(float(np.clip(corners.max(axis=0), 0.0, 1.0).sum()) + z * se, float(q))
+    # Not identified: the plug-in of the estimated rates, each prevalence cut to [0, 1] (which moves
+    # every label's estimate towards the truth, itself in [0, 1]); biased, see docs/drift.md.
+    estimate = float(np.clip(prevalence, 0.0, 1.0).sum())
     return CardinalityEstimate(estimate, se, low, high, per_instance, prevalence, False)
 
