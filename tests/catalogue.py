@@ -122,6 +122,8 @@ def cases(tmp: Path):
         ("model", "alpha = 0", lambda: _model(alpha=0.0).partial_fit(*f()[1:]), "alpha must be in (0"),
         ("model", "delta = 1", lambda: _model(delta=1.0).partial_fit(*f()[1:]), "delta must be in (0, 1)"),
         ("model", "an unknown strategy", lambda: _model(strategy="maybe").partial_fit(*f()[1:]), "strategy must be one of"),
+        ("model", "an unknown drift detector", lambda: _model(detector="cusum").partial_fit(*f()[1:]), "detector must be one of ['paper', 'welch'"),
+        ("model", "an unknown monitored detector", lambda: _model(monitors=("paper", "kswin")).partial_fit(*f()[1:]), "monitors: each must be one of"),
         ("model", "the paper's Hessian at beta <= 1/2", lambda: _model(hessian="paper", beta=0.3).partial_fit(*f()[1:]), "makes K indefinite at beta=0.3"),
         ("model", "predict before any chunk", lambda: _model().predict(np.zeros((2, 4))), "not fitted yet"),
         ("model", "an unknown probability model", lambda: _model(probability_model="magic").partial_fit(*f()[1:]), "probability_model must be one of"),
