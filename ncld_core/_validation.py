@@ -11,7 +11,15 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_X", "check_Y", "check_XY", "check_flip_rates", "check_in_range"]
+__all__ = ["check_X", "check_Y", "check_XY", "check_flip_rates", "check_in_range", "InputTypeError"]
+
+
+class InputTypeError(ValueError, TypeError):
+    """Input that is not numbers at all (e.g. a dict in ``X``).
+
+    A ``ValueError`` like every input error here, and a ``TypeError`` as numpy's own
+    conversion raises (what scikit-learn's estimator checks expect).
+    """
 
 
 def check_X(X, *, name: str = "X", n_features: int | None = None):
@@ -25,20 +33,32 @@ def check_X(X, *, name: str = "X", n_features: int | None = None):
     ValueError: X contains NaN or infinity (first at row 0, column 1)
     """
     if sp.issparse(X):
+        if np.issubdtype(X.dtype, np.complexfloating):
+            raise ValueError(f"{name}: Complex data not supported")
         X = sp.csr_matrix(X, dtype=np.float64)
         values = X.data
     else:
         try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+            raw = np.asarray(X)
+        except (TypeError, ValueError) as exc:  # e.g. ragged rows
+            raise ValueError(f"{name} must be numeric: {exc}") from None
+        if np.iscomplexobj(raw):
+            raise ValueError(f"{name}: Complex data not supported")
+        try:
+            X = np.asarray(raw, dtype=np.float64)
+        except TypeError as exc:  # e.g. a dict among the values
+            raise InputTypeError(f"{name} must be numeric: {exc}") from None
+        except ValueError as exc:  # e.g. a string that is not a number
             raise ValueError(f"{name} must be numeric: {exc}") from None
         values = X
     if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (instances x features), got {X.ndim}-D")
+        hint = (": Reshape your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one instance"
+                if X.ndim == 1 else "")
+        raise ValueError(f"{name} must be 2-D (instances x features), got {X.ndim}-D{hint}")
     if X.shape[0] == 0:
         raise ValueError(f"{name} is empty: a chunk needs at least one instance")
     if X.shape[1] == 0:
-        raise ValueError(f"{name} has no features")
+        raise ValueError(f"{name} has no features: 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
     if not np.all(np.isfinite(values)):
         if sp.issparse(X):
             bad = np.flatnonzero(~np.isfinite(X.data))[0]

@@ -52,6 +52,11 @@ For ``b > 1/2`` it equals the exact form at ``b' = (2b-1)/b``, ``g' = g(2b-1)/b^
 ``a' = a/b`` (same predictions); for ``b <= 1/2`` its ``K`` is indefinite and
 the model refuses it.
 
+:class:`ELMNCLD` is a scikit-learn multi-label classifier
+(:class:`~ncld_core.sklearn_compat.ChunkClassifier`: ``clone``, ``cross_val_score``,
+``GridSearchCV``, ``Pipeline``; ``score`` is the subset accuracy) and runs in River through
+:class:`~ncld_core.river_compat.RiverMultiLabelClassifier`.
+
 Examples
 --------
 >>> import numpy as np
@@ -69,7 +74,6 @@ Examples
 from __future__ import annotations
 
 import copy
-import inspect
 import time
 
 import numpy as np
@@ -83,6 +87,7 @@ from .flip_rates import FlipRateEstimator
 from .graph import gram_matrix, reconstruction_weights
 from .importance import importance_weights, instance_cardinality, ranking_matrix
 from .probability import make_probability_model
+from .sklearn_compat import ChunkClassifier
 
 __all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
 
@@ -119,39 +124,7 @@ def _residual_gram(H, S):
     return E.T @ E
 
 
-class _Params:
-    """``get_params`` / ``set_params`` / ``repr`` from the ``__init__`` signature (scikit-learn style)."""
-
-    @classmethod
-    def _param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
-
-    def get_params(self, deep=True):
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params):
-        valid = self._param_names()
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}; valid: {valid}")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self):
-        defaults = {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
-        }
-        changed = []
-        for k, v in self.get_params().items():
-            d = defaults.get(k)
-            same = v is d or (type(v) is type(d) and not isinstance(v, np.ndarray) and v == d)
-            if not same:
-                changed.append(f"{k}={v!r}")
-        return f"{type(self).__name__}({', '.join(changed)})"
-
-
-class ELMNCLD(_Params):
+class ELMNCLD(ChunkClassifier):
     """ELM-NCLD with the exact objective, sufficient statistics and drift adaptation.
 
     Parameters
@@ -200,8 +173,19 @@ class ELMNCLD(_Params):
     random_state : int or None
         Seed of the hidden layer.
 
+    Notes
+    -----
+    A scikit-learn classifier (:mod:`ncld_core.sklearn_compat`): parameters are set in
+    ``__init__`` and read by ``get_params`` / ``clone``; ``fit`` forgets everything and learns
+    in batch, ``partial_fit`` continues; ``score`` is the subset accuracy; a 1-D target is a
+    binary problem learnt as one label.  ``fit`` on fewer than ``n_neighbors + 1`` instances
+    (from 2) builds its graph with all ``N - 1`` others as neighbours; ``partial_fit`` refuses
+    such a chunk.
+
     Attributes
     ----------
+    classes_ : ndarray
+        ``arange(q)`` for a label matrix; the two classes of a 1-D target.
     coef_ : ndarray (L, q)
         ``Phi``.
     psi_ : ndarray (L, q)
@@ -338,14 +322,17 @@ class ELMNCLD(_Params):
 
     # ------------------------------------------------------------------ one chunk
     def _chunk_statistics(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator=None,
-                          coef=None, cache=None):
+                          coef=None, cache=None, n_neighbors=None):
         """Everything one chunk contributes: ``H^T R H``, ``b H^T Y``, ``g H^T A`` and diagnostics.
 
         With ``estimator`` (a FlipRateEstimator) the rates are its estimates after this chunk;
         ``coef``, the output weights before the chunk, gives it the chunk's prequential scores.
         ``cache`` (a :class:`~ncld_core.chunk_cache.ChunkCache`) shares ``H``, the graph and
-        ``P_D`` with the other models learning the chunk.
+        ``P_D`` with the other models learning the chunk.  ``n_neighbors`` (default: the
+        parameter) is the graph's neighbour count; only ``fit`` on a small ``X`` passes fewer.
         """
+        k = self.n_neighbors if n_neighbors is None else n_neighbors
+
         def memo(key, compute):
             return compute() if cache is None else cache.get(key, compute)
 
@@ -357,8 +344,8 @@ class ELMNCLD(_Params):
         needs_proba = estimator is not None or bool(np.any(rho_pos) or np.any(rho_neg))
         needs_graph = self.beta < 1.0 or (needs_proba and noisy_proba is None) or estimator is not None
         if needs_graph:
-            S, nbrs = memo(("graph", layer, self.n_neighbors, self.graph_reg), lambda: reconstruction_weights(
-                Xs, self.n_neighbors, reg=self.graph_reg, gram=gram_matrix(Xs), return_neighbors=True)[:2])
+            S, nbrs = memo(("graph", layer, k, self.graph_reg), lambda: reconstruction_weights(
+                Xs, k, reg=self.graph_reg, gram=gram_matrix(Xs), return_neighbors=True)[:2])
         if noisy_proba is not None:  # validated even where it is not needed
             P = np.asarray(noisy_proba, dtype=np.float64)
             if P.shape != Y01.shape:
@@ -370,7 +357,7 @@ class ELMNCLD(_Params):
         else:
             # A probability model given as an object may hold state: shared only when named.
             key = self.probability_model if isinstance(self.probability_model, str) else object()
-            P = memo(("P_D", layer, self.n_neighbors, self.graph_reg, key),
+            P = memo(("P_D", layer, k, self.graph_reg, key),
                      lambda: prob_model.predict_proba(H, Y01, nbrs))
         if estimator is not None:
             estimator = estimator.updated(P, Y01, nbrs, scores=None if coef is None else H @ coef)
@@ -385,7 +372,7 @@ class ELMNCLD(_Params):
         HtH = memo(("HtH", layer), lambda: H.T @ H)
         b = self.beta
         if needs_graph:
-            EtE = memo(("EtE", layer, self.n_neighbors, self.graph_reg), lambda: _residual_gram(H, S))
+            EtE = memo(("EtE", layer, k, self.graph_reg), lambda: _residual_gram(H, S))
         else:
             EtE = np.zeros_like(HtH)
         if self.hessian == "exact":
@@ -423,13 +410,17 @@ class ELMNCLD(_Params):
         return sol[:, :q], sol[:, q:], float(eig[-1] / eig[0])
 
     # ------------------------------------------------------------------ public API
-    def partial_fit(self, X, Y, *, noisy_proba=None, cache=None):
+    def partial_fit(self, X, Y, *, classes=None, noisy_proba=None, cache=None):
         """Learn one chunk ``D_i``; the first call is the initialisation chunk ``D_0``.
 
         Parameters
         ----------
-        X : array-like or sparse matrix (N, d)
+        X : array-like or sparse matrix (N, d), N >= n_neighbors + 1
         Y : array-like (N, q) with labels in {0, 1} or {-1, +1}: the *observed* labels.
+            A 1-D target with two classes is learnt as one label (:mod:`ncld_core.sklearn_compat`).
+        classes : array-like, optional
+            Only for a 1-D target whose first chunk holds one class: both classes
+            (scikit-learn's ``partial_fit`` convention).
         noisy_proba : array (N, q), optional
             A known ``P_D(y=+1 | x)`` for the chunk; replaces the probability model
             (oracle experiments).
@@ -442,6 +433,7 @@ class ELMNCLD(_Params):
         t0 = time.perf_counter()
         if cache is not None:
             cache.check(X, Y)
+        Y, binary = self._targets(Y, classes, reset=False)
         X, Y01 = self._check_chunk(X, Y)
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
         first = not self.is_fitted
@@ -484,6 +476,7 @@ class ELMNCLD(_Params):
         if first:
             self.hidden_ = hidden
             self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
+            self._binary_classes = binary
             self._history = []
             self._rates = []
         self.flip_rate_estimator_ = estimator
@@ -533,15 +526,27 @@ class ELMNCLD(_Params):
         return out
 
     def fit(self, X, Y, *, chunk_size=None, noisy_proba=None):
-        """Batch closed form (Eq. Gra0) on all of ``X``, graph built per block of ``chunk_size``.
+        """Forget everything, then the batch closed form (Eq. Gra0) on all of ``X``, graph built
+        per block of ``chunk_size``.
 
         No drift detection; ``chunk_size=None`` builds one graph on all instances.
         Equivalent to the online model without drift adaptation on the same blocks.
+        With ``chunk_size=None`` and fewer than ``n_neighbors + 1`` instances (at least 2), the
+        graph links each instance to all ``N - 1`` others (``partial_fit`` refuses such a chunk);
+        later chunks use ``n_neighbors``.  ``Y`` as in :meth:`partial_fit`.  On any error the
+        model is left as it was.
         """
+        Y, binary = self._targets(Y, reset=True)
         X, Y01 = check_XY(X, Y)
         n = X.shape[0]
-        size = n if chunk_size is None else chunk_size
-        check_in_range(size, "chunk_size", self.n_neighbors + 1, np.inf, integer=True)
+        check_in_range(self.n_neighbors, "n_neighbors", 1, 100_000, integer=True)
+        if chunk_size is None:
+            if n < 2:
+                raise ValueError("fit needs at least 2 instances to build the feature graph; got 1 sample")
+            size, k = n, min(self.n_neighbors, n - 1)
+        else:
+            size, k = chunk_size, self.n_neighbors
+            check_in_range(size, "chunk_size", self.n_neighbors + 1, np.inf, integer=True)
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
         hidden = RandomHiddenLayer(self.n_hidden, self.scaling, self.random_state).fit(X[:size])
         # Estimated rates are updated block by block, as the online model does.
@@ -552,7 +557,7 @@ class ELMNCLD(_Params):
         B_rank = np.zeros_like(B_score)
         for start in range(0, n, size):
             stop = min(start + size, n)
-            if stop - start < self.n_neighbors + 1:
+            if stop - start < k + 1:
                 raise ValueError(
                     f"the last block has {stop - start} instances, fewer than n_neighbors + 1; "
                     "choose a chunk_size that divides the data better"
@@ -562,7 +567,7 @@ class ELMNCLD(_Params):
             # it (as the online model does); only then is a solve per block needed.
             coef = None if estimator is None or start == 0 else self._solve(K, B_score, B_rank)[0]
             st = self._chunk_statistics(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P,
-                                        estimator, coef=coef)
+                                        estimator, coef=coef, n_neighbors=k)
             estimator = st["estimator"]
             rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
             K = K + st["HtRH"]
@@ -576,13 +581,15 @@ class ELMNCLD(_Params):
         self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
         self.coef_, self.psi_ = coef, psi
         self.flip_rate_estimator_ = estimator
+        self._binary_classes = binary
         self._history = []
         self._rates = rates
+        vars(self).pop("_prevalence", None)  # of a chunk learnt before: forgotten
         return self
 
     def _check_fitted(self):
         if not self.is_fitted:
-            raise ValueError(f"this {type(self).__name__} is not fitted yet: call partial_fit or fit first")
+            raise self._not_fitted()
 
     def hidden_output(self, X) -> np.ndarray:
         """The hidden-layer output ``H`` (N, L) of ``X``."""
@@ -590,12 +597,11 @@ class ELMNCLD(_Params):
         return self.hidden_.transform(check_X(X, n_features=self.n_features_in_))
 
     def decision_function(self, X) -> np.ndarray:
-        """Label scores ``O = H Phi`` (N, q); positive means relevant."""
-        return self.hidden_output(X) @ self.coef_
+        """Label scores ``O = H Phi`` (N, q); positive means relevant ((N,) after a 1-D target).
 
-    def predict(self, X) -> np.ndarray:
-        """Relevant labels by the paper's fixed threshold 0, as int8 in {0, 1}."""
-        return (self.decision_function(X) > 0).astype(np.int8)
+        :meth:`predict` applies the paper's fixed threshold 0: int8 (N, q) in {0, 1}.
+        """
+        return self._scores_out(self.hidden_output(X) @ self.coef_)
 
     def save(self, path):
         """Write the fitted model to ``path`` (npz + JSON, atomic; see :mod:`ncld_core.checkpoint`)."""

@@ -28,33 +28,27 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import check_in_range, check_X, check_XY
+from .sklearn_compat import ChunkClassifier
 
 __all__ = ["AllNegative", "NoisyPrior"]
 
 
-class _Reference:
-    """Shared chunk API: validation, feature/label counts, predict, params."""
+class _Reference(ChunkClassifier):
+    """Shared chunk API: validation, feature/label counts, predict; a scikit-learn classifier
+    (:class:`~ncld_core.sklearn_compat.ChunkClassifier`) whose score is poor by design."""
 
-    _param_names: tuple[str, ...] = ()
-
-    # -- parameters (scikit-learn style) ------------------------------------
-    def get_params(self, deep: bool = True) -> dict:
-        return {name: getattr(self, name) for name in self._param_names}
-
-    def set_params(self, **params):
-        for name, value in params.items():
-            if name not in self._param_names:
-                raise ValueError(f"{type(self).__name__} has no parameter {name!r}")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True  # it ignores x: no accuracy threshold applies
+        return tags
 
     # -- fitting ---------------------------------------------------------------
-    def _is_fitted(self) -> bool:
+    @property
+    def is_fitted(self) -> bool:
         return hasattr(self, "n_features_in_")
+
+    def _is_fitted(self) -> bool:
+        return self.is_fitted
 
     def _reset(self) -> None:
         for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
@@ -63,9 +57,13 @@ class _Reference:
     def _validate_params(self) -> None:
         pass
 
-    def partial_fit(self, X, Y):
-        """Update with one chunk of instances and their observed labels."""
+    def partial_fit(self, X, Y, *, classes=None):
+        """Update with one chunk of instances and their observed labels.
+
+        ``classes``: only for a 1-D target whose first chunk holds one class (both classes).
+        """
         self._validate_params()
+        Y, binary = self._targets(Y, classes, reset=False)
         if self._is_fitted():
             X, Y = check_XY(X, Y, n_features=self.n_features_in_, n_labels=self.n_labels_)
         else:
@@ -73,6 +71,7 @@ class _Reference:
             self.n_features_in_ = int(X.shape[1])
             self.n_labels_ = int(Y.shape[1])
             self.n_seen_ = 0
+            self._binary_classes = binary
             self._start(Y.shape[1])
         self._update(Y)
         self.n_seen_ += int(Y.shape[0])
@@ -80,6 +79,9 @@ class _Reference:
 
     def fit(self, X, Y):
         """Forget everything, then ``partial_fit(X, Y)``."""
+        self._validate_params()
+        self._targets(Y, reset=True)  # a bad target is refused before anything is forgotten
+        check_X(X)
         self._reset()
         return self.partial_fit(X, Y)
 
@@ -87,19 +89,16 @@ class _Reference:
     def _check_predict_X(self, X):
         self._validate_params()
         if not self._is_fitted():
-            raise ValueError(
-                f"{type(self).__name__} is not fitted yet: call partial_fit or fit first"
-            )
+            raise self._not_fitted()
         return check_X(X, n_features=self.n_features_in_)
 
     def decision_function(self, X) -> np.ndarray:
-        """Decision values, shape (n, q): > 0 means the label is predicted."""
-        X = self._check_predict_X(X)
-        return np.tile(self._row(), (X.shape[0], 1))
+        """Decision values, shape (n, q): > 0 means the label is predicted ((n,) after a 1-D target).
 
-    def predict(self, X) -> np.ndarray:
-        """Predicted labels in {0, 1}, shape (n, q), int8."""
-        return (self.decision_function(X) > 0).astype(np.int8)
+        :meth:`predict` gives the predicted labels in {0, 1}, shape (n, q), int8.
+        """
+        X = self._check_predict_X(X)
+        return self._scores_out(np.tile(self._row(), (X.shape[0], 1)))
 
     # -- to implement ------------------------------------------------------------
     def _start(self, n_labels: int) -> None:  # pragma: no cover - abstract
@@ -179,8 +178,6 @@ class NoisyPrior(_Reference):
     >>> model.decision_function(np.zeros((1, 1))).tolist(), model.predict(np.zeros((1, 1))).tolist()
     ([[0.25, 0.25, -0.25]], [[1, 1, 0]])
     """
-
-    _param_names = ("threshold",)
 
     def __init__(self, threshold: float = 0.5):
         self.threshold = threshold

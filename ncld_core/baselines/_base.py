@@ -7,7 +7,9 @@ and the River peer.
 * ``partial_fit(X, Y)`` learns one chunk; the first call initialises;
 * ``fit(X, Y)`` forgets everything and learns ``(X, Y)`` as one chunk;
 * ``decision_function(X)`` gives real scores (N, q), ``> 0`` meaning relevant;
-* ``predict(X)`` is ``decision_function(X) > 0`` as int8 in {0, 1}.
+* ``predict(X)`` is ``decision_function(X) > 0`` as int8 in {0, 1};
+* it is a scikit-learn classifier (:class:`~ncld_core.sklearn_compat.ChunkClassifier`:
+  ``get_params`` / ``set_params`` / ``clone``, tags, ``score``, a 1-D binary target).
 
 Input goes through :func:`~ncld_core._validation.check_XY` (dense or CSR ``X``,
 labels in {0, 1} or {-1, +1}); parameters are checked before anything else.
@@ -41,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_in_range, check_X, check_XY
-from ..model import _Params
+from ..sklearn_compat import ChunkClassifier
 
 __all__ = ["ChunkBaseline", "OnlineLinearModel", "iter_rows", "canonical_csr", "as_csr"]
 
@@ -71,8 +73,8 @@ def iter_rows(X):
             yield None, X[i]
 
 
-class ChunkBaseline(_Params):
-    """Base class: validation, copy-then-commit state, the chunk API."""
+class ChunkBaseline(ChunkClassifier):
+    """Base class: validation, copy-then-commit state, the chunk API (a scikit-learn classifier)."""
 
     #: fitted attributes (public ones with a trailing underscore, private working ones with a
     #: leading underscore) that make up the model's state
@@ -111,10 +113,14 @@ class ChunkBaseline(_Params):
                 delattr(self, name)
 
     # -- public API ------------------------------------------------------------------
-    def partial_fit(self, X, Y):
-        """Learn one chunk (the first call initialises); on any error the model is unchanged."""
+    def partial_fit(self, X, Y, *, classes=None):
+        """Learn one chunk (the first call initialises); on any error the model is unchanged.
+
+        ``classes``: only for a 1-D target whose first chunk holds one class (both classes).
+        """
         self._validate_params()
         fitted = self.is_fitted
+        Y, binary = self._targets(Y, classes, reset=False)
         X, Y01 = check_XY(
             X,
             Y,
@@ -126,17 +132,20 @@ class ChunkBaseline(_Params):
         state = self._learn(state, X, Y01, not fitted)
         state["n_seen_"] = state["n_seen_"] + X.shape[0]
         self._set_state(state)
+        self._binary_classes = binary
         return self
 
     def fit(self, X, Y):
         """Forget everything, then learn ``(X, Y)`` as one chunk (unchanged on error)."""
         self._validate_params()
+        Y, binary = self._targets(Y, reset=True)
         X, Y01 = check_XY(X, Y)
         X = canonical_csr(X)
         state = self._learn(self._new_state(X, Y01), X, Y01, True)
         state["n_seen_"] = X.shape[0]
         self._reset()
         self._set_state(state)
+        self._binary_classes = binary
         return self
 
     def _new_state(self, X, Y01) -> dict:
@@ -146,7 +155,7 @@ class ChunkBaseline(_Params):
 
     def _check_fitted(self) -> None:
         if not self.is_fitted:
-            raise ValueError(f"this {type(self).__name__} is not fitted yet: call partial_fit or fit first")
+            raise self._not_fitted()
 
     def _check_X(self, X):
         """``X`` checked against the fitted model (dense, or canonical CSR)."""
@@ -154,12 +163,8 @@ class ChunkBaseline(_Params):
         return canonical_csr(check_X(X, n_features=self.n_features_in_))
 
     def decision_function(self, X) -> np.ndarray:
-        """Real scores (N, q); ``> 0`` means relevant."""
-        return self._decision(self._check_X(X))
-
-    def predict(self, X) -> np.ndarray:
-        """Relevant labels, ``decision_function(X) > 0``, as int8 in {0, 1}."""
-        return (self.decision_function(X) > 0).astype(np.int8)
+        """Real scores (N, q); ``> 0`` means relevant ((N,) after a 1-D target)."""
+        return self._scores_out(self._decision(self._check_X(X)))
 
 
 class OnlineLinearModel(ChunkBaseline):

@@ -185,6 +185,14 @@ class MCIC(ChunkBaseline):
         self.delta = delta
         self.max_clusters = max_clusters
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Every instance gets its top-h labels (h >= 1 once a label was seen): on a 1-D binary
+        # target (one label) the positive class is predicted everywhere, so scikit-learn's
+        # accuracy threshold on a binary problem cannot hold.
+        tags.classifier_tags.poor_score = True
+        return tags
+
     # ------------------------------------------------------------------ helpers
     def _validate_params(self):
         check_in_range(self.epsilon, "epsilon", 0, math.inf, high_open=True)

@@ -127,8 +127,12 @@ class RiverBinaryRelevance(ChunkBaseline):
         return state
 
     def predict_proba(self, X) -> np.ndarray:
-        """``P(label relevant | x)`` (N, q) from each label's logistic regression."""
-        return self._proba(self._check_X(X))
+        """``P(label relevant | x)`` (N, q) from each label's logistic regression.
+
+        After a 1-D binary target: (N, 2), the probabilities of ``classes_[0]`` and ``classes_[1]``.
+        """
+        P = self._proba(self._check_X(X))
+        return P if getattr(self, "_binary_classes", None) is None else np.column_stack([1.0 - P[:, 0], P[:, 0]])
 
     def _proba(self, X) -> np.ndarray:
         q = self.n_labels_
