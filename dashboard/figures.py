@@ -27,7 +27,9 @@ __all__ = [
     "model_color",
     "metrics_figure",
     "cardinality_figure",
+    "cardinality_mode",
     "cardinality_note",
+    "cardinality_title",
     "detector_figure",
     "detector_series",
     "timeline_figure",
@@ -48,11 +50,12 @@ COLORS = {
 _EXTRA = ["#e377c2", "#17becf", "#bcbd22", "#d62728", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
           "#3182bd", "#e6550d"]
 COLORS.update({name: _EXTRA[i % len(_EXTRA)] for i, name in enumerate(BASELINES)})
-#: (key, title) of the metrics drawn live, the paper's three.
+#: (key, title, direction) of the metrics drawn live, the paper's three; panel (a) writes the title
+#: over the direction (two short lines: three subplots share a chart as narrow as 285 px).
 LIVE_METRICS = (
-    ("hamming_loss", "Hamming loss (lower is better)"),
-    ("micro_f1", "micro-F1 (higher is better)"),
-    ("average_precision", "average precision (higher is better)"),
+    ("hamming_loss", "Hamming loss", "lower is better"),
+    ("micro_f1", "micro-F1", "higher is better"),
+    ("average_precision", "average precision", "higher is better"),
 )
 _CHANGE_COLOR = "#d62728"
 _REGIME_FILL = {"single": "rgba(31,119,180,0.07)", "multi": "rgba(255,127,14,0.10)"}
@@ -100,6 +103,17 @@ def _layout(height: int, **kw) -> dict:
     return base
 
 
+def _above(px: float, height: int, margin: dict) -> float:
+    """The paper y of a point ``px`` pixels above the plot area (legends over titles / change labels).
+
+    Paper coordinates scale with the plot area; when a legend taller than the top margin makes
+    plotly grow the margin, the plot area shrinks and the gap with it, so the offset is computed
+    for a plot area 15 % shorter than the nominal one (a few pixels more gap when nothing grows).
+    """
+    plot_h = max(height - margin["t"] - margin["b"], 60)
+    return 1 + px / (0.85 * plot_h)
+
+
 #: The regime a change point leads to; other kinds (``shift``: other labels relevant, same
 #: cardinality) keep the regime.
 _REGIME_AFTER = {"growth": "multi", "reduction": "single"}
@@ -128,11 +142,50 @@ def _change_shapes(change_points, chunk_size, xrefs=("x",)) -> list[dict]:
     return shapes
 
 
+#: Height (px) kept free above the plot area for the change labels.
+_LABEL_PX = 16
+
+
 def _change_labels(change_points, chunk_size) -> list[dict]:
-    """The kind of each true change written beside its line, at the top of the plot."""
+    """The kind of each true change written over its line, just above the plot area (no data there)."""
     cuts = change_chunks([p for p, _ in change_points], chunk_size)
-    return [dict(text=_esc(kind), x=c, y=1, xref="x", yref="paper", xanchor="left", yanchor="top", showarrow=False,
-                 font=dict(size=10, color=_CHANGE_COLOR)) for c, (_, kind) in zip(cuts, change_points)]
+    return [dict(text=_esc(kind), x=c, y=1, yshift=1, xref="x", yref="paper", xanchor="center", yanchor="bottom",
+                 showarrow=False, font=dict(size=10, color=_CHANGE_COLOR))
+            for c, (_, kind) in zip(cuts, change_points)]
+
+
+def _legend_over_labels(layout: dict, change_points, height: int, **kw) -> None:
+    """A horizontal legend over the plot, raised over the change labels when there are any."""
+    y = _above(_LABEL_PX + 2, height, layout["margin"]) if change_points else 1.02
+    layout["legend"] = dict(orientation="h", yanchor="bottom", y=y, xanchor="left", x=0, traceorder="normal",
+                            **({"font": _FONT} | kw))
+
+
+#: Legend names of the regime shading (panel (d)), with a swatch stronger than the shading itself.
+REGIME_NAMES = {"single": "single-label regime", "multi": "multi-label regime"}
+_REGIME_SWATCH = {"single": "rgba(31,119,180,0.25)", "multi": "rgba(255,127,14,0.35)"}
+
+
+def _regimes_drawn(change_points, chunk_size, n_chunks) -> list[str]:
+    """The regimes shaded by :func:`_regime_shapes`, in order of first appearance."""
+    out = []
+    for shape in _regime_shapes(change_points, chunk_size, n_chunks):
+        regime = next(r for r, fill in _REGIME_FILL.items() if fill == shape["fillcolor"])
+        if regime not in out:
+            out.append(regime)
+    return out
+
+
+def _wrap(text: str, width: int = 24) -> str:
+    """Break a (plotly) label into lines of about ``width`` characters at spaces."""
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "<br>".join(lines + [line])
 
 
 def _regime_shapes(change_points, chunk_size, n_chunks):
@@ -163,7 +216,7 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
     for mi, name in enumerate(models):
         color = model_color(name, mi)
         dash_ref = "dot" if name in REFERENCES else "solid"
-        for k, (key, _title) in enumerate(LIVE_METRICS):
+        for k, (key, _title, _direction) in enumerate(LIVE_METRICS):
             axis = "" if k == 0 else str(k + 1)
             per = [_none(c.metrics.get(name, {}).get(key)) for c in chunks if c.metrics]
             cum = [_none(c.cumulative.get(name, {}).get(key)) for c in chunks if c.metrics]
@@ -182,20 +235,25 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
     gap = 0.06
     width = (1 - 2 * gap) / 3
     layout = _layout(height, hovermode="closest")
+    margin = dict(l=45, r=10, t=85, b=62)
     annotations = []
-    for k, (_key, title) in enumerate(LIVE_METRICS):
+    for k, (_key, title, direction) in enumerate(LIVE_METRICS):
         axis = "" if k == 0 else str(k + 1)
         lo = k * (width + gap)
         layout[f"xaxis{axis}"] = dict(domain=[lo, lo + width], anchor=f"y{axis}", **_x_range(n_chunks))
         layout[f"yaxis{axis}"] = dict(anchor=f"x{axis}", automargin=True)
-        annotations.append(dict(text=f"<b>{title}</b>", x=lo + width / 2, y=1.0, xref="paper", yref="paper",
-                                xanchor="center", yanchor="bottom", showarrow=False, font=_FONT))
-    annotations.append(dict(text="x: chunk · thick: cumulative · thin dotted: this chunk · red lines: true changes (dotted: shift)",
-                            x=1, y=-0.14, xref="paper", yref="paper", xanchor="right", yanchor="top",
-                            showarrow=False, font=dict(size=11, color="#666")))
+        annotations.append(dict(text=f"<b>{title}</b><br><span style='color:#666;font-size:11px'>{direction}</span>",
+                                x=lo + width / 2, y=1.0, yshift=2, xref="paper", yref="paper", xanchor="center",
+                                yanchor="bottom", showarrow=False, font=_FONT))
+    annotations.append(dict(text="x: chunk · thick: cumulative · thin dotted: this chunk<br>"
+                                 "red lines: true changes (dotted: shift)",
+                            x=1, y=0, yshift=-24, xref="paper", yref="paper", xanchor="right", yanchor="top",
+                            align="right", showarrow=False, font=dict(size=11, color="#666")))
     layout["annotations"] = annotations
-    layout["legend"] = dict(orientation="h", yanchor="bottom", y=1.12, xanchor="left", x=0, font=_FONT)
-    layout["margin"] = dict(l=45, r=10, t=70, b=50)
+    # the legend sits above the two-line titles (about 32 px)
+    layout["legend"] = dict(orientation="h", yanchor="bottom", y=_above(36, height, margin), xanchor="left", x=0,
+                            font=_FONT)
+    layout["margin"] = margin
     layout["shapes"] = _change_shapes(change_points, chunk_size, ("x", "x2", "x3"))
     return _figure(dict(data=traces, layout=layout))
 
@@ -245,11 +303,19 @@ OBSERVED_NAME = "observed cardinality (noisy labels)"
 PAPER_NAME = "paper's Eq. (card) estimate (biased upwards)"
 _PAPER_COLOR = "#e377c2"
 #: (estimate, band) legend names by what a variant was told about the flip rates: the stream's rates
-#: ("known"), nothing ("estimate"), or rates 0 ("ignore", and ELM (plain) always).
+#: ("known"), nothing ("estimate"), or rates 0 ("ignore", and ELM (plain) always).  With estimated
+#: rates the band is the identified set, not a confidence interval, and the estimate is a biased plug-in.
 _ESTIMATE_NAMES = {
     "known": ("moment estimate (unbiased: true rates given)", "95 % interval for the chunk's true cardinality"),
-    "estimate": ("moment estimate (rates estimated)", "consistent with the data (rates estimated)"),
+    "estimate": ("plug-in estimate (rates estimated: biased)", "identified set (rates from 0 to their bounds)"),
     "ignore": ("moment estimate with rates 0 (= observed)", "interval if the labels were clean (rates taken as 0)"),
+}
+#: Panel (b)'s heading by the rate mode of the records drawn (the live view and the HTML report).
+_CARDINALITY_TITLES = {
+    "known": "Label cardinality: true (oracle), observed (noisy), moment estimate with its 95 % interval",
+    "estimate": "Label cardinality: true (oracle), observed (noisy), plug-in estimate (biased) and the identified "
+                "set (rates estimated)",
+    "ignore": "Label cardinality: true (oracle), observed (noisy), moment estimate with rates 0 (= observed)",
 }
 
 
@@ -319,9 +385,8 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
                                marker=dict(size=5, symbol="triangle-up"),
                                hovertemplate="paper's Eq. (card) %{y:.3f}<extra></extra>"))
     layout = _layout(height)
-    layout["legend"] = dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0, font=dict(size=11),
-                            traceorder="normal")
     layout["margin"] = dict(l=55, r=15, t=70, b=40)
+    _legend_over_labels(layout, change_points, height, font=dict(size=11))
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
     layout["yaxis"] = dict(title=dict(text="labels per instance", font=_FONT), rangemode="tozero")
     layout["shapes"] = _change_shapes(change_points, chunk_size)
@@ -329,26 +394,69 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
     return _figure(dict(data=traces, layout=layout))
 
 
+def cardinality_mode(chunks, models) -> str | None:
+    """What the first variant drawn in panel (b) was told about the rates ("known", "estimate",
+    "ignore"); None before any record."""
+    groups = _estimate_groups(chunks, models)
+    return _rate_mode(chunks, groups[0][0]) if groups else None
+
+
+def cardinality_title(chunks, models, default_mode: str = "known") -> str:
+    """Panel (b)'s heading for the records drawn (``default_mode`` before the first chunk)."""
+    return _CARDINALITY_TITLES[cardinality_mode(chunks, models) or default_mode]
+
+
 def cardinality_note(chunks, models) -> str:
-    """One sentence on the run on screen: how often the band holds the truth, the mean errors."""
+    """What the band is and how it did on the run on screen (every number from these chunks).
+
+    Rates given: how often the 95 % interval holds the truth, its mean width, the mean errors.
+    Rates estimated: the band is the identified set (its mean width says how little the data pin
+    down), and the point estimate, a plug-in of rates that are only upper bounds, is biased.
+    """
     groups = _estimate_groups(chunks, models)
     if not groups:
         return ""
     name = groups[0][0]
+    mode = _rate_mode(chunks, name)
     rows = [(c.true_cardinality, c.diagnostics[name]) for c in chunks if name in c.diagnostics]
     rows = [(t, d) for t, d in rows if _none(d.get("lcard_low")) is not None and _none(d.get("lcard_high")) is not None]
     if not rows:
         return ""
+    n = len(rows)
     inside = sum(d["lcard_low"] <= t <= d["lcard_high"] for t, d in rows)
+    width = sum(d["lcard_high"] - d["lcard_low"] for _, d in rows) / n
+    truth = sum(t for t, _ in rows) / n
     err = [d["lcard_hat"] - t for t, d in rows if _none(d.get("lcard_hat")) is not None]
     paper = [d["lcard_paper"] - t for t, d in rows if _none(d.get("lcard_paper")) is not None]
+    mean_err = f"{sum(err) / len(err):+.3f}" if err else None
+    paper_err = f"{sum(paper) / len(paper):+.3f}" if paper else None
     who = "" if len(groups) == 1 else f" ({name})"
-    text = f"This run{who}: the band holds the true cardinality in {inside} of {len(rows)} chunks"
-    if err:
-        text += f"; mean error of the moment estimate {sum(err) / len(err):+.3f}"
-    if paper:
-        text += f", of the paper's estimate {sum(paper) / len(paper):+.3f} labels per instance"
-    return text + "."
+    if mode == "estimate":
+        q = next((len(d["rho_pos_est"]) for _, d in reversed(rows) if d.get("rho_pos_est") is not None), None)
+        text = (f"This run{who}: with estimated flip rates (upper bounds only, where a label has no anchor "
+                f"instances) the band is the identified set, not a confidence interval: every cardinality that "
+                f"rates between 0 and those bounds allow, widened by the sampling error. Its mean width is "
+                f"{width:.2f} labels per instance (mean true cardinality {truth:.2f}" + (f", {q} labels" if q else "")
+                + f"), so holding the truth ({inside} of {n} chunks) says little. The point estimate plugs in the "
+                f"bounds, each label's prevalence cut to [0, 1], and is biased (docs/drift.md measures it)")
+        if mean_err:
+            text += f": mean error here {mean_err} labels per instance"
+            if paper_err:
+                text += f" (the paper's estimate: {paper_err})"
+        return text + "."
+    if mode == "ignore":
+        text = (f"This run{who}: the band (the interval if the labels were clean, rates taken as 0; mean width "
+                f"{width:.2f}) holds the true cardinality in {inside} of {n} chunks")
+        what = "the estimate (= observed)"
+    else:
+        text = (f"This run{who}: the 95 % interval (mean width {width:.2f} labels per instance) holds the true "
+                f"cardinality in {inside} of {n} chunks")
+        what = "the moment estimate"
+    if mean_err:
+        text += f"; mean error of {what} {mean_err}"
+    if paper_err:
+        text += f", of the paper's estimate {paper_err}"
+    return text + (" labels per instance." if mean_err or paper_err else ".")
 
 
 # --------------------------------------------------------------------------- (c) drift tests
@@ -366,6 +474,9 @@ _DETECT_GLYPH = dict(symbol="circle", size=12, line=dict(color="#111", width=1.5
 _ALARM_GLYPH = dict(symbol="x", size=12, line=dict(width=1))
 DETECTION_NAME = "firing that detects a change"
 FALSE_ALARM_NAME = "false alarm"
+THRESHOLD_NAME = "threshold: fires above 1"
+#: Panel (c)'s y ticks, one per decade; ratios are drawn between _RATIO_FLOOR and _RATIO_CEIL.
+RATIO_TICKS = {0.01: "≤ 0.01", 0.1: "0.1", 1: "1", 10: "10", 100: "100", 1000: "1000", 10000: "≥ 10⁴"}
 
 
 def detecting_models(chunks, models) -> list[str]:
@@ -486,16 +597,20 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
         texts = _classified(s["fired"], cuts, kinds, n_seen)
         traces += _firing_traces(s["fired"], [by_chunk.get(c) for c in s["fired"]], texts, s["color"], group,
                                  _esc(group) + " ")
+    # the threshold line is named in the legend (a text on the plot would sit under the data)
+    traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=THRESHOLD_NAME, legendgroup="threshold",
+                       line=dict(color="#111", width=1.5, dash="dash"), hoverinfo="skip"))
     traces += _glyph_legend()
     layout = _layout(height, hovermode="closest")
     layout["margin"] = dict(l=55, r=15, t=70, b=40)
+    _legend_over_labels(layout, change_points, height)
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
-    layout["yaxis"] = dict(title=dict(text="statistic ÷ threshold (log)", font=_FONT), type="log")
+    # one labelled tick per decade: plotly's own log ticks add minor "2" and "5" labels that read as values
+    layout["yaxis"] = dict(title=dict(text="statistic ÷ threshold (log)", font=_FONT), type="log",
+                           tickmode="array", tickvals=list(RATIO_TICKS), ticktext=list(RATIO_TICKS.values()))
     layout["shapes"] = [dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=1, y1=1,
                              line=dict(color="#111", width=1.5, dash="dash"))] + _change_shapes(change_points, chunk_size)
-    layout["annotations"] = [dict(text="threshold: fires above 1", x=0, y=0, xref="paper", yref="y", xanchor="left",
-                                  yanchor="bottom", showarrow=False, font=dict(size=11, color="#111"))] \
-        + _change_labels(change_points, chunk_size)
+    layout["annotations"] = _change_labels(change_points, chunk_size)
     return _figure(dict(data=traces, layout=layout))
 
 
@@ -536,8 +651,11 @@ def detection_table(chunks, models, change_points, chunk_size):
     return pd.DataFrame(rows, columns=DETECTION_COLUMNS)
 
 
-def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=280):
-    """True change points and every detector's firings on one chunk axis."""
+def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=None):
+    """True change points and every detector's firings on one chunk axis.
+
+    ``height`` (px) defaults to room for every row (labels of two lines) and a legend entry per line.
+    """
     n_seen = len(chunks)
     total = n_chunks or n_seen
     series = detector_series(chunks, models)
@@ -559,16 +677,24 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
         texts = _classified(s["fired"], cuts, kinds, n_seen)
         traces += _firing_traces(s["fired"], [row] * len(s["fired"]), texts, s["color"], s["label"], "")
     traces += _glyph_legend()
+    # the regime shading is explained in the legend (an axis title that long is cut on narrow screens)
+    for regime in _regimes_drawn(change_points, chunk_size, total):
+        traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=REGIME_NAMES[regime],
+                           legendgroup="regimes", hoverinfo="skip",
+                           marker=dict(symbol="square", size=14, color=_REGIME_SWATCH[regime],
+                                       line=dict(color="#bbb", width=1))))
+    if height is None:
+        n_legend = sum(1 for t in traces if t.get("showlegend", True))
+        height = max(240, 110 + 40 * len(rows) + 20 * n_legend)
     layout = _layout(height, hovermode="closest")
     layout["margin"] = dict(l=55, r=15, t=50, b=40)
-    initial = _initial_regime(change_points)
-    xtitle = "chunk" + (" · shaded: blue = single-label regime, orange = multi-label regime" if initial else "")
-    layout["xaxis"] = dict(title=dict(text=xtitle, font=_FONT), **_x_range(total))
+    layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(total))
     layout["yaxis"] = dict(type="category", categoryorder="array", categoryarray=rows[::-1],
-                           range=[-0.6, len(rows) - 0.4], automargin=True)
+                           range=[-0.6, len(rows) - 0.4], automargin=True,
+                           tickmode="array", tickvals=rows, ticktext=[_wrap(r) for r in rows])
     layout["shapes"] = _regime_shapes(change_points, chunk_size, total) + _change_shapes(change_points, chunk_size)
     if not change_points:
-        layout["annotations"] = [dict(text="no true change in this stream: every firing is a false alarm",
+        layout["annotations"] = [dict(text="no true change in this stream:<br>every firing is a false alarm",
                                       x=0.5, y="true change", xref="paper", yref="y", yanchor="middle", showarrow=False,
                                       font=dict(size=11, color="#666"))]
     return _figure(dict(data=traces, layout=layout))

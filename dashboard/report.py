@@ -27,8 +27,7 @@ def run_figures(chunks, models, change_points, chunk_size, n_chunks, *, show_pap
     detail = (chunks, list(focus) if focus else models, change_points, chunk_size, n_chunks)
     return {
         "Prequential metrics (HL, micro-F1, AP)": F.metrics_figure(*args),
-        "Label cardinality: true (oracle), observed (noisy), moment estimate with its interval":
-            F.cardinality_figure(*detail, show_paper=show_paper),
+        F.cardinality_title(detail[0], detail[1]): F.cardinality_figure(*detail, show_paper=show_paper),
         "Drift tests: each detector's statistic ÷ threshold (fires above 1)": F.detector_figure(*detail),
         "Each detector's firings against the true change points": F.timeline_figure(*detail),
     }
@@ -71,10 +70,11 @@ def summary_json(result) -> str:
 
 
 def html_report(title: str, config: dict, figures: dict, summary: pd.DataFrame, notes: str = "",
-                tables: dict | None = None) -> str:
+                tables: dict | None = None, figure_notes: dict | None = None) -> str:
     """One self-contained HTML page: configuration, figures (plotly.js inlined once) and the summary.
 
-    ``tables``: further ``{heading: DataFrame}`` shown after the summary (escaped).
+    ``tables``: further ``{heading: DataFrame}`` shown after the summary (escaped);
+    ``figure_notes``: ``{figure heading: text}`` written under that figure (escaped).
     """
     parts = []
     first = True
@@ -87,6 +87,8 @@ def html_report(title: str, config: dict, figures: dict, summary: pd.DataFrame, 
         g = go.Figure(dict(data=fig["data"], layout=layout))
         parts.append(f"<h2>{html.escape(name)}</h2>")
         parts.append(g.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False}))
+        if (figure_notes or {}).get(name):
+            parts.append(f'<p class="note">{html.escape(figure_notes[name])}</p>')
         first = False
     table = "<p>No chunk was scored.</p>"
     if not summary.empty:
@@ -112,6 +114,7 @@ table {{ border-collapse: collapse; font-size: 0.9rem; }}
 td, th {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
 pre {{ background: #f6f6f6; padding: 1rem; overflow-x: auto; }}
 .scroll {{ overflow-x: auto; }}
+.note {{ color: #555; font-size: 0.9rem; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
 <p>ncld · ELM-NCLD lab report, {stamp}. {html.escape(notes)}</p>

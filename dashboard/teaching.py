@@ -61,7 +61,7 @@ PANELS = {
         ),
     },
     "cardinality": {
-        "title": "Moment identity · label cardinality with its interval; Eq. (card) for comparison",
+        "title": "Moment identity · label cardinality, its interval or identified set; Eq. (card) for comparison",
         "latex": [
             r"\begin{aligned}&\text{Eq. (NR):}\ p(y_{tj}=-1\mid g_{tj}=+1)=\rho_+^j,\\ &p(y_{tj}=+1\mid g_{tj}=-1)=\rho_-^j\end{aligned}",
             r"c_t=\sum_{j=1}^{q}\frac{y_{tj}-\rho_-^j}{1-\rho_+^j-\rho_-^j},\qquad \mathbb{E}[c_t]=\sum_{j}g_{tj}",
@@ -77,15 +77,17 @@ PANELS = {
             "unbiased *when the rates it is given are the true ones* (*The models are told: the true "
             "flip rates*); the shaded band is then a 95 % confidence interval for this chunk's true "
             "cardinality. When the rates are **estimated**, they are only bounded above where a label "
-            "has no anchor instances, so the band is the set of cardinalities consistent with any rates "
-            "between 0 and the estimated bounds, widened by the sampling error: wide, because the data "
-            "cannot say more. With rates 0 (*ignore the noise*) the estimate is the observed cardinality "
+            "has no anchor instances, so the band is the **identified set**, not a confidence interval: "
+            "the cardinalities consistent with any rates between 0 and the estimated bounds, widened by "
+            "the sampling error; wide, because the data cannot say more, so that it holds the truth says "
+            "little. The diamonds are then a *plug-in* of those upper bounds (each label's prevalence cut "
+            "to [0, 1]): biased, measured in `docs/drift.md`. With rates 0 (*ignore the noise*) the estimate is the observed cardinality "
             "and its band holds the truth only if the labels are in fact clean.\n\n"
             "**The paper's estimate** (tick *show the paper's estimate*) is Eq. (card): importance "
             "weights clipped at 0 and $P_D$ fitted on the same chunk. The paper calls it unbiased; it is "
             "not: it is biased upwards (measured by `python -m benchmarks.drift`). The caption under "
-            "the plot gives, for the run on screen, how often the band holds the truth and how far the "
-            "paper's estimate lies from it.\n\n"
+            "the plot says, for the run on screen, what the band is, its mean width, how often it holds "
+            "the truth and how far the estimates lie from it.\n\n"
             "**Look for:** the band around the black line, and jumping with it at a growth / reduction "
             "even when the red line barely moves; at a *shift* the true cardinality does not change."
         ),

@@ -278,9 +278,13 @@ def test_html_report_is_offline_and_escaped():
     cps = result.change_points
     figs = report.run_figures(result.chunks, models, cps, cfg.chunk_size, 3)
     det = F.detection_table(result.chunks, models, cps, cfg.chunk_size)
+    card = F.cardinality_title(result.chunks, models)
+    assert card in figs and "95 % interval" in card  # the stream's rates are given: a confidence interval
     page = report.html_report(f"run on {stream.name}", cfg.to_dict(), figs, report.summary_table(result),
-                              tables={"Drift detection per detector": det})
+                              tables={"Drift detection per detector": det},
+                              figure_notes={card: F.cardinality_note(result.chunks, models)})
     assert "Drift detection per detector" in page and F.detector_label(cfg.detector) in page
+    assert "the 95 % interval (mean width" in page
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     # nothing is fetched: no external script, stylesheet, image or frame (plotly.js itself is inlined)
@@ -385,6 +389,25 @@ def test_figures_are_valid_plotly():
     figs.append(F.sweep_figure(df, chosen=(0.2, 0.0), best=df.iloc[0].to_dict()))
     for fig in figs:
         go.Figure(fig.to_dict())  # raises on any invalid property
+    # (a): each subplot title is two short lines (three subplots share a chart as narrow as ~490 px)
+    titles = [a["text"] for a in figs[0].to_dict()["layout"]["annotations"] if a.get("yanchor") == "bottom"]
+    assert len(titles) == 3
+    for t in titles:
+        lines = [re.sub(r"<[^>]+>", "", line) for line in t.split("<br>")]
+        assert len(lines) == 2 and max(map(len, lines)) <= 18, lines
+    # (c): one labelled tick per decade, no minor "2" / "5" labels; the threshold named in the legend
+    y = figs[2].to_dict()["layout"]["yaxis"]
+    assert y["type"] == "log" and y["tickvals"] == [0.01, 0.1, 1, 10, 100, 1000, 10000]
+    assert y["ticktext"][1:4] == ["0.1", "1", "10"] and not {"2", "5"} & set(y["ticktext"])
+    assert F.THRESHOLD_NAME in [t.name for t in figs[2].data]
+    # (b), (c): the change labels sit above the plot area, not on the data
+    for fig in figs[1:3]:
+        for a in fig.to_dict()["layout"]["annotations"]:
+            assert a["yref"] == "paper" and a["y"] == 1 and a["yanchor"] == "bottom", a
+    # (d): the x title is short (the regimes are explained in the legend)
+    tl = figs[3].to_dict()
+    assert tl["layout"]["xaxis"]["title"]["text"] == "chunk"
+    assert {F.REGIME_NAMES["single"], F.REGIME_NAMES["multi"]} <= {t.get("name") for t in tl["data"]}
     table = F.detection_table(chunks, models, cps, 200)
     # one row per detector (ELM-O and ELM-I record the same firings; the baseline has no detector)
     assert table["detector"].tolist() == [F.detector_label(cfg.detector), F.detector_label(OTHER)]
@@ -461,7 +484,9 @@ def test_cardinality_panel_draws_the_band_and_on_request_the_papers_estimate():
     assert len(band) == 1 and "95 % interval" in band[0]["name"]
     assert len(band[0]["y"]) == 3 and all(v is not None for v in band[0]["y"])
     assert F.PAPER_NAME not in names
-    assert any("the band holds the true cardinality in" in c.value for c in at.caption)
+    notes = [c.value for c in at.caption if c.value.startswith("This run: the 95 % interval (mean width")]
+    assert notes and "holds the true cardinality in" in notes[0], [c.value for c in at.caption]
+    assert any("moment estimate with its 95 % interval" in m.value for m in at.markdown)
     at.checkbox(key="show_paper").check().run()
     assert not at.exception, [e.value for e in at.exception]
     names = _names(_figure(at, "cardinality"))
@@ -476,12 +501,34 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert at.selectbox(key="focus_variant").value == "ELM-O"
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
-    band = [t for t in _figure(at, "cardinality")["data"] if t.get("fill") == "tonexty"]
-    assert [t["name"] for t in band] == ["consistent with the data (rates estimated)"]
+    fig = _figure(at, "cardinality")
+    band = [t for t in fig["data"] if t.get("fill") == "tonexty"]
+    assert [t["name"] for t in band] == ["identified set (rates from 0 to their bounds)"]
+    # the point estimate is a plug-in of upper bounds: its legend says biased, never unbiased
+    est = [t["name"] for t in fig["data"] if t.get("marker", {}).get("symbol") == "diamond"]
+    assert est == ["plug-in estimate (rates estimated: biased)"]
+    assert "unbiased" not in " ".join(_names(fig))
+    # the heading and the caption say what the band is, with its width on the run on screen
+    assert any("identified set" in m.value for m in at.markdown if m.value.startswith("##### (b)"))
+    assert not any("interval" in m.value for m in at.markdown if m.value.startswith("##### (b)"))
+    run = at.session_state["run"]
+    rows = [c.diagnostics["ELM-O"] for c in run["chunks"]]
+    width = sum(d["lcard_high"] - d["lcard_low"] for d in rows) / len(rows)
+    notes = [c.value for c in at.caption if c.value.startswith("This run")
+             and "identified set" in c.value]
+    assert notes, [c.value for c in at.caption]
+    note = notes[0]
+    assert f"mean width is {width:.2f} labels per instance" in note, note
+    assert "not a confidence interval" in note and "biased" in note and "docs/drift.md" in note
+    assert "95 %" not in note and "unbiased" not in note
+    inside = sum(d["lcard_low"] <= c.true_cardinality <= d["lcard_high"] for c, d in zip(run["chunks"], rows))
+    assert f"({inside} of {len(rows)} chunks)" in note
+    err = sum(d["lcard_hat"] - c.true_cardinality for c, d in zip(run["chunks"], rows)) / len(rows)
+    assert f"mean error here {err:+.3f}" in note
     at.selectbox(key="focus_variant").set_value("all").run()
     assert not at.exception, [e.value for e in at.exception]
     band = [t for t in _figure(at, "cardinality")["data"] if t.get("fill") == "tonexty"]
-    assert band and all(t["name"].startswith("consistent with the data (rates estimated)") for t in band)
+    assert band and all(t["name"].startswith("identified set (rates from 0 to their bounds)") for t in band)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.figures import DETECTION_COLUMNS
+from dashboard.figures import DETECTION_COLUMNS, RATIO_TICKS
 from dashboard.teaching import detector_label
 from ncld_core.config import RunConfig
 
@@ -153,6 +153,33 @@ def _table(page, container: str) -> list[list[str]]:
     return [[c.strip() for c in r.locator("th, td").all_inner_texts()] for r in rows.all()]
 
 
+# JavaScript: the texts of one panel's figure that are cut by its edges or overlap each other
+# (legend entries, annotations, axis titles), and its y tick labels.
+TEXT_PROBLEMS = """
+(panel) => {
+  const root = document.querySelector('.st-key-panel_' + panel + ' .js-plotly-plot');
+  const svg = root.querySelector('.main-svg').getBoundingClientRect();
+  const boxes = [...root.querySelectorAll('.annotation-text, .xtitle, .ytitle, .legendtext')]
+    .filter(t => t.textContent).map(t => [t.textContent, t.getBoundingClientRect()]);
+  const out = [];
+  for (const [text, r] of boxes)
+    if (r.left < svg.left - 1 || r.right > svg.right + 1 || r.top < svg.top - 1 || r.bottom > svg.bottom + 1)
+      out.push('cut: ' + text);
+  for (let i = 0; i < boxes.length; i++)
+    for (let j = i + 1; j < boxes.length; j++) {
+      const [a, r] = boxes[i], [b, q] = boxes[j];
+      if (r.left < q.right - 1 && q.left < r.right - 1 && r.top < q.bottom - 1 && q.top < r.bottom - 1)
+        out.push('overlap: ' + a + ' / ' + b);
+    }
+  return {problems: out, yticks: [...root.querySelectorAll('.ytick text')].map(t => t.textContent)};
+}
+"""
+
+
+def _text_problems(page, panel: str) -> dict:
+    return page.evaluate(TEXT_PROBLEMS, panel)
+
+
 def _run_and_time(page, timeout_s: float) -> dict:
     """Press Run; return browser-measured seconds to the first plot and per-chunk intervals, and the caption."""
     page.evaluate(OBSERVE_STATUS)
@@ -234,6 +261,17 @@ def test_growth_preset_detects_the_change(browser, server):
     assert page.get_by_role("button", name="Run", exact=True).is_enabled()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "dashboard_growth.png"), full_page=True)
+
+    # no title, legend entry or axis caption is cut or drawn over another, at the widths QA used;
+    # panel (c)'s log axis has one labelled tick per decade (no minor "2" / "5" labels)
+    for width, height in ((1280, 720), (1400, 1000), (820, 1000)):
+        page.set_viewport_size({"width": width, "height": height})
+        time.sleep(1.5)  # plotly re-lays out on resize
+        for panel in ("metrics", "cardinality", "threshold", "timeline"):
+            found = _text_problems(page, panel)
+            assert not found["problems"], (width, panel, found["problems"])
+            if panel == "threshold":
+                assert "1" in found["yticks"] and set(found["yticks"]) <= set(RATIO_TICKS.values()), found
     page.close()
 
 

@@ -113,12 +113,34 @@ def _focus(run) -> list:
     """The models whose estimates and detectors panels (b)-(d) draw."""
     pick = ss.get("focus_variant")
     return [pick] if pick in run["models"] else run["models"]
+def _cardinality_heading(chunks=(), models=()) -> str:
+    """Panel (b)'s heading: what its band is for the records drawn (before any, for the settings)."""
+    cfg = run["cfg"] if run else ctx.cfg
+    if any(m in ELM_VARIANTS and m != "ELM (plain)" for m in cfg.models):
+        default = cfg.model_rates
+    else:  # ELM (plain) takes the rates as 0; baselines draw no estimate
+        default = "ignore" if "ELM (plain)" in cfg.models else "known"
+    return "##### (b) " + F.cardinality_title(chunks, models, default_mode=default)
+
+
 PANELS = (("metrics", "(a) Prediction quality per variant"),
-          ("cardinality", "(b) Label cardinality: true (oracle), observed (noisy), moment estimate with its interval"),
+          ("cardinality", None),  # the heading says what the band is: see _cardinality_heading
           ("threshold", "(c) Drift tests: each detector's statistic ÷ threshold (fires above 1)"),
           ("timeline", "(d) Each detector's firings against the true change points"))
 for name, title in PANELS:
-    st.markdown(f"##### {title}")
+    if name == "metrics":
+        # three subplots side by side: panel (a) takes the full width, its explanation beside the heading
+        h, t = st.columns([3, 2], vertical_alignment="bottom")
+        h.markdown(f"##### {title}")
+        with t:
+            teach(name)
+        slots[name] = st.container(key=f"panel_{name}").empty()
+        continue
+    if name == "cardinality":
+        slots["cardinality_heading"] = st.empty()
+        slots["cardinality_heading"].markdown(_cardinality_heading())
+    else:
+        st.markdown(f"##### {title}")
     left, right = st.columns([3, 2])
     with left:
         if name == "cardinality":
@@ -162,6 +184,7 @@ def draw(run):
     }
     for name, fig in figs.items():
         slots[name].plotly_chart(fig, config=PLOT_CONFIG, key=f"fig_{name}_{k}")
+    slots["cardinality_heading"].markdown(_cardinality_heading(chunks, focus))
     note = F.cardinality_note(chunks, focus)
     if note:
         slots["cardinality_note"].caption(note)
@@ -300,8 +323,10 @@ def _summary(run):
         def _html():
             figs = report.run_figures(*_info(run), show_paper=bool(ss.get("show_paper")), focus=_focus(run))
             det = F.detection_table(run["chunks"], _focus(run), run["change_points"], run["chunk_size"])
+            card = F.cardinality_title(run["chunks"], _focus(run))
             return report.html_report(f"ncld run on {run['stream_name']}", cfg.to_dict(), figs, table,
-                                      notes=_describe(cfg), tables={"Drift detection per detector": det})
+                                      notes=_describe(cfg), tables={"Drift detection per detector": det},
+                                      figure_notes={card: F.cardinality_note(run["chunks"], _focus(run))})
 
         d3.download_button("HTML report", data=_html, file_name=f"{stem}_report.html", mime="text/html",
                            on_click="ignore", icon=":material/download:", width="stretch")
