@@ -159,13 +159,7 @@ class DriftSchedule:
         out = []
         for i, p in enumerate(raw, start=1):
             where = f"drift point {i}"
-            if isinstance(p, ChangePoint):
-                position, kind = p.position, p.kind
-            else:
-                try:
-                    position, kind = p
-                except (TypeError, ValueError):
-                    raise ValueError(f"{where} must be a (position, kind) pair, got {p!r}") from None
+            position, kind = _as_pair(p, where)
             kind = _check_kind(kind, where)
             if position is None:
                 if kind == "shift":
@@ -618,16 +612,21 @@ def shift_permutation(Y_true) -> np.ndarray:
     return perm
 
 
+def _as_pair(p, where: str):
+    """``(position, kind)`` of a ChangePoint or a pair; a ValueError naming ``where`` otherwise."""
+    if isinstance(p, ChangePoint):
+        return p.position, p.kind
+    try:
+        position, kind = p
+    except (TypeError, ValueError):
+        raise ValueError(f"{where} must be a ChangePoint or a (position, kind) pair, got {p!r}") from None
+    return position, kind
+
+
 def _shift_points(change_points) -> list:
     out = []
     for i, p in enumerate(change_points, start=1):
-        if isinstance(p, ChangePoint):
-            position, kind = p.position, p.kind
-        else:
-            try:
-                position, kind = p
-            except (TypeError, ValueError):
-                raise ValueError(f"change point {i} must be a ChangePoint or a (position, kind) pair, got {p!r}") from None
+        position, kind = _as_pair(p, f"change point {i}")
         if kind != "shift":
             continue
         if isinstance(position, bool) or not isinstance(position, numbers.Integral) or position < 0:
