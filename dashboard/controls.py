@@ -28,7 +28,7 @@ from ncld_core.config import PRESETS, SYNTHETIC_DEFAULT_LENGTH, RunConfig
 from ncld_core.detector import DETECTORS
 from ncld_core.runner import RATE_MODES
 from ncld_core.schedule import KINDS
-from ncld_core.variants import ELM_VARIANTS
+from ncld_core.variants import ELM_VARIANTS, ORACLES
 
 from . import data
 from .figures import schedule_figure
@@ -36,8 +36,8 @@ from .teaching import PRESET_NOTES, detector_label
 from .ui import md_escape
 
 CANON = "cfg_values"
-#: Every model a run can put side by side: the ELM-NCLD variants, then the paper's baselines.
-MODEL_OPTIONS = [*ELM_VARIANTS, *BASELINES]
+#: Every model a run can put side by side: the ELM-NCLD variants, the clean-label oracle, the paper's baselines.
+MODEL_OPTIONS = [*ELM_VARIANTS, *ORACLES, *BASELINES]
 FIELDS = tuple(f.name for f in dataclasses.fields(RunConfig))
 
 
@@ -424,8 +424,8 @@ def render_sidebar() -> Context:
     f.seed("models")
     models = st.multiselect(
         "Variants side by side", MODEL_OPTIONS, key=wkey("models"),
-        format_func=lambda m: m if m in ELM_VARIANTS else f"{m} (baseline)",
-        help="; ".join(f"{k}: {v}" for k, v in ELM_VARIANTS.items())
+        format_func=lambda m: m if m in ELM_VARIANTS else (f"{m} — oracle" if m in ORACLES else f"{m} (baseline)"),
+        help="; ".join(f"{k}: {v}" for k, v in {**ELM_VARIANTS, **ORACLES}.items())
              + ". Baselines: the paper's comparison methods, run as published (not told the flip rates).")
     f.vals["models"] = list(models)
     missing = [m for m in models if m in OPTIONAL and importlib.util.find_spec(OPTIONAL[m]) is None]

@@ -3,7 +3,9 @@
 The stream is cut into chunks of ``chunk_size``.  The first chunk initialises
 every model (``D_0``); each later chunk is first scored with the models as they
 stand, against the *ground truth*, then learned from its *noisy* labels
-(NOTES §5).  All models see the identical chunks in one pass.
+(NOTES §5).  All models see the identical chunks in one pass.  The oracle variants
+(:data:`~ncld_core.variants.ORACLES`, e.g. "ELM-O (clean labels)") learn the ground truth
+instead: a reference of what the noise costs, never something the learner has.
 
 :meth:`PrequentialRunner.iter_run` yields one :class:`ChunkResult` per chunk as
 soon as it is done, so a caller can draw live; :meth:`PrequentialRunner.run`
@@ -36,7 +38,7 @@ from .drift_eval import change_chunks, detection_report
 from .metrics import MetricAccumulator
 from .model import ELMNCLD
 from .stream import Stream
-from .variants import REFERENCES, make_model
+from .variants import ORACLES, REFERENCES, make_model
 
 #: What the ELM-NCLD variants of a run are told about the flip rates (see PrequentialRunner).
 RATE_MODES = ("known", "estimate", "ignore")
@@ -131,6 +133,24 @@ class RunResult:
                 )
             rows[name] = row
         return pd.DataFrame.from_dict(rows, orient="index")
+
+    def noise_cost(self, metric: str = "average_precision", *, oracle: str = "ELM-O (clean labels)",
+                   plain: str = "ELM (plain)", corrected: str = "ELM-O") -> dict | None:
+        """What the label noise cost and what the noise correction won back, in ``metric``.
+
+        ``cost``: the oracle (trained on the ground truth) minus the plain ELM on the noisy
+        labels; ``recovered``: the corrected variant minus the plain ELM; ``share``:
+        ``recovered / cost`` (None when the noise cost nothing). The metric's direction is
+        respected (for a loss, lower is better). None when one of the three is not in the run.
+        """
+        summary = self.summary()
+        if summary.empty or not {oracle, plain, corrected} <= set(summary.index) or metric not in summary:
+            return None
+        sign = -1.0 if metric in ("hamming_loss", "ranking_loss", "one_error", "coverage") else 1.0
+        top, low, mid = (sign * float(summary.loc[m, metric]) for m in (oracle, plain, corrected))
+        cost, recovered = top - low, mid - low
+        return {"metric": metric, "oracle": oracle, "plain": plain, "corrected": corrected,
+                "cost": cost, "recovered": recovered, "share": recovered / cost if cost > 0 else None}
 
     def to_csv(self, path):
         write_atomic(path, self.records.to_csv(index=False))
@@ -248,7 +268,12 @@ class PrequentialRunner:
                 is_change=index in change_at,
             )
             cache = ChunkCache(X, Y_noisy)  # the ELM variants share H, the graph and P_D of the chunk
+            clean_cache = None
             for name, model in models.items():
+                oracle = isinstance(name, str) and name in ORACLES
+                Y_learn = Y_true if oracle else Y_noisy
+                if oracle and clean_cache is None:
+                    clean_cache = ChunkCache(X, Y_true)
                 t0 = time.perf_counter()
                 if index > 0:
                     scores = model.decision_function(X)
@@ -257,9 +282,9 @@ class PrequentialRunner:
                 # A short final chunk too small for the graph is scored but not learned.
                 if stop - start >= getattr(model, "n_neighbors", 0) + 1:
                     if isinstance(model, ELMNCLD):
-                        model.partial_fit(X, Y_noisy, cache=cache)
+                        model.partial_fit(X, Y_learn, cache=clean_cache if oracle else cache)
                     else:
-                        model.partial_fit(X, Y_noisy)
+                        model.partial_fit(X, Y_learn)
                     record = getattr(model, "last_record_", None)
                     if record:
                         result.diagnostics[name] = record

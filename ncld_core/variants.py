@@ -7,6 +7,9 @@ estimator; ``VARIANTS`` maps each name to a one-line description.
   with "adjust" (the paper's three variants), given the stream's flip rates;
 * ELM (plain): an online ELM regression, ``beta = 1, gamma = 0`` and no noise
   correction: the simple reference of NOTES §6;
+* ELM-O (clean labels): an **oracle**, ELM-O learning the ground truth instead of the
+  noisy labels (told rates 0); the learner never has those labels: it only shows what
+  the noise costs (the runner feeds it ``Y_true``, see :data:`ORACLES`);
 * all-negative, noisy-prior: the trivial references;
 * any name in :data:`ncld_core.baselines.BASELINES` (the paper's baselines), run as published.
 
@@ -22,7 +25,7 @@ import numpy as np
 from .model import ELMNCLD
 from .references import AllNegative, NoisyPrior
 
-__all__ = ["VARIANTS", "ELM_VARIANTS", "REFERENCES", "make_model"]
+__all__ = ["VARIANTS", "ELM_VARIANTS", "REFERENCES", "ORACLES", "make_model"]
 
 ELM_VARIANTS = {
     "ELM-O": "ELM-NCLD, drift detected but not acted on",
@@ -30,11 +33,16 @@ ELM_VARIANTS = {
     "ELM-II": "ELM-NCLD, adjust (drop ranking statistics) on drift",
     "ELM (plain)": "online ELM regression: beta=1, gamma=0, no noise correction",
 }
+#: Oracle variants: the runner trains them on the ground truth ``Y_true`` instead of the noisy
+#: ``Y_noisy``. A reference of what the noise costs, never something the learner has.
+ORACLES = {
+    "ELM-O (clean labels)": "oracle: ELM-O trained on the ground-truth labels, which the learner never has",
+}
 REFERENCES = {
     "all-negative": "predicts no label",
     "noisy-prior": "ranks labels by their observed frequency",
 }
-VARIANTS = {**ELM_VARIANTS, **REFERENCES}
+VARIANTS = {**ELM_VARIANTS, **ORACLES, **REFERENCES}
 _STRATEGY = {"ELM-O": "none", "ELM-I": "retrain", "ELM-II": "adjust"}
 
 
@@ -51,6 +59,9 @@ def make_model(name: str, *, rates=None, **params):
             kw["rho_pos"], kw["rho_neg"] = (np.asarray(r, dtype=float) for r in rates)
         kw["strategy"] = _STRATEGY[name]
         return ELMNCLD(**kw)
+    if name in ORACLES:
+        kw = {k: v for k, v in params.items() if k not in ("rho_pos", "rho_neg", "flip_rates", "strategy")}
+        return ELMNCLD(strategy="none", rho_pos=0.0, rho_neg=0.0, flip_rates="given", **kw)
     if name == "ELM (plain)":
         kw = {k: v for k, v in params.items()
               if k not in ("beta", "gamma", "rho_pos", "rho_neg", "flip_rates", "strategy")}

@@ -580,3 +580,28 @@ def test_a_shift_in_the_schedule_is_drawn_as_its_own_change():
     assert len(regimes) == 2
     labels = [a["text"] for a in _figure(at, "threshold")["layout"]["annotations"]]
     assert "shift" in labels and "growth" in labels
+
+
+# --------------------------------------------------------------------------- the dashboard as a teaching instrument
+def test_clean_vs_noisy_preset_says_what_the_noise_cost_from_the_run():
+    from dashboard.teaching import PRESET_NOTES, noise_cost_text
+
+    at = _app()
+    at.button_group(key="preset_pick").set_value("clean vs noisy").run()
+    notes = " ".join(c.value for c in at.caption)
+    assert PRESET_NOTES["clean vs noisy"][:60] in notes
+    assert "ELM-O (clean labels)" in at.multiselect(key="w_models").value
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = at.session_state["run"]
+    assert run["status"] == "done"
+    cost = RunResult_of(run).noise_cost("average_precision")
+    want = noise_cost_text(cost)
+    assert any(c.value == want for c in at.caption), [c.value for c in at.caption]
+    assert "recovers" in want and _summary(at)["variant"].tolist()[0] == "ELM-O (clean labels)"
+
+
+def RunResult_of(run):
+    from ncld_core.runner import RunResult
+
+    return RunResult(list(run["chunks"]), run["stream"], run["chunk_size"])

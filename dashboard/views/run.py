@@ -17,7 +17,7 @@ import streamlit as st
 
 from dashboard import data, report
 from dashboard import figures as F
-from dashboard.teaching import detector_label
+from dashboard.teaching import detector_label, noise_cost_text
 from dashboard.ui import md_escape, teach
 from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
 from ncld_core.flip_rates import estimate_errors
@@ -305,6 +305,11 @@ def _summary(run):
         special = {"seconds": "{:.2f}", "mean delay (chunks)": "{:.1f}", "firings": "{:.0f}", "detected": "{:.0f}",
                    "missed": "{:.0f}", "false alarms": "{:.0f}"}
         fmt = {c: special.get(c, "{:.4f}") for c in table.columns if table[c].dtype.kind == "f"}
+        cost = result.noise_cost("average_precision", corrected=next(
+            (m for m in ("ELM-O", "ELM-I", "ELM-II") if m in result.models), "ELM-O"))
+        if cost is not None:
+            st.caption(noise_cost_text(cost), help="The oracle learns the ground truth, which the learner never "
+                                                   "has: it only measures what the label noise costs.")
         main_cols = [c for c in ("variant", "Hamming loss", "Micro-F1", "Average precision", "GM", "detected",
                                  "missed", "false alarms", "mean delay (chunks)", "seconds") if c in table.columns]
         # st.table: a plain HTML table (readable by screen readers and the browser test)
