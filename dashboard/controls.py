@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -56,6 +57,31 @@ class Context:
     @property
     def ok(self) -> bool:
         return not self.errors
+
+
+#: The controls' labels, for messages that name a field or a parameter (never the internal name).
+LABELS = {
+    "chunk_size": "chunk size N", "n_instances": "stream length", "shuffle_seed": "stream seed",
+    "n_features": "features d", "n_labels": "labels q", "cardinality": "cardinality",
+    "label_correlation": "label correlation", "noise": "Flip rates", "rho_low": "rho low", "rho_high": "rho high",
+    "rho_pos": "ρ+", "rho_neg": "ρ−", "rates": "flip-rate table", "schedule": "Drift schedule",
+    "models": "Variants side by side", "references": "trivial references", "model_rates": "The models are told",
+    "beta": "β", "gamma": "γ", "delta": "δ", "alpha": "α", "n_hidden": "L (hidden nodes)",
+    "n_neighbors": "K (neighbours)", "seed": "model seed", "detector": "Detector the models act on",
+    "monitors": "Compare detectors", "dataset": "Dataset", "gammas": "γ values",
+    "arff_bytes": "the ARFF file", "xml_bytes": "the label XML",
+}
+_NAMES = re.compile(r"(?<![\w'\"])(" + "|".join(sorted((k for k in LABELS if "_" in k), key=len, reverse=True))
+                    + r")(?![\w'\"])")
+
+
+def worded(message: str) -> str:
+    """A core message with the controls' labels in place of internal names (``n_hidden`` -> L (hidden nodes))."""
+    return _NAMES.sub(lambda m: LABELS[m.group(1)], str(message))
+
+
+def label_of(key: str) -> str:
+    return LABELS.get(key, key)
 
 
 def wkey(name: str) -> str:
@@ -490,13 +516,23 @@ def render_sidebar() -> Context:
     ss[CANON] = dict(f.vals)
     cfg = RunConfig(**f.vals)
     errors = {}
+    labels_true = None  # a real dataset's labels: can its pools hold the drift schedule?
+    if cfg.schedule.strip() and dataset != "synthetic":
+        if ctx_upload is not None:
+            labels_true = ctx_upload[0].Y
+        elif dataset != data.UPLOAD and "dataset" not in extra_errors:
+            try:  # cached: the file is read once per server
+                labels_true = data.load_dataset(dataset).Y
+            except ValueError:
+                labels_true = None
     try:
-        errors = cfg.errors(n_available=n_available, n_labels_available=n_labels_available)
+        errors = cfg.errors(n_available=n_available, n_labels_available=n_labels_available, Y_true=labels_true)
     except Exception as exc:  # noqa: BLE001 - never a traceback for a bad value
         errors = {"dataset": f"cannot check the settings: {exc}"}
     for k, v in extra_errors.items():
         errors.setdefault(k, v)
     _word_detector_errors(errors, cfg)
+    errors = {k: worded(v) for k, v in errors.items()}
     for k, msg in errors.items():
         slot = f.slots.get(k) or f.slots.get("dataset")
         slot.error(md_escape(msg), icon=":material/error:")

@@ -61,7 +61,8 @@ def summary_table(result, *, readable: bool = False) -> pd.DataFrame:
 
 
 def records_csv(result) -> str:
-    return result.records.to_csv(index=False)
+    """The per-chunk CSV; a stopped run's first line is ``# stopped at chunk k of n``."""
+    return result.records_csv()
 
 
 def summary_json(result) -> str:
@@ -70,11 +71,12 @@ def summary_json(result) -> str:
 
 
 def html_report(title: str, config: dict, figures: dict, summary: pd.DataFrame, notes: str = "",
-                tables: dict | None = None, figure_notes: dict | None = None) -> str:
+                tables: dict | None = None, figure_notes: dict | None = None, status: str = "") -> str:
     """One self-contained HTML page: configuration, figures (plotly.js inlined once) and the summary.
 
     ``tables``: further ``{heading: DataFrame}`` shown after the summary (escaped);
-    ``figure_notes``: ``{figure heading: text}`` written under that figure (escaped).
+    ``figure_notes``: ``{figure heading: text}`` written under that figure (escaped);
+    ``status``: where the run stands (``RunResult.status``, e.g. "stopped at chunk 5 of 20"), shown first.
     """
     parts = []
     first = True
@@ -117,6 +119,7 @@ pre {{ background: #f6f6f6; padding: 1rem; overflow-x: auto; }}
 .note {{ color: #555; font-size: 0.9rem; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
+{f'<p class="status"><strong>Run {html.escape(status)}.</strong></p>' if status else ""}
 <p>ncld · ELM-NCLD lab report, {stamp}. {html.escape(notes)}</p>
 <h2>Summary</h2>
 {table}

@@ -81,11 +81,14 @@ class RunConfig:
     seed: int = 0
 
     # ------------------------------------------------------------ validation
-    def errors(self, n_available: int | None = None, n_labels_available: int | None = None) -> dict:
+    def errors(self, n_available: int | None = None, n_labels_available: int | None = None,
+               Y_true=None) -> dict:
         """``{field: message}`` for every invalid field (empty when the run can start).
 
         ``n_available`` / ``n_labels_available``: the chosen dataset's size and label
         count when known, to check the stream length, schedule and rate table.
+        ``Y_true``: the chosen (real) dataset's labels, to check that its single- and
+        multi-label pools hold what the drift schedule asks for.
         """
         err = {}
 
@@ -145,6 +148,14 @@ class RunConfig:
                 length = self.n_instances or (n_available if self.dataset != "synthetic" else SYNTHETIC_DEFAULT_LENGTH)
                 if length is not None and not sched.is_paper:
                     sched.validate(length)
+            except ValueError as exc:
+                err["schedule"] = str(exc)
+        if (Y_true is not None and self.dataset != "synthetic" and self.schedule.strip()
+                and not {"schedule", "n_instances", "chunk_size"} & set(err)):
+            from .schedule import reorder_for_schedule
+
+            try:  # the pools only: the order drawn here is thrown away
+                reorder_for_schedule(Y_true, self.schedule.strip(), self.n_instances, random_state=0)
             except ValueError as exc:
                 err["schedule"] = str(exc)
         if self.model_rates not in RATE_MODES:

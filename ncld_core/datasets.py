@@ -586,8 +586,52 @@ def load_arff_bytes(arff_bytes, xml_bytes=None, *, name="upload", label_count=No
     xml_labels = None
     if xml_bytes is not None:
         xml_labels = _parse_label_xml(_as_bytes(xml_bytes, "xml_bytes"), f"xml_bytes{tag}")
-    return _parse_arff(text, source=f"arff_bytes{tag}", name=name, xml_labels=xml_labels,
-                       label_count=label_count, label_location=label_location, dataset_source="upload")
+    ds = _parse_arff(text, source=f"arff_bytes{tag}", name=name, xml_labels=xml_labels,
+                     label_count=label_count, label_location=label_location, dataset_source="upload")
+    check_features(ds, f"arff_bytes{tag}")
+    return ds
+
+
+#: Largest feature magnitude a model accepts: beyond it the squared distances of the graph
+#: (Eq. Re) and the hidden layer's Gram matrices overflow float64 and the solve fails.
+MAX_FEATURE = 1e100
+
+
+def check_features(ds: "Dataset", source: str = "dataset") -> None:
+    """Refuse features no model can learn from, naming the column and the row (1-based data row).
+
+    * a value with ``|x| > MAX_FEATURE`` (finite, but its square overflows);
+    * every feature constant: the instances cannot be told apart (no graph, no hidden layer signal).
+
+    >>> import numpy as np
+    >>> bad = Dataset(name="t", X=np.array([[0.0, 1.0], [2.0, 1e308]]), Y=np.zeros((2, 1), np.int8))
+    >>> check_features(bad)
+    Traceback (most recent call last):
+    ...
+    ValueError: dataset: feature 'x_1', data row 2: value 1e+308 is too large (|x| must stay below 1e+100; its square overflows the solve)
+    """
+    import scipy.sparse as sp
+
+    X = ds.X
+    if sp.issparse(X):
+        coo = X.tocoo()
+        rows, cols, vals = coo.row, coo.col, coo.data
+    else:
+        A = np.asarray(X, dtype=float)
+        rows, cols = np.nonzero(np.abs(A) > MAX_FEATURE)
+        vals = A[rows, cols]
+    big = np.flatnonzero(np.abs(vals) > MAX_FEATURE)
+    if big.size:
+        k = big[np.lexsort((cols[big], rows[big]))[0]]
+        raise ValueError(f"{source}: feature {ds.feature_names[cols[k]]!r}, data row {rows[k] + 1}: value "
+                         f"{vals[k]:g} is too large (|x| must stay below {MAX_FEATURE:g}; its square overflows the solve)")
+    if X.shape[0] >= 2 and X.shape[1] >= 1:
+        lo = X.min(axis=0).toarray().ravel() if sp.issparse(X) else np.min(X, axis=0)
+        hi = X.max(axis=0).toarray().ravel() if sp.issparse(X) else np.max(X, axis=0)
+        if np.all(lo == hi):
+            names = ", ".join(repr(n) for n in ds.feature_names[:5]) + (", ..." if X.shape[1] > 5 else "")
+            raise ValueError(f"{source}: every feature is constant ({names}, rows 1 to {X.shape[0]}): "
+                             "the instances cannot be told apart")
 
 
 # ---------------------------------------------------------------------------

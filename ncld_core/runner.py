@@ -98,13 +98,32 @@ class RunState:
 class RunResult:
     """Per-chunk records of a finished (or stopped) run, with summaries and exports."""
 
-    def __init__(self, chunks: list[ChunkResult], stream: Stream, chunk_size: int, config: dict | None = None):
+    def __init__(self, chunks: list[ChunkResult], stream: Stream, chunk_size: int, config: dict | None = None,
+                 n_chunks: int | None = None):
         self.chunks = chunks
+        #: Chunks of the whole stream (a stopped run has fewer in :attr:`chunks`).
+        self.n_chunks = stream.n_chunks(chunk_size) if n_chunks is None else int(n_chunks)
         self.stream_name = stream.name
         self.chunk_size = chunk_size
         self.change_points = [(cp.position, cp.kind) for cp in stream.change_points]
         self.config = dict(config or {})
         self.records = pd.DataFrame([row for c in chunks for row in c.rows()])
+
+    @property
+    def complete(self) -> bool:
+        return len(self.chunks) >= self.n_chunks
+
+    @property
+    def status(self) -> str:
+        """"complete (n chunks)" or "stopped at chunk k of n" (k chunks were processed)."""
+        if self.complete:
+            return f"complete ({self.n_chunks} chunks)"
+        return f"stopped at chunk {len(self.chunks)} of {self.n_chunks}"
+
+    def records_csv(self) -> str:
+        """The per-chunk records as CSV; a stopped run's first line says where it stopped (a ``#`` comment)."""
+        text = self.records.to_csv(index=False)
+        return text if self.complete else f"# {self.status}\n{text}"
 
     @property
     def models(self) -> list[str]:
@@ -153,7 +172,7 @@ class RunResult:
                 "cost": cost, "recovered": recovered, "share": recovered / cost if cost > 0 else None}
 
     def to_csv(self, path):
-        write_atomic(path, self.records.to_csv(index=False))
+        write_atomic(path, self.records_csv())
 
     def to_json(self, path):
         write_atomic(path, self.summary_json())
@@ -165,6 +184,8 @@ class RunResult:
             "stream": self.stream_name,
             "chunk_size": self.chunk_size,
             "chunks": len(self.chunks),
+            "n_chunks": self.n_chunks,
+            "status": self.status,
             "change_points": [{"position": p, "kind": k} for p, k in self.change_points],
             "config": self.config,
             "summary": json.loads(summary.to_json(orient="index")),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,3 +82,12 @@ def test_unknown_toml_key_is_refused():
         RunConfig.from_toml("chunksize = 3\n")
     with pytest.raises(ValueError, match="not valid TOML"):
         RunConfig.from_toml("chunk_size = = 3\n")
+
+
+def test_errors_check_the_schedule_against_the_datasets_pools():
+    # 3 single-label and 5 multi-label instances: growth@4 needs 4 single-label ones.
+    Y = np.array([[1, 0, 0]] * 3 + [[1, 1, 0]] * 5)
+    cfg = RunConfig(dataset="real", chunk_size=2, n_neighbors=1, schedule="growth@4")
+    assert "3 single-label" in cfg.errors(n_available=8, n_labels_available=3, Y_true=Y)["schedule"]
+    assert "schedule" not in RunConfig(dataset="real", chunk_size=2, n_neighbors=1, schedule="growth@3").errors(
+        n_available=8, n_labels_available=3, Y_true=Y)

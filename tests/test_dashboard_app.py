@@ -101,7 +101,7 @@ def test_rho_high_error_next_to_control_disables_run():
     at = _app()
     at.number_input(key="w_rho_high").set_value(0.6).run()
     errors = _errors(at)
-    assert any("rho_high below 0.5" in e for e in errors), errors
+    assert any("rho high below 0.5" in e for e in errors), errors
     assert _run_button(at).disabled is True
     # fixed again -> enabled
     at.number_input(key="w_rho_high").set_value(0.45).run()
@@ -113,7 +113,7 @@ def test_n_neighbors_not_below_chunk_size():
     at = _app()
     at.number_input(key="w_chunk_size").set_value(10)
     at.number_input(key="w_n_neighbors").set_value(10).run()
-    assert any("n_neighbors must be below the chunk size (10)" in e for e in _errors(at)), _errors(at)
+    assert any("K (neighbours) must be below the chunk size (10)" in e for e in _errors(at)), _errors(at)
     assert _run_button(at).disabled is True
 
 
@@ -125,7 +125,7 @@ def test_rate_table_rejects_rho_sum_of_one():
     at.session_state[editor.key] = {"edited_rows": {"3": {"rho_pos": 0.6, "rho_neg": 0.45}},
                                     "added_rows": [], "deleted_rows": []}
     at.run()
-    assert any("label 3: rho_pos + rho_neg = 1.05 must be < 1" in e for e in _errors(at)), _errors(at)
+    assert any("label 3: ρ+ + ρ− = 1.05 must be < 1" in e for e in _errors(at)), _errors(at)
     assert _run_button(at).disabled is True
     cfg = RunConfig(**at.session_state["cfg_values"])
     assert cfg.noise == "table" and cfg.rho_pos[3] == 0.6 and len(cfg.rho_neg) == 10
@@ -191,7 +191,7 @@ def test_url_round_trip_out():
         ({"models": '["bogus", "ELM-I"]'}, "model(s) 'bogus' (dropped)"),
         ({"noise": "bogus"}, "noise 'bogus' (using 'range')"),
         ({"dataset": "nosuch"}, "dataset 'nosuch' is not in the data folders"),
-        ({"chunk_size": "null"}, "chunk_size must be an integer"),
+        ({"chunk_size": "null"}, "chunk size N must be an integer"),
     ],
 )
 def test_broken_link_is_an_inline_error(query, message):
@@ -605,3 +605,55 @@ def RunResult_of(run):
     from ncld_core.runner import RunResult
 
     return RunResult(list(run["chunks"]), run["stream"], run["chunk_size"])
+
+
+def test_a_schedule_the_datasets_pools_cannot_hold_is_flagged_before_run():
+    # enron has 196 single-label instances: growth@800 cannot start; said next to the schedule, before Run.
+    cfg = RunConfig(dataset="enron", chunk_size=200, schedule="growth@800")
+    at = _app(cfg.to_query_params())
+    assert any("needs at least 800 single-label" in e and "196 single-label" in e for e in _errors(at)), _errors(at)
+    assert _run_button(at).disabled is True and at.button(key="stop_button").disabled is True
+
+
+def test_a_run_that_fails_to_start_leaves_run_usable(monkeypatch):
+    seed = 515151  # a stream no other test has cached
+
+    def failing(self, dataset=None):
+        raise ValueError("the stream cannot be built (test)")
+
+    monkeypatch.setattr(RunConfig, "build_stream", failing)
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key="w_shuffle_seed").set_value(seed)
+    at.run()
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("the stream cannot be built (test)" in e for e in _errors(at)), _errors(at)
+    assert _run_button(at).disabled is False and at.button(key="stop_button").disabled is True
+
+
+def _arff_with(mod):
+    rng = np.random.default_rng(0)
+    lines = ["@relation 'tiny: -C 3'", *[f"@attribute l{j} {{0,1}}" for j in range(3)],
+             *[f"@attribute x{j} numeric" for j in range(3)], "@data"]
+    for i in range(300):
+        x = mod(i, rng.normal(size=3))
+        lines.append(",".join(str(int(v > 0)) for v in x) + "," + ",".join(repr(float(v)) for v in x))
+    return "\n".join(lines).encode()
+
+
+@pytest.mark.parametrize("mod, message", [
+    (lambda i, x: np.r_[x[:2], 1e308 if i == 150 else x[2]], "feature 'x2', data row 151: value 1e+308 is too large"),
+    (lambda i, x: np.full(3, 5.0), "every feature is constant ('x0', 'x1', 'x2', rows 1 to 300)"),
+])
+def test_upload_with_values_that_break_the_solve_is_refused_at_load(mod, message):
+    at = _app()
+    at.selectbox(key="w_dataset").set_value("upload").run()
+    at.file_uploader(key="w_upload_arff").upload("tiny.arff", _arff_with(mod))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = _errors(at)
+    assert any(message in e for e in errors), errors
+    assert not any("arff_bytes" in e for e in errors), errors  # the control's words, not the parameter's
+    assert _run_button(at).disabled is True

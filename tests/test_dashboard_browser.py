@@ -288,7 +288,16 @@ def test_stop_keeps_partial_results(browser, server):
     assert _status(page) == stopped  # nothing runs on after Stop
     summary = _table(page, "panel_summary")
     assert [r[0] for r in summary[1:]] == ["ELM-O"]
-    assert page.get_by_text(f"the run stopped after chunk {k}/100").count() == 1
+    assert page.get_by_text(f"the run stopped at chunk {k} of 100").count() == 1
+    # every export says where the run stopped
+    texts = {}
+    for label in ("Per-chunk CSV", "Summary JSON", "HTML report"):
+        with page.expect_download(timeout=60_000) as dl:
+            page.get_by_role("button", name=label).click()
+        texts[label] = Path(dl.value.path()).read_text(encoding="utf-8")
+    assert texts["Per-chunk CSV"].startswith(f"# stopped at chunk {k} of 100\n")
+    assert json.loads(texts["Summary JSON"])["status"] == f"stopped at chunk {k} of 100"
+    assert f"Run stopped at chunk {k} of 100." in texts["HTML report"]
     page.close()
 
 

@@ -12,7 +12,7 @@ from ncld_core.config import RunConfig
 from ncld_core.drift_eval import detection_report
 from ncld_core.metrics import evaluate
 from ncld_core.references import AllNegative
-from ncld_core.runner import PrequentialRunner
+from ncld_core.runner import PrequentialRunner, RunResult
 from ncld_core.synthetic import make_synthetic_stream
 
 
@@ -202,3 +202,20 @@ def test_growth_on_arts_and_reduction_on_rcv1_run_end_to_end(data_dir):
         assert result.change_points == [(cp.position, kind)]
         assert result.records["chunk"].max() == (stream.n_instances - 1) // 500
         assert np.isfinite(result.summary().loc["ELM-II", "micro_f1"])
+
+
+def test_a_stopped_runs_exports_say_where_it_stopped():
+    import json as _json
+
+    from ncld_core.synthetic import make_synthetic_stream
+
+    stream = make_synthetic_stream(1000, n_features=4, n_labels=3, random_state=0)
+    runner = PrequentialRunner(["ELM-O"], 200, model_params={"n_neighbors": 5})
+    chunks = [c for _, c in zip(range(3), runner.iter_run(stream))]
+    stopped = RunResult(chunks, stream, 200)
+    assert stopped.status == "stopped at chunk 3 of 5" and not stopped.complete
+    assert stopped.records_csv().startswith("# stopped at chunk 3 of 5\n")
+    doc = _json.loads(stopped.summary_json())
+    assert doc["status"] == "stopped at chunk 3 of 5" and doc["n_chunks"] == 5
+    done = runner.run(stream)
+    assert done.status == "complete (5 chunks)" and not done.records_csv().startswith("#")

@@ -16,6 +16,7 @@ import time
 import streamlit as st
 
 from dashboard import data, report
+from dashboard.controls import label_of
 from dashboard import figures as F
 from dashboard.teaching import detector_label, noise_cost_text
 from dashboard.ui import md_escape, teach
@@ -79,7 +80,7 @@ with b3:
 run_caption = st.empty()
 alert = st.empty()
 if not ctx.ok:
-    fix = "; ".join(f"**{md_escape(k)}**: {md_escape(v)}" for k, v in ctx.errors.items())
+    fix = "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(v)}" for k, v in ctx.errors.items())
     st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {fix}",
                icon=":material/block:")
 
@@ -287,7 +288,8 @@ def _loop(run):
 
 def _result(run):
     if run.get("result") is None or len(run["result"].chunks) != len(run["chunks"]):
-        run["result"] = RunResult(list(run["chunks"]), run["stream"], run["chunk_size"], config=run["cfg"].to_dict())
+        run["result"] = RunResult(list(run["chunks"]), run["stream"], run["chunk_size"], config=run["cfg"].to_dict(),
+                                  n_chunks=run["n_chunks"])
     return run["result"]
 
 
@@ -301,7 +303,7 @@ def _summary(run):
             return
         partial = run["status"] != "done"
         if partial:
-            st.caption(f"Partial results: the run stopped after chunk {len(run['chunks'])}/{run['n_chunks']}.")
+            st.caption(f"Partial results: the run {result.status}; the downloads say so.")
         special = {"seconds": "{:.2f}", "mean delay (chunks)": "{:.1f}", "firings": "{:.0f}", "detected": "{:.0f}",
                    "missed": "{:.0f}", "false alarms": "{:.0f}"}
         fmt = {c: special.get(c, "{:.4f}") for c in table.columns if table[c].dtype.kind == "f"}
@@ -331,7 +333,8 @@ def _summary(run):
             card = F.cardinality_title(run["chunks"], _focus(run))
             return report.html_report(f"ncld run on {run['stream_name']}", cfg.to_dict(), figs, table,
                                       notes=_describe(cfg), tables={"Drift detection per detector": det},
-                                      figure_notes={card: F.cardinality_note(run["chunks"], _focus(run))})
+                                      figure_notes={card: F.cardinality_note(run["chunks"], _focus(run))},
+                                      status=result.status)
 
         d3.download_button("HTML report", data=_html, file_name=f"{stem}_report.html", mime="text/html",
                            on_click="ignore", icon=":material/download:", width="stretch")
@@ -348,6 +351,8 @@ else:
         with run["lock"]:
             if run["status"] == "starting":
                 _begin(run)
+        if run["status"] == "error":
+            st.rerun()  # redraw the buttons: Run usable again, Stop disabled; the reason is shown below
     if run["status"] == "error" and not run.get("chunks"):
         status.caption("failed")
         alert.error(md_escape(run.get("error", "the run failed")), icon=":material/error:")

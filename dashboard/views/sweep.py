@@ -13,7 +13,7 @@ import streamlit as st
 
 from dashboard import data
 from dashboard import figures as F
-from dashboard.controls import set_config
+from dashboard.controls import label_of, set_config
 from dashboard.ui import md_escape, teach
 from ncld_core.config import MODEL_PARAMS
 from ncld_core.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas
@@ -53,7 +53,7 @@ st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the
            "statistics do not depend on β or γ, so the cost is about two runs plus one small solve per point "
            "and chunk; with estimated rates every grid point is a full run.")
 if problems:
-    st.warning("Fix the settings first: " + "; ".join(f"**{md_escape(k)}**: {md_escape(v)}"
+    st.warning("Fix the settings first: " + "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(v)}"
                                                        for k, v in problems.items()), icon=":material/block:")
 
 stream_cfg = cfg
