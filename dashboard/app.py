@@ -15,7 +15,9 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-st.set_page_config(page_title="ncld · ELM-NCLD lab", page_icon=":material/ssid_chart:", layout="wide")
+# A local page icon: an emoji or :material/...: icon would be fetched from the internet as the favicon.
+st.set_page_config(page_title="ncld · ELM-NCLD lab", page_icon=str(Path(__file__).resolve().parent / "static" / "icon.png"),
+                   layout="wide")
 
 from dashboard.controls import render_sidebar  # noqa: E402
 from dashboard.data import warm_up  # noqa: E402

@@ -97,17 +97,37 @@ def init_state():
     cfg, error = RunConfig(), None
     params = st.query_params.to_dict()
     if params:
-        try:
-            cfg = RunConfig.from_query_params(params)
-        except (ValueError, TypeError) as exc:
-            error = f"The link could not be read ({exc}); the defaults are shown."
-        else:
-            cfg, notes = sanitize(cfg)
-            if notes:
-                error = "The link had values the controls cannot show: " + "; ".join(notes) + "."
+        cfg, notes = read_link(params)
+        if notes:
+            error = "The link had values that cannot be applied: " + "; ".join(notes) + "."
     ss[CANON] = cfg.to_dict()
     ss["url_error"] = error
     ss["editor_ver"] = 0
+
+
+#: Query parameters Streamlit itself reads (not settings of a run).
+_STREAMLIT_PARAMS = frozenset({"embed", "embed_options"})
+
+
+def read_link(params: dict) -> tuple[RunConfig, list[str]]:
+    """The configuration a link gives, value by value: every value that cannot be applied is named
+    (with the control's label) and left at its default, the others are kept."""
+    kept, notes = {}, []
+    for key, raw in params.items():
+        if key in _STREAMLIT_PARAMS:
+            continue
+        if key not in FIELDS:
+            notes.append(f"{key}={raw!r} (not a setting: ignored)")
+            continue
+        try:
+            RunConfig.from_query_params({key: raw})
+        except (ValueError, TypeError):
+            notes.append(f"{key}={raw!r} ({LABELS.get(key, key)}: cannot read it; the default is used)")
+        else:
+            kept[key] = raw
+    cfg = RunConfig.from_query_params(kept)
+    cfg, more = sanitize(cfg)
+    return cfg, notes + more
 
 
 def sanitize(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
@@ -130,6 +150,14 @@ def sanitize(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
     if not isinstance(cfg.schedule, str):
         notes.append(f"schedule {cfg.schedule!r} (using none)")
         fix["schedule"] = ""
+    elif cfg.schedule.strip():
+        from ncld_core.schedule import DriftSchedule
+
+        try:  # the schedule editor holds parsed rows only: an unreadable text would vanish from it
+            DriftSchedule.parse(cfg.schedule)
+        except ValueError as exc:
+            notes.append(f"schedule {cfg.schedule!r} (cannot read it: {exc}; using none)")
+            fix["schedule"] = ""
     for key in ("rho_pos", "rho_neg"):
         v = getattr(cfg, key)
         if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
@@ -216,6 +244,12 @@ class _Form:
         return out
 
 
+#: The rate table's precision: rates are drawn, stored, shown and edited to 4 decimals.
+RATE_DECIMALS = 4
+RATE_STEP = 10.0 ** -RATE_DECIMALS
+RATE_FORMAT = f"%.{RATE_DECIMALS}f"
+
+
 def _rates_base(vals, n_labels, label_names):
     pos, neg = list(vals.get("rho_pos") or []), list(vals.get("rho_neg") or [])
     if n_labels is None:
@@ -230,8 +264,8 @@ def _rates_base(vals, n_labels, label_names):
         except ValueError:
             pos, neg = [0.3] * n_labels, [0.3] * n_labels
     names = list(label_names) if len(label_names) == n_labels else [f"label_{j}" for j in range(n_labels)]
-    return pd.DataFrame({"label": names, "rho_pos": [round(x, 4) for x in pos],
-                         "rho_neg": [round(x, 4) for x in neg]})
+    return pd.DataFrame({"label": names, "rho_pos": [round(x, RATE_DECIMALS) for x in pos],
+                         "rho_neg": [round(x, RATE_DECIMALS) for x in neg]})
 
 
 def schedule_rows(text: str) -> pd.DataFrame:
@@ -399,17 +433,28 @@ def render_sidebar() -> Context:
                     names_for_table = list(data.load_dataset(dataset).label_names)
                 except ValueError:
                     names_for_table = []
+            have = len(f.vals["rho_pos"] or [])
+            if have and (have != n_lab or len(f.vals["rho_neg"] or []) != n_lab):
+                # Another dataset (or a link's table of another size): the table follows the dataset.
+                f.vals["rho_pos"], f.vals["rho_neg"] = [], []
+                ss["editor_ver"] = ss.get("editor_ver", 0) + 1
+                ss.pop("rates_base", None)
+                ss["rates_redrawn"] = (f"The flip-rate table had {have} rows for the {n_lab} labels of this dataset: "
+                                       "it was drawn afresh from rho low / rho high (seeded by the stream seed).")
             edited = _editor(
                 "rates", lambda: _rates_base(f.vals, n_lab, names_for_table),
                 hide_index=True, width="stretch", height=min(38 + 35 * n_lab, 260), num_rows="fixed",
                 column_config={
                     "label": st.column_config.TextColumn("label", disabled=True),
-                    "rho_pos": st.column_config.NumberColumn("ρ+ (lose)", min_value=0.0, max_value=0.999,
-                                                             step=0.01, format="%.3f", help="P(y=-1 | g=+1)"),
-                    "rho_neg": st.column_config.NumberColumn("ρ− (add)", min_value=0.0, max_value=0.999,
-                                                             step=0.01, format="%.3f", help="P(y=+1 | g=-1)"),
+                    # rates are used to 4 decimals (_rates_base): shown and edited to 4 decimals
+                    "rho_pos": st.column_config.NumberColumn("ρ+ (lose)", min_value=0.0, max_value=0.9999,
+                                                             step=RATE_STEP, format=RATE_FORMAT, help="P(y=-1 | g=+1)"),
+                    "rho_neg": st.column_config.NumberColumn("ρ− (add)", min_value=0.0, max_value=0.9999,
+                                                             step=RATE_STEP, format=RATE_FORMAT, help="P(y=+1 | g=-1)"),
                 },
             )
+            if ss.get("rates_redrawn"):  # said once, on the rerun that redrew the table
+                st.info(md_escape(ss.pop("rates_redrawn")), icon=":material/refresh:")
             f.vals["rho_pos"] = [None if pd.isna(v) else float(v) for v in edited["rho_pos"]]
             f.vals["rho_neg"] = [None if pd.isna(v) else float(v) for v in edited["rho_neg"]]
             if st.button("Draw the table from the range", help="Fresh rates from U[rho low, rho high], seeded "

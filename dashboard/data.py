@@ -92,6 +92,17 @@ def build_stream(cfg: RunConfig, upload=None):
     return _build_stream(stream_key(cfg), None)
 
 
+def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) -> str:
+    """The sweep bar's text, counting grid points (never chunks).
+
+    ``one_by_one``: each grid point is a run of its own (``done`` of ``total`` = grid points);
+    otherwise every grid point advances together through the stream (``done`` of ``total`` steps).
+    """
+    if one_by_one:
+        return f"Sweeping β × γ: grid point {done} of {n_points} done"
+    return f"Sweeping β × γ: {n_points} grid points together, {100 * done / total:.0f} % of the stream"
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def run_sweep(key: str, params: str, variant: str, betas: tuple, gammas: tuple, upload_digest: str | None,
               _stream=None):
@@ -100,10 +111,14 @@ def run_sweep(key: str, params: str, variant: str, betas: tuple, gammas: tuple, 
 
     cfg = RunConfig(**{**json.loads(key), **json.loads(params)})
     # Created inside the cached function: on a cache hit the finished bar is replayed.
-    bar = st.progress(0.0, text="Sweeping β × γ …")
+    n_points = len(betas) * len(gammas)
+    bar = st.progress(0.0, text=f"Sweeping β × γ: {n_points} grid points …")
+    # With estimated rates every grid point is a run of its own (ncld_core.sweep: "runner"), counted one by
+    # one; otherwise all grid points advance together, chunk by chunk, and finish at once.
+    one_by_one = cfg.model_rates == "estimate"
 
     def progress(done, total):
-        bar.progress(done / total, text=f"Sweeping β × γ: chunk {done}/{total}")
+        bar.progress(done / total, text=sweep_progress_text(done, total, n_points, one_by_one))
 
     df = sweep(cfg, list(betas), list(gammas), progress=progress, stream=_stream, model=variant)
     bar.progress(1.0, text=f"Sweep done: {len(df)} grid points on {df.attrs['chunks']} chunks "

@@ -187,7 +187,7 @@ def test_url_round_trip_out():
 @pytest.mark.parametrize(
     "query, message",
     [
-        ({"chunk_size": "abc"}, "chunk_size: cannot read 'abc' from the link"),
+        ({"chunk_size": "abc"}, "chunk_size='abc' (chunk size N: cannot read it; the default is used)"),
         ({"models": '["bogus", "ELM-I"]'}, "model(s) 'bogus' (dropped)"),
         ({"noise": "bogus"}, "noise 'bogus' (using 'range')"),
         ({"dataset": "nosuch"}, "dataset 'nosuch' is not in the data folders"),
@@ -657,3 +657,61 @@ def test_upload_with_values_that_break_the_solve_is_refused_at_load(mod, message
     assert any(message in e for e in errors), errors
     assert not any("arff_bytes" in e for e in errors), errors  # the control's words, not the parameter's
     assert _run_button(at).disabled is True
+
+
+def test_rate_table_shows_and_edits_the_rates_as_used():
+    at = _app({"noise": "table"})
+    editor = next(d for d in at.data_editor if d.key and d.key.startswith("w_rates_"))
+    cols = json.loads(editor.proto.columns)
+    for c in ("rho_pos", "rho_neg"):
+        assert cols[c]["type_config"]["format"] == "%.4f" and cols[c]["type_config"]["step"] == 0.0001
+    used = at.session_state["cfg_values"]["rho_pos"]
+    assert editor.value["rho_pos"].tolist() == used
+    assert any(round(v, 4) == v and round(v, 3) != v for v in used)  # a 4th decimal that a 3-decimal view would cut
+
+
+def test_rate_table_follows_the_dataset():
+    at = _app({"noise": "table"})
+    at.selectbox(key="w_dataset").set_value("medical").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not _errors(at), _errors(at)
+    editor = next(d for d in at.data_editor if d.key and d.key.startswith("w_rates_"))
+    assert len(editor.value) == 45 and len(at.session_state["cfg_values"]["rho_pos"]) == 45
+    assert any("had 10 rows for the 45 labels" in _plain(i.value) for i in at.info)
+    assert _run_button(at).disabled is False
+
+
+@pytest.mark.parametrize("query, message, kept", [
+    ({"schedule": "garbage@@", "beta": "0.3"}, "schedule 'garbage@@' (cannot read it", {"beta": 0.3, "schedule": ""}),
+    ({"chunk_size": "abc", "beta": "0.3"}, "chunk_size='abc' (chunk size N: cannot read it", {"beta": 0.3}),
+    ({"bogus": "1", "beta": "0.3"}, "bogus='1' (not a setting: ignored)", {"beta": 0.3}),
+])
+def test_every_link_value_that_cannot_be_applied_is_named(query, message, kept):
+    at = _app(query)
+    assert any(message in e for e in _errors(at)), _errors(at)
+    for k, v in kept.items():  # the readable values are applied, not dropped with the bad one
+        assert at.session_state["cfg_values"][k] == v
+
+
+def test_link_rates_that_sum_past_one_are_reported_by_label():
+    at = _app({"rho_low": "0.3", "rho_high": "0.6"})
+    assert any("keep rho high below 0.5" in e and "ρ+ + ρ−" in e for e in _errors(at)), _errors(at)
+    assert at.number_input(key="w_rho_high").value == 0.6  # shown, not replaced
+    assert _run_button(at).disabled is True
+
+
+def test_messages_use_the_controls_labels():
+    at = _app({"n_hidden": "0", "shuffle_seed": "-1"})
+    errors = _errors(at)
+    assert any(e.startswith("L (hidden nodes) must be in") for e in errors), errors
+    assert any(e.startswith("stream seed must be in") for e in errors), errors
+    warning = " ".join(_plain(w.value) for w in at.warning)
+    assert "L (hidden nodes)" in warning and "n_hidden" not in warning and "shuffle_seed" not in warning
+
+
+def test_sweep_progress_counts_grid_points():
+    from dashboard.data import sweep_progress_text
+
+    assert sweep_progress_text(3, 12, 12, True) == "Sweeping β × γ: grid point 3 of 12 done"
+    assert sweep_progress_text(5, 20, 18, False) == "Sweeping β × γ: 18 grid points together, 25 % of the stream"
+    assert "chunk" not in sweep_progress_text(5, 20, 18, False)

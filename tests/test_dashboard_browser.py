@@ -316,3 +316,21 @@ def test_medical_timing(browser, server):
     page.close()
     print(f"\nmedical: first plot {timing['first_plot_s_browser']} s (browser clock), "
           f"median per-chunk update {timing['median_update_ms_server']} ms (server)")
+
+
+def test_nothing_is_loaded_from_the_internet(browser, server):
+    """Every request of the page (favicon included) goes to the local server; the favicon is ours."""
+    page = browser.new_page(viewport={"width": 1500, "height": 1200})
+    hosts = []
+    page.on("request", lambda req: hosts.append(req.url))
+    page.goto(server, timeout=60_000)
+    page.get_by_role("button", name="Run", exact=True).wait_for(timeout=60_000)
+    time.sleep(2)
+    icon = page.evaluate("() => [...document.querySelectorAll('link[rel~=icon]')].map(l => l.href)")
+    external = [u for u in hosts + icon if not u.startswith(server) and not u.startswith(("data:", "blob:"))]
+    assert not external, external
+    assert icon and all(u.startswith(server) for u in icon), icon
+    page.close()
+    config = (ROOT / ".streamlit" / "config.toml").read_text()
+    assert "http://" not in config and "https://" not in config
+

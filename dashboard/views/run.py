@@ -212,7 +212,10 @@ def _draw_rates(run, k):
         names = list(getattr(stream, "label_names", ()) or [])
         if names and len(names) == len(per_label):
             per_label["label"] = names
-        st.dataframe(per_label.round(3), hide_index=True, width="stretch", height=220)
+        # the rates as the model holds them (4 decimals, as the sidebar's table)
+        st.dataframe(per_label, hide_index=True, width="stretch", height=220,
+                     column_config={c: st.column_config.NumberColumn(c, format="%.4f")
+                                    for c in per_label.columns if c != "label"})
 
 
 def _status_text(run) -> str:
