@@ -54,10 +54,14 @@ def load_dataset(name: str):
 
 @st.cache_data(max_entries=4, show_spinner="Reading the upload…")
 def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
-    """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input."""
-    from ncld_core.datasets import load_arff_bytes
+    """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input
+    (also for features no model can learn from: ``ncld_core.datasets.check_features``)."""
+    from ncld_core.datasets import check_features, load_arff_bytes
 
-    return load_arff_bytes(arff_bytes, xml_bytes, name=name)
+    tag = "" if name == "upload" else f" ({name})"
+    ds = load_arff_bytes(arff_bytes, xml_bytes, name=name)
+    check_features(ds, f"arff_bytes{tag}")  # values that would break the solve: refused here, not after chunk 1
+    return ds
 
 
 def digest(*parts: bytes | None) -> str:

@@ -586,10 +586,8 @@ def load_arff_bytes(arff_bytes, xml_bytes=None, *, name="upload", label_count=No
     xml_labels = None
     if xml_bytes is not None:
         xml_labels = _parse_label_xml(_as_bytes(xml_bytes, "xml_bytes"), f"xml_bytes{tag}")
-    ds = _parse_arff(text, source=f"arff_bytes{tag}", name=name, xml_labels=xml_labels,
-                     label_count=label_count, label_location=label_location, dataset_source="upload")
-    check_features(ds, f"arff_bytes{tag}")
-    return ds
+    return _parse_arff(text, source=f"arff_bytes{tag}", name=name, xml_labels=xml_labels,
+                       label_count=label_count, label_location=label_location, dataset_source="upload")
 
 
 #: Largest feature magnitude a model accepts: beyond it the squared distances of the graph
@@ -599,6 +597,9 @@ MAX_FEATURE = 1e100
 
 def check_features(ds: "Dataset", source: str = "dataset") -> None:
     """Refuse features no model can learn from, naming the column and the row (1-based data row).
+
+    Not part of parsing (a file may hold anything); called where data is loaded for a run
+    (the dashboard's upload).
 
     * a value with ``|x| > MAX_FEATURE`` (finite, but its square overflows);
     * every feature constant: the instances cannot be told apart (no graph, no hidden layer signal).

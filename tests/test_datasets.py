@@ -603,3 +603,20 @@ def test_download_refusals(tmp_path, serve):
     with pytest.raises(ValueError, match=r"could not download emotions\.arff .*404"):
         download("emotions", dest, base_url=serve(empty), timeout=5)
     assert list(dest.iterdir()) == []
+
+
+def test_check_features_names_the_column_and_row():
+    from ncld_core.datasets import Dataset, check_features
+
+    X = np.zeros((4, 2))
+    X[:, 0] = np.arange(4)
+    X[2, 1] = -1e200
+    with pytest.raises(ValueError, match=r"feature 'x_1', data row 3: value -1e\+200 is too large"):
+        check_features(Dataset(name="t", X=X, Y=np.zeros((4, 1), np.int8)))
+    import scipy.sparse as sp
+
+    with pytest.raises(ValueError, match=r"feature 'x_1', data row 3"):
+        check_features(Dataset(name="t", X=sp.csr_matrix(X), Y=np.zeros((4, 1), np.int8)))
+    with pytest.raises(ValueError, match="every feature is constant"):
+        check_features(Dataset(name="t", X=np.ones((4, 2)), Y=np.zeros((4, 1), np.int8)))
+    check_features(Dataset(name="t", X=np.c_[np.arange(4.0), np.ones(4)], Y=np.zeros((4, 1), np.int8)))
