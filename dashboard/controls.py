@@ -581,12 +581,33 @@ def render_sidebar() -> Context:
     for k, msg in errors.items():
         slot = f.slots.get(k) or f.slots.get("dataset")
         slot.error(md_escape(msg), icon=":material/error:")
+    failed = start_failure(ss.get("run"), cfg)
+    if failed and failed[0] not in errors:
+        # The settings passed every check but the run could not start: say why next to the control at
+        # fault (Run stays usable: the reason may be passing, e.g. a file that changed on disk).
+        (f.slots.get(failed[0]) or f.slots["dataset"]).warning(
+            md_escape(f"The last run could not start: {failed[1]}"), icon=":material/warning:")
     sync_url(cfg)  # an upload appears as dataset=upload: the file itself cannot travel in a link
     if applied and applied in PRESETS:
         preset_note.caption(f"**{applied}**{'' if cfg == PRESETS[applied] else ' (modified)'} — "
                             f"{PRESET_NOTES.get(applied, '')}")
     return Context(cfg=cfg, errors=errors, upload=ctx_upload, n_available=n_available,
                    n_labels_available=n_labels_available, label_names=label_names, dataset_note=note)
+
+
+def start_failure(run, cfg: RunConfig):
+    """``(field, message)`` when the newest run of these settings failed before its first chunk, else None.
+
+    The field is the setting the message names first (its internal name or its label), else the dataset.
+    """
+    if not run or run.get("status") != "error" or run.get("chunks") or run.get("cfg") != cfg:
+        return None
+    msg = worded(run.get("error", "the run failed"))
+    low = msg.lower()
+    hits = [(low.find(name.lower()), key) for key, label in LABELS.items() for name in {key, label}
+            if name.lower() in low and key in FIELDS]
+    field = min(hits)[1] if hits else "dataset"
+    return field, msg
 
 
 def _word_detector_errors(errors: dict, cfg: RunConfig):

@@ -619,7 +619,7 @@ def test_a_run_that_fails_to_start_leaves_run_usable(monkeypatch):
     seed = 515151  # a stream no other test has cached
 
     def failing(self, dataset=None):
-        raise ValueError("the stream cannot be built (test)")
+        raise ValueError("schedule: the stream cannot be built (test)")
 
     monkeypatch.setattr(RunConfig, "build_stream", failing)
     at = _app()
@@ -631,6 +631,12 @@ def test_a_run_that_fails_to_start_leaves_run_usable(monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     assert any("the stream cannot be built (test)" in e for e in _errors(at)), _errors(at)
     assert _run_button(at).disabled is False and at.button(key="stop_button").disabled is True
+    # and next to the control the message names (the drift schedule), as a warning that does not block Run
+    from dashboard.controls import start_failure
+
+    assert start_failure(at.session_state["run"], RunConfig(**at.session_state["cfg_values"]))[0] == "schedule"
+    assert any("The last run could not start: schedule: the stream cannot be built (test)" in _plain(w.value)
+               for w in at.warning), [w.value for w in at.warning]
 
 
 def _arff_with(mod):

@@ -335,7 +335,7 @@ def _summary(run):
             det = F.detection_table(run["chunks"], _focus(run), run["change_points"], run["chunk_size"])
             card = F.cardinality_title(run["chunks"], _focus(run))
             return report.html_report(f"ncld run on {run['stream_name']}", cfg.to_dict(), figs, table,
-                                      notes=_describe(cfg), tables={"Drift detection per detector": det},
+                                      notes=_describe(cfg) + (f". {noise_cost_text(cost)}" if cost else ""), tables={"Drift detection per detector": det},
                                       figure_notes={card: F.cardinality_note(run["chunks"], _focus(run))},
                                       status=result.status)
 
