@@ -257,6 +257,8 @@ def test_growth_preset_detects_the_change(browser, server):
     for r in summary[1:]:
         assert 0 <= float(r[1]) <= 1
     for label in ("Per-chunk CSV", "Summary JSON", "HTML report"):
+        # drawn after the summary table in the same script run: wait for it rather than race it
+        page.get_by_role("button", name=label).wait_for(timeout=30_000)
         assert page.get_by_role("button", name=label).count() == 1
     assert page.get_by_role("button", name="Run", exact=True).is_enabled()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
