@@ -842,7 +842,7 @@ def render(res: dict) -> str:
         "",
         "Eq. (Update) and Eq. (Z_Update) literally: dense N x N `R = bI + (1-b)(S^T S - S^T - S)`, `R^-1`,",
         "`(R^-1 + H P H^T)^-1`, then P, Phi, Z. Compared with `ELMNCLD(hessian=\"paper\")` at the same",
-        f"parameters ({', '.join(f'{k}={v:g}' for k, v in _paper_params().items())}, the paper's; beta > 1/2 so R is invertible),",
+        f"parameters ({', '.join(f'{k}={v:g}' if isinstance(v, float) else f'{k}={v}' for k, v in _paper_params().items())}, the paper's; beta > 1/2 so R is invertible),",
         "i.e. the same model: the largest relative difference of Phi between the two over all chunks is listed.",
         "Both share the hidden layer, the graph weights S, the probability model and the importance weights;",
         "timed on the same chunks as section 1, interleaved (order rotated per chunk), predict + update.",
