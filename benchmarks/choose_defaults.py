@@ -10,7 +10,7 @@ every later chunk is predicted and then learned (test-then-train), metrics again
 the ground truth, ``L = 20`` hidden nodes.  Each seed has its own stream order, flip
 rates and flips (``build_stream(random_state=seed)``) and its own hidden layer.
 All settings of a section run side by side on the identical stream in one pass
-(:class:`~ncld_core.runner.PrequentialRunner` with a dict of estimators).
+(:class:`~ncld_core.eval.runner.PrequentialRunner` with a dict of estimators).
 
 Sections, each choosing one group of parameters with the earlier choices fixed:
 
@@ -28,7 +28,7 @@ Drift scores for several ``delta`` come from one ELM-O run: with ``strategy="non
 firing changes nothing, so the firings at another ``delta`` are the recorded
 differences against :meth:`HoeffdingCardinalityDetector.threshold` at that ``delta``
 (checked against the runner's own firings at the model's ``delta``), scored by
-:func:`ncld_core.drift_eval.detection_report` as ``RunResult.summary()`` does.
+:func:`ncld_core.eval.drift_eval.detection_report` as ``RunResult.summary()`` does.
 
 The report is generated: every number in it comes from the run that wrote it.
 Nothing in ``ncld_core`` is changed; the proposed defaults are listed at the top.
@@ -65,17 +65,17 @@ REPO = Path(__file__).resolve().parents[1]
 if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
     os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")  # as the Makefile does
 
-from ncld_core.builder import build_stream  # noqa: E402
-from ncld_core.datasets import load_dataset  # noqa: E402
-from ncld_core.detector import HoeffdingCardinalityDetector  # noqa: E402
-from ncld_core.drift_eval import change_chunks, detection_report  # noqa: E402
-from ncld_core.importance import importance_weights  # noqa: E402
-from ncld_core.metrics import MetricAccumulator  # noqa: E402
+from ncld_core.data import load_dataset  # noqa: E402
+from ncld_core.eval.drift_eval import change_chunks, detection_report  # noqa: E402
+from ncld_core.eval.metrics import MetricAccumulator  # noqa: E402
+from ncld_core.eval.runner import PrequentialRunner, write_atomic  # noqa: E402
+from ncld_core.eval.variants import REFERENCES, make_model  # noqa: E402
 from ncld_core.model import ELMNCLD  # noqa: E402
-from ncld_core.probability import make_probability_model  # noqa: E402
-from ncld_core.runner import PrequentialRunner, write_atomic  # noqa: E402
-from ncld_core.synthetic import make_synthetic_stream  # noqa: E402
-from ncld_core.variants import REFERENCES, make_model  # noqa: E402
+from ncld_core.model.detector import HoeffdingCardinalityDetector  # noqa: E402
+from ncld_core.model.importance import importance_weights  # noqa: E402
+from ncld_core.model.probability import make_probability_model  # noqa: E402
+from ncld_core.stream.builder import build_stream  # noqa: E402
+from ncld_core.stream.synthetic import make_synthetic_stream  # noqa: E402
 
 # ----------------------------------------------------------------------------- protocol
 CHUNK = 500

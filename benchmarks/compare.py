@@ -48,8 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
     os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")  # as the Makefile does
 
-from ncld_core.baselines import BASELINES, OPTIONAL  # noqa: E402
-from ncld_core.grid import (  # noqa: E402
+from benchmarks.grid import (  # noqa: E402
     METRICS,
     SETTINGS,
     cd_diagram,
@@ -62,7 +61,8 @@ from ncld_core.grid import (  # noqa: E402
     summarize,
 )
 from ncld_core._io import write_atomic  # noqa: E402
-from ncld_core.variants import ELM_VARIANTS, REFERENCES  # noqa: E402
+from ncld_core.eval.baselines import BASELINES, OPTIONAL  # noqa: E402
+from ncld_core.eval.variants import ELM_VARIANTS, REFERENCES  # noqa: E402
 
 #: The paper's datasets available in the shared folder (NOTES, datasets/README.md).
 PAPER_DATASETS = ["medical", "langlog", "enron", "corel16k001", "rcv1subset5", "arts", "health", "tmc2007_500"]
@@ -112,10 +112,10 @@ def baseline_available(name: str) -> str | None:
     """None when the baseline can be built here, else why not."""
     module = _BASELINE_MODULES[name]
     try:
-        importlib.import_module(f"ncld_core.baselines.{module}")
+        importlib.import_module(f"ncld_core.eval.baselines.{module}")
     except ImportError as exc:
         extra = OPTIONAL.get(name)
-        return f"module ncld_core.baselines.{module} cannot be imported ({exc})" + (
+        return f"module ncld_core.eval.baselines.{module} cannot be imported ({exc})" + (
             f"; optional dependency: pip install {extra}" if extra else "")
     return None
 
@@ -537,7 +537,7 @@ def main(argv=None) -> int:
     sourced = [m for m in all_methods if m in BASELINE_SOURCES]
     if sourced:
         L += ["", "Baselines: where their mechanism and defaults come from (details in each module's docstring, "
-              "`ncld_core/baselines/`).", "", "| Baseline | Source |", "|:--|:--|"]
+              "`ncld_core/eval/baselines/`).", "", "| Baseline | Source |", "|:--|:--|"]
         L += [f"| {m} | {BASELINE_SOURCES[m]} |" for m in sourced]
         L.append("")
     L.append("In each row the best mean is **bold** and the second <u>underlined</u> "
@@ -591,7 +591,7 @@ def main(argv=None) -> int:
         L += ["## Time per method", "",
               "Seconds to score and learn, summed over all cells and per cell (single core, shared machine). "
               "The ELM variants of a cell share each chunk's hidden layer, graph and P_D "
-              "(`ncld_core.chunk_cache`); the first of them (ELM-O) is charged for that shared work:", "",
+              "(`ncld_core.model.chunk_cache`); the first of them (ELM-O) is charged for that shared work:", "",
               md_table(["Method", "total s", "mean s / cell"],
                        [[m, fnum(r["sum"], 1), fnum(r["mean"], 2)] for m, r in secs.iterrows()])]
     if info["skipped"] or info["errors"]:

@@ -15,7 +15,7 @@ Streams (the paper's noise: per-label rates ~ U[0.2, 0.4], told to the model):
   ``regimes 1.6<->2.4`` and ``shift``.
 
 Each stream runs ELM-O with the paper's test acting and every other detector of
-:data:`ncld_core.detector.DETECTORS` as a monitor (same signal), beside River's ADWIN,
+:data:`ncld_core.model.detector.DETECTORS` as a monitor (same signal), beside River's ADWIN,
 KSWIN and PageHinkley (their defaults) fed the per-instance raw noisy cardinality, and
 River's ADWIN fed the per-instance unbiased cardinality.  A detector "fires in chunk c"
 when it signals a drift at any instance of chunk c (River) or at chunk c (ncld).
@@ -50,10 +50,10 @@ if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").i
     os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")
 
 from ncld_core._io import write_atomic  # noqa: E402
-from ncld_core.cardinality import moment_cardinality  # noqa: E402
-from ncld_core.detector import DETECTORS  # noqa: E402
-from ncld_core.drift_eval import change_chunks, detection_report  # noqa: E402
+from ncld_core.eval.drift_eval import change_chunks, detection_report  # noqa: E402
 from ncld_core.model import ELMNCLD  # noqa: E402
+from ncld_core.model.cardinality import moment_cardinality  # noqa: E402
+from ncld_core.model.detector import DETECTORS  # noqa: E402
 from ncld_core.stream import ChangePoint  # noqa: E402
 
 DATASETS = ["arts", "corel16k001", "emotions", "enron", "health", "langlog", "medical", "rcv1subset5",
@@ -96,7 +96,7 @@ def regime_plan(Y, chunk):
 def dataset_plan(name):
     """Chunk size for a dataset: the largest of CHUNK_SIZES whose regimes stream has >= 2 switches
     (else the one with the most switches)."""
-    from ncld_core.datasets import load_dataset
+    from ncld_core.data import load_dataset
 
     d = load_dataset(name)
     plans = [(regime_plan(d.Y, chunk)[1] // SEGMENT - 1, chunk) for chunk in CHUNK_SIZES]
@@ -114,14 +114,14 @@ def cardinality_cell(args) -> dict:
     95 % interval holds it.  Draws are independent, so the t-test uses the per-draw mean errors.
     """
     source, draws = args
-    from ncld_core.noise import apply_label_noise, draw_flip_rates
+    from ncld_core.stream.noise import apply_label_noise, draw_flip_rates
 
     if source == "synthetic":
-        from ncld_core.synthetic import make_synthetic_stream
+        from ncld_core.stream.synthetic import make_synthetic_stream
 
         Y = make_synthetic_stream(n_instances=MAX_CHUNKS * SYNTHETIC_CHUNK, flip_rates=None, random_state=0).Y_true
     else:
-        from ncld_core.datasets import load_dataset
+        from ncld_core.data import load_dataset
 
         Y = load_dataset(source).Y
     Y = np.asarray(Y)[np.random.default_rng(0).permutation(len(Y))]
@@ -146,11 +146,11 @@ def _every(n_chunks, chunk):
 
 
 def make_stream(source, kind, seed, chunk):
-    from ncld_core.builder import build_stream
-    from ncld_core.schedule import DriftSchedule
+    from ncld_core.stream.builder import build_stream
+    from ncld_core.stream.schedule import DriftSchedule
 
     if source == "synthetic":
-        from ncld_core.synthetic import make_synthetic_stream
+        from ncld_core.stream.synthetic import make_synthetic_stream
 
         n = MAX_CHUNKS * chunk
         kw = dict(n_instances=n, flip_rates="paper", random_state=seed)
@@ -162,7 +162,7 @@ def make_stream(source, kind, seed, chunk):
         low, high = (1.0, 3.0) if kind == "regimes 1<->3" else (1.6, 2.4)
         sched = DriftSchedule.from_chunks(list(_every(MAX_CHUNKS, chunk)), chunk, first="growth")
         return make_synthetic_stream(schedule=sched, low_cardinality=low, high_cardinality=high, **kw)
-    from ncld_core.datasets import load_dataset
+    from ncld_core.data import load_dataset
 
     d = load_dataset(source)
     common = dict(name=source, label_names=d.label_names, flip_rates="paper", random_state=seed)
@@ -413,7 +413,7 @@ def report(cells, card_cells, scores, *, seeds, card_draws, wall, quick) -> str:
         + ", ".join(f"{s} {int(c)}" for s, c in dict.fromkeys(
             (cell["source"], cell["chunk"]) for cell in cells)) + ".",
         "",
-        "## 1. The cardinality estimate (`lcard_hat`, `ncld_core.cardinality`)",
+        "## 1. The cardinality estimate (`lcard_hat`, `ncld_core.model.cardinality`)",
         "",
         f"Each source shuffled once, then {card_draws} independent draws of the paper's noise (rates ~ U[0.2, 0.4] "
         "per label, flips), rates given, chunks of 500 (half the dataset when smaller). Bias: mean over draws and "
@@ -496,7 +496,7 @@ def report(cells, card_cells, scores, *, seeds, card_draws, wall, quick) -> str:
     out += ["", "### Why: the power at the change chunk", "",
             "From the measured size of each class's true jumps and the measured spread of the per-instance unbiased "
             "cardinality (the flip noise alone: `lcard_se * sqrt(N)`), the power of the default's cardinality test "
-            f"at the change chunk (one chunk against the 4 before it, two-sided, level delta/2 split over 3 window "
+            "at the change chunk (one chunk against the 4 before it, two-sided, level delta/2 split over 3 window "
             "splits). Below ~90 % a change of that size is too small to be seen in one chunk of that size under "
             "this noise, by any test of the mean; the label test and later chunks add to it.", ""]
     lines, _ = power_table(cells, delta)

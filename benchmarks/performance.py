@@ -185,8 +185,8 @@ def machine_facts() -> dict:
 # ====================================================================== data
 def noisy_dataset(name):
     """``X``, noisy ``Y`` and the flip rates of dataset ``name`` under the paper's noise."""
-    from ncld_core.datasets import load_dataset
-    from ncld_core.noise import apply_label_noise, draw_flip_rates
+    from ncld_core.data import load_dataset
+    from ncld_core.stream.noise import apply_label_noise, draw_flip_rates
 
     ds = load_dataset(name)
     q = ds.Y.shape[1]
@@ -207,7 +207,7 @@ def chunk_list(X, Y, size, count):
 
 def synthetic_sparse(n, d, q, nnz, seed):
     """Sparse rows with ~``nnz`` non-zeros in ``d`` columns, labels from a linear score (cardinality ~2), noisy."""
-    from ncld_core.noise import apply_label_noise, draw_flip_rates
+    from ncld_core.stream.noise import apply_label_noise, draw_flip_rates
 
     rng = np.random.default_rng(seed)
     X = sp.random(n, d, density=min(1.0, nnz / d), format="csr", random_state=rng, dtype=np.float64)
@@ -274,9 +274,9 @@ def bench_throughput(cfg: Config) -> dict:
     import copy
 
     from benchmarks.woodbury_reference import WoodburyELMNCLD
-    from ncld_core.cardinality import moment_cardinality
-    from ncld_core.detector import ChunkSignal, make_detector
     from ncld_core.model import ELMNCLD
+    from ncld_core.model.cardinality import moment_cardinality
+    from ncld_core.model.detector import ChunkSignal, make_detector
 
     out = {}
     for name in THROUGHPUT_DATASETS:
@@ -290,7 +290,7 @@ def bench_throughput(cfg: Config) -> dict:
         default = ELMNCLD(rho_pos=rho_pos, rho_neg=rho_neg, random_state=MODEL_SEED)
         paper = ELMNCLD(hessian="paper", rho_pos=rho_pos, rho_neg=rho_neg, random_state=MODEL_SEED, **_paper_params())
         one_thread = ELMNCLD(rho_pos=rho_pos, rho_neg=rho_neg, random_state=MODEL_SEED)
-        estimating = ELMNCLD(random_state=MODEL_SEED)  # no rates given: estimated online (ncld_core.flip_rates)
+        estimating = ELMNCLD(random_state=MODEL_SEED)  # no rates given: estimated online (ncld_core.model.flip_rates)
         blas1 = _blas_one_thread()
         ref = None
         keys = ("default_predict", "default_fit", "blas1_total", "estimate_total", "paper_total", "ref_total",
@@ -478,7 +478,7 @@ def _rss_mb() -> float:
 def memory_worker(milestones, budget_s) -> dict:
     """Run in a fresh process: stream the synthetic data through ELMNCLD, RSS at each milestone."""
     from ncld_core.model import ELMNCLD
-    from ncld_core.synthetic import make_synthetic_stream
+    from ncld_core.stream.synthetic import make_synthetic_stream
 
     stream = make_synthetic_stream(10_000, n_features=50, n_labels=20, random_state=0)
     X, Y = stream.X, stream.Y_noisy
@@ -831,7 +831,7 @@ def render(res: dict) -> str:
             f"Model: `{any_r['default_params']}` (ELMNCLD defaults, the true flip rates given).",
             "\"BLAS on 1 thread\" is a second, identical model timed on the same chunks with BLAS limited to one thread",
             "(`threadpoolctl`); the targets use the default configuration (\"instances/s\"). \"rates estimated\":",
-            "`ELMNCLD(random_state=...)` with no rates, which estimates them online (`ncld_core.flip_rates`), on the",
+            "`ELMNCLD(random_state=...)` with no rates, which estimates them online (`ncld_core.model.flip_rates`), on the",
             "same chunks; the ratio is its throughput over the column \"instances/s\".",
         ]
     L += [

@@ -20,9 +20,9 @@ The paper's ``R`` drops a ``(1-b) I`` term (NOTES §1), so this computes the sam
 ``R = (2b-1) I + (1-b)(I-S)^T(I-S)`` is positive definite and ``R^-1`` exists.
 
 Everything the two implementations share is taken from :mod:`ncld_core` so that the speed
-ratio compares equal work: the hidden layer (:class:`~ncld_core.elm.RandomHiddenLayer`, or the
-fitted ``model.hidden_``), the graph weights ``S`` (:func:`~ncld_core.graph.reconstruction_weights`),
-the probability model, the importance weights and ``A`` (:mod:`ncld_core.importance`) and the
+ratio compares equal work: the hidden layer (:class:`~ncld_core.model.elm.RandomHiddenLayer`, or the
+fitted ``model.hidden_``), the graph weights ``S`` (:func:`~ncld_core.model.graph.reconstruction_weights`),
+the probability model, the importance weights and ``A`` (:mod:`ncld_core.model.importance`) and the
 drift detector.  ``tests/test_woodbury_reference.py`` checks ``coef_`` against ``ELMNCLD``.
 
 >>> import numpy as np
@@ -42,12 +42,16 @@ import time
 import numpy as np
 
 from ncld_core._validation import check_flip_rates, check_XY
-from ncld_core.detector import HoeffdingCardinalityDetector
-from ncld_core.elm import RandomHiddenLayer
-from ncld_core.graph import reconstruction_weights
-from ncld_core.importance import importance_weights, instance_cardinality, ranking_matrix
 from ncld_core.model import ELMNCLD
-from ncld_core.probability import make_probability_model
+from ncld_core.model.detector import HoeffdingCardinalityDetector
+from ncld_core.model.elm import RandomHiddenLayer
+from ncld_core.model.graph import reconstruction_weights
+from ncld_core.model.importance import (
+    importance_weights,
+    instance_cardinality,
+    ranking_matrix,
+)
+from ncld_core.model.probability import make_probability_model
 
 __all__ = ["WoodburyELMNCLD", "PAPER_PARAMS"]
 
@@ -80,7 +84,7 @@ class WoodburyELMNCLD:
 
     Parameters are those of :class:`ncld_core.model.ELMNCLD` (with the paper's published
     ``alpha=1, beta=0.55, gamma=2^-6`` as defaults); ``hidden`` optionally supplies an
-    already fitted :class:`~ncld_core.elm.RandomHiddenLayer` (e.g. ``model.hidden_``) instead
+    already fitted :class:`~ncld_core.model.elm.RandomHiddenLayer` (e.g. ``model.hidden_``) instead
     of drawing one from ``random_state`` on the first chunk.
 
     Attributes

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from ncld_core.baselines import BASELINES, OPTIONAL
 from ncld_core.config import PRESETS, SYNTHETIC_DEFAULT_LENGTH, RunConfig
-from ncld_core.detector import DETECTORS
-from ncld_core.runner import RATE_MODES
-from ncld_core.schedule import KINDS
-from ncld_core.variants import ELM_VARIANTS, ORACLES
+from ncld_core.eval.baselines import BASELINES, OPTIONAL
+from ncld_core.eval.runner import RATE_MODES
+from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
+from ncld_core.model.detector import DETECTORS
+from ncld_core.stream.schedule import KINDS
 
 from . import data
 from .figures import schedule_figure
@@ -151,7 +151,7 @@ def sanitize(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
         notes.append(f"schedule {cfg.schedule!r} (using none)")
         fix["schedule"] = ""
     elif cfg.schedule.strip():
-        from ncld_core.schedule import DriftSchedule
+        from ncld_core.stream.schedule import DriftSchedule
 
         try:  # the schedule editor holds parsed rows only: an unreadable text would vanish from it
             DriftSchedule.parse(cfg.schedule)
@@ -255,7 +255,7 @@ def _rates_base(vals, n_labels, label_names):
     if n_labels is None:
         n_labels = len(pos) or 1
     if len(pos) != n_labels or len(neg) != n_labels:
-        from ncld_core.noise import draw_flip_rates
+        from ncld_core.stream.noise import draw_flip_rates
 
         low, high = vals.get("rho_low", 0.2), vals.get("rho_high", 0.4)
         try:
@@ -270,7 +270,7 @@ def _rates_base(vals, n_labels, label_names):
 
 def schedule_rows(text: str) -> pd.DataFrame:
     """The schedule string as editor rows (kind, position); unparsable text gives no rows."""
-    from ncld_core.schedule import DriftSchedule
+    from ncld_core.stream.schedule import DriftSchedule
 
     rows = []
     if text and text.strip():
@@ -624,7 +624,7 @@ def _word_detector_errors(errors: dict, cfg: RunConfig):
 
 
 def _points(text):
-    from ncld_core.schedule import DriftSchedule
+    from ncld_core.stream.schedule import DriftSchedule
 
     if not text:
         return []

@@ -27,8 +27,8 @@ STREAM_FIELDS = (
 
 @st.cache_data(ttl=30, show_spinner=False)
 def list_datasets():
-    """The datasets found in the data folders (``ncld_core.datasets.list_datasets``); re-scanned every 30 s."""
-    from ncld_core.datasets import list_datasets as _list
+    """The datasets found in the data folders (``ncld_core.data.list_datasets``); re-scanned every 30 s."""
+    from ncld_core.data import list_datasets as _list
 
     try:
         return _list(), None
@@ -47,7 +47,7 @@ def dataset_row(name: str):
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def load_dataset(name: str):
-    from ncld_core.datasets import load_dataset as _load
+    from ncld_core.data import load_dataset as _load
 
     return _load(name)
 
@@ -55,8 +55,8 @@ def load_dataset(name: str):
 @st.cache_data(max_entries=4, show_spinner="Reading the upload…")
 def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
     """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input
-    (also for features no model can learn from: ``ncld_core.datasets.check_features``)."""
-    from ncld_core.datasets import check_features, load_arff_bytes
+    (also for features no model can learn from: ``ncld_core.data.check_features``)."""
+    from ncld_core.data import check_features, load_arff_bytes
 
     tag = "" if name == "upload" else f" ({name})"
     ds = load_arff_bytes(arff_bytes, xml_bytes, name=name)
@@ -110,14 +110,14 @@ def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) 
 @st.cache_data(max_entries=16, show_spinner=False)
 def run_sweep(key: str, params: str, variant: str, betas: tuple, gammas: tuple, upload_digest: str | None,
               _stream=None):
-    """``ncld_core.sweep.sweep`` with a progress bar; cached by stream, parameters and grid."""
-    from ncld_core.sweep import sweep
+    """``ncld_core.eval.sweep.sweep`` with a progress bar; cached by stream, parameters and grid."""
+    from ncld_core.eval.sweep import sweep
 
     cfg = RunConfig(**{**json.loads(key), **json.loads(params)})
     # Created inside the cached function: on a cache hit the finished bar is replayed.
     n_points = len(betas) * len(gammas)
     bar = st.progress(0.0, text=f"Sweeping β × γ: {n_points} grid points …")
-    # With estimated rates every grid point is a run of its own (ncld_core.sweep: "runner"), counted one by
+    # With estimated rates every grid point is a run of its own (ncld_core.eval.sweep: "runner"), counted one by
     # one; otherwise all grid points advance together, chunk by chunk, and finish at once.
     one_by_one = cfg.model_rates == "estimate"
 
@@ -138,7 +138,7 @@ def warm_up() -> bool:
     validators, scipy's LAPACK wrappers); nothing of a visitor is kept.
     """
     try:
-        from ncld_core.detector import DETECTORS
+        from ncld_core.model.detector import DETECTORS
 
         from . import figures as F
 

@@ -1,6 +1,6 @@
 """Plotly figures of the dashboard, built from the runner's ChunkResults (no model math here).
 
-Every function takes plain data (a list of :class:`~ncld_core.runner.ChunkResult`,
+Every function takes plain data (a list of :class:`~ncld_core.eval.runner.ChunkResult`,
 the true change points, the chunk size) and returns a ``plotly.graph_objects.Figure``;
 the live view redraws them after every chunk, the HTML report embeds them.
 Figures are built from dicts (one validation pass in ``go.Figure``) to keep the
@@ -14,10 +14,10 @@ import math
 
 import plotly.graph_objects as go
 
-from ncld_core.baselines import BASELINES
-from ncld_core.detector import DETECTORS
-from ncld_core.drift_eval import change_chunks, detection_report
-from ncld_core.variants import REFERENCES
+from ncld_core.eval.baselines import BASELINES
+from ncld_core.eval.drift_eval import change_chunks, detection_report
+from ncld_core.eval.variants import REFERENCES
+from ncld_core.model.detector import DETECTORS
 
 from .teaching import detector_label
 

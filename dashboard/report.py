@@ -12,8 +12,8 @@ import json
 
 import pandas as pd
 
-from ncld_core.metrics import METRICS
-from ncld_core.sweep import geometric_mean
+from ncld_core.eval.metrics import METRICS
+from ncld_core.eval.sweep import geometric_mean
 
 from . import figures as F
 

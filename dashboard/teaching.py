@@ -5,9 +5,9 @@ Plain text only; rendered by :func:`dashboard.ui.teach` in an ``st.expander`` be
 
 from __future__ import annotations
 
-from ncld_core.detector import DETECTORS
+from ncld_core.model.detector import DETECTORS
 
-#: Short names of the drift detectors (ncld_core.detector.DETECTORS) for the controls and legends.
+#: Short names of the drift detectors (ncld_core.model.detector.DETECTORS) for the controls and legends.
 DETECTOR_LABELS = {
     "paper": "paper's Hoeffding test (Eq. Hfd)",
     "welch": "Welch t-test, adjacent chunks",
@@ -15,7 +15,7 @@ DETECTOR_LABELS = {
     "labels": "per-label prevalence test",
     "adaptive+labels": "adaptive window + per-label test",
 }
-#: One or two sentences per detector, from ncld_core/detector.py.
+#: One or two sentences per detector, from ncld_core/model/detector.py.
 DETECTOR_NOTES = {
     "paper": "Eq. (Hfd) as published: fires when the paper's Eq. (card) estimate moves between adjacent "
              "chunks by more than $\\varepsilon_i$. It applies a one-sample range bound to a difference of two "
@@ -32,7 +32,7 @@ DETECTOR_NOTES = {
 }
 for _name in DETECTORS:  # a detector added to the core still gets a label
     DETECTOR_LABELS.setdefault(_name, _name)
-    DETECTOR_NOTES.setdefault(_name, "see ncld_core/detector.py.")
+    DETECTOR_NOTES.setdefault(_name, "see ncld_core/model/detector.py.")
 
 
 def detector_label(name) -> str:
@@ -41,7 +41,7 @@ def detector_label(name) -> str:
 
 
 def noise_cost_text(cost: dict) -> str:
-    """The sentence under the summary for :meth:`ncld_core.runner.RunResult.noise_cost`."""
+    """The sentence under the summary for :meth:`ncld_core.eval.runner.RunResult.noise_cost`."""
     metric = {"average_precision": "average precision", "micro_f1": "micro-F1"}.get(cost["metric"], cost["metric"])
     text = (f"What the noise cost: {cost['oracle']} (oracle) against {cost['plain']} on the noisy labels, "
             f"{cost['cost']:.3f} of {metric}. ")

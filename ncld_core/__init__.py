@@ -11,9 +11,9 @@ Importing it does not import Streamlit.
 """
 
 from .config import RunConfig
-from .model import ELMNCLD
-from .runner import PrequentialRunner
-from .stream import ChangePoint, Stream
+from .eval.runner import PrequentialRunner
+from .model.elm_ncld import ELMNCLD
+from .stream.stream import ChangePoint, Stream
 
 __all__ = ["ELMNCLD", "PrequentialRunner", "RunConfig", "Stream", "ChangePoint"]
 __version__ = "0.1.0"

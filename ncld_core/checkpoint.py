@@ -9,7 +9,7 @@ or unpickled.  Files are written atomically (temporary file, fsync, rename), so
 a crash leaves either the old checkpoint or the new one.
 
 >>> import numpy as np, tempfile, os
->>> from ncld_core.model import ELMNCLD
+>>> from ncld_core.model.elm_ncld import ELMNCLD
 >>> rng = np.random.default_rng(0)
 >>> X, Y = rng.normal(size=(60, 4)), (rng.random((60, 3)) < 0.4).astype(int)
 >>> model = ELMNCLD(n_neighbors=5, random_state=0).partial_fit(X, Y)
@@ -25,31 +25,33 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
 from ._io import write_atomic
+from .eval.metrics import MetricAccumulator
+from .eval.references import AllNegative, NoisyPrior
+from .eval.runner import ChunkResult, RunState
+from .model.detector import DETECTORS
+from .model.elm import RandomHiddenLayer
+from .model.elm_ncld import ELMNCLD
+from .model.flip_rates import FlipRateEstimator
+from .model.statistics import SufficientStatistics
 
-__all__ = ["save_checkpoint", "load_checkpoint", "FORMAT", "VERSION", "checkpointable"]
+__all__ = ["save_checkpoint", "load_checkpoint", "save_run", "load_run", "FORMAT", "VERSION", "checkpointable"]
 
 FORMAT = "ncld-checkpoint"
-VERSION = 1
+#: 2: models keep their sums as ``statistics_`` (ncld_core.model.statistics), not ``K_`` / ``B_*_``.
+VERSION = 2
 _META = "__meta__"
 
 
 def _classes() -> dict:
-    # Imported lazily: the model modules import nothing from here.
-    from .detector import DETECTORS
-    from .elm import RandomHiddenLayer
-    from .flip_rates import FlipRateEstimator
-    from .metrics import MetricAccumulator
-    from .model import ELMNCLD
-    from .references import AllNegative, NoisyPrior
-
     return {
         cls.__name__: cls
-        for cls in (ELMNCLD, RandomHiddenLayer, *DETECTORS.values(), FlipRateEstimator, MetricAccumulator,
+        for cls in (ELMNCLD, SufficientStatistics, RandomHiddenLayer, *DETECTORS.values(), FlipRateEstimator, MetricAccumulator,
                     AllNegative, NoisyPrior)
     }
 
@@ -122,8 +124,11 @@ def save_checkpoint(obj, path, *, extra: dict | None = None) -> None:
     write_atomic(path, buffer.getvalue())
 
 
-def load_checkpoint(path, *, with_extra: bool = False):
-    """Read a checkpoint written by :func:`save_checkpoint`; a bad file is a clear ``ValueError``."""
+def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = None):
+    """Read a checkpoint written by :func:`save_checkpoint`; a bad file is a clear ``ValueError``.
+
+    ``expected`` (a class): the checkpoint must hold an instance of it, else a ``ValueError``.
+    """
     path = Path(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
@@ -153,4 +158,31 @@ def load_checkpoint(path, *, with_extra: bool = False):
         extra = _decode(meta.get("extra", {}), arrays)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"checkpoint {path} is incomplete ({exc})") from None
+    if expected is not None and not isinstance(obj, expected):
+        raise ValueError(f"{path} holds a {type(obj).__name__}, not an {expected.__name__}")
     return (obj, extra) if with_extra else obj
+
+
+def save_run(path, state: RunState, chunks: list, *, config: dict | None = None, chunk_size: int | None = None):
+    """Checkpoint a run (models, accumulators, position, the chunks done) to ``path`` atomically."""
+    save_checkpoint(
+        {"models": state.models, "accumulators": state.accumulators},
+        path,
+        extra={
+            "next_chunk": state.next_chunk,
+            "config": config or {},
+            "chunk_size": chunk_size,
+            "chunks": [asdict(c) for c in chunks],
+        },
+    )
+
+
+def load_run(path):
+    """Read :func:`save_run`'s checkpoint: ``(state, chunks, config, chunk_size)``."""
+    payload, extra = load_checkpoint(path, with_extra=True)
+    try:
+        state = RunState(payload["models"], payload["accumulators"], int(extra["next_chunk"]))
+        chunks = [ChunkResult(**c) for c in extra["chunks"]]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not a run checkpoint ({exc})") from None
+    return state, chunks, extra.get("config", {}), extra.get("chunk_size")

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from .config import MODEL_PARAMS, RunConfig
-from .detector import DETECTORS
+from .model.detector import DETECTORS
 
 __all__ = ["main", "build_parser"]
 
@@ -101,12 +101,12 @@ def config_from_args(args) -> RunConfig:
     if args.rates_csv is not None:
         # The same reader as everywhere else (parse_flip_rates): a label column is matched to the
         # dataset's label names, errors name the label.
-        from .noise import parse_flip_rates
+        from .stream.noise import parse_flip_rates
 
         cfg = RunConfig.from_dict(data)
         names = None
         if cfg.dataset != "synthetic":
-            from .datasets import load_dataset
+            from .data import load_dataset
 
             names = list(load_dataset(cfg.dataset).label_names)
         rho_pos, rho_neg = parse_flip_rates(args.rates_csv, len(names) if names else cfg.n_labels, names)
@@ -121,7 +121,8 @@ def run_config(config: RunConfig, *, out: Path | None = None, quiet: bool = Fals
     With ``checkpoint`` the run's state is saved atomically every ``checkpoint_every``
     chunks and at the end, so ``ncld resume`` can continue it bit for bit.
     """
-    from .runner import RunResult, save_run
+    from .checkpoint import save_run
+    from .eval.runner import RunResult
 
     if checkpoint_every < 1:
         raise ValueError(f"--checkpoint-every must be >= 1, got {checkpoint_every}")
@@ -156,7 +157,7 @@ def run_config(config: RunConfig, *, out: Path | None = None, quiet: bool = Fals
 
 def resume(path: Path, **kwargs):
     """Continue the run checkpointed in ``path`` (the stream is rebuilt from its configuration)."""
-    from .runner import load_run
+    from .checkpoint import load_run
 
     state, chunks, config, _ = load_run(path)
     cfg = RunConfig.from_dict(config)
@@ -177,11 +178,11 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "datasets":
-            from .datasets import list_datasets
+            from .data import list_datasets
 
             print(list_datasets().to_string(index=False))
         elif args.command == "download":
-            from .datasets import download
+            from .data import download
 
             print(download(args.name, args.dest, base_url=args.base_url))
         elif args.command == "demo":

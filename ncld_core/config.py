@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .model import ELMNCLD
-from .runner import RATE_MODES, PrequentialRunner
-from .variants import ELM_VARIANTS, ORACLES
+from .eval.runner import RATE_MODES, PrequentialRunner
+from .eval.variants import ELM_VARIANTS, ORACLES
+from .model.elm_ncld import ELMNCLD
 
 __all__ = ["RunConfig", "MODEL_PARAMS", "PRESETS"]
 
@@ -72,7 +72,7 @@ class RunConfig:
     beta: float = _DEFAULTS.beta
     gamma: float = _DEFAULTS.gamma
     delta: float = _DEFAULTS.delta
-    # the drift test the variants act on, and others recorded beside it (ncld_core.detector.DETECTORS)
+    # the drift test the variants act on, and others recorded beside it (ncld_core.model.detector.DETECTORS)
     detector: str = _DEFAULTS.detector
     monitors: list = field(default_factory=list)
     alpha: float = _DEFAULTS.alpha
@@ -141,7 +141,7 @@ class RunConfig:
         if length is not None and "chunk_size" not in err and "n_instances" not in err and length < 2 * self.chunk_size:
             err["chunk_size"] = f"the stream ({length} instances) must hold at least two chunks: the first only initialises"
         if self.schedule.strip() and "schedule" not in err:
-            from .schedule import DriftSchedule
+            from .stream.schedule import DriftSchedule
 
             try:
                 sched = DriftSchedule.parse(self.schedule)
@@ -152,7 +152,7 @@ class RunConfig:
                 err["schedule"] = str(exc)
         if (Y_true is not None and self.dataset != "synthetic" and self.schedule.strip()
                 and not {"schedule", "n_instances", "chunk_size"} & set(err)):
-            from .schedule import reorder_for_schedule
+            from .stream.schedule import reorder_for_schedule
 
             try:  # the pools only: the order drawn here is thrown away
                 reorder_for_schedule(Y_true, self.schedule.strip(), self.n_instances, random_state=0)
@@ -162,7 +162,7 @@ class RunConfig:
             err["model_rates"] = f"model_rates must be one of {', '.join(RATE_MODES)}"
         if not self.models and not self.references:
             err["models"] = "choose at least one model"
-        from .baselines import BASELINES
+        from .eval.baselines import BASELINES
 
         unknown = [m for m in self.models if m not in ELM_VARIANTS and m not in ORACLES and m not in BASELINES]
         if unknown:
@@ -171,7 +171,7 @@ class RunConfig:
         number("gamma", 0, math.inf, high_open=True)
         number("delta", 0, 1, low_open=True, high_open=True)
         number("alpha", 0, math.inf, low_open=True, high_open=True)
-        from .detector import DETECTORS
+        from .model.detector import DETECTORS
 
         if self.detector not in DETECTORS:
             err["detector"] = f"detector must be one of {', '.join(DETECTORS)}"
@@ -208,12 +208,12 @@ class RunConfig:
     def build_stream(self, dataset=None):
         """The stream this configuration describes.
 
-        ``dataset``: a loaded :class:`~ncld_core.datasets.Dataset` (e.g. an upload);
+        ``dataset``: a loaded :class:`~ncld_core.data.Dataset` (e.g. an upload);
         by default the registry dataset named by ``self.dataset`` is loaded.
         """
         self.check(stream_only=True)
         if self.dataset == "synthetic" and dataset is None:
-            from .synthetic import make_synthetic_stream
+            from .stream.synthetic import make_synthetic_stream
 
             return make_synthetic_stream(
                 n_instances=self.n_instances or SYNTHETIC_DEFAULT_LENGTH,
@@ -226,11 +226,11 @@ class RunConfig:
                 random_state=self.shuffle_seed,
             )
         if dataset is None:
-            from .datasets import load_dataset
+            from .data import load_dataset
 
             dataset = load_dataset(self.dataset)
         self.check(stream_only=True, n_available=dataset.n_instances, n_labels_available=dataset.n_labels)
-        from .builder import build_stream
+        from .stream.builder import build_stream
 
         return build_stream(
             dataset.X,

@@ -25,8 +25,8 @@ Progressive validation (predict, then learn, instance by instance) on a noisy sy
 stream, ELM-NCLD beside River's classifier chain of logistic regressions:
 
 >>> from river import evaluate, linear_model, metrics, multioutput, stream
->>> from ncld_core.model import ELMNCLD
->>> from ncld_core.synthetic import make_synthetic_stream
+>>> from ncld_core.model.elm_ncld import ELMNCLD
+>>> from ncld_core.stream.synthetic import make_synthetic_stream
 >>> s = make_synthetic_stream(n_instances=1500, n_features=8, n_labels=4, random_state=0)
 >>> def data():
 ...     return stream.iter_array(s.X, s.Y_noisy.astype(bool), feature_names=[f"f{i}" for i in range(8)],
@@ -64,8 +64,8 @@ class RiverMultiLabelClassifier(river_base.MultiLabelClassifier):
     Parameters
     ----------
     model : chunk model, default None
-        Unfitted template, e.g. :class:`~ncld_core.model.ELMNCLD` (the default, with its default
-        parameters) or a baseline of :mod:`ncld_core.baselines`; it is copied, never changed.
+        Unfitted template, e.g. :class:`~ncld_core.model.elm_ncld.ELMNCLD` (the default, with its default
+        parameters) or a baseline of :mod:`ncld_core.eval.baselines`; it is copied, never changed.
     chunk_size : int, default 250
         Instances buffered by ``learn_one`` before they are learnt as one chunk; at least
         ``n_neighbors + 1`` for a model with a feature graph (ELM-NCLD).  250 is the project's
@@ -98,7 +98,7 @@ class RiverMultiLabelClassifier(river_base.MultiLabelClassifier):
 
     def _template(self):
         if self.model is None:
-            from .model import ELMNCLD
+            from .model.elm_ncld import ELMNCLD
 
             return ELMNCLD()
         return self.model

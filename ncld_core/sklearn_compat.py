@@ -1,8 +1,8 @@
 """scikit-learn conventions shared by ELM-NCLD, the baselines and the references.
 
 :class:`ChunkClassifier` is the base class of every model of the project
-(:class:`~ncld_core.model.ELMNCLD`, :class:`~ncld_core.baselines._base.ChunkBaseline`,
-the references of :mod:`ncld_core.references`).  It makes a chunk model a scikit-learn
+(:class:`~ncld_core.model.elm_ncld.ELMNCLD`, :class:`~ncld_core.eval.baselines._base.ChunkBaseline`,
+the references of :mod:`ncld_core.eval.references`).  It makes a chunk model a scikit-learn
 estimator:
 
 * ``BaseEstimator``: the parameters are the ``__init__`` arguments, stored unchanged
@@ -43,7 +43,7 @@ reason; every other check passes (``tests/test_sklearn_river.py``).
 
 >>> import numpy as np
 >>> from sklearn.base import clone, is_classifier
->>> from ncld_core.model import ELMNCLD
+>>> from ncld_core.model.elm_ncld import ELMNCLD
 >>> model = ELMNCLD(beta=0.5, random_state=0)
 >>> is_classifier(model), clone(model).get_params() == model.get_params()
 (True, True)

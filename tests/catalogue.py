@@ -30,7 +30,7 @@ def _fitted():
 
 
 def _arff(text: str, xml: bytes | None = None):
-    from ncld_core.datasets import load_arff_bytes
+    from ncld_core.data import load_arff_bytes
 
     return load_arff_bytes(text.encode(), xml)
 
@@ -42,10 +42,11 @@ XML_AB = b'<labels xmlns="http://mulan.sourceforge.net/labels"><label name="a"/>
 def _checkpoint_case(tmp: Path, damage: str):
     import zipfile
 
+    from ncld_core.checkpoint import load_checkpoint, save_checkpoint
     from ncld_core.model import ELMNCLD
 
     path = tmp / "m.npz"
-    _fitted()[0].save(path)
+    save_checkpoint(_fitted()[0], path)
     if damage == "truncated":
         data = path.read_bytes()
         path.write_bytes(data[: len(data) // 2])
@@ -62,16 +63,16 @@ def _checkpoint_case(tmp: Path, damage: str):
             arrays["a0"] = np.array([object()], dtype=object)
         np.savez(path, **arrays)
         assert zipfile.is_zipfile(path)
-    ELMNCLD.load(path)
+    load_checkpoint(path, expected=ELMNCLD)
 
 
 def cases(tmp: Path):
     """All catalogued bad inputs; ``tmp`` is a scratch folder."""
     from ncld_core.cli import main as cli
     from ncld_core.config import RunConfig
-    from ncld_core.datasets import load_dataset
-    from ncld_core.schedule import DriftSchedule, reorder_for_schedule
+    from ncld_core.data import load_dataset
     from ncld_core.stream import Stream
+    from ncld_core.stream.schedule import DriftSchedule, reorder_for_schedule
 
     f = _fitted
 
@@ -132,7 +133,7 @@ def cases(tmp: Path):
         ("data", "label XML naming labels the ARFF lacks", lambda: _arff(GOOD_ARFF, XML_AB.replace(b'"b"', b'"zz"')), "zz"),
         ("data", "label XML with a DOCTYPE / ENTITY (billion laughs)", lambda: _arff(GOOD_ARFF, b'<!DOCTYPE l [<!ENTITY x "y">]><labels/>'), "DOCTYPE"),
         ("data", "label values other than 0/1", lambda: _arff(GOOD_ARFF.replace("{0,1}", "numeric").replace("2,1,0", "2,5,0"), XML_AB), "5"),
-        ("data", "an upload that is not UTF-8", lambda: __import__("ncld_core.datasets", fromlist=["x"]).load_arff_bytes(b"\xff\xfe@\x00r\x00", XML_AB), "UTF-8"),
+        ("data", "an upload that is not UTF-8", lambda: __import__("ncld_core.data", fromlist=["x"]).load_arff_bytes(b"\xff\xfe@\x00r\x00", XML_AB), "UTF-8"),
         ("data", "a dataset file whose checksum does not match SHA256SUMS / the registry", sha_mismatch, "checksum"),
         ("stream", "chunk size below 2", lambda: list(Stream(np.zeros((4, 1)), single_only, single_only).chunk_bounds(1)), "chunk_size must be an integer >= 2"),
         ("stream", "a drift point beyond the stream", lambda: DriftSchedule.parse("growth@500").validate(100), "beyond"),

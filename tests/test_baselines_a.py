@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from ncld_core.baselines import BASELINES, make_baseline
-from ncld_core.baselines.elm_cdll import ELMCDLL, unit_ranking_matrix
-from ncld_core.baselines.osml_elm import OSMLELM
-from ncld_core.baselines.paml import PAMLI, PAMLII
-from ncld_core.baselines.thresholding import FALT, SALT
-from ncld_core.elm import RandomHiddenLayer
-from ncld_core.metrics import average_precision, micro_f1
+from ncld_core.eval.baselines import BASELINES, make_baseline
+from ncld_core.eval.baselines.elm_cdll import ELMCDLL, unit_ranking_matrix
+from ncld_core.eval.baselines.osml_elm import OSMLELM
+from ncld_core.eval.baselines.paml import PAMLI, PAMLII
+from ncld_core.eval.baselines.thresholding import FALT, SALT
+from ncld_core.eval.metrics import average_precision, micro_f1
+from ncld_core.eval.runner import PrequentialRunner
 from ncld_core.model import ELMNCLD
-from ncld_core.runner import PrequentialRunner
+from ncld_core.model.elm import RandomHiddenLayer
 from ncld_core.stream import Stream
 
 NAMES = ["OSML-ELM", "ELM-CDLL", "FALT", "SALT", "PAML-I", "PAML-II"]
@@ -406,8 +406,8 @@ def test_bad_input_is_refused_and_leaves_the_model_unchanged(name):
 @pytest.mark.parametrize("name", ["FALT", "SALT", "PAML-I", "PAML-II"])
 def test_an_error_in_the_middle_of_a_chunk_leaves_the_model_unchanged(name, monkeypatch):
     """Instance-by-instance learning works on a copy: a failure after some updates commits nothing."""
-    import ncld_core.baselines.paml as paml_module
-    import ncld_core.baselines.thresholding as thresholding_module
+    import ncld_core.eval.baselines.paml as paml_module
+    import ncld_core.eval.baselines.thresholding as thresholding_module
 
     X, Y = linear_stream(300, seed=17)
     model = make_baseline(name).partial_fit(X[:100], Y[:100])

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from ncld_core.baselines import make_baseline
-from ncld_core.baselines.mcic import MCIC, top_h_decision
-from ncld_core.baselines.mw import MW
-from ncld_core.baselines.river_peer import RiverBinaryRelevance, row_dicts
+from ncld_core.eval.baselines import make_baseline
+from ncld_core.eval.baselines.mcic import MCIC, top_h_decision
+from ncld_core.eval.baselines.mw import MW
+from ncld_core.eval.baselines.river_peer import RiverBinaryRelevance, row_dicts
 
 HAS_RIVER = importlib.util.find_spec("river") is not None
 needs_river = pytest.mark.skipif(

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from scipy.stats import ttest_1samp
 
-from ncld_core.cardinality import moment_cardinality
 from ncld_core.model import ELMNCLD
-from ncld_core.noise import apply_label_noise, draw_flip_rates
-from ncld_core.synthetic import make_synthetic_stream
+from ncld_core.model.cardinality import moment_cardinality
+from ncld_core.stream.noise import apply_label_noise, draw_flip_rates
+from ncld_core.stream.synthetic import make_synthetic_stream
 
 CHUNK = 250
 

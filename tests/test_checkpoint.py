@@ -9,11 +9,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncld_core.checkpoint import FORMAT, load_checkpoint
+from ncld_core.checkpoint import (
+    FORMAT,
+    VERSION,
+    load_checkpoint,
+    load_run,
+    save_checkpoint,
+    save_run,
+)
 from ncld_core.cli import main
 from ncld_core.config import RunConfig
+from ncld_core.eval.runner import RunResult
 from ncld_core.model import ELMNCLD
-from ncld_core.runner import RunResult, load_run, save_run
 
 CFG = RunConfig(n_instances=1500, chunk_size=150, schedule="growth@750", models=["ELM-O", "ELM-I", "ELM-II"])
 TIMING = ["seconds", "diag_seconds"]
@@ -50,8 +57,8 @@ def test_model_round_trip_is_exact(tmp_path):
     X, Y = rng.normal(size=(200, 6)), (rng.random((200, 4)) < 0.3).astype(int)
     model = ELMNCLD(n_neighbors=5, rho_pos=[0.1, 0.2, 0.1, 0.3], rho_neg=0.2, random_state=0)
     model.partial_fit(X[:100], Y[:100])
-    model.save(tmp_path / "m.npz")
-    again = ELMNCLD.load(tmp_path / "m.npz")
+    save_checkpoint(model, tmp_path / "m.npz")
+    again = load_checkpoint(tmp_path / "m.npz", expected=ELMNCLD)
     assert again.get_params().keys() == model.get_params().keys()
     model.partial_fit(X[100:], Y[100:])
     again.partial_fit(X[100:], Y[100:])
@@ -77,7 +84,7 @@ def test_cli_checkpoint_and_resume(tmp_path, capsys):
 def test_corrupt_checkpoint_is_refused(tmp_path, damage):
     path = tmp_path / "m.npz"
     model = ELMNCLD(n_neighbors=3, random_state=0).partial_fit(np.eye(8), np.eye(8)[:, :2])
-    model.save(path)
+    save_checkpoint(model, path)
     data = path.read_bytes()
     if damage == "truncate":
         path.write_bytes(data[: len(data) // 2])
@@ -89,7 +96,7 @@ def test_corrupt_checkpoint_is_refused(tmp_path, damage):
         off = info.header_offset + 30 + len(info.filename) + 100
         path.write_bytes(data[:off] + bytes([data[off] ^ 0xFF]) + data[off + 1:])
     with pytest.raises(ValueError, match="corrupt|not an ncld checkpoint"):
-        ELMNCLD.load(path)
+        load_checkpoint(path, expected=ELMNCLD)
 
 
 def _rewrite_meta(path, change):
@@ -103,13 +110,13 @@ def _rewrite_meta(path, change):
 
 def test_version_mismatch_and_foreign_classes_are_refused(tmp_path):
     path = tmp_path / "m.npz"
-    ELMNCLD(n_neighbors=3, random_state=0).partial_fit(np.eye(8), np.eye(8)[:, :2]).save(path)
+    save_checkpoint(ELMNCLD(n_neighbors=3, random_state=0).partial_fit(np.eye(8), np.eye(8)[:, :2]), path)
     _rewrite_meta(path, lambda m: m.update(version=99))
     with pytest.raises(ValueError, match="format version 99"):
-        ELMNCLD.load(path)
-    _rewrite_meta(path, lambda m: m.update(version=1, payload={"__object__": "Popen", "state": {"__dict__": {}}}))
+        load_checkpoint(path, expected=ELMNCLD)
+    _rewrite_meta(path, lambda m: m.update(version=VERSION, payload={"__object__": "Popen", "state": {"__dict__": {}}}))
     with pytest.raises(ValueError, match="unknown class 'Popen'"):
-        ELMNCLD.load(path)
+        load_checkpoint(path, expected=ELMNCLD)
     _rewrite_meta(path, lambda m: m.update(format="other"))
     with pytest.raises(ValueError, match="not an ncld checkpoint"):
         load_checkpoint(path)
@@ -117,7 +124,7 @@ def test_version_mismatch_and_foreign_classes_are_refused(tmp_path):
 
 def test_pickled_arrays_are_never_loaded(tmp_path):
     path = tmp_path / "evil.npz"
-    meta = {"format": FORMAT, "version": 1, "payload": {"__array__": "a0"}, "extra": {"__dict__": {}}}
+    meta = {"format": FORMAT, "version": VERSION, "payload": {"__array__": "a0"}, "extra": {"__dict__": {}}}
     np.savez(path, __meta__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
              a0=np.array([object()], dtype=object))
     with pytest.raises(ValueError, match="corrupt or not an ncld checkpoint"):
@@ -132,7 +139,7 @@ def test_unserialisable_state_is_a_clear_error(tmp_path):
     model = ELMNCLD(n_neighbors=3, probability_model=Custom(), random_state=0)
     model.partial_fit(np.eye(8), np.eye(8)[:, :2])
     with pytest.raises(ValueError, match="cannot checkpoint Custom"):
-        model.save(tmp_path / "m.npz")
+        save_checkpoint(model, tmp_path / "m.npz")
     assert not list(tmp_path.iterdir())
     with pytest.raises(ValueError, match="does not exist"):
         load_checkpoint(tmp_path / "missing.npz")

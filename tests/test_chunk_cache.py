@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ncld_core.chunk_cache import ChunkCache
+from ncld_core.eval.runner import PrequentialRunner
+from ncld_core.eval.variants import ORACLES, make_model
 from ncld_core.model import ELMNCLD
-from ncld_core.runner import PrequentialRunner
-from ncld_core.synthetic import make_synthetic_stream
-from ncld_core.variants import ORACLES, make_model
+from ncld_core.model.chunk_cache import ChunkCache
+from ncld_core.stream.synthetic import make_synthetic_stream
 
 VARIANTS = ("ELM-O", "ELM-I", "ELM-II", "ELM (plain)", "ELM-O (clean labels)")
 

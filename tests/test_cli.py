@@ -43,7 +43,7 @@ def test_rates_csv(tmp_path, capsys):
 def test_rates_csv_is_read_like_every_rates_table(tmp_path, data_dir):
     # A label column reorders the rows to the dataset's labels; spaces after commas are fine.
     from ncld_core.cli import build_parser, config_from_args
-    from ncld_core.datasets import load_dataset
+    from ncld_core.data import load_dataset
 
     names = list(load_dataset("medical").label_names)
     rates = tmp_path / "rates.csv"

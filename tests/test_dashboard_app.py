@@ -11,9 +11,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard import figures as F
-
 from ncld_core.config import PRESETS, RunConfig
-from ncld_core.detector import DETECTORS
+from ncld_core.model.detector import DETECTORS
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 NUMBER_FIELDS = ("chunk_size", "n_instances", "shuffle_seed", "n_features", "n_labels", "cardinality",
@@ -267,7 +266,7 @@ def test_upload_broken_and_good_files():
 
 def test_html_report_is_offline_and_escaped():
     from dashboard import report
-    from ncld_core.runner import RunResult
+    from ncld_core.eval.runner import RunResult
 
     cfg = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5,
                     schedule="growth@300", models=["ELM-I"])
@@ -370,7 +369,7 @@ def test_figures_are_valid_plotly():
     import plotly.graph_objects as go
 
     from dashboard import figures as F
-    from ncld_core.sweep import sweep
+    from ncld_core.eval.sweep import sweep
 
     cfg = RunConfig(n_instances=800, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5,
                     schedule="growth@400, shift@600", delta=0.5, models=["ELM-O", "ELM-I", "OSML-ELM"],
@@ -602,7 +601,7 @@ def test_clean_vs_noisy_preset_says_what_the_noise_cost_from_the_run():
 
 
 def RunResult_of(run):
-    from ncld_core.runner import RunResult
+    from ncld_core.eval.runner import RunResult
 
     return RunResult(list(run["chunks"]), run["stream"], run["chunk_size"])
 

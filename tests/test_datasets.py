@@ -1,4 +1,4 @@
-"""Tests of ncld_core.datasets: ARFF loading, registry, listing, checksums, download.
+"""Tests of ncld_core.data: ARFF loading, registry, listing, checksums, download.
 
 Expected values come from independent sources: hand-built tiny ARFF files, the table
 of the shared datasets' README, their SHA256SUMS, the paper's Table I, and
@@ -24,8 +24,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ncld_core import datasets as D
-from ncld_core.datasets import (
+from ncld_core.data import catalog as D
+from ncld_core.data import (
     Dataset,
     data_dirs,
     download,
@@ -343,13 +343,13 @@ def test_data_dirs_env(tmp_path, monkeypatch):
     monkeypatch.setenv("NCLD_DATA_DIR", str(tmp_path))
     dirs = data_dirs()
     assert dirs[-1] == tmp_path.resolve()
-    assert Path(D.__file__).resolve().parents[1] / "data" in dirs
+    assert D.REPO_DATA_DIR in dirs
     monkeypatch.delenv("NCLD_DATA_DIR")
     assert tmp_path.resolve() not in data_dirs()
 
 
 def test_registry_file_matches_readme_and_paper():
-    doc = tomllib.loads((Path(D.__file__).resolve().parents[1] / "data" / "registry.toml").read_text())
+    doc = tomllib.loads((D.REPO_DATA_DIR / "registry.toml").read_text())
     entries = doc["datasets"]
     assert set(entries) == set(README_TABLE)
     for name, (n, d, q, card, sparse) in README_TABLE.items():
@@ -606,7 +606,7 @@ def test_download_refusals(tmp_path, serve):
 
 
 def test_check_features_names_the_column_and_row():
-    from ncld_core.datasets import Dataset, check_features
+    from ncld_core.data import Dataset, check_features
 
     X = np.zeros((4, 2))
     X[:, 0] = np.arange(4)

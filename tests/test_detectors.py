@@ -7,11 +7,16 @@ import math
 import numpy as np
 import pytest
 
-from ncld_core.cardinality import moment_cardinality
 from ncld_core.checkpoint import load_checkpoint, save_checkpoint
-from ncld_core.detector import DETECTORS, ChunkSignal, HoeffdingCardinalityDetector, make_detector
 from ncld_core.model import ELMNCLD
-from ncld_core.synthetic import make_synthetic_stream
+from ncld_core.model.cardinality import moment_cardinality
+from ncld_core.model.detector import (
+    DETECTORS,
+    ChunkSignal,
+    HoeffdingCardinalityDetector,
+    make_detector,
+)
+from ncld_core.stream.synthetic import make_synthetic_stream
 
 Q = 8
 RHO_POS, RHO_NEG = np.full(Q, 0.25), np.full(Q, 0.3)

@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from ncld_core.flip_rates import FlipRateEstimator, binomial_mixture_em
+from ncld_core.checkpoint import load_checkpoint, save_checkpoint
+from ncld_core.eval.runner import PrequentialRunner
 from ncld_core.model import ELMNCLD
-from ncld_core.runner import PrequentialRunner
-from ncld_core.synthetic import make_synthetic_stream
+from ncld_core.model.flip_rates import FlipRateEstimator, binomial_mixture_em
+from ncld_core.stream.synthetic import make_synthetic_stream
 
 CHUNK = 500
 
@@ -107,7 +108,7 @@ def test_history_diagnostics_and_transactional_update():
 def test_after_drift_downweights_but_keeps_estimates():
     s = make_synthetic_stream(1000, random_state=2)
     est = FlipRateEstimator()
-    from ncld_core.graph import gram_matrix, nearest_neighbors
+    from ncld_core.model.graph import gram_matrix, nearest_neighbors
 
     for i in range(2):
         X, Y = s.X[i * CHUNK:(i + 1) * CHUNK], s.Y_noisy[i * CHUNK:(i + 1) * CHUNK]
@@ -128,8 +129,8 @@ def test_online_equals_batch_and_checkpoint_with_estimated_rates(tmp_path):
     assert np.allclose(online.coef_, batch.coef_, atol=1e-9)
     assert np.array_equal(online.estimated_flip_rates_[1], batch.estimated_flip_rates_[1])
     path = tmp_path / "m.npz"
-    online.save(path)
-    again = ELMNCLD.load(path)
+    save_checkpoint(online, path)
+    again = load_checkpoint(path, expected=ELMNCLD)
     assert np.array_equal(again.estimated_flip_rates_[0], online.estimated_flip_rates_[0])
 
 
@@ -209,7 +210,7 @@ def test_rho_pos_bound_and_cap():
 
 def test_mixture_option_and_parameter_errors():
     s = make_synthetic_stream(1000, random_state=4)
-    from ncld_core.graph import gram_matrix, nearest_neighbors
+    from ncld_core.model.graph import gram_matrix, nearest_neighbors
 
     X, Y = s.X[:500], s.Y_noisy[:500]
     nbrs = nearest_neighbors(gram_matrix(X), 10)

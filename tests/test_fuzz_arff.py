@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ncld_core.datasets import Dataset, load_arff_bytes
+from ncld_core.data import Dataset, load_arff_bytes
 
 TIME_BOUND = 5.0  # seconds per file, generous for a loaded 2-core CI machine
 

@@ -4,9 +4,15 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from ncld_core.elm import RandomHiddenLayer
-from ncld_core.graph import gram_matrix, kkt_residual, local_gram, nearest_neighbors, simplex_qp
-from ncld_core.synthetic import make_synthetic_stream
+from ncld_core.model.elm import RandomHiddenLayer
+from ncld_core.model.graph import (
+    gram_matrix,
+    kkt_residual,
+    local_gram,
+    nearest_neighbors,
+    simplex_qp,
+)
+from ncld_core.stream.synthetic import make_synthetic_stream
 
 K = 20  # the package default n_neighbors
 
@@ -44,7 +50,7 @@ def test_kkt_on_synthetic_chunks():
 
 @pytest.mark.parametrize("name", ["medical", "enron", "rcv1subset5"])
 def test_kkt_on_real_sparse_chunks(data_dir, name):
-    from ncld_core.datasets import load_dataset
+    from ncld_core.data import load_dataset
 
     X = load_dataset(name).X
     _check(_local_grams(X[:500]))

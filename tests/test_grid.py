@@ -1,4 +1,4 @@
-"""The comparison grid (ncld_core.grid): Dask vs sequential, one file per cell, resume after a kill,
+"""The comparison grid (benchmarks.grid): Dask vs sequential, one file per cell, resume after a kill,
 corrupt files, failures, the Table II/IV formatting and the Friedman/Nemenyi statistics.
 
 The Dask tests share one LocalCluster of two worker *processes* (one thread each):
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncld_core.grid import (
+from benchmarks.grid import (
     Cell,
     cd_diagram,
     changed_sources,
@@ -74,7 +74,7 @@ def test_cell_keys_are_stable_and_safe():
     assert Cell("medical", "reduction").stream == "medical_d"
     assert Cell.from_dict(json.loads(json.dumps(a.to_dict()))) == a
     # the same key in another process
-    code = ("from ncld_core.grid import Cell; print(Cell('synthetic', 'growth', 3, "
+    code = ("from benchmarks.grid import Cell; print(Cell('synthetic', 'growth', 3, "
             f"{METHODS!r}, 200, options={SMALL!r}).key)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert out.stdout.strip() == a.key, out.stderr
@@ -117,7 +117,7 @@ def test_killed_grid_resumes_only_missing_cells(client, tmp_path):
     out = tmp_path / "killed"
     script = tmp_path / "grid_job.py"
     script.write_text(textwrap.dedent(f"""
-        from ncld_core.grid import make_cells, run_grid
+        from benchmarks.grid import make_cells, run_grid
         if __name__ == "__main__":
             cells = make_cells("synthetic", 3, ("noisy", "growth"), {METHODS!r}, chunk_size=200, **{SMALL!r})
             run_grid(cells, {str(out)!r}, scheduler="local", n_workers=1, progress=False)
@@ -204,7 +204,7 @@ def test_changed_sources_names_the_files_that_moved():
 
 
 def test_code_digest_ignores_docstrings_and_comments(tmp_path):
-    from ncld_core.grid import _code_digest
+    from benchmarks.grid import _code_digest
 
     versions = {
         "a": '"""Module doc."""\ndef f(x):\n    """Doc."""\n    return x + 1\n',
@@ -277,8 +277,8 @@ def test_compare_runs_every_baseline_by_default_and_states_its_source():
     # Issue 5: every baseline (River included when installed) is in the default comparison, and the
     # report says for each where its mechanism and defaults come from.
     from benchmarks.compare import BASELINE_SOURCES, choose_methods
-    from ncld_core.baselines import BASELINES
-    from ncld_core.variants import ELM_VARIANTS
+    from ncld_core.eval.baselines import BASELINES
+    from ncld_core.eval.variants import ELM_VARIANTS
 
     methods, notes = choose_methods(None, set())
     available = [b for b in BASELINES if not any(n.startswith(f"{b}:") for n in notes)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ncld_core.model import ELMNCLD
-from ncld_core.synthetic import make_synthetic_stream
+from ncld_core.stream.synthetic import make_synthetic_stream
 
 
 def test_hundred_thousand_instances_stay_finite_and_well_conditioned():

@@ -5,8 +5,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn import metrics as skm
 
-from ncld_core import metrics as M
-from ncld_core.metrics import METRICS, MetricAccumulator, evaluate
+from ncld_core.eval import metrics as M
+from ncld_core.eval.metrics import METRICS, MetricAccumulator, evaluate
 
 KEYS = [key for key, _, _ in METRICS]
 

@@ -7,9 +7,13 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import expit
 
-from ncld_core.graph import reconstruction_weights
-from ncld_core.importance import importance_weights, instance_cardinality, ranking_matrix
-from ncld_core.model import HISTORY_COLUMNS, ELMNCLD
+from ncld_core.model import ELMNCLD, HISTORY_COLUMNS
+from ncld_core.model.graph import reconstruction_weights
+from ncld_core.model.importance import (
+    importance_weights,
+    instance_cardinality,
+    ranking_matrix,
+)
 
 
 def clean_stream(n, d=8, q=5, shift=0.0, seed=0):
@@ -308,7 +312,7 @@ def fitted():
 
 
 def _state(model):
-    return (model.K_.copy(), model.coef_.copy(), len(model._history))
+    return (model.statistics_.HtH.copy(), model.statistics_.HtA.copy(), model.coef_.copy(), len(model._history))
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Tests of ncld_core.noise: Eq. (NR) flip noise, drawing and parsing flip rates.
+"""Tests of ncld_core.stream.noise: Eq. (NR) flip noise, drawing and parsing flip rates.
 
 Statistical checks use fixed seeds and a binomial tolerance of 4 standard
 deviations (a correct implementation fails such a check with probability
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncld_core.noise import (
+from ncld_core.stream.noise import (
     PAPER_FLIP_RANGE,
     apply_label_noise,
     draw_flip_rates,
@@ -83,7 +83,7 @@ class TestApplyLabelNoise:
 
     def test_blocking_does_not_change_result(self, monkeypatch):
         # Memory blocking must give exactly the numbers of a single draw.
-        import ncld_core.noise as noise
+        import ncld_core.stream.noise as noise
 
         Y = (np.random.default_rng(1).random((1000, 7)) < 0.4).astype(np.int8)
         ref = apply_label_noise(Y, 0.25, 0.3, random_state=3)

@@ -11,8 +11,8 @@ import pytest
 
 from dashboard.teaching import PANELS, PRESET_NOTES, noise_cost_text
 from ncld_core.config import PRESETS, RunConfig
-from ncld_core.flip_rates import estimate_errors
-from ncld_core.sweep import PAPER_GAMMAS, best_point, default_betas, sweep
+from ncld_core.eval.sweep import PAPER_GAMMAS, best_point, default_betas, sweep
+from ncld_core.model.flip_rates import estimate_errors
 
 
 def _run(name):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from ncld_core.metrics import evaluate
-from ncld_core.references import AllNegative, NoisyPrior
+from ncld_core.eval.metrics import evaluate
+from ncld_core.eval.references import AllNegative, NoisyPrior
 
 
 def data(seed=0, n=200, d=5, q=6):

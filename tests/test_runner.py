@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from ncld_core.config import RunConfig
-from ncld_core.drift_eval import detection_report
-from ncld_core.metrics import evaluate
-from ncld_core.references import AllNegative
-from ncld_core.runner import PrequentialRunner, RunResult
-from ncld_core.synthetic import make_synthetic_stream
+from ncld_core.eval.drift_eval import detection_report
+from ncld_core.eval.metrics import evaluate
+from ncld_core.eval.references import AllNegative
+from ncld_core.eval.runner import PrequentialRunner, RunResult
+from ncld_core.stream.synthetic import make_synthetic_stream
 
 
 class Spy(AllNegative):
@@ -57,7 +57,7 @@ def test_metrics_are_against_the_ground_truth_and_cumulative_is_exact():
     result = PrequentialRunner(["ELM-O"], chunk_size=100, model_params={"n_neighbors": 5, "random_state": 0}).run(stream)
     rows = result.records[result.records["model"] == "ELM-O"].set_index("chunk")
     # recompute: a fresh model, same protocol, by hand
-    from ncld_core.variants import make_model
+    from ncld_core.eval.variants import make_model
 
     model = make_model("ELM-O", rates=(stream.rho_pos, stream.rho_neg), n_neighbors=5, random_state=0)
     scores, truth = [], []
@@ -207,7 +207,7 @@ def test_growth_on_arts_and_reduction_on_rcv1_run_end_to_end(data_dir):
 def test_a_stopped_runs_exports_say_where_it_stopped():
     import json as _json
 
-    from ncld_core.synthetic import make_synthetic_stream
+    from ncld_core.stream.synthetic import make_synthetic_stream
 
     stream = make_synthetic_stream(1000, n_features=4, n_labels=3, random_state=0)
     runner = PrequentialRunner(["ELM-O"], 200, model_params={"n_neighbors": 5})

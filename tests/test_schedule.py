@@ -1,4 +1,4 @@
-"""Tests of ncld_core.schedule (drift schedules, reordering real data) and ncld_core.builder."""
+"""Tests of ncld_core.stream.schedule (drift schedules, reordering real data) and ncld_core.stream.builder."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncld_core.builder import build_stream
-from ncld_core.schedule import DriftSchedule, reorder_for_schedule
 from ncld_core.stream import ChangePoint, Stream
+from ncld_core.stream.builder import build_stream
+from ncld_core.stream.schedule import DriftSchedule, reorder_for_schedule
 
 
 # --------------------------------------------------------------------------- DriftSchedule
@@ -229,7 +229,7 @@ class TestBuildStream:
         assert p.change_points == (ChangePoint(n_single, "growth"),) and p.n_instances == 200
         assert build_stream(X, Y, name="toy", schedule="none").change_points == ()
         # the generator reads a schedule the same way (it once refused "none")
-        from ncld_core.synthetic import make_synthetic_stream
+        from ncld_core.stream.synthetic import make_synthetic_stream
 
         assert make_synthetic_stream(200, schedule="none", random_state=0).change_points == ()
         assert make_synthetic_stream(200, schedule=" ", random_state=0).change_points == ()

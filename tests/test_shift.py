@@ -13,16 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncld_core.builder import build_stream
-from ncld_core.schedule import (
+from ncld_core.stream import ChangePoint
+from ncld_core.stream.builder import build_stream
+from ncld_core.stream.schedule import (
     KINDS,
     DriftSchedule,
     apply_label_shifts,
     reorder_for_schedule,
     shift_permutation,
 )
-from ncld_core.stream import ChangePoint
-from ncld_core.synthetic import make_synthetic_stream
+from ncld_core.stream.synthetic import make_synthetic_stream
 
 Z = 4.0
 

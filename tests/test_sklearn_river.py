@@ -24,12 +24,12 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import check_estimator
 
-from ncld_core.baselines import BASELINES, make_baseline
 from ncld_core.checkpoint import load_checkpoint, save_checkpoint
+from ncld_core.eval.baselines import BASELINES, make_baseline
+from ncld_core.eval.references import AllNegative, NoisyPrior
 from ncld_core.model import ELMNCLD
-from ncld_core.references import AllNegative, NoisyPrior
 from ncld_core.sklearn_compat import COMMON_EXPECTED_FAILURES, expected_failed_checks
-from ncld_core.synthetic import make_synthetic_stream
+from ncld_core.stream.synthetic import make_synthetic_stream
 
 MODELS = {"ELMNCLD": ELMNCLD, **{name: (lambda name=name: make_baseline(name)) for name in BASELINES},
           "AllNegative": AllNegative, "NoisyPrior": NoisyPrior}

@@ -1,18 +1,23 @@
-"""ncld_core.sweep: the beta x gamma grid, checked against one full prequential run per point."""
+"""ncld_core.eval.sweep: the beta x gamma grid, checked against one full prequential run per point."""
 
 from __future__ import annotations
 
-import math
-
 import dataclasses
+import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from ncld_core.config import RunConfig
-from ncld_core.runner import PrequentialRunner
-from ncld_core.sweep import PAPER_GAMMAS, best_point, default_betas, geometric_mean, sweep
+from ncld_core.eval.runner import PrequentialRunner
+from ncld_core.eval.sweep import (
+    PAPER_GAMMAS,
+    best_point,
+    default_betas,
+    geometric_mean,
+    sweep,
+)
 
 SMALL = dict(n_instances=1200, chunk_size=150, n_features=6, n_labels=5, n_neighbors=6, n_hidden=12)
 

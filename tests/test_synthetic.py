@@ -1,4 +1,4 @@
-"""Tests of ncld_core.synthetic: the generator's truth is what it claims to be.
+"""Tests of ncld_core.stream.synthetic: the generator's truth is what it claims to be.
 
 Statistical checks use fixed seeds. Tolerances: 4 standard deviations for
 exact binomial / Bernoulli statements; for cardinalities, 3 standard errors of
@@ -13,9 +13,9 @@ import time
 import numpy as np
 import pytest
 
-from ncld_core.schedule import DriftSchedule
 from ncld_core.stream import ChangePoint, Stream
-from ncld_core.synthetic import make_synthetic_stream, solve_offset
+from ncld_core.stream.schedule import DriftSchedule
+from ncld_core.stream.synthetic import make_synthetic_stream, solve_offset
 
 Z = 4.0
 BIAS = 0.03

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from benchmarks.woodbury_reference import PAPER_PARAMS, WoodburyELMNCLD
 from ncld_core.model import ELMNCLD
-from ncld_core.noise import apply_label_noise, draw_flip_rates
+from ncld_core.stream.noise import apply_label_noise, draw_flip_rates
 
 RTOL = 1e-6
 

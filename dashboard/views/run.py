@@ -16,14 +16,14 @@ import time
 import streamlit as st
 
 from dashboard import data, report
-from dashboard.controls import label_of
 from dashboard import figures as F
+from dashboard.controls import label_of
 from dashboard.teaching import detector_label, noise_cost_text
 from dashboard.ui import md_escape, teach
 from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
-from ncld_core.flip_rates import estimate_errors
-from ncld_core.runner import RunResult
-from ncld_core.variants import ELM_VARIANTS
+from ncld_core.eval.runner import RunResult
+from ncld_core.eval.variants import ELM_VARIANTS
+from ncld_core.model.flip_rates import estimate_errors
 
 ss = st.session_state
 ctx = ss["ctx"]

@@ -1,6 +1,6 @@
 """β × γ sweep: the paper's sensitivity figure, GM = sqrt((1 - HL) × micro-F1) as a heat map.
 
-Computed on demand (ncld_core.sweep, cached by stream, parameters and grid) on the
+Computed on demand (ncld_core.eval.sweep, cached by stream, parameters and grid) on the
 stream configured in the sidebar; the current (β, γ) and the best grid point are marked.
 """
 
@@ -16,7 +16,7 @@ from dashboard import figures as F
 from dashboard.controls import label_of, set_config
 from dashboard.ui import md_escape, teach
 from ncld_core.config import MODEL_PARAMS
-from ncld_core.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas
+from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas
 
 ss = st.session_state
 ctx = ss["ctx"]

@@ -14,12 +14,12 @@ statistics (NOTES §2)::
     Phi(b, g)   = K(b)^-1 B(b, g)
 
 and that the drift firings (Eq. card, Eq. Hfd) depend on neither beta nor gamma.
-Two probe models read the per-chunk terms ``H^T H, H^T Y, H^T A`` (beta = 1,
-gamma = 1) and ``E^T E`` (beta = 0, gamma = 0) from their public sufficient
-statistics; every grid point then costs one L x L solve per chunk.  The
-strategies of ELM-I (retrain) and ELM-II (adjust) are applied to the sums at
-the chunks where the probe fired.  ``method="runner"`` runs the
-:class:`~ncld_core.runner.PrequentialRunner` once per grid point instead (the
+One probe model learns the stream (graph and ``P_D`` built once per chunk); its
+per-chunk terms ``H^T H, E^T E, H^T Y, H^T A``
+(:attr:`~ncld_core.model.ELMNCLD.chunk_statistics_`) are summed by the model's own
+step (:func:`~ncld_core.model.statistics.accumulate`, with the variant's strategy at
+the chunks where the probe fired); every grid point then costs one L x L solve per chunk.  ``method="runner"`` runs the
+:class:`~ncld_core.eval.runner.PrequentialRunner` once per grid point instead (the
 reference the fast path is tested against).
 
 >>> from ncld_core.config import RunConfig
@@ -40,10 +40,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from .chunk_cache import ChunkCache
+from ..model.statistics import accumulate, drift_action
 from .metrics import MetricAccumulator
 from .runner import told_rates
-from .variants import _STRATEGY, ELM_VARIANTS, make_model
+from .variants import ELM_VARIANTS, VARIANT_STRATEGY, make_model
 
 __all__ = ["sweep", "best_point", "geometric_mean", "PAPER_GAMMAS", "default_betas", "SWEEPABLE"]
 
@@ -51,7 +51,7 @@ __all__ = ["sweep", "best_point", "geometric_mean", "PAPER_GAMMAS", "default_bet
 PAPER_GAMMAS = (0.0,) + tuple(2.0**-k for k in range(8, 2, -1))
 
 #: Variants whose beta and gamma are free parameters (ELM (plain) fixes beta = 1, gamma = 0).
-SWEEPABLE = tuple(_STRATEGY)
+SWEEPABLE = tuple(VARIANT_STRATEGY)
 
 _METHODS = ("fast", "runner")
 
@@ -131,7 +131,7 @@ def sweep(config, betas, gammas=PAPER_GAMMAS, progress=None, *, stream=None, mod
     -------
     pandas.DataFrame
         One row per ``(beta, gamma)`` sorted by beta then gamma, columns ``beta, gamma,
-        gm`` and every cumulative metric of :func:`~ncld_core.metrics.evaluate`.
+        gm`` and every cumulative metric of :func:`~ncld_core.eval.metrics.evaluate`.
         ``df.attrs`` holds ``model``, ``stream``, ``chunks``, ``firings`` (chunk
         indices where the detector fired), ``method`` and ``seconds``.
     """
@@ -197,14 +197,12 @@ def _sweep_runner(config, stream, model, betas, gammas, progress):
 def _sweep_fast(config, stream, model, betas, gammas, progress):
     params = config.model_params()
     rates = told_rates(config.model_rates, stream)  # never None here: "estimate" takes the runner path
-    # Probe A: beta = 1, gamma = 1 -> K increments H^T H, B_score H^T Y (+-1), B_rank H^T A.
-    probe_a = make_model("ELM-O", rates=rates, **{**params, "beta": 1.0, "gamma": 1.0})
-    # Probe B: beta = 0, gamma = 0 -> K increments E^T E; its P_D is irrelevant (gamma = 0, strategy none).
-    probe_b = make_model("ELM-O", rates=rates, **{**params, "beta": 0.0, "gamma": 0.0,
-                                                   "probability_model": "prior"})
-    strategy = _STRATEGY[model]
-    alpha, L = float(config.alpha), int(config.n_hidden)
-    eye = np.eye(L)
+    # One probe learns the stream; its per-chunk sufficient statistics (which depend on neither beta
+    # nor gamma) and its firings are accumulated here by the model's own step for the variant's
+    # strategy.  Any beta in (0, 1) makes it compute the graph term E^T E.
+    probe = make_model("ELM-O", rates=rates, **{**params, "beta": 0.5})
+    strategy = VARIANT_STRATEGY[model]
+    alpha, L, hessian = float(config.alpha), int(config.n_hidden), probe.hessian
     nb, ng = len(betas), len(gammas)
     bounds = list(stream.chunk_bounds(config.chunk_size))
     min_learn = int(config.n_neighbors) + 1
@@ -213,8 +211,7 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
     if len(bounds) < 2:
         raise ValueError("the stream has a single chunk: nothing is scored (make the chunk size smaller)")
     acc = [[MetricAccumulator() for _ in range(ng)] for _ in range(nb)]
-    sums = None  # HH, EE, HY, HA over the chunks since the last reset
-    prev = None  # the probes' statistics after the previous chunk
+    sums = None  # the variant's SufficientStatistics since its last reset
     coefs = None  # (nb, L, ng * q)
     firings = []
     q = stream.n_labels
@@ -222,7 +219,7 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
     for index, (start, stop) in enumerate(bounds):
         X = stream.X[start:stop]
         if index > 0:
-            H = probe_a.hidden_output(X)
+            H = probe.hidden_output(X)
             Y_true = stream.Y_true[start:stop]
             for bi in range(nb):
                 scores = H @ coefs[bi]  # (N, ng * q)
@@ -230,33 +227,17 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                     s = scores[:, gi * q:(gi + 1) * q]
                     acc[bi][gi].update(Y_true, s, (s > 0).astype(np.int8))
         if stop - start >= min_learn:
-            Y_noisy = stream.Y_noisy[start:stop]
-            cache = ChunkCache(X, Y_noisy)  # the probes share the chunk's hidden output and graph
-            probe_a.partial_fit(X, Y_noisy, cache=cache)
-            probe_b.partial_fit(X, Y_noisy, cache=cache)
-            now = (probe_a.K_, probe_b.K_, probe_a.B_score_, probe_a.B_rank_)
-            if prev is None:
-                inc = (now[0] - alpha * eye, now[1] - alpha * eye, now[2], now[3])
-            else:
-                inc = tuple(a - b for a, b in zip(now, prev))
-            prev = tuple(np.array(a, copy=True) for a in now)
-            fired = bool(probe_a.last_record_.get("fired"))
+            probe.partial_fit(X, stream.Y_noisy[start:stop])
+            fired = bool(probe.last_record_["fired"])
             if fired:
                 firings.append(index)
-            if sums is None or (fired and strategy == "retrain"):
-                sums = [np.array(a, copy=True) for a in inc]
-            elif fired and strategy == "adjust":
-                sums = [sums[0] + inc[0], sums[1] + inc[1], sums[2] + inc[2], np.array(inc[3], copy=True)]
-            else:
-                sums = [s + a for s, a in zip(sums, inc)]
-            HH, EE, HY, HA = sums
-            # Right-hand sides of every gamma side by side: b HY - g HA, (L, ng * q).
-            rhs_rank = (HA[:, None, :] * g_vec[None, :, None]).reshape(L, ng * q)
+            sums = accumulate(sums, probe.chunk_statistics_, drift_action(fired, strategy, first=sums is None))
+            # Right-hand sides of every gamma side by side: b HtY - g HtA, (L, ng * q).
+            rhs_rank = (sums.HtA[:, None, :] * g_vec[None, :, None]).reshape(L, ng * q)
             coefs = np.empty((nb, L, ng * q))
             for bi, b in enumerate(betas):
-                K = alpha * eye + b * HH + (1.0 - b) * EE
-                rhs = np.tile(b * HY, (1, ng)) - rhs_rank
-                coefs[bi] = np.linalg.solve(K, rhs)
+                rhs = np.tile(sums.B_score(b), (1, ng)) - rhs_rank
+                coefs[bi] = np.linalg.solve(sums.K(alpha, b, hessian), rhs)
         if progress is not None:
             progress(index + 1, len(bounds))
     rows = []

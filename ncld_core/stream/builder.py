@@ -1,4 +1,4 @@
-"""Turn a real dataset's arrays into a :class:`~ncld_core.stream.Stream` following the paper's protocol.
+"""Turn a real dataset's arrays into a :class:`~ncld_core.stream.stream.Stream` following the paper's protocol.
 
 Section IV of the paper (NOTES.md section 5): the instances are ordered (a random
 order, or single-label then multi-label instances for a concept growth, the
@@ -7,7 +7,7 @@ with per-label rates ``rho_pos, rho_neg ~ U[0.2, 0.4]`` (Eq. NR). Noise comes
 *after* ordering: the noisy labels of a stream depend only on the ordered
 stream and the seed. A ``shift`` point of the schedule (not in the paper) swaps
 the ground-truth label columns from its position on, after ordering and before
-the noise (:func:`~ncld_core.schedule.apply_label_shifts`).
+the noise (:func:`~ncld_core.stream.schedule.apply_label_shifts`).
 
 >>> import numpy as np
 >>> X = np.arange(20.0).reshape(10, 2)
@@ -31,9 +31,14 @@ import numbers
 import numpy as np
 
 from ncld_core._validation import check_in_range, check_X, check_Y
-from ncld_core.noise import _spawn, apply_label_noise, resolve_flip_rates
-from ncld_core.schedule import apply_label_shifts, as_schedule, reorder_for_schedule, shift_permutation
-from ncld_core.stream import Stream
+from ncld_core.stream.noise import _spawn, apply_label_noise, resolve_flip_rates
+from ncld_core.stream.schedule import (
+    apply_label_shifts,
+    as_schedule,
+    reorder_for_schedule,
+    shift_permutation,
+)
+from ncld_core.stream.stream import Stream
 
 __all__ = ["build_stream"]
 
@@ -66,16 +71,16 @@ def build_stream(
         ``None``: no noise (``Y_noisy`` equals ``Y_true``, rates are zeros).
         ``"paper"``: ``rho_pos, rho_neg ~ U[0.2, 0.4]`` per label. Two numbers
         ``(low, high)`` (tuple or list) are a *range* to draw from. Anything else is read by
-        :func:`~ncld_core.noise.parse_flip_rates` (a ``(q, 2)`` array, a dict
+        :func:`~ncld_core.stream.noise.parse_flip_rates` (a ``(q, 2)`` array, a dict
         ``{"rho_pos": ..., "rho_neg": ...}``, a DataFrame or a CSV path).
     schedule : None, DriftSchedule or str
         ``None``: no drift (random order if ``shuffle``). Otherwise the order
-        follows the schedule (:func:`~ncld_core.schedule.reorder_for_schedule`):
+        follows the schedule (:func:`~ncld_core.stream.schedule.reorder_for_schedule`):
         ``"growth"`` / ``"reduction"`` is the paper's protocol, ``"growth@600,
         reduction@1500"`` places the changes. An empty string or ``"none"`` means no drift.
         ``"shift@900"`` swaps the ground-truth label columns from instance 900
         on (paired by frequency in the whole dataset,
-        :func:`~ncld_core.schedule.shift_permutation`; a second shift swaps them
+        :func:`~ncld_core.stream.schedule.shift_permutation`; a second shift swaps them
         back); it does not change the order, so a schedule of shifts only is
         ordered as without a schedule.
     n_instances : int, optional

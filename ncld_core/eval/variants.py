@@ -11,7 +11,7 @@ estimator; ``VARIANTS`` maps each name to a one-line description.
   noisy labels (told rates 0); the learner never has those labels: it only shows what
   the noise costs (the runner feeds it ``Y_true``, see :data:`ORACLES`);
 * all-negative, noisy-prior: the trivial references;
-* any name in :data:`ncld_core.baselines.BASELINES` (the paper's baselines), run as published.
+* any name in :data:`ncld_core.eval.baselines.BASELINES` (the paper's baselines), run as published.
 
 >>> model = make_model("ELM-II", rates=([0.2], [0.3]), beta=0.2)
 >>> model.strategy, model.beta, float(model.rho_pos[0])
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import ELMNCLD
+from ..model.elm_ncld import ELMNCLD
 from .references import AllNegative, NoisyPrior
 
-__all__ = ["VARIANTS", "ELM_VARIANTS", "REFERENCES", "ORACLES", "make_model"]
+__all__ = ["VARIANTS", "ELM_VARIANTS", "REFERENCES", "ORACLES", "VARIANT_STRATEGY", "make_model"]
 
 ELM_VARIANTS = {
     "ELM-O": "ELM-NCLD, drift detected but not acted on",
@@ -43,7 +43,8 @@ REFERENCES = {
     "noisy-prior": "ranks labels by their observed frequency",
 }
 VARIANTS = {**ELM_VARIANTS, **ORACLES, **REFERENCES}
-_STRATEGY = {"ELM-O": "none", "ELM-I": "retrain", "ELM-II": "adjust"}
+#: The drift strategy of each ELM-NCLD variant (ncld_core.model.statistics.drift_action).
+VARIANT_STRATEGY = {"ELM-O": "none", "ELM-I": "retrain", "ELM-II": "adjust"}
 
 
 def make_model(name: str, *, rates=None, **params):
@@ -53,11 +54,11 @@ def make_model(name: str, *, rates=None, **params):
     estimate them online, unless ``params`` say otherwise);
     ``params`` are ELMNCLD parameters (ignored by the references).
     """
-    if name in _STRATEGY:
+    if name in VARIANT_STRATEGY:
         kw = dict(params)
         if rates is not None:
             kw["rho_pos"], kw["rho_neg"] = (np.asarray(r, dtype=float) for r in rates)
-        kw["strategy"] = _STRATEGY[name]
+        kw["strategy"] = VARIANT_STRATEGY[name]
         return ELMNCLD(**kw)
     if name in ORACLES:
         kw = {k: v for k, v in params.items() if k not in ("rho_pos", "rho_neg", "flip_rates", "strategy")}

@@ -49,8 +49,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncld_core._validation import check_in_range, check_Y
-from ncld_core.noise import _as_generator
-from ncld_core.stream import ChangePoint
+from ncld_core.stream.noise import _as_generator
+from ncld_core.stream.stream import ChangePoint
 
 __all__ = [
     "DriftSchedule",
@@ -112,7 +112,7 @@ class DriftSchedule:
 
     Parameters
     ----------
-    points : iterable of ``(position, kind)`` pairs or :class:`~ncld_core.stream.ChangePoint`
+    points : iterable of ``(position, kind)`` pairs or :class:`~ncld_core.stream.stream.ChangePoint`
         ``position`` is the index of the first instance of the new regime
         (an integer > 0, strictly increasing); ``kind`` is ``"growth"`` (the
         stream moves to multi-label instances), ``"reduction"`` (to
@@ -472,7 +472,7 @@ def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, ra
         order: :func:`apply_label_shifts`) but must lie inside the stream. A
         schedule of shifts only gives the order of a stream without drift: a
         random permutation of the whole dataset (``shuffle=True``, drawn as
-        :func:`~ncld_core.builder.build_stream` draws it without a schedule)
+        :func:`~ncld_core.stream.builder.build_stream` draws it without a schedule)
         or the dataset's order, cut to ``n_instances``.
     n_instances : int, optional
         Length of the stream.

@@ -1,7 +1,7 @@
 """Drift detectors on a chunk's label signal: the paper's test and tests with valid statistics.
 
 Every detector reads a :class:`ChunkSignal` (the per-instance unbiased cardinality of
-:mod:`ncld_core.cardinality`, the paper's Eq. (card) estimate, the observed label counts)
+:mod:`ncld_core.model.cardinality`, the paper's Eq. (card) estimate, the observed label counts)
 and returns a :class:`DetectorResult`.  ``delta`` is the tolerated probability of a
 false alarm per chunk.
 
@@ -51,7 +51,7 @@ import numpy as np
 from scipy.special import ndtr, stdtr
 from scipy.stats import hypergeom
 
-from ._validation import check_in_range
+from .._validation import check_in_range
 
 __all__ = [
     "ChunkSignal",
@@ -72,7 +72,7 @@ _NAN = float("nan")
 class ChunkSignal:
     """What a detector sees of one chunk."""
 
-    unbiased: np.ndarray  # (N,) per-instance moment cardinality (ncld_core.cardinality): unbiased with the right rates
+    unbiased: np.ndarray  # (N,) per-instance moment cardinality (ncld_core.model.cardinality): unbiased with the right rates
     paper: np.ndarray  # (N,) per-instance Eq. (card) with clipped importance weights
     label_counts: np.ndarray  # (q,) observed positives per label
 

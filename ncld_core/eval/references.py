@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_in_range, check_X, check_XY
-from .sklearn_compat import ChunkClassifier
+from .._validation import check_in_range, check_X, check_XY
+from ..sklearn_compat import ChunkClassifier
 
 __all__ = ["AllNegative", "NoisyPrior"]
 
@@ -118,7 +118,7 @@ class AllNegative(_Reference):
     label density (mean fraction of relevant labels per instance), which is
     small on sparse multi-label data, so a low Hamming loss alone means little.
     Its F1 scores are 0 except where there is nothing to find (see the
-    ``zero_division`` convention of :mod:`ncld_core.metrics`), and since every
+    ``zero_division`` convention of :mod:`ncld_core.eval.metrics`), and since every
     label ties, its ranking metrics are the worst tie values: average precision
     ``|Y_i| / q`` per instance with relevant labels, ranking loss 1 and
     one-error 1 on instances with both relevant and irrelevant labels.

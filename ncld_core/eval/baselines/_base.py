@@ -2,7 +2,7 @@
 and the River peer.
 
 :class:`ChunkBaseline` gives every baseline the contract of the core model
-(:class:`~ncld_core.model.ELMNCLD`):
+(:class:`~ncld_core.model.elm_ncld.ELMNCLD`):
 
 * ``partial_fit(X, Y)`` learns one chunk; the first call initialises;
 * ``fit(X, Y)`` forgets everything and learns ``(X, Y)`` as one chunk;
@@ -42,8 +42,8 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_in_range, check_X, check_XY
-from ..sklearn_compat import ChunkClassifier
+from ..._validation import check_in_range, check_X, check_XY
+from ...sklearn_compat import ChunkClassifier
 
 __all__ = ["ChunkBaseline", "OnlineLinearModel", "iter_rows", "canonical_csr", "as_csr"]
 

@@ -4,7 +4,7 @@ The stream is cut into chunks of ``chunk_size``.  The first chunk initialises
 every model (``D_0``); each later chunk is first scored with the models as they
 stand, against the *ground truth*, then learned from its *noisy* labels
 (NOTES §5).  All models see the identical chunks in one pass.  The oracle variants
-(:data:`~ncld_core.variants.ORACLES`, e.g. "ELM-O (clean labels)") learn the ground truth
+(:data:`~ncld_core.eval.variants.ORACLES`, e.g. "ELM-O (clean labels)") learn the ground truth
 instead: a reference of what the noise costs, never something the learner has.
 
 :meth:`PrequentialRunner.iter_run` yields one :class:`ChunkResult` per chunk as
@@ -12,7 +12,7 @@ soon as it is done, so a caller can draw live; :meth:`PrequentialRunner.run`
 collects them into a :class:`RunResult` (per-chunk table, summary, CSV/JSON).
 
 >>> import numpy as np
->>> from ncld_core.stream import Stream
+>>> from ncld_core.stream.stream import Stream
 >>> rng = np.random.default_rng(0)
 >>> X = rng.normal(size=(600, 4)); Y = (X[:, :2] > 0).astype(np.int8)
 >>> result = PrequentialRunner(["ELM-O", "all-negative"], chunk_size=200).run(
@@ -32,18 +32,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._io import json_default, write_atomic
-from .chunk_cache import ChunkCache
+from .._io import json_default, write_atomic
+from ..model.chunk_cache import ChunkCache
+from ..model.elm_ncld import ELMNCLD
+from ..stream.stream import Stream
 from .drift_eval import change_chunks, detection_report
 from .metrics import MetricAccumulator
-from .model import ELMNCLD
-from .stream import Stream
 from .variants import ORACLES, REFERENCES, make_model
 
 #: What the ELM-NCLD variants of a run are told about the flip rates (see PrequentialRunner).
 RATE_MODES = ("known", "estimate", "ignore")
 
-__all__ = ["PrequentialRunner", "ChunkResult", "RunResult", "RunState", "write_atomic", "save_run", "load_run"]
+__all__ = ["PrequentialRunner", "ChunkResult", "RunResult", "RunState", "write_atomic"]
 
 
 @dataclass
@@ -212,7 +212,7 @@ class PrequentialRunner:
     Parameters
     ----------
     models : list of str or dict name -> estimator
-        Variant names (see :mod:`ncld_core.variants`) or ready estimators with the
+        Variant names (see :mod:`ncld_core.eval.variants`) or ready estimators with the
         chunk API (``partial_fit``, ``decision_function``, ``predict``).
     chunk_size : int
         ``N``, instances per chunk (>= 2).
@@ -223,7 +223,7 @@ class PrequentialRunner:
     flip_rates : {"known", "estimate", "ignore"}, default "known"
         What the named ELM-NCLD variants are told about the noise (:func:`told_rates`):
         the stream's true rates (the paper's setting), nothing (they estimate the rates
-        online, :mod:`ncld_core.flip_rates`), or rates 0 (noise ignored).
+        online, :mod:`ncld_core.model.flip_rates`), or rates 0 (noise ignored).
     """
 
     def __init__(self, models, chunk_size: int = 500, *, model_params=None, references=False,
@@ -266,7 +266,7 @@ class PrequentialRunner:
     def iter_run(self, stream: Stream, *, stop_event=None, state: RunState | None = None):
         """Yield a :class:`ChunkResult` per chunk; stops early when ``stop_event.is_set()``.
 
-        ``state`` resumes a run (see :func:`load_run`): chunks before
+        ``state`` resumes a run (see :func:`~ncld_core.checkpoint.load_run`): chunks before
         ``state.next_chunk`` are skipped.  :attr:`state_` always holds the current state.
         """
         state = self.start(stream) if state is None else state
@@ -324,34 +324,3 @@ class PrequentialRunner:
             if progress is not None:
                 progress(chunk)
         return RunResult(chunks, stream, self.chunk_size, config=config)
-
-
-def save_run(path, state: RunState, chunks: list, *, config: dict | None = None, chunk_size: int | None = None):
-    """Checkpoint a run (models, accumulators, position, the chunks done) to ``path`` atomically."""
-    from dataclasses import asdict
-
-    from .checkpoint import save_checkpoint
-
-    save_checkpoint(
-        {"models": state.models, "accumulators": state.accumulators},
-        path,
-        extra={
-            "next_chunk": state.next_chunk,
-            "config": config or {},
-            "chunk_size": chunk_size,
-            "chunks": [asdict(c) for c in chunks],
-        },
-    )
-
-
-def load_run(path):
-    """Read :func:`save_run`'s checkpoint: ``(state, chunks, config, chunk_size)``."""
-    from .checkpoint import load_checkpoint
-
-    payload, extra = load_checkpoint(path, with_extra=True)
-    try:
-        state = RunState(payload["models"], payload["accumulators"], int(extra["next_chunk"]))
-        chunks = [ChunkResult(**c) for c in extra["chunks"]]
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"{path} is not a run checkpoint ({exc})") from None
-    return state, chunks, extra.get("config", {}), extra.get("chunk_size")

@@ -92,7 +92,7 @@ class Stream:
     def n_chunks(self, size: int) -> int:
         """Number of chunks of ``size`` instances (the last may be short), as :meth:`chunk_bounds` yields.
 
-        >>> from ncld_core.synthetic import make_synthetic_stream
+        >>> from ncld_core.stream.synthetic import make_synthetic_stream
         >>> make_synthetic_stream(1001, random_state=0).n_chunks(500)
         3
         """

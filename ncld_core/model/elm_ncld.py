@@ -23,12 +23,12 @@ model the "adjust" strategy falls back to; the paper's ``Z = Psi - Phi`` is
 ``K^-1 B_rank``.
 
 Cardinality (Eq. card): each chunk's label cardinality is estimated from its noisy
-labels by the moment identity (:mod:`ncld_core.cardinality`): unbiased when the
+labels by the moment identity (:mod:`ncld_core.model.cardinality`): unbiased when the
 rates are right, with a standard error and a 95 % interval; the paper's
 importance-weighted form (clipped weights, ``P_D`` fitted on the same chunk) is
 recorded beside it as ``lcard_paper`` and is biased upwards (``docs/drift.md``).
 
-Drift: a detector (:mod:`ncld_core.detector`, ``detector=``) reads the chunk's
+Drift: a detector (:mod:`ncld_core.model.detector`, ``detector=``) reads the chunk's
 per-instance cardinalities and label counts; ``detector="paper"`` is Eq. (Hfd) as
 published.  ``monitors`` run other detectors beside it, recorded but not acted on.
 When the acting detector fires:
@@ -40,12 +40,12 @@ When the acting detector fires:
 
 Flip rates (Eq. NR): given as ``rho_pos`` / ``rho_neg``, or, when neither is given
 (``flip_rates="auto"``, the default) or with ``flip_rates="estimate"``, estimated
-online from the stream by :class:`~ncld_core.flip_rates.FlipRateEstimator`: each
+online from the stream by :class:`~ncld_core.model.flip_rates.FlipRateEstimator`: each
 chunk updates the estimates first (ranking the chunk by the model's prequential
 scores ``H Phi``, computed before the chunk is learnt), then its importance weights
 use them.  A drift
 acted on (retrain / adjust) also down-weights the estimator's accumulated statistics
-(:meth:`~ncld_core.flip_rates.FlipRateEstimator.after_drift`).
+(:meth:`~ncld_core.model.flip_rates.FlipRateEstimator.after_drift`).
 
 ``hessian="paper"`` reproduces the published form ``R = b I + (1-b)(S^T S - S^T - S)``.
 For ``b > 1/2`` it equals the exact form at ``b' = (2b-1)/b``, ``g' = g(2b-1)/b^2``,
@@ -79,7 +79,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from ._validation import check_flip_rates, check_in_range, check_X, check_XY
+from .._validation import check_flip_rates, check_in_range, check_X, check_XY
+from ..sklearn_compat import ChunkClassifier
 from .cardinality import moment_cardinality
 from .detector import DETECTORS, ChunkSignal, make_detector
 from .elm import RandomHiddenLayer
@@ -87,7 +88,7 @@ from .flip_rates import FlipRateEstimator
 from .graph import gram_matrix, reconstruction_weights
 from .importance import importance_weights, instance_cardinality, ranking_matrix
 from .probability import make_probability_model
-from .sklearn_compat import ChunkClassifier
+from .statistics import SufficientStatistics, accumulate, drift_action
 
 __all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
 
@@ -100,12 +101,12 @@ HISTORY_COLUMNS = (
     "chunk",  # 0 for the initialisation chunk D_0
     "n_instances",
     "observed_cardinality",  # mean number of observed (noisy) positives per instance
-    "lcard_hat",  # moment estimate of the true cardinality: unbiased with the right rates (ncld_core.cardinality)
+    "lcard_hat",  # moment estimate of the true cardinality: unbiased with the right rates (ncld_core.model.cardinality)
     "lcard_se",  # its standard error
     "lcard_low",  # 95 % interval (rates given) or identified set +- sampling error (rates estimated)
     "lcard_high",
     "lcard_paper",  # the paper's Eq. (card): clipped weights, in-sample P_D; biased upwards
-    "detector",  # name of the acting detector (ncld_core.detector)
+    "detector",  # name of the acting detector (ncld_core.model.detector)
     "statistic",  # its statistic: -log10(adjusted p), or |Delta LCard_paper| for "paper"
     "threshold",  # fired when statistic > threshold: -log10(delta), or eps_i (Eq. Hfd)
     "fired",
@@ -144,7 +145,7 @@ class ELMNCLD(ChunkClassifier):
     delta : float in (0, 1), default 0.05
         Tolerated false-alarm probability per chunk of the drift detectors.
     detector : str, default "adaptive+labels"
-        The drift test acted on (:data:`ncld_core.detector.DETECTORS`); "paper" is
+        The drift test acted on (:data:`ncld_core.model.detector.DETECTORS`); "paper" is
         Eq. (Hfd) as published.  The default was chosen by ``python -m benchmarks.drift``
         (``docs/drift.md``).
     monitors : tuple of str, default ()
@@ -159,17 +160,17 @@ class ELMNCLD(ChunkClassifier):
         ``None`` with the other given means 0.
     flip_rates : {"auto", "given", "estimate"} or FlipRateEstimator, default "auto"
         "given": use ``rho_pos`` / ``rho_neg``; "estimate": estimate them online
-        (:mod:`ncld_core.flip_rates`; then ``rho_pos`` / ``rho_neg`` must be None);
+        (:mod:`ncld_core.model.flip_rates`; then ``rho_pos`` / ``rho_neg`` must be None);
         "auto": "estimate" when neither rate is given, else "given".  A
-        :class:`~ncld_core.flip_rates.FlipRateEstimator` instance estimates with its settings.
+        :class:`~ncld_core.model.flip_rates.FlipRateEstimator` instance estimates with its settings.
     probability_model : str or object, default "logistic"
-        Model of ``P_D(y=+1 | x)`` refitted on each chunk; see :mod:`ncld_core.probability`.
+        Model of ``P_D(y=+1 | x)`` refitted on each chunk; see :mod:`ncld_core.model.probability`.
     hessian : {"exact", "paper"}, default "exact"
         "paper" reproduces the published Eq. (Gra), only for reproduction.
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
-        Input scaling of the hidden layer; see :class:`~ncld_core.elm.RandomHiddenLayer`.
+        Input scaling of the hidden layer; see :class:`~ncld_core.model.elm.RandomHiddenLayer`.
     graph_reg : float, default 1e-6
-        Relative Tikhonov term of the graph weights; see :mod:`ncld_core.graph`.
+        Relative Tikhonov term of the graph weights; see :mod:`ncld_core.model.graph`.
     random_state : int or None
         Seed of the hidden layer.
 
@@ -190,8 +191,13 @@ class ELMNCLD(ChunkClassifier):
         ``Phi``.
     psi_ : ndarray (L, q)
         ``Psi``, the solution without the ranking statistics.
+    statistics_ : SufficientStatistics
+        The sums ``H^T H, E^T E, H^T Y, H^T A`` since the last reset (:mod:`ncld_core.model.statistics`).
+    chunk_statistics_ : SufficientStatistics
+        The last chunk's terms (what it added; the sweep solves them for other parameters).
     K_, B_score_, B_rank_ : ndarray
-        Sufficient statistics.
+        The normal equations of :attr:`statistics_` at the current ``alpha``, ``beta``, ``gamma``,
+        ``hessian`` (so ``set_params`` between chunks applies to everything seen).
     history_ : pandas.DataFrame
         One row per chunk learned, columns :data:`HISTORY_COLUMNS`.
     flip_rates_history_ : pandas.DataFrame
@@ -318,16 +324,32 @@ class ELMNCLD(ChunkClassifier):
 
     @property
     def is_fitted(self) -> bool:
-        return getattr(self, "K_", None) is not None
+        return getattr(self, "statistics_", None) is not None
+
+    # The normal equations K Phi = B_score - B_rank of the sums (NOTES §1-2), at the current parameters.
+    @property
+    def K_(self) -> np.ndarray:
+        self._check_fitted()
+        return self.statistics_.K(self.alpha, self.beta, self.hessian)
+
+    @property
+    def B_score_(self) -> np.ndarray:
+        self._check_fitted()
+        return self.statistics_.B_score(self.beta)
+
+    @property
+    def B_rank_(self) -> np.ndarray:
+        self._check_fitted()
+        return self.statistics_.B_rank(self.gamma)
 
     # ------------------------------------------------------------------ one chunk
     def _chunk_statistics(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator=None,
                           coef=None, cache=None, n_neighbors=None):
-        """Everything one chunk contributes: ``H^T R H``, ``b H^T Y``, ``g H^T A`` and diagnostics.
+        """Everything one chunk contributes: its :class:`SufficientStatistics` and diagnostics.
 
         With ``estimator`` (a FlipRateEstimator) the rates are its estimates after this chunk;
         ``coef``, the output weights before the chunk, gives it the chunk's prequential scores.
-        ``cache`` (a :class:`~ncld_core.chunk_cache.ChunkCache`) shares ``H``, the graph and
+        ``cache`` (a :class:`~ncld_core.model.chunk_cache.ChunkCache`) shares ``H``, the graph and
         ``P_D`` with the other models learning the chunk.  ``n_neighbors`` (default: the
         parameter) is the graph's neighbour count; only ``fit`` on a small ``X`` passes fewer.
         """
@@ -370,19 +392,12 @@ class ELMNCLD(ChunkClassifier):
         signal = ChunkSignal(cardinality.per_instance, instance_cardinality(Y_pm, W), Y01.sum(axis=0))
         A = ranking_matrix(Y_pm, W)
         HtH = memo(("HtH", layer), lambda: H.T @ H)
-        b = self.beta
         if needs_graph:
             EtE = memo(("EtE", layer, k, self.graph_reg), lambda: _residual_gram(H, S))
-        else:
+        else:  # beta = 1: the graph term has weight 0 (it stays 0 if beta is changed later)
             EtE = np.zeros_like(HtH)
-        if self.hessian == "exact":
-            HtRH = b * HtH + (1.0 - b) * EtE
-        else:  # the published R = b I + (1-b)(S^T S - S^T - S) = R_exact - (1-b) I
-            HtRH = (2.0 * b - 1.0) * HtH + (1.0 - b) * EtE
         return {
-            "HtRH": HtRH,
-            "B_score": b * (H.T @ Y_pm),
-            "B_rank": self.gamma * (H.T @ A),
+            "sufficient": SufficientStatistics(HtH, EtE, H.T @ Y_pm, H.T @ A),
             "cardinality": cardinality,
             "signal": signal,
             "observed_cardinality": float(Y01.sum(axis=1).mean()),
@@ -392,6 +407,11 @@ class ELMNCLD(ChunkClassifier):
             "rho_neg": rho_neg,
             "estimator": estimator,
         }
+
+    def _solve_statistics(self, stats: SufficientStatistics):
+        """``Phi``, ``Psi`` and cond(K) of the sums ``stats`` at the current parameters."""
+        return self._solve(stats.K(self.alpha, self.beta, self.hessian), stats.B_score(self.beta),
+                           stats.B_rank(self.gamma))
 
     def _solve(self, K, B_score, B_rank):
         try:
@@ -425,7 +445,7 @@ class ELMNCLD(ChunkClassifier):
             A known ``P_D(y=+1 | x)`` for the chunk; replaces the probability model
             (oracle experiments).
         cache : ChunkCache, optional
-            Made for exactly this ``(X, Y)`` (:mod:`ncld_core.chunk_cache`): shares the hidden
+            Made for exactly this ``(X, Y)`` (:mod:`ncld_core.model.chunk_cache`): shares the hidden
             output, graph and ``P_D`` with other models learning the same chunk (the runner does).
 
         On any error the model is left exactly as it was.
@@ -454,20 +474,9 @@ class ELMNCLD(ChunkClassifier):
                                     coef=None if first else self.coef_, cache=cache)
         results = {name: det.update(st["signal"]) for name, det in detectors.items()}
         result = results[""]
-        L = self.n_hidden
-        if first or (result.fired and self.strategy == "retrain"):
-            action = "init" if first else "retrain"
-            K = self.alpha * np.eye(L) + st["HtRH"]
-            B_score, B_rank = st["B_score"], st["B_rank"]
-        elif result.fired and self.strategy == "adjust":
-            action = "adjust"
-            K = self.K_ + st["HtRH"]
-            B_score, B_rank = self.B_score_ + st["B_score"], st["B_rank"]
-        else:
-            action = "detected" if result.fired else "none"
-            K = self.K_ + st["HtRH"]
-            B_score, B_rank = self.B_score_ + st["B_score"], self.B_rank_ + st["B_rank"]
-        coef, psi, cond = self._solve(K, B_score, B_rank)
+        action = drift_action(result.fired, self.strategy, first)
+        stats = accumulate(None if first else self.statistics_, st["sufficient"], action)
+        coef, psi, cond = self._solve_statistics(stats)
         estimator = st["estimator"]
         if estimator is not None and action in ("retrain", "adjust"):
             estimator = estimator.after_drift()
@@ -482,7 +491,7 @@ class ELMNCLD(ChunkClassifier):
         self.flip_rate_estimator_ = estimator
         self._rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
         self.detector_, self.monitors_ = detectors.pop(""), detectors
-        self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
+        self.statistics_, self.chunk_statistics_ = stats, st["sufficient"]
         self.coef_, self.psi_ = coef, psi
         self._history.append(
             {
@@ -552,9 +561,7 @@ class ELMNCLD(ChunkClassifier):
         # Estimated rates are updated block by block, as the online model does.
         estimator = self._new_rate_estimator() if rho_pos is None else None
         rates = []
-        K = self.alpha * np.eye(self.n_hidden)
-        B_score = np.zeros((self.n_hidden, Y01.shape[1]))
-        B_rank = np.zeros_like(B_score)
+        stats = None
         for start in range(0, n, size):
             stop = min(start + size, n)
             if stop - start < k + 1:
@@ -565,20 +572,18 @@ class ELMNCLD(ChunkClassifier):
             P = None if noisy_proba is None else np.asarray(noisy_proba)[start:stop]
             # The estimator ranks each block by the scores of the model fitted on the blocks before
             # it (as the online model does); only then is a solve per block needed.
-            coef = None if estimator is None or start == 0 else self._solve(K, B_score, B_rank)[0]
+            coef = None if estimator is None or start == 0 else self._solve_statistics(stats)[0]
             st = self._chunk_statistics(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P,
                                         estimator, coef=coef, n_neighbors=k)
             estimator = st["estimator"]
             rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
-            K = K + st["HtRH"]
-            B_score = B_score + st["B_score"]
-            B_rank = B_rank + st["B_rank"]
-        coef, psi, _ = self._solve(K, B_score, B_rank)
+            stats = accumulate(stats, st["sufficient"], "init" if start == 0 else "none")
+        coef, psi, _ = self._solve_statistics(stats)
         self.hidden_ = hidden
         detectors = self._new_detectors()
         self.detector_, self.monitors_ = detectors.pop(""), detectors
         self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
-        self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
+        self.statistics_, self.chunk_statistics_ = stats, st["sufficient"]
         self.coef_, self.psi_ = coef, psi
         self.flip_rate_estimator_ = estimator
         self._binary_classes = binary
@@ -602,22 +607,6 @@ class ELMNCLD(ChunkClassifier):
         :meth:`predict` applies the paper's fixed threshold 0: int8 (N, q) in {0, 1}.
         """
         return self._scores_out(self.hidden_output(X) @ self.coef_)
-
-    def save(self, path):
-        """Write the fitted model to ``path`` (npz + JSON, atomic; see :mod:`ncld_core.checkpoint`)."""
-        from .checkpoint import save_checkpoint
-
-        save_checkpoint(self, path)
-
-    @classmethod
-    def load(cls, path) -> "ELMNCLD":
-        """Read a model written by :meth:`save`; a corrupt or foreign file is a ValueError."""
-        from .checkpoint import load_checkpoint
-
-        obj = load_checkpoint(path)
-        if not isinstance(obj, cls):
-            raise ValueError(f"{path} holds a {type(obj).__name__}, not an {cls.__name__}")
-        return obj
 
     @property
     def history_(self) -> pd.DataFrame:
@@ -651,7 +640,7 @@ class ELMNCLD(ChunkClassifier):
         """The newest row of :attr:`history_` as a dict (cheap: no DataFrame).
 
         It also holds ``prevalence_hat``, the per-label clean prevalence estimates of the chunk
-        (:mod:`ncld_core.cardinality`), and, with estimated rates, ``rho_pos_est`` /
+        (:mod:`ncld_core.model.cardinality`), and, with estimated rates, ``rho_pos_est`` /
         ``rho_neg_est``: per-label lists.
         """
         self._check_fitted()

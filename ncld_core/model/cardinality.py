@@ -13,7 +13,7 @@ for the chunk's true cardinality, and ``p_j = (f_j - rho_-^j) / (1 - rho_+^j - r
 The paper's Eq. (card) weighs the observed positives with importance weights clipped
 at 0 and a ``P_D`` fitted on the very chunk; that estimate is biased upwards
 (measured in ``docs/drift.md``, ``python -m benchmarks.drift``) and is kept,
-as :func:`ncld_core.importance.instance_cardinality`, for comparison only.
+as :func:`ncld_core.model.importance.instance_cardinality`, for comparison only.
 
 Standard error: given the chunk's true labels, the flips are independent across
 instances and labels, so the error ``LCard_hat - LCard`` has variance

@@ -54,8 +54,8 @@ the accumulated counts are down-weighted by ``drift_decay``, so that newer chunk
 count more.
 
 >>> import numpy as np
->>> from ncld_core.synthetic import make_synthetic_stream
->>> from ncld_core.graph import gram_matrix, nearest_neighbors
+>>> from ncld_core.stream.synthetic import make_synthetic_stream
+>>> from ncld_core.model.graph import gram_matrix, nearest_neighbors
 >>> s = make_synthetic_stream(3000, random_state=0)  # 20 features, 10 labels
 >>> est = FlipRateEstimator()
 >>> for start in range(0, 3000, 500):
@@ -74,7 +74,7 @@ import copy
 import numpy as np
 from scipy.special import gammaln, xlogy
 
-from ._validation import check_in_range
+from .._validation import check_in_range
 
 __all__ = ["FlipRateEstimator", "binomial_mixture_em", "estimate_errors"]
 
@@ -303,7 +303,7 @@ def estimate_errors(chunks, model: str, rho_pos=None, rho_neg=None):
 
     Parameters
     ----------
-    chunks : list of :class:`~ncld_core.runner.ChunkResult`
+    chunks : list of :class:`~ncld_core.eval.runner.ChunkResult`
     model : str
         A variant that estimated its rates (its diagnostics hold ``rho_pos_est`` / ``rho_neg_est``).
     rho_pos, rho_neg : arrays (q,), optional

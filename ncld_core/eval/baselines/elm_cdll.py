@@ -37,7 +37,7 @@ Reconstruction choices:
 * ``L = 20`` and ``alpha = 1`` (the ELM-NCLD paper's setting for the ELM methods);
   ``gamma = 2^-6``, the ranking weight the ELM-NCLD paper reports as its optimum
   (at ``beta = 1`` the paper's Hessian and the exact one coincide, NOTES §1);
-* the project's :class:`~ncld_core.elm.RandomHiddenLayer` and its input scaling.
+* the project's :class:`~ncld_core.model.elm.RandomHiddenLayer` and its input scaling.
 
 No noise handling: the observed labels are used as they are.
 
@@ -61,9 +61,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_in_range, check_X
-from ..elm import RandomHiddenLayer
-from ..importance import ranking_matrix
+from ..._validation import check_in_range, check_X
+from ...model.elm import RandomHiddenLayer
+from ...model.importance import ranking_matrix
 from ._base import ChunkBaseline
 
 __all__ = ["ELMCDLL", "unit_ranking_matrix"]

@@ -22,7 +22,7 @@ Generative model
   distribution stays the same and the change is one of the label
   distribution, as in the paper's NCLD setting.
 - Shift: from a ``shift`` point on, the label columns of ``Y_true`` and
-  ``P_true`` are swapped by :func:`~ncld_core.schedule.apply_label_shifts`,
+  ``P_true`` are swapped by :func:`~ncld_core.stream.schedule.apply_label_shifts`,
   labels paired by their frequency in the whole stream's ``Y_true`` (a
   second shift swaps back). Each instance keeps its cardinality; which
   labels are frequent changes. Without growth or reduction the expected
@@ -45,9 +45,14 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from ncld_core._validation import check_in_range
-from ncld_core.noise import _is_number_pair, _spawn, apply_label_noise, resolve_flip_rates
-from ncld_core.schedule import apply_label_shifts, as_schedule, shift_permutation
-from ncld_core.stream import Stream
+from ncld_core.stream.noise import (
+    _is_number_pair,
+    _spawn,
+    apply_label_noise,
+    resolve_flip_rates,
+)
+from ncld_core.stream.schedule import apply_label_shifts, as_schedule, shift_permutation
+from ncld_core.stream.stream import Stream
 
 __all__ = ["make_synthetic_stream", "solve_offset"]
 
@@ -122,7 +127,7 @@ def make_synthetic_stream(
     flip_rates : None, "paper", (low, high) range, or an explicit spec
         ``None``: no noise; ``"paper"`` or two numbers ``(low, high)``: each label's
         ``rho_pos`` and ``rho_neg`` drawn from U[low, high]; otherwise anything
-        :func:`~ncld_core.noise.parse_flip_rates` accepts (array ``(q, 2)``, dict,
+        :func:`~ncld_core.stream.noise.parse_flip_rates` accepts (array ``(q, 2)``, dict,
         DataFrame, CSV path).
     n_clusters : int >= 1
         Gaussian clusters of the feature distribution (equal weights).
@@ -149,7 +154,7 @@ def make_synthetic_stream(
         (``"target_cardinality"``) of each regime, and the segments
         ``[start, stop, regime]`` (cut at growths and reductions only); with a
         shift, also ``"label_shift_permutation"`` (list of ints, see
-        :func:`~ncld_core.schedule.shift_permutation`).
+        :func:`~ncld_core.stream.schedule.shift_permutation`).
 
     Raises
     ------

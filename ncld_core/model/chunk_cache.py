@@ -5,7 +5,7 @@ The ELM-NCLD variants of one run (ELM-O, ELM-I, ELM-II, plain ELM) draw the same
 feature graph (Eq. Re) and the noisy class probability ``P_D`` are the same for all of them; only
 the rates, ``beta``, ``gamma`` and the drift strategy differ.  The runner makes one
 :class:`ChunkCache` per chunk and hands it to every model's ``partial_fit``; each entry is keyed
-by everything it depends on (the hidden layer's :attr:`~ncld_core.elm.RandomHiddenLayer.fingerprint`,
+by everything it depends on (the hidden layer's :attr:`~ncld_core.model.elm.RandomHiddenLayer.fingerprint`,
 ``n_neighbors``, ``graph_reg``, the probability model), so a model with other settings computes
 its own.  Cached arrays are read-only: a model that wrote into one would change the others'.
 

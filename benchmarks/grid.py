@@ -1,7 +1,7 @@
 """The comparison grid: methods x datasets x seeds x settings, run side by side on Dask.
 
 A *cell* is one stream -- ``(dataset, setting, seed)`` -- on which **all** methods run
-side by side in one :class:`~ncld_core.runner.PrequentialRunner` pass (one
+side by side in one :class:`~ncld_core.eval.runner.PrequentialRunner` pass (one
 :class:`~ncld_core.config.RunConfig`), so every method sees the identical chunks,
 flip rates and flips (NOTES §6: "compare methods only side by side, in one run, on
 the same streams").  The settings are the paper's (NOTES §5):
@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._io import json_default, write_atomic
+from ncld_core._io import json_default, write_atomic
 
 __all__ = [
     "Cell",
@@ -129,7 +129,7 @@ class Cell:
         methods = (self.methods,) if isinstance(self.methods, str) else tuple(self.methods)
         object.__setattr__(self, "methods", methods)
         opts = dict(self.options)
-        from .config import RunConfig
+        from ncld_core.config import RunConfig
 
         fields = {f.name for f in dataclasses.fields(RunConfig)}
         bad = sorted(k for k in opts if k not in fields or k in _CELL_FIELDS)
@@ -145,7 +145,7 @@ class Cell:
 
     def config(self):
         """The :class:`~ncld_core.config.RunConfig` of this cell (paper protocol, NOTES §5)."""
-        from .config import RunConfig
+        from ncld_core.config import RunConfig
 
         kw = dict(noise="range", rho_low=0.2, rho_high=0.4)
         kw.update({k: (list(v) if isinstance(v, tuple) else v) for k, v in self.options})
@@ -214,7 +214,7 @@ def make_cells(datasets, seeds, settings=("noisy",), methods=DEFAULT_METHODS, *,
 # ---------------------------------------------------------------------------
 @functools.lru_cache(maxsize=2)
 def _load_dataset(name: str, data_dir: str | None):
-    from .datasets import load_dataset
+    from ncld_core.data import load_dataset
 
     return load_dataset(name)
 

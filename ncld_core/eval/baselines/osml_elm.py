@@ -7,7 +7,7 @@ classifier for high-speed streaming data applications", Evolving Systems 8 (2017
 The method is an online sequential ELM (OS-ELM, Liang et al. 2006) whose outputs
 are the ``q`` labels in bipolar form: the target of chunk ``i`` is
 ``T_i = 2 Y_i - 1`` in {-1, +1}, the hidden layer is a random sigmoid layer
-``H_i = sigmoid(X_i W + b)`` (:class:`~ncld_core.elm.RandomHiddenLayer`), and the
+``H_i = sigmoid(X_i W + b)`` (:class:`~ncld_core.model.elm.RandomHiddenLayer`), and the
 output weights ``beta`` are updated by recursive least squares, chunk by chunk::
 
     initialisation (chunk 0):  P_0 = (alpha I + H_0^T H_0)^-1,    beta_0 = P_0 H_0^T T_0
@@ -31,8 +31,8 @@ Reconstruction choices (where the published description leaves room):
   its own method only, and the same ``L`` makes the ELM methods differ only in how
   they fit ``beta``.  The authors' public demo (``online_multilabel.m``) uses 200 nodes
   on yeast, with input weights from U[-1, 1] and hidden biases from U[0, 1]; ours are
-  :class:`~ncld_core.elm.RandomHiddenLayer`'s.  Sigmoid activation as published.
-* **Input scaling** is the project's :class:`~ncld_core.elm.RandomHiddenLayer`
+  :class:`~ncld_core.model.elm.RandomHiddenLayer`'s.  Sigmoid activation as published.
+* **Input scaling** is the project's :class:`~ncld_core.model.elm.RandomHiddenLayer`
   ("auto": rows L2-normalised for sparse input, columns standardised on the first
   chunk for dense input), the same map ELM-NCLD uses, so the ELM methods differ
   only in how they fit ``beta``.
@@ -63,8 +63,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_in_range, check_X
-from ..elm import RandomHiddenLayer
+from ..._validation import check_in_range, check_X
+from ...model.elm import RandomHiddenLayer
 from ._base import ChunkBaseline
 
 __all__ = ["OSMLELM"]
@@ -80,7 +80,7 @@ class OSMLELM(ChunkBaseline):
     alpha : float > 0, default 1e-3
         Ridge term of ``P_0`` (a numerical safeguard; published OS-ELM has none).
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
-        Input scaling of the hidden layer (see :class:`~ncld_core.elm.RandomHiddenLayer`).
+        Input scaling of the hidden layer (see :class:`~ncld_core.model.elm.RandomHiddenLayer`).
     random_state : int or None
         Seed of the hidden layer.
 

@@ -15,7 +15,7 @@ output ``H`` and observed labels, and returns an (N, q) array of probabilities.
   biased upwards on sparse real label sets with every model here (weights clipped
   at 0, ``P_D`` smoothed towards the chunk mean where it should sit at ``rho_-``;
   measured in docs/drift.md).  The model's ``lcard_hat`` does not use ``P_D``: it is
-  the moment estimate of :mod:`ncld_core.cardinality`.
+  the moment estimate of :mod:`ncld_core.model.cardinality`.
 * ``"sigmoid"``: the paper's literal reading, ``sigmoid(H Beta)`` with ``Beta``
   the ridge ELM fit of targets in {-1, +1}; squeezed towards 1/2 and poorly
   calibrated.

@@ -18,7 +18,7 @@ The ranking term of Eq. (RL_New) with ``f(x) = -x`` equals ``2 Tr(A^T O)``
 and the paper's label cardinality of Eq. (card) is, per instance,
 ``LCard_hat(x_t) = sum_j [y_tj = +1] w_tj``.  The paper calls it unbiased; with
 weights clipped at 0 and ``P_D`` fitted on the same chunk it is not (measured in
-``docs/drift.md``): the unbiased estimate is :mod:`ncld_core.cardinality`.
+``docs/drift.md``): the unbiased estimate is :mod:`ncld_core.model.cardinality`.
 
 >>> import numpy as np
 >>> Y = np.array([[1, -1]])

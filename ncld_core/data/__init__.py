@@ -1,0 +1,28 @@
+"""Datasets: the :class:`Dataset` type, ARFF/XML reading, the registry with checksums, downloads.
+
+* :mod:`~ncld_core.data.dataset` -- the dataset type;
+* :mod:`~ncld_core.data.arff` -- MULAN / MEKA ARFF and label XML reading (uploads included);
+* :mod:`~ncld_core.data.catalog` -- the known benchmarks, their folders and checksums;
+  :func:`list_datasets`, :func:`load_dataset`;
+* :mod:`~ncld_core.data.download` -- checksum-verified downloads.
+"""
+
+from .arff import MAX_FEATURE, check_features, load_arff, load_arff_bytes
+from .dataset import Dataset
+from .download import download
+from .catalog import (
+    CHECKSUM_FILE,
+    ENV_VAR,
+    REGISTRY_PATH,
+    REPO_DATA_DIR,
+    data_dirs,
+    list_datasets,
+    load_dataset,
+    registry,
+)
+
+__all__ = [
+    "Dataset", "load_arff", "load_arff_bytes", "check_features", "MAX_FEATURE",
+    "load_dataset", "list_datasets", "data_dirs", "registry", "download",
+    "ENV_VAR", "REPO_DATA_DIR", "REGISTRY_PATH", "CHECKSUM_FILE",
+]

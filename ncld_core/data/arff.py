@@ -1,0 +1,493 @@
+r"""Reading multi-label ARFF (MULAN and MEKA) and label XML files into a :class:`~ncld_core.data.dataset.Dataset`.
+
+Datasets come in the two usual ARFF flavours:
+
+* **MULAN** -- ``NAME.arff`` plus ``NAME.xml``; the XML names the label attributes
+  (normally the last ones).
+* **MEKA** -- a single ``NAME.arff`` whose relation name carries ``-C n``: the first
+  ``n`` attributes are the labels when ``n > 0``, the last ``|n|`` when ``n < 0``.
+
+Dense and sparse (``{index value, ...}`` rows) files are recognised automatically;
+parsing is done by liac-arff (the parser scikit-multilearn uses), never by ``eval``
+or ``pickle``, and label XML files are refused when they declare a DOCTYPE/ENTITY.
+Every problem with the input is a ``ValueError`` naming the file (and, for ARFF
+syntax errors, the line).
+
+Benchmark files are never stored in the repository: they are found in the repo's
+``data/`` folder (where users drop their own files) and in the folder named by the
+environment variable ``NCLD_DATA_DIR`` (see :func:`data_dirs`).  ``data/registry.toml``
+lists the known benchmarks with their checksums, their figures and the paper's
+Table I figures; :func:`list_datasets` shows what is available, :func:`load_dataset`
+loads (and verifies) one by name.
+
+A MULAN upload (what the dashboard's file uploader hands over):
+
+>>> arff_text = b'''@relation toy
+... @attribute f1 numeric
+... @attribute f2 numeric
+... @attribute sport {0,1}
+... @attribute news {0,1}
+... @data
+... 0.5,1.0,1,0
+... 2.0,0.0,1,1
+... '''
+>>> xml_text = (b'<labels xmlns="http://mulan.sourceforge.net/labels">'
+...             b'<label name="sport"/><label name="news"/></labels>')
+>>> ds = load_arff_bytes(arff_text, xml_text, name="toy")
+>>> ds.n_instances, ds.n_features, ds.n_labels, ds.cardinality
+(2, 2, 2, 1.5)
+>>> ds.Y.tolist(), ds.label_names
+([[1, 0], [1, 1]], ('sport', 'news'))
+
+A sparse MEKA file (labels are the first two attributes):
+
+>>> meka = b"@relation 'toy: -C 2'\n@attribute a {0,1}\n@attribute b {0,1}\n" \
+...        b"@attribute x numeric\n@data\n{0 1,2 3.5}\n{1 1}\n"
+>>> ds = load_arff_bytes(meka)
+>>> ds.label_names, ds.is_sparse, ds.X.toarray().tolist(), ds.Y.tolist()
+(('a', 'b'), True, [[3.5], [0.0]], [[1, 0], [0, 1]])
+
+Bad input is reported, not raised from deep inside the parser:
+
+>>> load_arff_bytes(b"@relation r\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\noops\n",
+...                 label_count=1)
+Traceback (most recent call last):
+...
+ValueError: arff_bytes: malformed ARFF at line 6: Bad @DATA instance format: oops
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import arff  # liac-arff
+import numpy as np
+import scipy.sparse as sp
+
+from .dataset import Dataset
+
+
+# ---------------------------------------------------------------------------
+# Small helpers
+# ---------------------------------------------------------------------------
+def _show(items, k: int = 10) -> str:
+    items = [str(i) for i in items]
+    shown = ", ".join(repr(i) for i in items[:k])
+    return shown + (f", ... (+{len(items) - k} more)" if len(items) > k else "")
+
+
+def _as_path(value, param: str) -> Path:
+    if isinstance(value, (str, os.PathLike)) and str(value):
+        return Path(value).expanduser()
+    raise ValueError(f"{param} must be a path (str or os.PathLike), got {value!r}")
+
+
+def _read_file(path: Path, param: str) -> bytes:
+    if not path.exists():
+        raise ValueError(f"{param}: no such file: {path}")
+    if not path.is_file():
+        raise ValueError(f"{param}: not a regular file: {path}")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{param}: cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _as_bytes(value, param: str) -> bytes:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise ValueError(f"{param} must be bytes (the uploaded file's content), got {type(value).__name__}")
+
+
+def _decode_text(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{source} is not valid UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}, "
+            f"line {line}); save it as UTF-8"
+        ) from None
+
+
+def _check_label_args(label_count, label_location):
+    if label_count is not None:
+        if isinstance(label_count, bool) or not isinstance(label_count, (int, np.integer)) or label_count < 1:
+            raise ValueError(f"label_count must be a positive integer, got {label_count!r}")
+        label_count = int(label_count)
+    if label_location not in ("end", "start"):
+        raise ValueError(f"label_location must be 'end' (MULAN) or 'start' (MEKA), got {label_location!r}")
+    return label_count
+
+
+# ---------------------------------------------------------------------------
+# Label XML (MULAN)
+# ---------------------------------------------------------------------------
+_XML_DANGEROUS = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+
+
+def _parse_label_xml(data: bytes, source: str) -> tuple[str, ...]:
+    """Label names, in document order, of a MULAN label file; safe against entity tricks."""
+    if b"\x00" in data:
+        raise ValueError(f"{source}: the label XML must be UTF-8 (UTF-16/32 files are not supported)")
+    if _XML_DANGEROUS.search(data):
+        raise ValueError(
+            f"{source}: XML with a DOCTYPE or ENTITY declaration is refused (entity expansion is "
+            f"unsafe); a MULAN label file needs neither"
+        )
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        line, col = getattr(exc, "position", (0, -1))
+        msg = re.sub(r":\s*line \d+, column \d+$", "", str(exc))
+        raise ValueError(f"{source}: malformed XML at line {line}, column {col + 1}: {msg}") from None
+    names = []
+    for el in root.iter():
+        if isinstance(el.tag, str) and el.tag.rsplit("}", 1)[-1] == "label":
+            label = el.get("name")
+            if label is None or not label.strip():
+                raise ValueError(f"{source}: a <label> element has no name attribute")
+            names.append(label)
+    if not names:
+        raise ValueError(f"{source}: the XML lists no <label name=...> elements (no label attributes)")
+    seen, dups = set(), []
+    for label in names:
+        if label in seen:
+            dups.append(label)
+        seen.add(label)
+    if dups:
+        raise ValueError(f"{source}: labels listed twice in the XML: {_show(dups)}")
+    return tuple(names)
+
+
+# ---------------------------------------------------------------------------
+# ARFF
+# ---------------------------------------------------------------------------
+_RELATION_RE = re.compile(r"^[ \t]*@relation[ \t]+(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_MEKA_C_RE = re.compile(r"(?:^|\s)-C\s+(-?\d+)(?=\s|$)")
+
+
+def _meka_label_count(relation: str | None) -> int | None:
+    m = _MEKA_C_RE.search(relation or "")
+    return int(m.group(1)) if m else None
+
+
+def _prescan_relation(text: str) -> str | None:
+    m = _RELATION_RE.search(text[:1 << 16])
+    return m.group(1).strip("'\"") if m else None
+
+
+def _arff_message(exc: Exception) -> str:
+    try:
+        msg = str(exc)
+    except Exception:  # liac-arff formats with '%': a '%' in the row breaks it
+        msg = type(exc).__name__
+    line = getattr(exc, "line", None)
+    if line is not None:
+        msg = re.sub(rf",?\s+(?:at|in)\s+line\s+{line}\b\.?", "", msg, count=1)
+    return msg if len(msg) <= 240 else msg[:240] + "..."
+
+
+def _label_columns(names, relation, xml_labels, label_count, label_location, source) -> list[int]:
+    n_attr = len(names)
+    if xml_labels is not None:
+        pos = {}
+        for i, nm in enumerate(names):
+            pos.setdefault(nm, i)
+            pos.setdefault(re.sub(r"\\(.)", r"\1", nm), i)  # liac-arff keeps ARFF escapes in names
+        missing = [lab for lab in xml_labels if lab not in pos]
+        if missing:
+            raise ValueError(
+                f"{source}: {len(missing)} label(s) named in the XML are not attributes of the ARFF: {_show(missing)}"
+            )
+        idx = [pos[lab] for lab in xml_labels]
+        if label_count is not None and label_count != len(idx):
+            raise ValueError(f"label_count={label_count} but the XML names {len(idx)} labels")
+        if len(idx) >= n_attr:
+            raise ValueError(f"{source}: every attribute is a label: no feature attributes left")
+        return idx
+    if label_count is not None:
+        if label_count > n_attr:
+            raise ValueError(f"label_count={label_count} exceeds the {n_attr} attributes of {source}")
+        if label_count == n_attr:
+            raise ValueError(f"label_count={label_count} leaves no feature attributes in {source} ({n_attr} attributes)")
+        if label_location == "end":
+            return list(range(n_attr - label_count, n_attr))
+        return list(range(label_count))
+    c = _meka_label_count(relation)
+    if c is None:
+        raise ValueError(
+            f"{source}: no label attributes: give the MULAN label XML, or label_count, "
+            f"or use a MEKA relation name with '-C n' (relation is {relation!r})"
+        )
+    if c == 0:
+        raise ValueError(f"{source}: the MEKA relation {relation!r} declares -C 0: no label attributes")
+    if abs(c) >= n_attr:
+        raise ValueError(
+            f"{source}: the MEKA relation declares -C {c} but there are only {n_attr} attributes "
+            f"(at least one must be a feature)"
+        )
+    return list(range(c)) if c > 0 else list(range(n_attr + c, n_attr))
+
+
+def _parse_arff(text, *, source, name, xml_labels=None, label_count=None, label_location="end",
+                dataset_source=None) -> Dataset:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    # Locate the data rows exactly as liac-arff does (first line starting with @DATA, then
+    # every non-blank line that is not a '%' comment) to know the row count and line numbers.
+    data_at = next((i for i, raw in enumerate(lines) if raw.strip(" \r\n").upper().startswith("@DATA")), None)
+    if data_at is None:
+        raise ValueError(f"{source}: malformed ARFF: no @data line (the data section is missing)")
+    data_lines = [i + 1 for i in range(data_at + 1, len(lines))
+                  if (s := lines[i].strip()) and not s.startswith("%")]
+    sparse = bool(data_lines) and lines[data_lines[0] - 1].lstrip().startswith("{")
+
+    decoder = arff.ArffDecoder()
+    try:
+        obj = decoder.decode(lines, encode_nominal=True, return_type=arff.COO if sparse else arff.DENSE)
+    except arff.ArffException as exc:
+        msg = _arff_message(exc)
+        if isinstance(exc, arff.BadAttributeType):
+            msg += " (supported types: numeric, real, integer, string, nominal {...}; not date)"
+        raise ValueError(f"{source}: malformed ARFF at line {exc.line}: {msg}") from None
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
+        line = decoder._current_line
+        shown = lines[line - 1].strip()[:80] if 0 < line <= len(lines) else ""
+        raise ValueError(f"{source}: malformed ARFF at line {line}: cannot parse {shown!r} ({exc})") from None
+
+    attributes = obj["attributes"]
+    names = [a[0] for a in attributes]
+    relation = obj.get("relation", "")
+    n_attr = len(attributes)
+    if n_attr == 0:
+        raise ValueError(f"{source}: the ARFF declares no attributes")
+    if not data_lines:
+        raise ValueError(f"{source}: the @data section is empty (no instances)")
+    idx = _label_columns(names, relation, xml_labels, label_count, label_location, source)
+    label_set = set(idx)
+    feat_idx = [i for i in range(n_attr) if i not in label_set]
+    for i in feat_idx:
+        if attributes[i][1] == "STRING":
+            raise ValueError(
+                f"{source}: feature attribute {names[i]!r} is a string attribute; only numeric and nominal "
+                f"features are supported"
+            )
+    lookups = {}
+    for j, i in enumerate(idx):
+        kind = attributes[i][1]
+        if kind == "STRING":
+            raise ValueError(f"{source}: label attribute {names[i]!r} is a string attribute; labels must be {{0,1}}")
+        if isinstance(kind, (list, tuple)):
+            try:
+                values = [float(v) for v in kind]
+            except (TypeError, ValueError):
+                values = None
+            if values is None or any(v not in (0.0, 1.0) for v in values):
+                raise ValueError(
+                    f"{source}: label attribute {names[i]!r} is nominal {{{','.join(map(str, kind))}}}; "
+                    f"labels must take values in {{0,1}}"
+                )
+            lookups[j] = np.asarray(values, dtype=np.float64)
+
+    n, d, q = len(data_lines), len(feat_idx), len(idx)
+
+    def bad_value(row, attr, value, what):
+        shown = "missing value '?'" if math.isnan(value) else f"value {value:g}"
+        row = int(row)
+        line = data_lines[row] if row < len(data_lines) else "?"
+        return f"{source}: {what} {names[attr]!r} has {shown} at data row {row + 1} (line {line})"
+
+    if sparse:
+        values, rows, cols = obj["data"]
+        values = np.asarray(values, dtype=np.float64)
+        rows = np.asarray(rows, dtype=np.intp)
+        cols = np.asarray(cols, dtype=np.intp)
+        if rows.size and rows.max() >= n:  # pragma: no cover - both count the same lines
+            raise ValueError(f"{source}: could not count the data rows consistently")
+        is_label = np.zeros(n_attr, dtype=bool)
+        is_label[idx] = True
+        feat_pos = np.full(n_attr, -1, dtype=np.intp)
+        feat_pos[feat_idx] = np.arange(d)
+        lab_pos = np.full(n_attr, -1, dtype=np.intp)
+        lab_pos[idx] = np.arange(q)
+        lm = is_label[cols]
+        fv, fr, fc = values[~lm], rows[~lm], cols[~lm]
+        bad = np.flatnonzero(~np.isfinite(fv))
+        if bad.size:
+            k = bad[0]
+            raise ValueError(bad_value(fr[k], fc[k], fv[k], "feature"))
+        X = sp.csr_matrix((fv, (fr, feat_pos[fc])), shape=(n, d), dtype=np.float64)
+        X.sum_duplicates()
+        X.eliminate_zeros()
+        C = np.zeros((n, q), dtype=np.float64)
+        C[rows[lm], lab_pos[cols[lm]]] = values[lm]
+    else:
+        M = np.array(obj["data"], dtype=np.float64)  # missing values (None) become NaN
+        if M.shape != (n, n_attr):  # pragma: no cover - liac-arff checks the row width
+            raise ValueError(f"{source}: expected {n} rows of {n_attr} values, got shape {M.shape}")
+        X = np.ascontiguousarray(M[:, feat_idx])
+        bad = ~np.isfinite(X)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise ValueError(bad_value(r, feat_idx[c], X[r, c], "feature"))
+        C = M[:, idx]
+
+    Y = C.copy()
+    for j, lut in lookups.items():
+        ok = np.isfinite(C[:, j])
+        Y[ok, j] = lut[C[ok, j].astype(np.intp)]
+    bad = ~np.isin(Y, (0.0, 1.0))
+    if bad.any():
+        r, j = np.argwhere(bad)[0]
+        msg = bad_value(r, idx[j], Y[r, j], "label")
+        raise ValueError(msg + "; labels must be 0 or 1")
+    return Dataset(
+        name=name,
+        X=X,
+        Y=Y.astype(np.int8),
+        label_names=tuple(names[i] for i in idx),
+        feature_names=tuple(names[i] for i in feat_idx),
+        source=dataset_source if dataset_source is not None else source,
+    )
+
+
+def load_arff(arff_path, xml_path=None, *, label_count=None, name=None, label_location="end") -> Dataset:
+    """Load a MULAN or MEKA ARFF file (dense or sparse).
+
+    Parameters
+    ----------
+    arff_path : str or os.PathLike
+        The ``.arff`` file (UTF-8).
+    xml_path : str or os.PathLike, optional
+        The MULAN label XML. Labels are located *by name* among the attributes.
+    label_count : int, optional
+        Number of label attributes, at the end of the attribute list (MULAN layout) or
+        at the start when ``label_location="start"``; used when there is no XML.
+    name : str, optional
+        Dataset name; defaults to the file stem.
+    label_location : {"end", "start"}
+        Where ``label_count`` labels sit (ignored otherwise).
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ValueError
+        Unreadable file, non-UTF-8 text, malformed ARFF (with the line number), XML
+        labels missing from the ARFF, labels outside {0, 1}, no label attributes, an
+        empty data section, or ``label_count`` not smaller than the number of attributes.
+
+    Notes
+    -----
+    The labels are taken from, in order of precedence: ``xml_path``; ``label_count``;
+    the sibling ``NAME.xml`` when it exists; the MEKA ``-C n`` option of the relation
+    name (``n > 0``: the first ``n`` attributes, ``n < 0``: the last ``|n|``).
+    """
+    path = _as_path(arff_path, "arff_path")
+    label_count = _check_label_args(label_count, label_location)
+    if name is not None and (not isinstance(name, str) or not name):
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    text = _decode_text(_read_file(path, "arff_path"), str(path))
+    xml_labels = None
+    if xml_path is not None:
+        xpath = _as_path(xml_path, "xml_path")
+        xml_labels = _parse_label_xml(_read_file(xpath, "xml_path"), str(xpath))
+    elif label_count is None:
+        sibling = path.with_suffix(".xml")
+        if sibling.is_file():
+            xml_labels = _parse_label_xml(_read_file(sibling, "xml_path"), str(sibling))
+    return _parse_arff(text, source=str(path), name=name or path.stem, xml_labels=xml_labels,
+                       label_count=label_count, label_location=label_location)
+
+
+def load_arff_bytes(arff_bytes, xml_bytes=None, *, name="upload", label_count=None,
+                    label_location="end") -> Dataset:
+    """Load an uploaded MULAN or MEKA ARFF from memory.
+
+    Nothing is executed: the text is parsed by liac-arff and the XML by ElementTree
+    after refusing DOCTYPE/ENTITY declarations.
+
+    Parameters
+    ----------
+    arff_bytes : bytes
+        Content of the ``.arff`` file, UTF-8 encoded.
+    xml_bytes : bytes, optional
+        Content of the MULAN label XML. Without it, ``label_count`` or the MEKA
+        ``-C n`` relation option decide which attributes are labels.
+    name : str
+        Dataset name (``Dataset.source`` is ``"upload"``).
+    label_count : int, optional
+        Number of label attributes (see :func:`load_arff`).
+    label_location : {"end", "start"}
+        Where ``label_count`` labels sit.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ValueError
+        As :func:`load_arff`; the message names ``arff_bytes``/``xml_bytes``.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    label_count = _check_label_args(label_count, label_location)
+    tag = "" if name == "upload" else f" ({name})"
+    text = _decode_text(_as_bytes(arff_bytes, "arff_bytes"), f"arff_bytes{tag}")
+    xml_labels = None
+    if xml_bytes is not None:
+        xml_labels = _parse_label_xml(_as_bytes(xml_bytes, "xml_bytes"), f"xml_bytes{tag}")
+    return _parse_arff(text, source=f"arff_bytes{tag}", name=name, xml_labels=xml_labels,
+                       label_count=label_count, label_location=label_location, dataset_source="upload")
+
+
+#: Largest feature magnitude a model accepts: beyond it the squared distances of the graph
+#: (Eq. Re) and the hidden layer's Gram matrices overflow float64 and the solve fails.
+MAX_FEATURE = 1e100
+
+
+def check_features(ds: "Dataset", source: str = "dataset") -> None:
+    """Refuse features no model can learn from, naming the column and the row (1-based data row).
+
+    Not part of parsing (a file may hold anything); called where data is loaded for a run
+    (the dashboard's upload).
+
+    * a value with ``|x| > MAX_FEATURE`` (finite, but its square overflows);
+    * every feature constant: the instances cannot be told apart (no graph, no hidden layer signal).
+
+    >>> import numpy as np
+    >>> bad = Dataset(name="t", X=np.array([[0.0, 1.0], [2.0, 1e308]]), Y=np.zeros((2, 1), np.int8))
+    >>> check_features(bad)
+    Traceback (most recent call last):
+    ...
+    ValueError: dataset: feature 'x_1', data row 2: value 1e+308 is too large (|x| must stay below 1e+100; its square overflows the solve)
+    """
+    import scipy.sparse as sp
+
+    X = ds.X
+    if sp.issparse(X):
+        coo = X.tocoo()
+        rows, cols, vals = coo.row, coo.col, coo.data
+    else:
+        A = np.asarray(X, dtype=float)
+        rows, cols = np.nonzero(np.abs(A) > MAX_FEATURE)
+        vals = A[rows, cols]
+    big = np.flatnonzero(np.abs(vals) > MAX_FEATURE)
+    if big.size:
+        k = big[np.lexsort((cols[big], rows[big]))[0]]
+        raise ValueError(f"{source}: feature {ds.feature_names[cols[k]]!r}, data row {rows[k] + 1}: value "
+                         f"{vals[k]:g} is too large (|x| must stay below {MAX_FEATURE:g}; its square overflows the solve)")
+    if X.shape[0] >= 2 and X.shape[1] >= 1:
+        lo = X.min(axis=0).toarray().ravel() if sp.issparse(X) else np.min(X, axis=0)
+        hi = X.max(axis=0).toarray().ravel() if sp.issparse(X) else np.max(X, axis=0)
+        if np.all(lo == hi):
+            names = ", ".join(repr(n) for n in ds.feature_names[:5]) + (", ..." if X.shape[1] > 5 else "")
+            raise ValueError(f"{source}: every feature is constant ({names}, rows 1 to {X.shape[0]}): "
+                             "the instances cannot be told apart")
