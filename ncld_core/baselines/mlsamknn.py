@@ -57,7 +57,10 @@ Reconstruction choices *(ours)*
   set.
 
 No flip rates are used: the window holds, and the penalties count, the observed (noisy)
-labels -- punitive removal is the method's own robustness to noise.
+labels -- punitive removal is the method's own robustness to noise.  Its scores are the
+``k = 3`` votes (four values), so many labels tie in a ranking: on a synthetic stream with
+flip rates 0.2 / 0.3 and 5 labels (tests/test_peers.py, seed 0) its prequential AP is 0.71,
+below the noisy-prior reference (0.76); with rates 0.1 / 0.1 and 8 labels it is 0.66 against 0.60.
 
 Examples
 --------
@@ -159,6 +162,12 @@ class MLSAMPkNN(ChunkBaseline):
         self.penalty = penalty
         self.reduction = reduction
         self.metric = metric
+
+    def _more_expected_failed_checks(self) -> dict[str, str]:
+        return {"check_classifiers_multilabel_output_format_predict_proba": (
+            "predict_proba is the neighbours' vote, the fraction of the k nearest window members with the "
+            "label, so it is exactly 0 or 1 when all or none of them have it; the check wants every value "
+            "strictly between 0 and 1. Shape and range [0, 1] are as the check expects")}
 
     def _validate_params(self):
         check_in_range(self.k, "k", 1, 10**4, integer=True)
