@@ -52,16 +52,15 @@ def nearest(d2: np.ndarray, k: int) -> np.ndarray:
     k = int(min(k, m))
     if k == 0:
         return np.zeros((n, 0), dtype=np.int64)
-    # The k-th smallest distance of each row; rows where more than k columns reach it have a tie at
-    # the boundary and are resolved one by one (later columns first); the others are vectorised.
-    part = np.argpartition(d2, k - 1, axis=1)[:, :k]
-    dsel = np.take_along_axis(d2, part, axis=1)
-    kth = dsel.max(axis=1)
-    order = np.lexsort((-part, dsel), axis=-1)
-    out = np.take_along_axis(part, order, axis=1)
-    tied = np.flatnonzero((d2 <= kth[:, None]).sum(axis=1) > k)
-    cols = np.arange(m)
-    for i in tied:
-        cand = cols[d2[i] <= kth[i]]
-        out[i] = cand[np.lexsort((-cand, d2[i, cand]))[:k]]
-    return out
+    # Every column strictly nearer than the k-th smallest distance is taken; the rest of the k come
+    # from the columns *at* that distance, the latest first (a reversed cumulative count).
+    kth = np.partition(d2, k - 1, axis=1)[:, k - 1 : k]
+    below = d2 < kth
+    at = d2 == kth
+    need = k - below.sum(axis=1, keepdims=True)
+    from_right = np.cumsum(at[:, ::-1], axis=1)[:, ::-1]  # columns at the k-th distance from here on
+    chosen = below | (at & (from_right <= need))
+    cols = np.nonzero(chosen)[1].reshape(n, k)  # ascending column order within each row
+    dist = np.take_along_axis(d2, cols, axis=1)
+    order = np.lexsort((-cols, dist), axis=-1)
+    return np.take_along_axis(cols, order, axis=1)
