@@ -89,6 +89,13 @@ BASELINE_SOURCES = {
     "ELM-CDLL": "reconstruction from the ELM-NCLD paper's description of [RELM]; ELM-NCLD's L, alpha, gamma",
     "River BR-LR": "River's LogisticRegression with River's defaults (SGD, learning rate 0.01), one per label, "
                    "instance by instance",
+    "River CC-LR": "River's ClassifierChain of LogisticRegression with River's defaults, instance by instance; "
+                   "River's arithmetic vectorised (equal to River's own chain to 1e-9 in the tests)",
+    "ML-kNN (window)": "Zhang & Zhou's ML-kNN (k = 10, s = 1) refitted on a sliding window of 1000 instances; "
+                       "equal to scikit-multilearn's MLkNN fitted on the window in the tests",
+    "MLSAMPkNN": "reconstruction (Roseberry, Krawczyk, Cano, TKDD 2019) from the abstract and the authors' MOA "
+                 "code: defaults theirs (k = 3, window 50-1000, penalty 1); chunk-wise punishment and size "
+                 "adjustment are ours",
 }
 _BASELINE_MODULES = {name: spec.split(":")[0] for name, spec in BASELINES.items()}
 

@@ -1,4 +1,4 @@
-"""The paper's baselines and a River peer, each with the chunk API of the core.
+"""The paper's baselines and peers (River BR-LR / CC-LR, windowed ML-kNN, MLSAMPkNN), each with the chunk API of the core.
 
 Every baseline has ``partial_fit(X, Y)`` per chunk, ``decision_function(X)`` and
 ``predict(X)`` (int8 in {0, 1}), parameters set in ``__init__``.  None is told the
@@ -27,6 +27,9 @@ BASELINES = {
     "MCIC": "mcic:MCIC",
     "MW": "mw:MW",
     "River BR-LR": "river_peer:RiverBinaryRelevance",
+    "River CC-LR": "river_chain:RiverClassifierChain",
+    "ML-kNN (window)": "mlknn:WindowMLkNN",
+    "MLSAMPkNN": "mlsamknn:MLSAMPkNN",
 }
 
 #: Baselines that need an optional dependency, with the pip extra that provides it.
