@@ -219,18 +219,18 @@ def _load_dataset(name: str, data_dir: str | None):
     return load_dataset(name)
 
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1] / "ncld_core"
 
 
 def loaded_sources() -> tuple[str, ...]:
     """The ``ncld_core`` source files a cell's result depends on (paths relative to the package).
 
-    Every module of the package but the harness (this module and the command line):
+    Every module of the package but the command line:
     a fixed list, so the fingerprint is the same in a Dask worker and in a process
     that happened to import more of the package (it was once ``sys.modules``-based,
     which made it depend on what else the process had run).
     """
-    harness = {Path(__file__).name, "cli.py", "__main__.py"}
+    harness = {"cli.py", "__main__.py"}
     return tuple(sorted(
         p.relative_to(_PACKAGE).as_posix()
         for p in _PACKAGE.rglob("*.py")

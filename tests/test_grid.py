@@ -122,7 +122,8 @@ def test_killed_grid_resumes_only_missing_cells(client, tmp_path):
             cells = make_cells("synthetic", 3, ("noisy", "growth"), {METHODS!r}, chunk_size=200, **{SMALL!r})
             run_grid(cells, {str(out)!r}, scheduler="local", n_workers=1, progress=False)
     """))
-    proc = subprocess.Popen([sys.executable, str(script)], cwd=REPO, start_new_session=True,
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=REPO, start_new_session=True, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 90
@@ -197,10 +198,10 @@ def test_a_stream_the_builder_refuses_is_skipped_and_recorded(tmp_path, monkeypa
 
 def test_changed_sources_names_the_files_that_moved():
     rec = run_cell(small_cells(seeds=1, settings=("noisy",))[0])
-    assert "runner.py" in rec["code_digests"] and changed_sources(rec) == []
+    assert "eval/runner.py" in rec["code_digests"] and changed_sources(rec) == []
     assert code_fingerprint(list(rec["code_digests"])) == rec["code"]
-    stale = dict(rec, code_digests=dict(rec["code_digests"], **{"runner.py": "0" * 40}))
-    assert changed_sources(stale) == ["runner.py"] and changed_sources({"key": "x"}) is None
+    stale = dict(rec, code_digests=dict(rec["code_digests"], **{"eval/runner.py": "0" * 40}))
+    assert changed_sources(stale) == ["eval/runner.py"] and changed_sources({"key": "x"}) is None
 
 
 def test_code_digest_ignores_docstrings_and_comments(tmp_path):
