@@ -138,3 +138,15 @@ def test_monitors_are_recorded_and_the_model_checkpoints_with_them(tmp_path):
         assert np.array_equal(h[col].to_numpy(), r[col].to_numpy()) or np.allclose(
             h[col].to_numpy(float), r[col].to_numpy(float), equal_nan=True)
     assert h["fired"].iloc[6] or h["fired"].iloc[7]  # the growth at chunk 6 is seen by the default
+
+
+def test_label_detector_without_label_counts_never_fires():
+    """A signal without per-label counts (ChunkSignal.from_cardinality) gives p = 1, not a crash."""
+    from ncld_core.model.detector import ChunkSignal, make_detector
+
+    for name in ("labels", "adaptive+labels"):
+        det = make_detector(name, 0.05)
+        results = [det.update(ChunkSignal.from_cardinality(np.full(50, v))) for v in (1.0, 1.0, 1.0)]
+        assert not any(r.fired for r in results[:2]), name
+        if name == "labels":
+            assert all(not r.fired for r in results)

@@ -269,7 +269,7 @@ class LabelDistributionDetector:
             two_sided = 2.0 * np.minimum(hypergeom.cdf(x, M, K, n), hypergeom.sf(x - 1, M, K, n))
             p[exact] = np.minimum(two_sided, 1.0)
         m = max(int(testable.sum()), 1)
-        result = _p_result(float(p.min()) * m, self.delta, estimate)
+        result = _p_result(float(p.min(initial=1.0)) * m, self.delta, estimate)  # no labels: p = 1
         if result.fired:
             self.sizes_, self.counts_ = np.array([float(n)]), counts[None, :]
         else:

@@ -523,15 +523,16 @@ class ELMNCLD(ChunkClassifier):
     def _current_detectors(self) -> dict:
         """Copies of the fitted detectors (committed only if the chunk succeeds) at the current
         ``delta``; fresh ones where ``detector`` or ``monitors`` changed since (set_params)."""
-        fresh = self._new_detectors()
+        wanted = {"": getattr(self, "detector", "paper"), **{name: name for name in self._monitor_names()}}
         current = {"": self.detector_, **getattr(self, "monitors_", {})}
         out = {}
-        for name, new in fresh.items():
-            old = current.get(name)
-            if old is not None and type(old) is type(new):
-                new = copy.deepcopy(old)
-                new.delta = self.delta
-            out[name] = new
+        for key, name in wanted.items():
+            old = current.get(key)
+            if old is not None and old.name == name:
+                out[key] = copy.deepcopy(old)
+                out[key].delta = self.delta
+            else:
+                out[key] = make_detector(name, self.delta)
         return out
 
     def fit(self, X, Y, *, chunk_size=None, noisy_proba=None):
