@@ -63,6 +63,7 @@ import scipy.sparse as sp
 
 __all__ = [
     "METRICS",
+    "GREATER_IS_BETTER",
     "MetricAccumulator",
     "evaluate",
     "hamming_loss",
@@ -88,6 +89,9 @@ METRICS: tuple[tuple[str, str, bool], ...] = (
     ("one_error", "One-error", False),
     ("coverage", "Coverage", False),
 )
+
+#: metric key -> whether greater is better (from :data:`METRICS`).
+GREATER_IS_BETTER: dict[str, bool] = {key: better for key, _, better in METRICS}
 
 # Rows of the (n, q) ranking computation handled at once: bounds memory to a few
 # arrays of ~1M entries whatever n is (a loop over blocks, not over instances).

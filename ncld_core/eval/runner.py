@@ -37,7 +37,7 @@ from ..model.chunk_cache import ChunkCache
 from ..model.elm_ncld import ELMNCLD
 from ..stream.stream import Stream
 from .drift_eval import change_chunks, detection_report
-from .metrics import MetricAccumulator
+from .metrics import GREATER_IS_BETTER, MetricAccumulator
 from .variants import ORACLES, REFERENCES, make_model
 
 #: What the ELM-NCLD variants of a run are told about the flip rates (see PrequentialRunner).
@@ -165,7 +165,7 @@ class RunResult:
         summary = self.summary()
         if summary.empty or not {oracle, plain, corrected} <= set(summary.index) or metric not in summary:
             return None
-        sign = -1.0 if metric in ("hamming_loss", "ranking_loss", "one_error", "coverage") else 1.0
+        sign = 1.0 if GREATER_IS_BETTER.get(metric, True) else -1.0
         top, low, mid = (sign * float(summary.loc[m, metric]) for m in (oracle, plain, corrected))
         cost, recovered = top - low, mid - low
         return {"metric": metric, "oracle": oracle, "plain": plain, "corrected": corrected,
