@@ -15,6 +15,7 @@ import math
 import plotly.graph_objects as go
 
 from ncld_core.eval.baselines import BASELINES
+from ncld_core.eval.cardinality_eval import interval_report
 from ncld_core.eval.drift_eval import change_chunks, detection_report
 from ncld_core.eval.variants import REFERENCES
 from ncld_core.model.detector import DETECTORS
@@ -419,17 +420,13 @@ def cardinality_note(chunks, models) -> str:
     name = groups[0][0]
     mode = _rate_mode(chunks, name)
     rows = [(c.true_cardinality, c.diagnostics[name]) for c in chunks if name in c.diagnostics]
-    rows = [(t, d) for t, d in rows if _none(d.get("lcard_low")) is not None and _none(d.get("lcard_high")) is not None]
-    if not rows:
+    report = interval_report([t for t, _ in rows], *([_none(d.get(key)) for _, d in rows]
+                                                     for key in ("lcard_low", "lcard_high", "lcard_hat", "lcard_paper")))
+    if not report["n"]:
         return ""
-    n = len(rows)
-    inside = sum(d["lcard_low"] <= t <= d["lcard_high"] for t, d in rows)
-    width = sum(d["lcard_high"] - d["lcard_low"] for _, d in rows) / n
-    truth = sum(t for t, _ in rows) / n
-    err = [d["lcard_hat"] - t for t, d in rows if _none(d.get("lcard_hat")) is not None]
-    paper = [d["lcard_paper"] - t for t, d in rows if _none(d.get("lcard_paper")) is not None]
-    mean_err = f"{sum(err) / len(err):+.3f}" if err else None
-    paper_err = f"{sum(paper) / len(paper):+.3f}" if paper else None
+    n, inside, width, truth = report["n"], report["inside"], report["width"], report["truth"]
+    mean_err = None if report["mean_error"] is None else f"{report['mean_error']:+.3f}"
+    paper_err = None if report["paper_error"] is None else f"{report['paper_error']:+.3f}"
     who = "" if len(groups) == 1 else f" ({name})"
     if mode == "estimate":
         q = next((len(d["rho_pos_est"]) for _, d in reversed(rows) if d.get("rho_pos_est") is not None), None)

@@ -100,3 +100,15 @@ def test_estimated_rates_give_an_identified_interval_not_a_point():
     width = h["lcard_high"] - h["lcard_low"]
     assert (width > 2 * 1.96 * h["lcard_se"]).all()  # wider than the sampling error alone
     assert ((h["lcard_low"] <= truth) & (truth <= h["lcard_high"])).all()
+
+
+def test_interval_report_scores_the_band_against_the_truth():
+    from ncld_core.eval.cardinality_eval import interval_report
+
+    r = interval_report([1.0, 2.0, 4.0], [0.0, 2.5, None], [2.0, 3.0, 5.0], [1.5, 2.5, 4.0], [None, None, None])
+    assert (r["n"], r["inside"]) == (2, 1)  # the third chunk has no band
+    assert r["width"] == pytest.approx(1.25) and r["truth"] == pytest.approx(1.5)
+    assert r["mean_error"] == pytest.approx(0.5) and r["paper_error"] is None
+    assert interval_report([1.0], [None], [None])["n"] == 0
+    with pytest.raises(ValueError, match="per chunk"):
+        interval_report([1.0, 2.0], [0.0], [1.0])
