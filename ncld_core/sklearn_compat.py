@@ -209,12 +209,18 @@ class ChunkClassifier(ClassifierMixin, MultiOutputMixin, BaseEstimator):
         return D if getattr(self, "_binary_classes", None) is None else D[:, 0]
 
     # ------------------------------------------------------------------ predictions
-    def predict(self, X) -> np.ndarray:
-        """Relevant labels, ``decision_function(X) > 0``, as int8 (N, q) in {0, 1}.
+    def decide(self, scores) -> np.ndarray:
+        """Predictions int8 in {0, 1} from ``decision_function`` scores: here ``scores > 0``
+        (a model with its own decision rule overrides this)."""
+        return (np.asarray(scores) > 0).astype(np.int8)
 
-        After a 1-D binary target: the class values (N,), ``classes_[1]`` where the score is > 0.
+    def predict(self, X) -> np.ndarray:
+        """Relevant labels, ``decide(decision_function(X))`` (``> 0`` unless the model has its own
+        rule), as int8 (N, q) in {0, 1}.
+
+        After a 1-D binary target: the class values (N,), ``classes_[1]`` where the label is predicted.
         """
-        P = (self.decision_function(X) > 0).astype(np.int8)
+        P = self.decide(self.decision_function(X))
         binary = getattr(self, "_binary_classes", None)
         return P if binary is None else binary[P]
 

@@ -60,15 +60,17 @@ def test_metrics_are_against_the_ground_truth_and_cumulative_is_exact():
     from ncld_core.eval.variants import make_model
 
     model = make_model("ELM-O", rates=(stream.rho_pos, stream.rho_neg), n_neighbors=5, random_state=0)
-    scores, truth = [], []
+    scores, truth, preds = [], [], []
     for i, (s, e) in enumerate(stream.chunk_bounds(100)):
         if i:
             sc = model.decision_function(stream.X[s:e])
-            assert rows.loc[i, "micro_f1"] == pytest.approx(evaluate(stream.Y_true[s:e], sc)["micro_f1"])
+            pred = model.predict(stream.X[s:e])  # the model's decision rule, as the runner applies it
+            assert rows.loc[i, "micro_f1"] == pytest.approx(evaluate(stream.Y_true[s:e], sc, pred)["micro_f1"])
             scores.append(sc)
+            preds.append(pred)
             truth.append(stream.Y_true[s:e])
         model.partial_fit(stream.X[s:e], stream.Y_noisy[s:e])
-    whole = evaluate(np.vstack(truth), np.vstack(scores))
+    whole = evaluate(np.vstack(truth), np.vstack(scores), np.vstack(preds))
     for key, value in whole.items():
         assert rows.loc[5, f"cum_{key}"] == pytest.approx(value, rel=1e-10, abs=1e-12)
 

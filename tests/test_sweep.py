@@ -46,7 +46,8 @@ def test_fast_path_equals_one_run_per_point(drifting, model):
 
 
 def test_matches_the_runner_directly():
-    cfg = RunConfig(**SMALL, models=["ELM-II"], beta=0.3, gamma=2**-5)
+    # the sweep scores the paper's threshold 0: compared with a run that does the same
+    cfg = RunConfig(**SMALL, models=["ELM-II"], beta=0.3, gamma=2**-5, decision="paper")
     stream = cfg.build_stream()
     df = sweep(cfg, [0.3], [2**-5], stream=stream)
     runner = PrequentialRunner(["ELM-II"], cfg.chunk_size, model_params=cfg.model_params())
@@ -60,7 +61,7 @@ def test_matches_the_runner_directly():
 @pytest.mark.parametrize("model_rates", ["ignore", "estimate"])
 def test_sweep_tells_the_model_the_rates_as_the_config_says(model_rates):
     # The sweep once gave the true rates whatever model_rates said.
-    cfg = RunConfig(**SMALL, models=["ELM-O"], beta=0.3, gamma=2**-5, model_rates=model_rates)
+    cfg = RunConfig(**SMALL, models=["ELM-O"], beta=0.3, gamma=2**-5, model_rates=model_rates, decision="paper")
     stream = cfg.build_stream()
     df = sweep(cfg, [0.3], [2**-5], stream=stream)
     assert df.attrs["method"] == ("runner" if model_rates == "estimate" else "fast")

@@ -298,7 +298,9 @@ class PrequentialRunner:
                 t0 = time.perf_counter()
                 if index > 0:
                     scores = model.decision_function(X)
-                    result.metrics[name] = acc[name].update(Y_true, scores, (scores > 0).astype(np.int8))
+                    decide = getattr(model, "decide", None)  # the model's decision rule; else threshold 0
+                    pred = decide(scores) if decide is not None else (scores > 0).astype(np.int8)
+                    result.metrics[name] = acc[name].update(Y_true, scores, pred)
                     result.cumulative[name] = acc[name].cumulative()
                 # A short final chunk too small for the graph is scored but not learned.
                 if stop - start >= getattr(model, "n_neighbors", 0) + 1:

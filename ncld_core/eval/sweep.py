@@ -179,7 +179,8 @@ def _sweep_runner(config, stream, model, betas, gammas, progress):
     rows, firings, n_chunks, done = [], [], 0, 0
     for b in betas:
         for g in gammas:
-            cfg = dataclasses.replace(config, beta=b, gamma=g, models=[model], references=False)
+            # decision="paper": the sweep scores the paper's threshold 0, as the fast path does
+            cfg = dataclasses.replace(config, beta=b, gamma=g, models=[model], references=False, decision="paper")
             result = cfg.runner().run(stream)
             last = result.chunks[-1].cumulative.get(model)
             if last is None:

@@ -1,0 +1,251 @@
+"""Measure ELM-NCLD's decision rules (issue 16) and choose the default; write ``docs/decisions.md``.
+
+    python -m benchmarks.decisions                 # 8 shared datasets, seeds 0 and 1 (~5-10 min, 2 cores)
+    python -m benchmarks.decisions --quick         # 2 datasets, 1 seed, report to /tmp/decisions.md
+
+Protocol: the paper's noisy streams exactly as ``benchmarks.compare`` builds a ``noisy`` cell
+(:class:`benchmarks.grid.Cell`: random order, per-label rho_+, rho_- ~ U[0.2, 0.4] known to the
+model, chunks of 500, first chunk initialises, then test-then-train, metrics against the ground
+truth), streams cut to their first ``--max-instances`` instances (after shuffling).  One ELM-O
+at the package defaults learns each stream; before each chunk is learnt its scores are turned
+into labels by **every** rule of :data:`ncld_core.model.decision.DECISIONS` from the same fitted state
+(the rules differ only in ``predict``; training and AP do not depend on them), each rule with its
+own cumulative accumulator.  ``ELMNCLD(decision=rule).predict`` gives the same labels
+(``tests/test_decision.py``).
+
+Choice of the default: a rule is **admissible** when its Hamming loss is at most twice the
+all-negative predictor's on every dataset and seed mean (the issue's target: it must never flood);
+among the admissible rules the default has the best mean rank of micro-F1 over the datasets (ties:
+the lower mean HL / all-negative HL ratio).  "paper" is a reproduction option, not a candidate.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
+    os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")
+
+from ncld_core._io import write_atomic  # noqa: E402
+from ncld_core.model.decision import DECISIONS, decide  # noqa: E402
+from benchmarks.grid import Cell  # noqa: E402
+from ncld_core.eval.metrics import MetricAccumulator  # noqa: E402
+from ncld_core.model import ELMNCLD  # noqa: E402
+from ncld_core.eval.variants import make_model  # noqa: E402
+
+DATASETS = ["medical", "langlog", "enron", "corel16k001", "rcv1subset5", "arts", "health", "tmc2007_500"]
+QUICK = ["medical", "enron"]
+RULES = list(DECISIONS)
+CANDIDATES = [r for r in RULES if r != "paper"]
+FLOOD_FACTOR = 2.0  # admissible: HL <= 2 x the all-negative HL on every dataset
+
+
+def run_stream(dataset: str, seed: int, max_instances: int | None) -> list[dict]:
+    """One noisy stream: ELM-O learns it; every rule predicts each chunk before it is learnt."""
+    from ncld_core.data import load_dataset
+
+    cell = Cell(dataset, "noisy", seed, methods=("ELM-O",))
+    cfg = cell.config()
+    data = load_dataset(dataset)
+    if max_instances is not None and data.n_instances > max_instances:
+        cfg.n_instances = int(max_instances)
+    stream = cfg.build_stream(data)
+    model = make_model("ELM-O", rates=(stream.rho_pos, stream.rho_neg), **cfg.model_params())
+    acc = {rule: MetricAccumulator() for rule in RULES}
+    predicted = dict.fromkeys(RULES, 0.0)
+    t0 = time.perf_counter()
+    n_scored = 0
+    true_pos = 0.0
+    for index, (start, stop) in enumerate(stream.chunk_bounds(cfg.chunk_size)):
+        X, Y_true, Y_noisy = stream.X[start:stop], stream.Y_true[start:stop], stream.Y_noisy[start:stop]
+        if index > 0:
+            scores = model.decision_function(X)
+            for rule in RULES:
+                pred = decide(rule, model.decision_state_, scores)
+                acc[rule].update(Y_true, scores, pred)
+                predicted[rule] += float(pred.sum())
+            n_scored += stop - start
+            true_pos += float(Y_true.sum())
+        if stop - start >= model.n_neighbors + 1:
+            model.partial_fit(X, Y_noisy)
+    seconds = time.perf_counter() - t0
+    rows = []
+    for rule in RULES:
+        m = acc[rule].cumulative()
+        rows.append({
+            "dataset": dataset, "seed": seed, "rule": rule, "hl": m["hamming_loss"], "f1": m["micro_f1"],
+            "ap": m["average_precision"], "pred_card": predicted[rule] / n_scored,
+            "true_card": true_pos / n_scored, "allneg_hl": true_pos / (n_scored * stream.Y_true.shape[1]),
+            "n_instances": int(stream.n_instances), "seconds": seconds,
+        })
+    return rows
+
+
+def choose(df: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The default rule and the per-rule criteria table (module doc)."""
+    per = df.groupby(["dataset", "rule"])[["hl", "f1", "allneg_hl", "pred_card", "true_card"]].mean().reset_index()
+    per["ratio"] = per["hl"] / per["allneg_hl"]
+    per["f1_rank"] = per[per.rule.isin(CANDIDATES)].groupby("dataset")["f1"].rank(ascending=False, method="average")
+    crit = per.groupby("rule").agg(worst_ratio=("ratio", "max"), mean_ratio=("ratio", "mean"),
+                                   mean_f1=("f1", "mean"), f1_rank=("f1_rank", "mean"),
+                                   below=("ratio", lambda r: int((r < 1).sum())))
+    crit = crit.reindex(RULES)
+    crit["admissible"] = crit["worst_ratio"] <= FLOOD_FACTOR
+    pool = crit.loc[CANDIDATES]
+    pool = pool[pool.admissible] if pool.admissible.any() else pool
+    best = pool.sort_values(["f1_rank", "mean_ratio"]).index[0]
+    return best, crit
+
+
+def _git(*args) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, workers: int, max_instances) -> str:
+    best, crit = choose(df)
+    current = ELMNCLD().decision
+    mean = df.groupby(["dataset", "rule"]).mean(numeric_only=True)
+    datasets = [d for d in DATASETS if d in set(df.dataset)] + sorted(set(df.dataset) - set(DATASETS))
+    seeds = sorted(set(df.seed))
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Decision rules of ELM-NCLD (measured)",
+        "",
+        f"_Generated by `{command}` on {now}; wall time {seconds / 60:.1f} min, CPU time {cpu / 60:.1f} min, "
+        f"{workers} worker process(es); code at {_git('rev-parse', '--short', 'HEAD')}. Every number below comes "
+        "from this run; do not edit by hand, re-run the command._",
+        "",
+        "Protocol: the `noisy` cells of `benchmarks.compare` (NOTES §5): random order, per-label rho_+, rho_- ~ "
+        "U[0.2, 0.4] known to the model, chunks of 500, the first chunk initialises, every later chunk is "
+        "predicted then learnt; cumulative metrics against the ground truth; seeds "
+        f"{', '.join(map(str, seeds))} (mean shown). "
+        + (f"**Streams are cut to their first {max_instances} instances after shuffling** (runtime); "
+           "the datasets larger than that are marked with their length. " if max_instances else "")
+        + "One ELM-O at the package defaults learns each stream and every rule predicts from the same fitted "
+        "state, so the rules differ only in their decisions (AP does not depend on them). Rules "
+        "(`ncld_core/model/decision.py`):",
+        "",
+        *[f"- `{r}`: {DECISIONS[r]}" for r in RULES],
+        "",
+        f"HL = Hamming loss, F1 = micro-F1; `all-neg HL` = the all-negative predictor's HL (the stream's label "
+        "density); `ratio` = HL / all-neg HL (below 1: better than predicting nothing; the target is at most "
+        f"{FLOOD_FACTOR:g}); `pred/true card` = predicted labels per instance / true labels per instance.",
+        "",
+        "## Per dataset",
+        "",
+        "| dataset | all-neg HL | true card | " + " | ".join(f"{r} HL | {r} F1" for r in RULES) + " |",
+        "|---|---|---|" + "---|---|" * len(RULES),
+    ]
+    for d in datasets:
+        n = int(mean.loc[(d, RULES[0]), "n_instances"])
+        name = f"{d} ({n})" if max_instances and n >= max_instances else d
+        cells = []
+        for r in RULES:
+            hl, f1 = mean.loc[(d, r), "hl"], mean.loc[(d, r), "f1"]
+            ratio = hl / mean.loc[(d, r), "allneg_hl"]
+            mark = "**" if r == best else ""
+            flood = " ⚠" if ratio > FLOOD_FACTOR else ""
+            cells.append(f"{mark}{hl:.4f}{mark}{flood} | {mark}{f1:.3f}{mark}")
+        lines.append(f"| {name} | {mean.loc[(d, RULES[0]), 'allneg_hl']:.4f} | "
+                     f"{mean.loc[(d, RULES[0]), 'true_card']:.2f} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"⚠ = HL above {FLOOD_FACTOR:g} x the all-negative HL. AP of ELM-O (the same for every rule): "
+        + ", ".join(f"{d} {mean.loc[(d, RULES[0]), 'ap']:.3f}" for d in datasets) + ".",
+        "",
+        "Predicted labels per instance (true labels per instance in brackets):",
+        "",
+        "| dataset | " + " | ".join(RULES) + " |",
+        "|---|" + "---|" * len(RULES),
+    ]
+    for d in datasets:
+        lines.append(f"| {d} ({mean.loc[(d, RULES[0]), 'true_card']:.2f}) | "
+                     + " | ".join(f"{mean.loc[(d, r), 'pred_card']:.2f}" for r in RULES) + " |")
+    lines += [
+        "",
+        "## Choice of the default",
+        "",
+        f"Rule: a candidate (every rule but `paper`, kept for reproduction) is admissible when its HL is at most "
+        f"{FLOOD_FACTOR:g} x the all-negative HL on every dataset; the default is the admissible rule with the "
+        "best mean rank of F1 over the datasets (1 = best among the candidates), ties broken by the lower mean "
+        "ratio.",
+        "",
+        "| rule | worst ratio | mean ratio | datasets below all-neg | mean F1 | mean F1 rank | admissible |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in RULES:
+        c = crit.loc[r]
+        rank = "—" if r == "paper" else f"{c.f1_rank:.2f}"
+        mark = "**" if r == best else ""
+        lines.append(f"| {mark}{r}{mark} | {c.worst_ratio:.2f} | {c.mean_ratio:.2f} | {int(c.below)}/{len(datasets)} | "
+                     f"{c.mean_f1:.3f} | {rank} | {'yes' if c.admissible else 'no'} |")
+    c, p = crit.loc[best], crit.loc["paper"]
+    lines += [
+        "",
+        f"**Chosen: `decision=\"{best}\"`** (the default in the code when this ran: `\"{current}\"`"
+        + ("" if current == best else "; update `ELMNCLD.decision`") + f"). Its HL is at most {c.worst_ratio:.2f} x "
+        f"the all-negative HL (below it on {int(c.below)} of {len(datasets)} datasets) where the paper's "
+        f"threshold 0 reaches {p.worst_ratio:.2f} x (below on {int(p.below)}); mean micro-F1 {c.mean_f1:.3f} "
+        f"against {p.mean_f1:.3f} for `paper`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.decisions", description=__doc__.split("\n\n")[0])
+    p.add_argument("--datasets", nargs="+", default=None, help=f"default: {' '.join(DATASETS)}")
+    p.add_argument("--seeds", type=int, default=2, help="seeds 0..n-1 (default 2)")
+    p.add_argument("--max-instances", type=int, default=0,
+                   help="cut each stream to its first N instances after shuffling (default 0: whole streams)")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--quick", action="store_true", help=f"{' '.join(QUICK)}, 1 seed, report to /tmp")
+    p.add_argument("--out", default=None, help="report path (default docs/decisions.md; --quick: /tmp/decisions.md)")
+    a = p.parse_args(argv)
+    datasets = a.datasets or (QUICK if a.quick else DATASETS)
+    seeds = range(1 if a.quick else a.seeds)
+    out = Path(a.out or ("/tmp/decisions.md" if a.quick else REPO / "docs" / "decisions.md"))
+    max_instances = a.max_instances or None
+    t0, c0 = time.perf_counter(), time.process_time()
+    jobs = [(d, s) for d in datasets for s in seeds]
+    jobs.sort(key=lambda j: DATASETS.index(j[0]) if j[0] in DATASETS else 0, reverse=True)
+    rows = []
+    with ProcessPoolExecutor(max_workers=a.workers) as pool:
+        futures = {pool.submit(run_stream, d, s, max_instances): (d, s) for d, s in jobs}
+        for fut, (d, s) in futures.items():
+            got = fut.result()
+            rows += got
+            print(f"{d} seed {s}: {got[0]['seconds']:.0f} s", file=sys.stderr, flush=True)
+    df = pd.DataFrame(rows)
+    cpu = float(df.groupby(["dataset", "seed"])["seconds"].first().sum()) + time.process_time() - c0
+    command = "python -m benchmarks.decisions" + (" " + " ".join(argv if argv is not None else sys.argv[1:])
+                                                    if (argv if argv is not None else sys.argv[1:]) else "")
+    text = report(df, command=command.strip(), seconds=time.perf_counter() - t0, cpu=cpu, workers=a.workers,
+                  max_instances=max_instances)
+    write_atomic(out, text)
+    df.to_csv(out.with_suffix(".csv"), index=False) if a.quick else None
+    print(f"wrote {out}", file=sys.stderr)
+    best, _ = choose(df)
+    print(f"default by measurement: {best}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

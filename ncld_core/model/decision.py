@@ -1,0 +1,228 @@
+"""Decision rules: from ELM-NCLD's label scores ``O = H Phi`` to 0/1 predictions under label noise.
+
+The paper predicts ``o_tj > 0``.  The scores regress the *noisy* labels in {-1, +1}:
+under class-conditional flips (Eq. NR), ``E[y_tj | x] = 2 (rho_-^j + p_tj d_j) - 1`` with
+``p_tj = P(g_tj = 1 | x_t)`` the clean probability and ``d_j = 1 - rho_+^j - rho_-^j``.  So
+threshold 0 means ``p > (1/2 - rho_-) / d``, far below 1/2 when ``rho_-`` is large, and on a
+sparse label set it predicts many more labels than are relevant (docs/results.md).  Every
+rule here reads the score on the **noise-corrected scale**::
+
+    u_tj = ((o_tj + 1) / 2 - rho_-^j) / d_j          (an estimate of p_tj when o is calibrated)
+
+and each is an estimate of a decision that is right for the *clean* labels:
+
+``"paper"``
+    ``o_tj > 0`` (reproduction only).
+``"bayes"``
+    ``u_tj > 1/2``, i.e. ``o_tj > rho_-^j - rho_+^j``: the Hamming-loss-optimal rule if the
+    scores were calibrated regressions of the noisy labels.  Stateless.
+``"topk"``
+    per instance the ``k = round(c)`` labels of largest ``u``, ``c`` the running noise-corrected
+    cardinality (the moment estimate of :mod:`ncld_core.cardinality`).
+``"prevalence"``
+    per label, ``o_tj > t_j`` with ``t_j`` the ``1 - pi_j`` quantile of the latest chunk's scores,
+    ``pi_j`` the running clean prevalence
+    (moment estimate ``(f_j - rho_-^j) / d_j`` cut to [0, 1]): the predicted positive rate of
+    each label matches its estimated clean rate.
+``"f1"``
+    ``u_tj > tau`` with one ``tau`` maximising an unbiased-in-counts estimate of micro-F1 on the
+    latest chunk.  The clean positives among any set ``T`` of entries are estimated from the
+    noisy labels as ``TP(T) = sum_{(t,j) in T} (y_tj - rho_-^j) / d_j`` (``E[y | g] = rho_- + g d``),
+    the clean positives of the chunk as ``P = TP(all)``, so ``F1(T) = 2 TP(T) / (|T| + P)``;
+    ``T`` runs over the top-``m`` entries by ``u`` (one global threshold, the form of the
+    micro-F1-optimal rule on calibrated scores).
+``"f1-bounded"``
+    as ``"f1"`` with ``|T| <= P``: never more predicted positives than estimated clean ones.
+    Then ``FP + FN = |T| + P - 2 TP <= 2 P (1 - F1)``, i.e. the Hamming loss stays below
+    ``2 (1 - F1)`` times the all-negative predictor's (whose Hamming loss is ``P / (N q)``).
+``"f1-budget"``
+    as ``"f1"`` with the estimated Hamming loss at most :data:`HL_BUDGET` times the all-negative
+    predictor's: ``|T| + P - 2 TP(T) <= HL_BUDGET * P``.
+``"hamming"``
+    ``u_tj > tau`` with ``tau`` minimising the estimated Hamming loss ``|T| + P - 2 TP(T)`` over the
+    same top-``m`` sets: an entry is worth predicting when it is more likely relevant than not,
+    judged by the noisy labels instead of by the calibration of ``u``.
+
+Scores of a chunk: the model's prequential ones (the model before it learnt the chunk: honest
+about its errors; in-sample scores overfit the noisy labels and made ``"f1"`` flood in
+``docs/decisions.md``'s first measurements), except when the model starts afresh (first chunk,
+drift reset), where the new model's own scores are all there is.
+
+State: :func:`update_state` folds one learnt chunk into the running state (a dict of floats and
+arrays, so it checkpoints): per-chunk statistics are averaged with weight ``1 / min(n, W)``
+(``W`` = :data:`WINDOW`; the mean over the first ``W`` chunks, then an exponential average),
+and a chunk after which the model was reset by a drift (retrain / adjust) starts it afresh.
+All rules' statistics are kept, so ``decision`` can change without refitting.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> g = (rng.random((400, 5)) < 0.2).astype(int)              # clean labels, prevalence 0.2
+>>> flip = rng.random(g.shape) < np.where(g == 1, 0.2, 0.3)
+>>> y = np.where(flip, 1 - g, g)                               # noisy: rho_+ = 0.2, rho_- = 0.3
+>>> p = 0.45 + 0.35 * g                                        # clean probability: 0.45 or 0.8
+>>> o = 2 * (0.3 + 0.5 * p) - 1 + rng.normal(0, 0.01, g.shape)  # a calibrated regression of y in {-1, 1}
+>>> state = update_state(None, o, y, [0.2] * 5, [0.3] * 5, cardinality=1.0, prevalence=[0.2] * 5)
+>>> float((decide("paper", state, o) == 1).mean().round(2))  # threshold 0 floods
+1.0
+>>> float((decide("prevalence", state, o) == 1).mean().round(2))
+0.2
+>>> float((decide("bayes", state, o) == g).mean())        # u > 1/2 separates the clean labels
+1.0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["DECISIONS", "WINDOW", "HL_BUDGET", "check_decision", "corrected_scores", "update_state", "decide"]
+
+#: Rule name -> one-line description.
+DECISIONS = {
+    "paper": "scores > 0, the paper's fixed threshold (reproduction)",
+    "bayes": "noise-corrected probability > 1/2: scores > rho_neg - rho_pos per label",
+    "topk": "per instance the round(running clean cardinality) labels of largest corrected score",
+    "prevalence": "per-label score quantile matching the running clean prevalence",
+    "f1": "one corrected-score threshold maximising micro-F1 estimated from the noisy labels",
+    "f1-bounded": "as f1, predicting at most the estimated number of clean positives",
+    "f1-budget": "as f1, with the estimated Hamming loss at most HL_BUDGET x the all-negative one",
+    "hamming": "one corrected-score threshold minimising the Hamming loss estimated from the noisy labels",
+}
+#: Chunks over which the running state averages (then an exponential average with weight 1/WINDOW).
+WINDOW = 5
+#: ``"f1-budget"``: the largest estimated Hamming loss allowed, as a multiple of the all-negative one.
+HL_BUDGET = 1.5
+
+
+def check_decision(value) -> str:
+    """``value`` if it names a rule of :data:`DECISIONS`, else a ValueError naming ``decision``."""
+    if not isinstance(value, str) or value not in DECISIONS:
+        raise ValueError(f"decision must be one of {list(DECISIONS)}; got {value!r}")
+    return value
+
+
+def corrected_scores(scores, rho_pos, rho_neg) -> np.ndarray:
+    """``u = ((o + 1) / 2 - rho_-) / (1 - rho_+ - rho_-)`` per label: scores on the clean-probability scale."""
+    S = np.asarray(scores, dtype=np.float64)
+    rho_pos = np.asarray(rho_pos, dtype=np.float64)
+    rho_neg = np.asarray(rho_neg, dtype=np.float64)
+    return ((S + 1.0) / 2.0 - rho_neg) / (1.0 - rho_pos - rho_neg)
+
+
+def _prevalence_thresholds(S, prevalence) -> np.ndarray:
+    """Per label the score above which a share ``prevalence_j`` of the chunk lies."""
+    n = S.shape[0]
+    ordered = -np.sort(-S, axis=0)  # descending per column
+    m = np.clip(np.rint(np.asarray(prevalence) * n).astype(int), 0, n)
+    top = ordered[np.maximum(m - 1, 0), np.arange(S.shape[1])]  # the m-th largest
+    below = ordered[np.minimum(m, n - 1), np.arange(S.shape[1])]  # the (m+1)-th largest
+    thr = np.where(m >= n, ordered[-1] - 1e-12, (top + below) / 2.0)
+    return np.where(m == 0, ordered[0], thr)  # m = 0: above every score (strict >)
+
+
+def _count_thresholds(U, C) -> tuple[float, float, float, float]:
+    """``(tau_f1, tau_f1_bounded, tau_f1_budget, tau_hamming)`` on the corrected scale (module doc)."""
+    u = U.ravel()
+    c = C.ravel()
+    order = np.argsort(-u, kind="stable")
+    u, c = u[order], c[order]
+    positives = max(float(c.sum()), 1.0)
+    tp = np.cumsum(c)
+    m = np.arange(1, u.size + 1)
+    f1 = 2.0 * tp / (m + positives)
+
+    def tau(best):  # predict the top best + 1 entries: u > midpoint to the next one
+        if f1[best] <= 0:
+            return float(u[0])  # nothing worth predicting
+        nxt = u[best + 1] if best + 1 < u.size else u[best] - 1.0
+        return float((u[best] + nxt) / 2.0)
+
+    best = int(np.argmax(f1))
+    allowed = int(min(np.floor(positives), u.size))
+    best_bounded = int(np.argmax(f1[:allowed])) if allowed >= 1 else 0
+    gain = 2.0 * tp - m  # all-negative HL count minus the estimated HL count of the top m
+    best_hl = int(np.argmax(gain))
+    tau_hl = tau(best_hl) if gain[best_hl] > 0 else float(u[0])
+    within = (m + positives - 2.0 * tp) <= HL_BUDGET * positives
+    best_budget = int(np.argmax(np.where(within, f1, -np.inf))) if within.any() else -1
+    tau_budget = tau(best_budget) if best_budget >= 0 else float(u[0])
+    return tau(best), (tau(best_bounded) if allowed >= 1 else float(u[0])), tau_budget, tau_hl
+
+
+def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalence) -> dict:
+    """The running state after one chunk; ``state`` None starts afresh (first chunk, or after a drift reset).
+
+    ``scores`` (N, q): the chunk's scores (the model's prequential ones, see the module doc);
+    ``Y01`` its observed labels; ``rho_pos, rho_neg`` the chunk's rates (given or estimated);
+    ``cardinality`` and ``prevalence`` its moment estimates (:mod:`ncld_core.cardinality`).
+    Pure: ``state`` is not modified.
+    """
+    S = np.asarray(scores, dtype=np.float64)
+    Y = np.asarray(Y01, dtype=np.float64)
+    if S.ndim != 2 or S.shape != Y.shape or S.shape[0] < 1:
+        raise ValueError(f"scores {S.shape} and labels {Y.shape} must be the same (N, q), N >= 1")
+    q = S.shape[1]
+    rho_pos = np.broadcast_to(np.asarray(rho_pos, dtype=np.float64), (q,)).copy()
+    rho_neg = np.broadcast_to(np.asarray(rho_neg, dtype=np.float64), (q,)).copy()
+    prevalence = np.clip(np.broadcast_to(np.asarray(prevalence, dtype=np.float64), (q,)), 0.0, 1.0)
+    cardinality = float(np.clip(cardinality, 0.0, q))
+    if not (np.all(np.isfinite(S)) and np.all(np.isfinite(prevalence)) and np.isfinite(cardinality)):
+        raise ValueError("decision state: scores, prevalence and cardinality must be finite")
+    n = 1 if state is None else int(state["n_chunks"]) + 1
+    w = 1.0 / min(n, WINDOW)
+
+    def run(key, value):
+        return value if state is None else (1.0 - w) * state[key] + w * value
+
+    prevalence_run = run("prevalence", prevalence)
+    U = corrected_scores(S, rho_pos, rho_neg)
+    C = (Y - rho_neg) / (1.0 - rho_pos - rho_neg)  # unbiased clean-label counts per entry
+    tau, tau_bounded, tau_budget, tau_hl = _count_thresholds(U, C)
+    return {
+        "n_chunks": n,
+        "rho_pos": rho_pos,
+        "rho_neg": rho_neg,
+        "cardinality": float(run("cardinality", cardinality)),
+        "prevalence": np.asarray(prevalence_run, dtype=np.float64),
+        "label_thresholds": np.asarray(run("label_thresholds", _prevalence_thresholds(S, prevalence_run)),
+                                       dtype=np.float64),
+        "f1_threshold": float(run("f1_threshold", tau)),
+        "f1_bounded_threshold": float(run("f1_bounded_threshold", tau_bounded)),
+        "f1_budget_threshold": float(run("f1_budget_threshold", tau_budget)),
+        "hamming_threshold": float(run("hamming_threshold", tau_hl)),
+    }
+
+
+def decide(rule, state, scores) -> np.ndarray:
+    """0/1 predictions, int8 of the shape of ``scores`` ((N, q), or (N,) for one label), by ``rule``."""
+    check_decision(rule)
+    S = np.asarray(scores, dtype=np.float64)
+    one = S.ndim == 1
+    S2 = S[:, None] if one else S
+    if rule == "paper":
+        P = S2 > 0
+    else:
+        if state is None:
+            raise ValueError(f"decision={rule!r} needs the model's decision state; fit the model first")
+        if S2.shape[1] != np.shape(state["prevalence"])[0]:
+            raise ValueError(f"scores have {S2.shape[1]} labels, the decision state {np.shape(state['prevalence'])[0]}")
+        U = corrected_scores(S2, state["rho_pos"], state["rho_neg"])
+        if rule == "bayes":
+            P = U > 0.5
+        elif rule == "prevalence":
+            P = S2 > state["label_thresholds"]
+        elif rule == "f1":
+            P = U > state["f1_threshold"]
+        elif rule == "f1-bounded":
+            P = U > state["f1_bounded_threshold"]
+        elif rule == "f1-budget":
+            P = U > state["f1_budget_threshold"]
+        elif rule == "hamming":
+            P = U > state["hamming_threshold"]
+        else:  # topk
+            k = int(np.clip(np.rint(state["cardinality"]), 0, S2.shape[1]))
+            P = np.zeros(S2.shape, dtype=bool)
+            if k:
+                top = np.argpartition(-U, k - 1, axis=1)[:, :k]
+                np.put_along_axis(P, top, True, axis=1)
+    P = P.astype(np.int8)
+    return P[:, 0] if one else P
