@@ -62,7 +62,9 @@ from benchmarks.grid import (  # noqa: E402
 )
 from ncld_core._io import write_atomic  # noqa: E402
 from ncld_core.eval.baselines import BASELINES, OPTIONAL  # noqa: E402
-from ncld_core.eval.variants import ELM_VARIANTS, REFERENCES  # noqa: E402
+from ncld_core.eval.variants import ELM_VARIANTS, PAPER_VARIANT, REFERENCES  # noqa: E402
+
+from benchmarks.targets import targets_markdown  # noqa: E402
 
 #: The paper's datasets available in the shared folder (NOTES, datasets/README.md).
 PAPER_DATASETS = ["medical", "langlog", "enron", "corel16k001", "rcv1subset5", "arts", "health", "tmc2007_500"]
@@ -441,7 +443,7 @@ def parse_args(argv):
     p.add_argument("--datasets", nargs="+", default=None, help=f"default: {' '.join(PAPER_DATASETS)}")
     p.add_argument("--drift-datasets", nargs="+", default=None,
                    help="datasets of the growth/reduction streams (default: --datasets)")
-    p.add_argument("--seeds", type=int, default=None, help="seeds 0..n-1 (default 3; --quick: 1)")
+    p.add_argument("--seeds", type=int, default=None, help="seeds 0..n-1 (default 5; --quick: 1)")
     p.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS))
     p.add_argument("--methods", nargs="+", default=None,
                    help="methods besides the references (default: the ELM variants and every available "
@@ -472,7 +474,7 @@ def main(argv=None) -> int:
     quick = args.quick
     datasets = args.datasets or (QUICK_DATASETS if quick else PAPER_DATASETS)
     drift_datasets = args.drift_datasets or datasets
-    seeds = args.seeds if args.seeds is not None else (1 if quick else 3)
+    seeds = args.seeds if args.seeds is not None else (1 if quick else 5)
     if seeds < 1:
         raise SystemExit("--seeds must be at least 1")
     requested = args.methods if args.methods is not None else (list(ELM_VARIANTS) if quick else None)
@@ -582,6 +584,9 @@ def main(argv=None) -> int:
                       "the change's chunk is a detection, of at most 1; every other firing is a false alarm):",
                       "", det]
         reading_lines.append((label, win_table(df, settings, methods), reading(df, settings, results, methods)))
+        if slug == "noisy" and not sub.empty:  # issue 16's targets, computed from the cells
+            peers = [m for m in methods if m in BASELINES]
+            L += ["### Targets", "", targets_markdown(sub, "ELM-O", peers, ["ELM-O", PAPER_VARIANT], results)]
 
     L += ["## Reading", ""]
     L.append("Per stream, the mean over seeds of the method against the best of the named competitor(s), "

@@ -1,0 +1,44 @@
+"""benchmarks/targets.py: the issue-16 verdicts in docs/results.md are computed, and can say "missed"."""
+
+import doctest
+
+import pandas as pd
+
+import benchmarks.targets as T
+
+
+def _cells(f1_default, ap_default, hl_default):
+    rows = []
+    for i, stream in enumerate(T.PAPER_PUBLISHED):
+        for seed in (0, 1):
+            for method, h, f, a in [("ELM-O", hl_default, f1_default, ap_default), ("peer", 0.05, 0.30, 0.40),
+                                    ("all-negative", 0.04, 0.0, 0.1), ("paper", 0.06, 0.2, 0.3)]:
+                rows.append(dict(stream=stream, setting="noisy", seed=seed, method=method, hamming_loss=h,
+                                 micro_f1=f, average_precision=a))
+    return pd.DataFrame(rows)
+
+
+class _Res:
+    def __init__(self, ranks):
+        self.mean_ranks = pd.Series(ranks)
+        self.significant = True
+
+
+def test_doctests():
+    assert doctest.testmod(T).failed == 0
+
+
+def test_targets_met_and_missed_are_both_reported():
+    good = T.targets_markdown(_cells(0.5, 0.6, 0.06), "ELM-O", ["peer"], ["ELM-O"],
+                              {"micro_f1": _Res({"ELM-O": 1.0, "peer": 2.0})})
+    assert "on both on 8 of 8" in good and "— **met**" in good
+    assert "at most 1.50" in good  # 0.06 / 0.04
+    bad = T.targets_markdown(_cells(0.2, 0.6, 0.10), "ELM-O", ["peer"], ["ELM-O"], {})
+    assert "on micro-F1 on 0 of 8" in bad and bad.count("**missed**") >= 2  # F1 lost, HL 2.5x all-negative
+
+
+def test_published_comparison_counts_metrics():
+    pub = T.published_rows(_cells(0.99, 0.99, 0.0), ["ELM-O"])
+    assert len(pub) == 8 and (pub["ELM-O: better on"] == 3).all()
+    pub = T.published_rows(_cells(0.0, 0.0, 0.99), ["ELM-O"])
+    assert (pub["ELM-O: better on"] == 0).all()
