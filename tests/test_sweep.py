@@ -32,9 +32,11 @@ def test_paper_gamma_grid():
     assert PAPER_GAMMAS == (0.0, 2**-8, 2**-7, 2**-6, 2**-5, 2**-4, 2**-3)
 
 
+@pytest.mark.parametrize("decision", ["paper", "f1-bounded", "topk"])
 @pytest.mark.parametrize("model", ["ELM-O", "ELM-I", "ELM-II"])
-def test_fast_path_equals_one_run_per_point(drifting, model):
+def test_fast_path_equals_one_run_per_point(drifting, model, decision):
     cfg, stream = drifting
+    cfg = dataclasses.replace(cfg, decision=decision)
     betas, gammas = [0.0, 0.18, 0.55, 1.0], [0.0, 2**-6, 2**-3]
     fast = sweep(cfg, betas, gammas, stream=stream, model=model)
     slow = sweep(cfg, betas, gammas, stream=stream, model=model, method="runner")
@@ -46,8 +48,7 @@ def test_fast_path_equals_one_run_per_point(drifting, model):
 
 
 def test_matches_the_runner_directly():
-    # the sweep scores the paper's threshold 0: compared with a run that does the same
-    cfg = RunConfig(**SMALL, models=["ELM-II"], beta=0.3, gamma=2**-5, decision="paper")
+    cfg = RunConfig(**SMALL, models=["ELM-II"], beta=0.3, gamma=2**-5)  # the default decision rule
     stream = cfg.build_stream()
     df = sweep(cfg, [0.3], [2**-5], stream=stream)
     runner = PrequentialRunner(["ELM-II"], cfg.chunk_size, model_params=cfg.model_params())
@@ -61,7 +62,7 @@ def test_matches_the_runner_directly():
 @pytest.mark.parametrize("model_rates", ["ignore", "estimate"])
 def test_sweep_tells_the_model_the_rates_as_the_config_says(model_rates):
     # The sweep once gave the true rates whatever model_rates said.
-    cfg = RunConfig(**SMALL, models=["ELM-O"], beta=0.3, gamma=2**-5, model_rates=model_rates, decision="paper")
+    cfg = RunConfig(**SMALL, models=["ELM-O"], beta=0.3, gamma=2**-5, model_rates=model_rates)
     stream = cfg.build_stream()
     df = sweep(cfg, [0.3], [2**-5], stream=stream)
     assert df.attrs["method"] == ("runner" if model_rates == "estimate" else "fast")

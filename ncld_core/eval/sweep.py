@@ -18,7 +18,8 @@ One probe model learns the stream (graph and ``P_D`` built once per chunk); its
 per-chunk terms ``H^T H, E^T E, H^T Y, H^T A``
 (:attr:`~ncld_core.model.ELMNCLD.chunk_statistics_`) are summed by the model's own
 step (:func:`~ncld_core.model.statistics.accumulate`, with the variant's strategy at
-the chunks where the probe fired); every grid point then costs one L x L solve per chunk.  ``method="runner"`` runs the
+the chunks where the probe fired); every grid point then costs one L x L solve per chunk,
+and predicts by the run's decision rule (``decision``) with its own running state, as the model would.  ``method="runner"`` runs the
 :class:`~ncld_core.eval.runner.PrequentialRunner` once per grid point instead (the
 reference the fast path is tested against).
 
@@ -40,6 +41,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from ..model.decision import decide, update_state
 from ..model.statistics import accumulate, drift_action
 from .metrics import MetricAccumulator
 from .runner import told_rates
@@ -179,8 +181,7 @@ def _sweep_runner(config, stream, model, betas, gammas, progress):
     rows, firings, n_chunks, done = [], [], 0, 0
     for b in betas:
         for g in gammas:
-            # decision="paper": the sweep scores the paper's threshold 0, as the fast path does
-            cfg = dataclasses.replace(config, beta=b, gamma=g, models=[model], references=False, decision="paper")
+            cfg = dataclasses.replace(config, beta=b, gamma=g, models=[model], references=False)
             result = cfg.runner().run(stream)
             last = result.chunks[-1].cumulative.get(model)
             if last is None:
@@ -204,6 +205,8 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
     probe = make_model("ELM-O", rates=rates, **{**params, "beta": 0.5})
     strategy = VARIANT_STRATEGY[model]
     alpha, L, hessian = float(config.alpha), int(config.n_hidden), probe.hessian
+    rule = probe.decision  # every grid point predicts by the run's decision rule, with its own state
+    rho_pos, rho_neg = (np.broadcast_to(np.asarray(r, dtype=float), (stream.n_labels,)) for r in rates)
     nb, ng = len(betas), len(gammas)
     bounds = list(stream.chunk_bounds(config.chunk_size))
     min_learn = int(config.n_neighbors) + 1
@@ -212,6 +215,7 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
     if len(bounds) < 2:
         raise ValueError("the stream has a single chunk: nothing is scored (make the chunk size smaller)")
     acc = [[MetricAccumulator() for _ in range(ng)] for _ in range(nb)]
+    states = [[None] * ng for _ in range(nb)]  # each grid point's decision state (ncld_core.model.decision)
     sums = None  # the variant's SufficientStatistics since its last reset
     coefs = None  # (nb, L, ng * q)
     firings = []
@@ -226,19 +230,32 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                 scores = H @ coefs[bi]  # (N, ng * q)
                 for gi in range(ng):
                     s = scores[:, gi * q:(gi + 1) * q]
-                    acc[bi][gi].update(Y_true, s, (s > 0).astype(np.int8))
+                    acc[bi][gi].update(Y_true, s, decide(rule, states[bi][gi], s))
         if stop - start >= min_learn:
-            probe.partial_fit(X, stream.Y_noisy[start:stop])
-            fired = bool(probe.last_record_["fired"])
+            Y_noisy = stream.Y_noisy[start:stop]
+            probe.partial_fit(X, Y_noisy)
+            record = probe.last_record_
+            fired = bool(record["fired"])
             if fired:
                 firings.append(index)
-            sums = accumulate(sums, probe.chunk_statistics_, drift_action(fired, strategy, first=sums is None))
+            action = drift_action(fired, strategy, first=sums is None)
+            sums = accumulate(sums, probe.chunk_statistics_, action)
+            old_coefs = coefs
             # Right-hand sides of every gamma side by side: b HtY - g HtA, (L, ng * q).
             rhs_rank = (sums.HtA[:, None, :] * g_vec[None, :, None]).reshape(L, ng * q)
             coefs = np.empty((nb, L, ng * q))
             for bi, b in enumerate(betas):
                 rhs = np.tile(sums.B_score(b), (1, ng)) - rhs_rank
                 coefs[bi] = np.linalg.solve(sums.K(alpha, b, hessian), rhs)
+            # As the model does: the state reads the prequential scores, or the new model's after a reset.
+            fresh = action in ("init", "retrain", "adjust")
+            H = probe.hidden_output(X)
+            for bi in range(nb):
+                scores = H @ (coefs[bi] if fresh else old_coefs[bi])
+                for gi in range(ng):
+                    states[bi][gi] = update_state(
+                        None if fresh else states[bi][gi], scores[:, gi * q:(gi + 1) * q], Y_noisy, rho_pos, rho_neg,
+                        cardinality=record["lcard_hat"], prevalence=record["prevalence_hat"])
         if progress is not None:
             progress(index + 1, len(bounds))
     rows = []
