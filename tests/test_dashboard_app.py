@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard import figures as F
-from ncld_core.config import PRESETS, RunConfig
+from ncld_core.config import PRESETS, RunConfig, StreamSpec
 from ncld_core.model.detector import DETECTORS
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
@@ -124,7 +124,8 @@ def test_rate_table_rejects_rho_sum_of_one():
     at.session_state[editor.key] = {"edited_rows": {"3": {"rho_pos": 0.6, "rho_neg": 0.45}},
                                     "added_rows": [], "deleted_rows": []}
     at.run()
-    assert any("label 3: ρ+ + ρ− = 1.05 must be < 1" in e for e in _errors(at)), _errors(at)
+    assert any("ρ+ + ρ− must be < 1 for every label (Eq. NR), but label 3 has 0.6 + 0.45" in e
+               for e in _errors(at)), _errors(at)
     assert _run_button(at).disabled is True
     cfg = RunConfig(**at.session_state["cfg_values"])
     assert cfg.noise == "table" and cfg.rho_pos[3] == 0.6 and len(cfg.rho_neg) == 10
@@ -321,13 +322,13 @@ def test_sweep_page_computes_a_heat_map():
 def test_model_controls_do_not_rebuild_the_stream(monkeypatch):
     """Streams (and the datasets under them) are cached by their own fields only."""
     calls = []
-    original = RunConfig.build_stream
+    original = StreamSpec.build_stream
 
     def counting(self, dataset=None):
         calls.append(self.shuffle_seed)
         return original(self, dataset=dataset)
 
-    monkeypatch.setattr(RunConfig, "build_stream", counting)
+    monkeypatch.setattr(StreamSpec, "build_stream", counting)
     at = _app()
     _small(at)
     at.number_input(key="w_n_neighbors").set_value(5)
@@ -620,7 +621,7 @@ def test_a_run_that_fails_to_start_leaves_run_usable(monkeypatch):
     def failing(self, dataset=None):
         raise ValueError("schedule: the stream cannot be built (test)")
 
-    monkeypatch.setattr(RunConfig, "build_stream", failing)
+    monkeypatch.setattr(StreamSpec, "build_stream", failing)
     at = _app()
     _small(at)
     at.number_input(key="w_n_neighbors").set_value(5)

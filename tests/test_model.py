@@ -355,8 +355,8 @@ def test_failed_chunk_leaves_the_detector_as_it_was(fitted):
 @pytest.mark.parametrize(
     "params, message",
     [
-        (dict(rho_pos=1.2), "rho_pos must be in"),
-        (dict(rho_neg=-0.1), "rho_neg must be in"),
+        (dict(rho_pos=1.2), "rho_pos of label 0 must be in"),
+        (dict(rho_neg=-0.1), "rho_neg of label 0 must be in"),
         (dict(rho_pos=0.6, rho_neg=0.5), "rho_pos \\+ rho_neg must be < 1"),
         (dict(rho_pos=[0.1, 0.2]), "rates but there are 5 labels"),
         (dict(beta=1.5), "beta must be in"),

@@ -79,7 +79,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._validation import check_flip_rates, check_in_range, check_X, check_XY
+from .._validation import Range, check_flip_rates, check_in_range, check_X, check_XY
 from ..sklearn_compat import ChunkClassifier
 from .cardinality import moment_cardinality
 from .detector import DETECTORS, ChunkSignal, make_detector
@@ -95,6 +95,18 @@ __all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
 STRATEGIES = ("none", "retrain", "adjust")
 FLIP_RATE_MODES = ("auto", "given", "estimate")
 HESSIANS = ("exact", "paper")
+
+#: The allowed values of the numeric parameters, declared once: :meth:`ELMNCLD._validate_params`
+#: checks them and :meth:`ncld_core.config.RunConfig.errors` shows the same messages.
+PARAM_RANGES = {
+    "n_hidden": Range(1, 100_000, integer=True),
+    "alpha": Range(0, np.inf, low_open=True, high_open=True),
+    "beta": Range(0, 1),
+    "gamma": Range(0, np.inf, high_open=True),
+    "delta": Range(0, 1, low_open=True, high_open=True),
+    "n_neighbors": Range(1, 100_000, integer=True),
+    "graph_reg": Range(0, 1),
+}
 
 #: Columns of :attr:`ELMNCLD.history_`, one row per chunk learned.
 HISTORY_COLUMNS = (
@@ -247,13 +259,8 @@ class ELMNCLD(ChunkClassifier):
 
     # ------------------------------------------------------------------ validation
     def _validate_params(self, n_labels):
-        check_in_range(self.n_hidden, "n_hidden", 1, 100_000, integer=True)
-        check_in_range(self.alpha, "alpha", 0, np.inf, low_open=True, high_open=True)
-        check_in_range(self.beta, "beta", 0, 1)
-        check_in_range(self.gamma, "gamma", 0, np.inf, high_open=True)
-        check_in_range(self.delta, "delta", 0, 1, low_open=True, high_open=True)
-        check_in_range(self.n_neighbors, "n_neighbors", 1, 100_000, integer=True)
-        check_in_range(self.graph_reg, "graph_reg", 0, 1)
+        for name, allowed in PARAM_RANGES.items():
+            allowed.check(getattr(self, name), name)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         detector = getattr(self, "detector", "paper")  # checkpoints from before detectors had names
@@ -548,7 +555,7 @@ class ELMNCLD(ChunkClassifier):
         Y, binary = self._targets(Y, reset=True)
         X, Y01 = check_XY(X, Y)
         n = X.shape[0]
-        check_in_range(self.n_neighbors, "n_neighbors", 1, 100_000, integer=True)
+        PARAM_RANGES["n_neighbors"].check(self.n_neighbors, "n_neighbors")
         if chunk_size is None:
             if n < 2:
                 raise ValueError("fit needs at least 2 instances to build the feature graph; got 1 sample")
