@@ -426,7 +426,7 @@ def test_run_without_rates_shows_estimates_against_truth():
     assert not at.exception, [e.value for e in at.exception]
     run = at.session_state["run"]
     assert run["status"] == "done" and run["cfg"].model_rates == "estimate"
-    assert len(run["chunks"][-1].diagnostics["ELM-O"]["rho_neg_est"]) == run["stream"].n_labels
+    assert len(run["chunks"][-1].diagnostics["ELM-O"].rho_neg_est) == run["stream"].n_labels
     tables = [d.value for d in at.dataframe if "rho_neg estimated" in d.value.columns]
     assert tables and {"rho_neg true", "|error| rho_neg"} <= set(tables[0].columns)
     assert len(tables[0]) == run["stream"].n_labels
@@ -513,7 +513,7 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert not any("interval" in m.value for m in at.markdown if m.value.startswith("##### (b)"))
     run = at.session_state["run"]
     rows = [c.diagnostics["ELM-O"] for c in run["chunks"]]
-    width = sum(d["lcard_high"] - d["lcard_low"] for d in rows) / len(rows)
+    width = sum(d.lcard_high - d.lcard_low for d in rows) / len(rows)
     notes = [c.value for c in at.caption if c.value.startswith("This run")
              and "identified set" in c.value]
     assert notes, [c.value for c in at.caption]
@@ -521,9 +521,9 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert f"mean width is {width:.2f} labels per instance" in note, note
     assert "not a confidence interval" in note and "biased" in note and "docs/drift.md" in note
     assert "95 %" not in note and "unbiased" not in note
-    inside = sum(d["lcard_low"] <= c.true_cardinality <= d["lcard_high"] for c, d in zip(run["chunks"], rows))
+    inside = sum(d.lcard_low <= c.true_cardinality <= d.lcard_high for c, d in zip(run["chunks"], rows))
     assert f"({inside} of {len(rows)} chunks)" in note
-    err = sum(d["lcard_hat"] - c.true_cardinality for c, d in zip(run["chunks"], rows)) / len(rows)
+    err = sum(d.lcard_hat - c.true_cardinality for c, d in zip(run["chunks"], rows)) / len(rows)
     assert f"mean error here {err:+.3f}" in note
     at.selectbox(key="focus_variant").set_value("all").run()
     assert not at.exception, [e.value for e in at.exception]

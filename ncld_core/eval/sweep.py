@@ -185,7 +185,7 @@ def _sweep_runner(config, stream, model, betas, gammas, progress):
             if last is None:
                 raise ValueError("the stream has a single chunk: nothing is scored (make the chunk size smaller)")
             rows.append({"beta": b, "gamma": g, **last})
-            firings = [c.chunk for c in result.chunks if c.diagnostics.get(model, {}).get("fired")]
+            firings = [c.chunk for c in result.chunks if model in c.diagnostics and c.diagnostics[model].fired]
             n_chunks = len(result.chunks)
             done += 1
             if progress is not None:
@@ -228,7 +228,7 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                     acc[bi][gi].update(Y_true, s, (s > 0).astype(np.int8))
         if stop - start >= min_learn:
             probe.partial_fit(X, stream.Y_noisy[start:stop])
-            fired = bool(probe.last_record_["fired"])
+            fired = probe.last_record_.fired
             if fired:
                 firings.append(index)
             sums = accumulate(sums, probe.chunk_statistics_, drift_action(fired, strategy, first=sums is None))

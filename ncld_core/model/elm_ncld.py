@@ -88,6 +88,7 @@ from .flip_rates import FlipRateEstimator
 from .graph import gram_matrix, reconstruction_weights
 from .importance import importance_weights, instance_cardinality, ranking_matrix
 from .probability import make_probability_model
+from .record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
 from .statistics import SufficientStatistics, accumulate, drift_action
 
 __all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
@@ -107,29 +108,6 @@ PARAM_RANGES = {
     "n_neighbors": Range(1, 100_000, integer=True),
     "graph_reg": Range(0, 1),
 }
-
-#: Columns of :attr:`ELMNCLD.history_`, one row per chunk learned.
-HISTORY_COLUMNS = (
-    "chunk",  # 0 for the initialisation chunk D_0
-    "n_instances",
-    "observed_cardinality",  # mean number of observed (noisy) positives per instance
-    "lcard_hat",  # moment estimate of the true cardinality: unbiased with the right rates (ncld_core.model.cardinality)
-    "lcard_se",  # its standard error
-    "lcard_low",  # 95 % interval (rates given) or identified set +- sampling error (rates estimated)
-    "lcard_high",
-    "lcard_paper",  # the paper's Eq. (card): clipped weights, in-sample P_D; biased upwards
-    "detector",  # name of the acting detector (ncld_core.model.detector)
-    "statistic",  # its statistic: -log10(adjusted p), or |Delta LCard_paper| for "paper"
-    "threshold",  # fired when statistic > threshold: -log10(delta), or eps_i (Eq. Hfd)
-    "fired",
-    "action",  # init | none | detected | retrain | adjust
-    "mean_weight",  # mean importance weight w_tj over the chunk
-    "k_condition",  # condition number of K after the update
-    "rho_pos_mean",  # mean over labels of the rho_+ used (given or estimated)
-    "rho_neg_mean",  # mean over labels of the rho_- used
-    "seconds",
-)
-
 
 def _residual_gram(H, S):
     """``E^T E`` with ``E = H - S H``, the graph term of ``H^T R H`` (NOTES §1-2)."""
@@ -500,30 +478,28 @@ class ELMNCLD(ChunkClassifier):
         self.detector_, self.monitors_ = detectors.pop(""), detectors
         self.statistics_, self.chunk_statistics_ = stats, st["sufficient"]
         self.coef_, self.psi_ = coef, psi
-        self._history.append(
-            {
-                "chunk": len(self._history),
-                "n_instances": st["n"],
-                "observed_cardinality": st["observed_cardinality"],
-                "lcard_hat": st["cardinality"].estimate,
-                "lcard_se": st["cardinality"].se,
-                "lcard_low": st["cardinality"].low,
-                "lcard_high": st["cardinality"].high,
-                "lcard_paper": float(st["signal"].paper.mean()),
-                "detector": getattr(self, "detector", "paper"),
-                "statistic": result.statistic,
-                "threshold": result.threshold,
-                "fired": bool(result.fired),
-                "action": action,
-                "mean_weight": st["mean_weight"],
-                "k_condition": cond,
-                "rho_pos_mean": float(np.mean(st["rho_pos"])),
-                "rho_neg_mean": float(np.mean(st["rho_neg"])),
-                **{f"{name}_{field}": getattr(r, field) for name, r in results.items() if name
-                   for field in ("statistic", "threshold", "fired")},
-                "seconds": time.perf_counter() - t0,
-            }
+        record = ModelChunkRecord(
+            chunk=len(self._history),
+            n_instances=st["n"],
+            observed_cardinality=st["observed_cardinality"],
+            lcard_hat=st["cardinality"].estimate,
+            lcard_se=st["cardinality"].se,
+            lcard_low=st["cardinality"].low,
+            lcard_high=st["cardinality"].high,
+            lcard_paper=float(st["signal"].paper.mean()),
+            detector=getattr(self, "detector", "paper"),
+            statistic=result.statistic,
+            threshold=result.threshold,
+            fired=bool(result.fired),
+            action=action,
+            mean_weight=st["mean_weight"],
+            k_condition=cond,
+            rho_pos_mean=float(np.mean(st["rho_pos"])),
+            rho_neg_mean=float(np.mean(st["rho_neg"])),
+            seconds=time.perf_counter() - t0,
+            monitors={name: MonitorResult(r.statistic, r.threshold, bool(r.fired)) for name, r in results.items() if name},
         )
+        self._history.append(record.row())
         self._prevalence = st["cardinality"].prevalence
         return self
 
@@ -643,19 +619,19 @@ class ELMNCLD(ChunkClassifier):
         return None if est is None else (est.rho_pos_.copy(), est.rho_neg_.copy())
 
     @property
-    def last_record_(self) -> dict:
-        """The newest row of :attr:`history_` as a dict (cheap: no DataFrame).
+    def last_record_(self) -> ModelChunkRecord | None:
+        """The newest chunk's :class:`~ncld_core.model.record.ModelChunkRecord` (None before any chunk).
 
-        It also holds ``prevalence_hat``, the per-label clean prevalence estimates of the chunk
-        (:mod:`ncld_core.model.cardinality`), and, with estimated rates, ``rho_pos_est`` /
-        ``rho_neg_est``: per-label lists.
+        Beside the row of :attr:`history_` it holds ``prevalence_hat``, the per-label clean
+        prevalence estimates of the chunk (:mod:`ncld_core.model.cardinality`), and, with estimated
+        rates, ``rho_pos_est`` / ``rho_neg_est``.
         """
         self._check_fitted()
         if not self._history:
-            return {}
+            return None
         record = dict(self._history[-1])
         if getattr(self, "_prevalence", None) is not None:
-            record["prevalence_hat"] = self._prevalence.tolist()
+            record["prevalence_hat"] = self._prevalence
         if getattr(self, "flip_rate_estimator_", None) is not None and getattr(self, "_rates", None):
-            record["rho_pos_est"], record["rho_neg_est"] = (r.tolist() for r in self._rates[-1])
-        return record
+            record["rho_pos_est"], record["rho_neg_est"] = self._rates[-1]
+        return ModelChunkRecord.from_dict(record)
