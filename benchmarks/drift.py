@@ -225,7 +225,7 @@ def stream_cell(args) -> dict:
         t_model += time.perf_counter() - t0
         rec = given.last_record_
         for name in ncld:
-            if rec["fired"] if name == "paper" else rec[f"{name}_fired"]:
+            if (rec.acting if name == "paper" else rec.monitors[name]).fired:
                 fired[name].append(index)
         t0 = time.perf_counter()
         unbiased = moment_cardinality(Y_noisy, stream.rho_pos, stream.rho_neg).per_instance
@@ -240,11 +240,12 @@ def stream_cell(args) -> dict:
             if hit:
                 fired[name].append(index)
         row = {"chunk": index, "true": float(Y_true.sum(axis=1).mean()), "observed": float(raw.mean()),
-               **{k: rec[k] for k in ("lcard_hat", "lcard_se", "lcard_low", "lcard_high", "lcard_paper")}}
+               "lcard_hat": rec.lcard_hat, "lcard_se": rec.lcard_se, "lcard_low": rec.lcard_low,
+               "lcard_high": rec.lcard_high, "lcard_paper": rec.lcard_paper}
         if estimating is not None:
             estimating.partial_fit(stream.X[start:stop], Y_noisy)
             est = estimating.last_record_
-            row.update(est_hat=est["lcard_hat"], est_low=est["lcard_low"], est_high=est["lcard_high"])
+            row.update(est_hat=est.lcard_hat, est_low=est.lcard_low, est_high=est.lcard_high)
         rows.append(row)
     n_chunks = len(rows)
     return {

@@ -511,7 +511,7 @@ def memory_worker(milestones, budget_s) -> dict:
         finite = bool(np.isfinite(model.K_).all() and np.isfinite(model.coef_).all() and np.isfinite(model.psi_).all())
         result["points"].append(
             {"instances": seen, "rss_mb": _rss_mb(), "elapsed_s": elapsed, "rate": seen / elapsed, "chunks": i,
-             "finite": finite, "k_condition": float(model.last_record_["k_condition"])}
+             "finite": finite, "k_condition": float(model.last_record_.k_condition)}
         )
     try:
         import resource

@@ -151,10 +151,8 @@ def sanitize(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
         notes.append(f"schedule {cfg.schedule!r} (using none)")
         fix["schedule"] = ""
     elif cfg.schedule.strip():
-        from ncld_core.stream.schedule import DriftSchedule
-
         try:  # the schedule editor holds parsed rows only: an unreadable text would vanish from it
-            DriftSchedule.parse(cfg.schedule)
+            cfg.drift_schedule
         except ValueError as exc:
             notes.append(f"schedule {cfg.schedule!r} (cannot read it: {exc}; using none)")
             fix["schedule"] = ""
@@ -484,8 +482,7 @@ def render_sidebar() -> Context:
     if sched_error:
         extra_errors["schedule"] = sched_error
     length = f.vals["n_instances"] or (SYNTHETIC_DEFAULT_LENGTH if dataset == "synthetic" else n_available)
-    points = [(r[0], r[1]) for r in _points(text)]
-    st.plotly_chart(schedule_figure(points, length), config={"displayModeBar": False}, key="schedule_chart")
+    schedule_chart = st.empty()  # drawn once the configuration (and its parsed schedule) exists
     st.caption(f"schedule: `{text or 'none'}` · growth = to multi-label, reduction = to single-label, "
                "shift = other labels relevant (same cardinality)")
     f.slot("schedule")
@@ -560,6 +557,8 @@ def render_sidebar() -> Context:
     # ---------------------------------------------------------------- validate
     ss[CANON] = dict(f.vals)
     cfg = RunConfig(**f.vals)
+    schedule_chart.plotly_chart(schedule_figure(_points(cfg), length), config={"displayModeBar": False},
+                                key="schedule_chart")
     errors = {}
     labels_true = None  # a real dataset's labels: can its pools hold the drift schedule?
     if cfg.schedule.strip() and dataset != "synthetic":
@@ -623,12 +622,10 @@ def _word_detector_errors(errors: dict, cfg: RunConfig):
                                   f"(a link names the detectors {names})")
 
 
-def _points(text):
-    from ncld_core.stream.schedule import DriftSchedule
-
-    if not text:
-        return []
+def _points(cfg: RunConfig):
+    """The schedule's points as (position, kind), from the configuration's parsed schedule."""
     try:
-        return [(p.position, p.kind) for p in DriftSchedule.parse(text)]
+        schedule = cfg.drift_schedule
     except ValueError:
         return []
+    return [] if schedule is None else [(p.position, p.kind) for p in schedule]

@@ -1,8 +1,9 @@
 """Cached data access for the dashboard: dataset listing and loading, uploads, streams, sweeps.
 
 Everything here is ``st.cache_data``: shared across reruns and visitors, keyed by
-the arguments (file contents for uploads, the stream-defining fields of the
-configuration for streams), so changing a model parameter never reloads a dataset.
+the arguments (file contents for uploads, the configuration's frozen
+:class:`~ncld_core.config.StreamSpec` for streams), so changing a model parameter never
+reloads a dataset.
 Per-session things (runs, models) live in ``st.session_state`` instead.
 """
 
@@ -14,15 +15,9 @@ import json
 
 import streamlit as st
 
-from ncld_core.config import RunConfig
+from ncld_core.config import RunConfig, StreamSpec
 
 UPLOAD = "upload"  #: RunConfig.dataset value for an uploaded file (cannot be put in a link)
-
-#: RunConfig fields that define the stream (the rest only define the models).
-STREAM_FIELDS = (
-    "dataset", "n_instances", "shuffle_seed", "n_features", "n_labels", "cardinality",
-    "label_correlation", "noise", "rho_low", "rho_high", "rho_pos", "rho_neg", "schedule",
-)
 
 
 @st.cache_data(ttl=30, show_spinner=False)
@@ -71,29 +66,30 @@ def digest(*parts: bytes | None) -> str:
     return h.hexdigest()
 
 
-def stream_key(cfg: RunConfig) -> str:
-    """JSON of the stream-defining fields: the cache key of :func:`build_stream`."""
-    return json.dumps({k: getattr(cfg, k) for k in STREAM_FIELDS}, sort_keys=True)
-
-
 @st.cache_data(max_entries=6, show_spinner="Building the stream…")
-def _build_stream(key: str, upload_digest: str | None, _dataset=None):
-    cfg = RunConfig(**json.loads(key))
-    if cfg.dataset == "synthetic":
-        return cfg.build_stream()
-    dataset = _dataset if _dataset is not None else load_dataset(cfg.dataset)
-    return cfg.build_stream(dataset=dataset)
+def _build_stream(spec: StreamSpec, upload_digest: str | None, _dataset=None):
+    if spec.dataset == "synthetic":
+        return spec.build_stream()
+    dataset = _dataset if _dataset is not None else load_dataset(spec.dataset)
+    return spec.build_stream(dataset=dataset)
+
+
+def stream_spec(cfg: RunConfig, upload=None) -> StreamSpec:
+    """The stream part of ``cfg`` (an upload's: named after the uploaded dataset): the cache key."""
+    spec = cfg.stream
+    if spec.dataset == UPLOAD and upload is not None:
+        spec = dataclasses.replace(spec, dataset=upload[0].name)
+    return spec
 
 
 def build_stream(cfg: RunConfig, upload=None):
-    """The stream of ``cfg`` (cached by its stream fields); ``upload``: (Dataset, digest) for uploads."""
+    """The stream of ``cfg`` (cached by its stream spec); ``upload``: (Dataset, digest) for uploads."""
     if cfg.dataset == UPLOAD:
         if upload is None:
             raise ValueError("upload an ARFF file first")
         dataset, dig = upload
-        stream_cfg = dataclasses.replace(cfg, dataset=dataset.name)
-        return _build_stream(stream_key(stream_cfg), dig, _dataset=dataset)
-    return _build_stream(stream_key(cfg), None)
+        return _build_stream(stream_spec(cfg, upload), dig, _dataset=dataset)
+    return _build_stream(cfg.stream, None)
 
 
 def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) -> str:
@@ -108,12 +104,12 @@ def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) 
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def run_sweep(key: str, params: str, variant: str, betas: tuple, gammas: tuple, upload_digest: str | None,
+def run_sweep(spec: StreamSpec, params: str, variant: str, betas: tuple, gammas: tuple, upload_digest: str | None,
               _stream=None):
     """``ncld_core.eval.sweep.sweep`` with a progress bar; cached by stream, parameters and grid."""
     from ncld_core.eval.sweep import sweep
 
-    cfg = RunConfig(**{**json.loads(key), **json.loads(params)})
+    cfg = RunConfig(**dataclasses.asdict(spec), **json.loads(params))
     # Created inside the cached function: on a cache hit the finished bar is replayed.
     n_points = len(betas) * len(gammas)
     bar = st.progress(0.0, text=f"Sweeping β × γ: {n_points} grid points …")

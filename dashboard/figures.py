@@ -260,16 +260,21 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
 
 
 # --------------------------------------------------------------------------- (b) cardinality
-def _series(chunks, name, key):
-    return tuple(None if _none(c.diagnostics.get(name, {}).get(key)) is None
-                 else round(float(c.diagnostics[name][key]), 10) for c in chunks)
+def _record_values(chunks, name, read) -> list:
+    """``read(record)`` of model ``name`` per chunk (None where it has no record or no number)."""
+    return [None if c.diagnostics.get(name) is None else _none(read(c.diagnostics[name])) for c in chunks]
 
 
-def _estimate_groups(chunks, models, keys=("lcard_hat", "lcard_low", "lcard_high", "lcard_paper")):
+#: The cardinality estimates a variant's records hold (panel (b)), read by attribute.
+_ESTIMATES = (lambda r: r.lcard_hat, lambda r: r.lcard_low, lambda r: r.lcard_high, lambda r: r.lcard_paper)
+
+
+def _estimate_groups(chunks, models):
     """Variants whose cardinality records are identical share one trace (ELM-O/I/II told the same rates)."""
-    groups = []  # [(names, key values)]
+    groups = []  # [(names, values)]
     for name in models:
-        vals = tuple(_series(chunks, name, k) for k in keys)
+        vals = tuple(tuple(None if v is None else round(float(v), 10) for v in _record_values(chunks, name, read))
+                     for read in _ESTIMATES)
         if all(v is None for v in vals[0]):
             continue
         for g in groups:
@@ -333,10 +338,10 @@ def _rate_mode(chunks, name) -> str:
     true rates, and the "if the labels were clean" band is then the interval); other given
     rates are the stream's own (the runner hands the true rates or none) -> "known".
     """
-    diags = [c.diagnostics.get(name, {}) for c in chunks]
-    if any("rho_pos_est" in d for d in diags):
+    records = [c.diagnostics[name] for c in chunks if name in c.diagnostics]
+    if any(r.estimates_rates for r in records):
         return "estimate"
-    if diags and all(d.get("rho_pos_mean", 1) == 0 and d.get("rho_neg_mean", 1) == 0 for d in diags if d):
+    if records and all(r.rho_pos_mean == 0 and r.rho_neg_mean == 0 for r in records):
         return "ignore"
     return "known"
 
@@ -364,10 +369,10 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
         est_name, band_name = _ESTIMATE_NAMES[_rate_mode(chunks, first)]
         color = model_color(first, gi)
 
-        def col(key, first=first):
-            return [_none(c.diagnostics.get(first, {}).get(key)) for c in chunks]
+        def col(read, first=first):
+            return _record_values(chunks, first, read)
 
-        low, high = col("lcard_low"), col("lcard_high")
+        low, high = col(lambda r: r.lcard_low), col(lambda r: r.lcard_high)
         traces.append(dict(type="scatter", x=x, y=high, mode="lines", line=dict(width=0, color=color),
                            name=_esc(band_name + suffix), legendgroup=f"band{gi}", showlegend=False,
                            hoverinfo="skip"))
@@ -375,12 +380,12 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
                            fill="tonexty", fillcolor=_rgba(color, 0.18), name=_esc(band_name + suffix),
                            legendgroup=f"band{gi}", customdata=high,
                            hovertemplate=_esc(band_name) + ": [%{y:.3f}, %{customdata:.3f}]<extra></extra>"))
-        traces.append(dict(type="scatter", x=x, y=col("lcard_hat"), mode="lines+markers",
+        traces.append(dict(type="scatter", x=x, y=col(lambda r: r.lcard_hat), mode="lines+markers",
                            name=_esc(est_name + suffix), line=dict(color=color, width=2),
                            marker=dict(size=6, symbol="diamond"),
                            hovertemplate=_esc(est_name) + " %{y:.3f}<extra></extra>"))
         if show_paper:
-            traces.append(dict(type="scatter", x=x, y=col("lcard_paper"), mode="lines+markers",
+            traces.append(dict(type="scatter", x=x, y=col(lambda r: r.lcard_paper), mode="lines+markers",
                                name=_esc(PAPER_NAME + suffix),
                                line=dict(color=_PAPER_COLOR if gi == 0 else color, width=2, dash="dashdot"),
                                marker=dict(size=5, symbol="triangle-up"),
@@ -420,7 +425,7 @@ def cardinality_note(chunks, models) -> str:
     name = groups[0][0]
     mode = _rate_mode(chunks, name)
     rows = [(c.true_cardinality, c.diagnostics[name]) for c in chunks if name in c.diagnostics]
-    report = interval_report([t for t, _ in rows], *([_none(d.get(key)) for _, d in rows]
+    report = interval_report([t for t, _ in rows], *([_none(getattr(r, key)) for _, r in rows]
                                                      for key in ("lcard_low", "lcard_high", "lcard_hat", "lcard_paper")))
     if not report["n"]:
         return ""
@@ -429,7 +434,7 @@ def cardinality_note(chunks, models) -> str:
     paper_err = None if report["paper_error"] is None else f"{report['paper_error']:+.3f}"
     who = "" if len(groups) == 1 else f" ({name})"
     if mode == "estimate":
-        q = next((len(d["rho_pos_est"]) for _, d in reversed(rows) if d.get("rho_pos_est") is not None), None)
+        q = next((len(r.rho_pos_est) for _, r in reversed(rows) if r.estimates_rates), None)
         text = (f"This run{who}: with estimated flip rates (upper bounds only, where a label has no anchor "
                 f"instances) the band is the identified set, not a confidence interval: every cardinality that "
                 f"rates between 0 and those bounds allow, widened by the sampling error. Its mean width is "
@@ -480,12 +485,6 @@ def detecting_models(chunks, models) -> list[str]:
     return [m for m in models if m not in REFERENCES and any(m in c.diagnostics for c in chunks)]
 
 
-def _monitor_names(diag: dict) -> list[str]:
-    """The compared detectors recorded in one diagnostics dict (``<name>_statistic`` keys), in order."""
-    tail = "_statistic"
-    return [k[:-len(tail)] for k in diag if k.endswith(tail) and k[:-len(tail)] in DETECTORS]
-
-
 def detector_series(chunks, models) -> list[dict]:
     """Per detector (the acting one, then each compared one): statistic, threshold and firings per chunk.
 
@@ -495,14 +494,15 @@ def detector_series(chunks, models) -> list[dict]:
     """
     series = []
     for name in detecting_models(chunks, models):
-        rows = [(c.chunk, c.diagnostics[name]) for c in chunks if c.diagnostics.get(name)]
+        rows = [(c.chunk, c.diagnostics[name]) for c in chunks if name in c.diagnostics]
         last = rows[-1][1]
-        entries = [(last.get("detector"), "", "acting")] if "statistic" in last else []
-        entries += [(m, f"{m}_", "compared") for m in _monitor_names(last)]
-        for det, prefix, role in entries:
-            stat = [_none(d.get(prefix + "statistic")) for _, d in rows]
-            thr = [_none(d.get(prefix + "threshold")) for _, d in rows]
-            fired = [ch for ch, d in rows if d.get(prefix + "fired")]
+        entries = [(last.detector, lambda r: r.acting, "acting")]
+        entries += [(m, lambda r, m=m: r.monitors.get(m), "compared") for m in last.monitors if m in DETECTORS]
+        for det, verdict, role in entries:
+            results = [(ch, verdict(r)) for ch, r in rows]
+            stat = [None if v is None else _none(v.statistic) for _, v in results]
+            thr = [None if v is None else _none(v.threshold) for _, v in results]
+            fired = [ch for ch, v in results if v is not None and v.fired]
             key = (det, role, tuple(None if v is None else round(float(v), 10) for v in stat),
                    tuple(None if v is None else round(float(v), 10) for v in thr), tuple(fired))
             for s in series:

@@ -7,11 +7,12 @@ caller (the API, the command line or the dashboard) can show it as it is.
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_X", "check_Y", "check_XY", "check_flip_rates", "check_in_range", "InputTypeError"]
+__all__ = ["check_X", "check_Y", "check_XY", "check_flip_rates", "check_in_range", "Range", "InputTypeError"]
 
 
 class InputTypeError(ValueError, TypeError):
@@ -148,10 +149,49 @@ def check_in_range(value, name, low, high, *, low_open=False, high_open=False, i
     return value
 
 
-def check_flip_rates(rho_pos, rho_neg, n_labels: int | None = None):
+@dataclass(frozen=True)
+class Range:
+    """The allowed values of one scalar parameter, declared once and checked by :func:`check_in_range`.
+
+    The model checks its parameters with :meth:`check`; a run configuration asks :meth:`error`
+    for the same message to show beside the control.
+
+    >>> Range(1, 100_000, integer=True).error(0, "n_hidden")
+    'n_hidden must be in [1, 100000], got 0'
+    """
+
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+    integer: bool = False
+
+    def check(self, value, name: str):
+        return check_in_range(value, name, self.low, self.high, low_open=self.low_open,
+                              high_open=self.high_open, integer=self.integer)
+
+    def error(self, value, name: str) -> str | None:
+        """The message :meth:`check` would raise, or None when ``value`` is allowed."""
+        try:
+            self.check(value, name)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+
+def _label_name(j: int, label_names) -> str:
+    if label_names is not None and len(label_names) > j:
+        return f"label {j} ({label_names[j]!r})"
+    return f"label {j}"
+
+
+def check_flip_rates(rho_pos, rho_neg, n_labels: int | None = None, *, label_names=None,
+                     source: str = "flip rates"):
     """Validate per-label flip rates (Eq. NR): each in [0, 1), ``rho_pos + rho_neg < 1``.
 
-    Scalars are broadcast to ``n_labels``.
+    The one flip-rate check: the model, the stream builders and the run configuration all
+    call it. Scalars (and length-1 sequences) are broadcast to ``n_labels``; messages start
+    with ``source`` and name the offending label (with its name when ``label_names`` are given).
 
     >>> p, n = check_flip_rates(0.2, [0.1, 0.3], n_labels=2)
     >>> p.tolist(), n.tolist()
@@ -159,35 +199,35 @@ def check_flip_rates(rho_pos, rho_neg, n_labels: int | None = None):
     >>> check_flip_rates(0.6, 0.5, n_labels=1)
     Traceback (most recent call last):
     ...
-    ValueError: flip rates: rho_pos + rho_neg must be < 1 for every label (label 0: 0.6 + 0.5)
+    ValueError: flip rates: rho_pos + rho_neg must be < 1 for every label (Eq. NR), but label 0 has 0.6 + 0.5
     """
     out = []
     for name, rho in (("rho_pos", rho_pos), ("rho_neg", rho_neg)):
         try:
             arr = np.atleast_1d(np.asarray(rho, dtype=np.float64))
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a number or a sequence of numbers, got {rho!r}") from None
+            raise ValueError(f"{source}: {name} must be a number or a sequence of numbers, got {rho!r}") from None
         if arr.ndim != 1:
-            raise ValueError(f"{name} must be a scalar or 1-D, got shape {arr.shape}")
+            raise ValueError(f"{source}: {name} must be a scalar or 1-D, got shape {arr.shape}")
         if n_labels is not None:
             if arr.size == 1:
                 arr = np.full(n_labels, arr[0])
             elif arr.size != n_labels:
-                raise ValueError(f"{name} has {arr.size} rates but there are {n_labels} labels")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} contains NaN or infinity")
-        bad = np.flatnonzero((arr < 0) | (arr >= 1))
+                raise ValueError(f"{source}: {name} has {arr.size} rates but there are {n_labels} labels")
+        bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0) | (arr >= 1))
         if bad.size:
-            raise ValueError(f"{name} must be in [0, 1) (label {bad[0]}: {arr[bad[0]]:g})")
+            j = int(bad[0])
+            raise ValueError(f"{source}: {name} of {_label_name(j, label_names)} must be in [0, 1), got {arr[j]:g}")
         out.append(arr)
     pos, neg = out
     if pos.size != neg.size and pos.size != 1 and neg.size != 1:
-        raise ValueError(f"rho_pos has {pos.size} rates but rho_neg has {neg.size}")
+        raise ValueError(f"{source}: rho_pos has {pos.size} rates but rho_neg has {neg.size}")
     pos, neg = np.broadcast_arrays(pos, neg)
     bad = np.flatnonzero(pos + neg >= 1)
     if bad.size:
-        j = bad[0]
+        j = int(bad[0])
         raise ValueError(
-            f"flip rates: rho_pos + rho_neg must be < 1 for every label (label {j}: {pos[j]:g} + {neg[j]:g})"
+            f"{source}: rho_pos + rho_neg must be < 1 for every label (Eq. NR), "
+            f"but {_label_name(j, label_names)} has {pos[j]:g} + {neg[j]:g}"
         )
     return pos.copy(), neg.copy()

@@ -182,7 +182,7 @@ def load_run(path):
     payload, extra = load_checkpoint(path, with_extra=True)
     try:
         state = RunState(payload["models"], payload["accumulators"], int(extra["next_chunk"]))
-        chunks = [ChunkResult(**c) for c in extra["chunks"]]
-    except (KeyError, TypeError) as exc:
+        chunks = [ChunkResult.from_dict(c) for c in extra["chunks"]]
+    except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path} is not a run checkpoint ({exc})") from None
     return state, chunks, extra.get("config", {}), extra.get("chunk_size")

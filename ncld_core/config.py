@@ -22,29 +22,42 @@ import json
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from ._validation import Range, check_flip_rates
 from .eval.runner import RATE_MODES, PrequentialRunner
 from .eval.variants import ELM_VARIANTS, ORACLES
-from .model.elm_ncld import ELMNCLD
+from .model.elm_ncld import PARAM_RANGES, ELMNCLD
 
-__all__ = ["RunConfig", "MODEL_PARAMS", "PRESETS"]
+__all__ = ["RunConfig", "StreamSpec", "ModelParams", "MODEL_PARAMS", "STREAM_FIELDS", "PRESETS"]
 
-#: Error keys of the fields that define the stream (checked by :meth:`RunConfig.build_stream`).
-STREAM_ERRORS = frozenset({"dataset", "n_instances", "shuffle_seed", "n_features", "n_labels", "cardinality",
-                           "label_correlation", "noise", "rho_low", "rho_high", "rates", "schedule"})
-
-#: ELMNCLD parameters a run configuration carries.
-MODEL_PARAMS = ("beta", "gamma", "delta", "alpha", "n_hidden", "n_neighbors", "detector", "monitors", "decision")
 #: Length of the synthetic stream when ``n_instances`` is not given.
 SYNTHETIC_DEFAULT_LENGTH = 5000
 
 _DEFAULTS = ELMNCLD()
 
+#: Allowed values of the stream's numeric fields (the model's own are ``PARAM_RANGES``).
+_SEED = Range(0, 2**32 - 1, integer=True)
+_STREAM_RANGES = {
+    "shuffle_seed": _SEED,
+    "n_features": Range(1, 100_000, integer=True),
+    "n_labels": Range(1, 1000, integer=True),
+    "label_correlation": Range(0, 1),
+}
+_RATE = Range(0, 1, high_open=True)
 
-@dataclass(eq=True)
-class RunConfig:
-    """Everything that defines a run; plain values only, so it serialises to TOML, JSON and URLs."""
+
+def _cached(obj, name: str, make):
+    """``make()`` computed once per (frozen) object, kept in its ``__dict__`` (not a field)."""
+    try:
+        return obj.__dict__[name]
+    except KeyError:
+        value = obj.__dict__[name] = make()
+        return value
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """What defines a stream and how it is cut: dataset or synthetic settings, noise, drift schedule,
+    chunk size and the stream's seed. Plain values only; frozen, so the parsed schedule is kept."""
 
     dataset: str = "synthetic"
     n_instances: int | None = None  # None: the whole dataset (synthetic: SYNTHETIC_DEFAULT_LENGTH)
@@ -63,12 +76,148 @@ class RunConfig:
     rho_neg: list = field(default_factory=list)
     # drift schedule, e.g. "growth@2500, reduction@4000"; "" for none; "growth" = paper's single switch
     schedule: str = ""
-    # what the ELM-NCLD variants are told about the noise: "known" (the stream's true rates,
-    # the paper's setting), "estimate" (nothing: estimated online) or "ignore" (rates 0)
-    model_rates: str = "known"
-    # models
-    models: list = field(default_factory=lambda: ["ELM-O", "ELM-I", "ELM-II"])
-    references: bool = True
+
+    @property
+    def drift_schedule(self):
+        """The parsed :attr:`schedule` (a ``DriftSchedule``, None for none), parsed once per object;
+        an unreadable schedule raises its ``ValueError`` each time it is asked for."""
+        from .stream.schedule import as_schedule
+
+        def parse():
+            try:
+                return as_schedule(self.schedule, optional=True), None
+            except (ValueError, TypeError) as exc:
+                return None, str(exc)
+
+        parsed, error = _cached(self, "_parsed_schedule", parse)
+        if error is not None:
+            raise ValueError(error)
+        return parsed
+
+    def length(self, n_available: int | None = None) -> int | None:
+        """Instances in the stream (None when the dataset's size is not known)."""
+        return self.n_instances or (n_available if self.dataset != "synthetic" else SYNTHETIC_DEFAULT_LENGTH)
+
+    def flip_rates_spec(self):
+        if self.noise == "none":
+            return None
+        if self.noise == "range":
+            return (self.rho_low, self.rho_high)
+        return {"rho_pos": list(self.rho_pos), "rho_neg": list(self.rho_neg)}
+
+    def errors(self, n_available: int | None = None, n_labels_available: int | None = None,
+               Y_true=None) -> dict:
+        """``{field: message}`` for every invalid stream field (``"rates"`` for the rate table);
+        arguments as in :meth:`RunConfig.errors`."""
+        err = {}
+
+        def need(cond, key, msg):
+            if not cond and key not in err:
+                err[key] = msg
+
+        def check(key, allowed):
+            msg = allowed.error(getattr(self, key), key)
+            if msg:
+                err[key] = msg
+            return msg is None
+
+        if check("chunk_size", Range(-math.inf, math.inf, integer=True)):
+            need(self.chunk_size >= 2, "chunk_size", "chunk size must be at least 2")
+        if self.n_instances is not None and check("n_instances", Range(2, math.inf, integer=True)):
+            if n_available is not None:
+                need(self.n_instances <= n_available, "n_instances",
+                     f"the dataset has only {n_available} instances")
+        check("shuffle_seed", _STREAM_RANGES["shuffle_seed"])
+        if self.dataset == "synthetic":
+            check("n_features", _STREAM_RANGES["n_features"])
+            if check("n_labels", _STREAM_RANGES["n_labels"]):
+                check("cardinality", Range(0, self.n_labels, low_open=True, high_open=True))
+            check("label_correlation", _STREAM_RANGES["label_correlation"])
+        if self.noise not in ("none", "range", "table"):
+            err["noise"] = "noise must be 'none', 'range' or 'table'"
+        elif self.noise == "range":
+            if check("rho_low", _RATE) and check("rho_high", _RATE):
+                need(self.rho_low <= self.rho_high, "rho_high", "rho_high must be at least rho_low")
+                need(2 * self.rho_high < 1, "rho_high",
+                     f"rho_pos + rho_neg can reach {2 * self.rho_high:g}: keep rho_high below 0.5")
+        elif self.noise == "table":
+            n_labels = n_labels_available or (self.n_labels if self.dataset == "synthetic" else None)
+            try:
+                check_flip_rates(self.rho_pos, self.rho_neg, n_labels, source="flip-rate table")
+            except ValueError as exc:
+                err["rates"] = str(exc)
+        if self.dataset == "synthetic" and self.schedule.strip() and "n_labels" not in err and self.n_labels <= 3:
+            err["schedule"] = "a drift schedule on the synthetic stream needs more than 3 labels (its multi-label regime has cardinality 3)"
+        length = self.length(n_available)
+        if length is not None and "chunk_size" not in err and "n_instances" not in err and length < 2 * self.chunk_size:
+            err["chunk_size"] = f"the stream ({length} instances) must hold at least two chunks: the first only initialises"
+        if "schedule" not in err:
+            try:
+                sched = self.drift_schedule
+                if sched is not None and length is not None and not sched.is_paper:
+                    sched.validate(length)
+            except ValueError as exc:
+                err["schedule"] = str(exc)
+        if (Y_true is not None and self.dataset != "synthetic" and self.schedule.strip()
+                and not {"schedule", "n_instances", "chunk_size"} & set(err)):
+            from .stream.schedule import reorder_for_schedule
+
+            try:  # the pools only: the order drawn here is thrown away
+                reorder_for_schedule(Y_true, self.drift_schedule, self.n_instances, random_state=0)
+            except ValueError as exc:
+                err["schedule"] = str(exc)
+        return err
+
+    def check(self, **kwargs) -> "StreamSpec":
+        """Raise a ValueError listing every invalid stream field (arguments of :meth:`errors`)."""
+        err = StreamSpec.errors(self, **kwargs)
+        if err:
+            raise ValueError("; ".join(f"{k}: {v}" for k, v in err.items()))
+        return self
+
+    def build_stream(self, dataset=None):
+        """The stream this specification describes.
+
+        ``dataset``: a loaded :class:`~ncld_core.data.Dataset` (e.g. an upload);
+        by default the registry dataset named by ``self.dataset`` is loaded.
+        """
+        StreamSpec.check(self)
+        if self.dataset == "synthetic" and dataset is None:
+            from .stream.synthetic import make_synthetic_stream
+
+            return make_synthetic_stream(
+                n_instances=self.n_instances or SYNTHETIC_DEFAULT_LENGTH,
+                n_features=self.n_features,
+                n_labels=self.n_labels,
+                cardinality=self.cardinality,
+                label_correlation=self.label_correlation,
+                schedule=self.drift_schedule,
+                flip_rates=self.flip_rates_spec(),
+                random_state=self.shuffle_seed,
+            )
+        if dataset is None:
+            from .data import load_dataset
+
+            dataset = load_dataset(self.dataset)
+        StreamSpec.check(self, n_available=dataset.n_instances, n_labels_available=dataset.n_labels)
+        from .stream.builder import build_stream
+
+        return build_stream(
+            dataset.X,
+            dataset.Y,
+            name=dataset.name,
+            label_names=dataset.label_names,
+            flip_rates=self.flip_rates_spec(),
+            schedule=self.drift_schedule,
+            n_instances=self.n_instances,
+            random_state=self.shuffle_seed,
+        )
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """The :class:`~ncld_core.model.elm_ncld.ELMNCLD` parameters a run sets (the model's defaults)."""
+
     beta: float = _DEFAULTS.beta
     gamma: float = _DEFAULTS.gamma
     delta: float = _DEFAULTS.delta
@@ -80,7 +229,41 @@ class RunConfig:
     alpha: float = _DEFAULTS.alpha
     n_hidden: int = _DEFAULTS.n_hidden
     n_neighbors: int = _DEFAULTS.n_neighbors
-    seed: int = 0
+
+
+#: Fields of :class:`StreamSpec`: what defines the stream (the rest only defines the models).
+STREAM_FIELDS = tuple(f.name for f in dataclasses.fields(StreamSpec))
+#: ELMNCLD parameters a run configuration carries (fields of :class:`ModelParams`).
+MODEL_PARAMS = tuple(f.name for f in dataclasses.fields(ModelParams))
+
+
+@dataclass(frozen=True)
+class RunConfig(ModelParams, StreamSpec):
+    """Everything that defines a run: the :class:`StreamSpec` fields, the :class:`ModelParams`
+    fields and the run's own (below), each declared once; plain values only, so it serialises to
+    TOML, JSON and URLs. :attr:`stream` and :attr:`model` give the two parts on their own."""
+
+    # what the ELM-NCLD variants are told about the noise: "known" (the stream's true rates,
+    # the paper's setting), "estimate" (nothing: estimated online) or "ignore" (rates 0)
+    model_rates: str = "known"
+    # models
+    models: list = field(default_factory=lambda: ["ELM-O", "ELM-I", "ELM-II"])
+    references: bool = True
+    seed: int = 0  # the models' random_state
+
+    @property
+    def stream(self) -> StreamSpec:
+        """The stream part (built once; it shares this configuration's parsed schedule)."""
+        return _cached(self, "_stream", lambda: StreamSpec(**{k: getattr(self, k) for k in STREAM_FIELDS}))
+
+    @property
+    def drift_schedule(self):
+        return self.stream.drift_schedule
+
+    @property
+    def model(self) -> ModelParams:
+        """The model part."""
+        return ModelParams(**{k: getattr(self, k) for k in MODEL_PARAMS})
 
     # ------------------------------------------------------------ validation
     def errors(self, n_available: int | None = None, n_labels_available: int | None = None,
@@ -91,75 +274,12 @@ class RunConfig:
         count when known, to check the stream length, schedule and rate table.
         ``Y_true``: the chosen (real) dataset's labels, to check that its single- and
         multi-label pools hold what the drift schedule asks for.
+        Range messages are the model's own (``PARAM_RANGES``).
         """
-        err = {}
-
-        def need(cond, key, msg):
-            if not cond and key not in err:
-                err[key] = msg
-
-        def number(key, low, high, *, integer=False, low_open=False, high_open=False):
-            v = getattr(self, key)
-            kind = int if integer else (int, float)
-            if isinstance(v, bool) or not isinstance(v, kind) or (isinstance(v, float) and not math.isfinite(v)):
-                err[key] = f"{key} must be {'an integer' if integer else 'a number'}"
-                return False
-            ok_low = v > low if low_open else v >= low
-            ok_high = v < high if high_open else v <= high
-            if not (ok_low and ok_high):
-                lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
-                err[key] = f"{key} must be in {lo}{low}, {high}{hi}"
-                return False
-            return True
-
-        if number("chunk_size", -math.inf, math.inf, integer=True):
-            need(self.chunk_size >= 2, "chunk_size", "chunk size must be at least 2")
-        if self.n_instances is not None and number("n_instances", 2, math.inf, integer=True):
-            if n_available is not None:
-                need(self.n_instances <= n_available, "n_instances",
-                     f"the dataset has only {n_available} instances")
-        number("shuffle_seed", 0, 2**32 - 1, integer=True)
-        number("seed", 0, 2**32 - 1, integer=True)
-        if self.dataset == "synthetic":
-            number("n_features", 1, 100_000, integer=True)
-            if number("n_labels", 1, 1000, integer=True):
-                number("cardinality", 0, self.n_labels, low_open=True, high_open=True)
-            number("label_correlation", 0, 1)
-        if self.noise not in ("none", "range", "table"):
-            err["noise"] = "noise must be 'none', 'range' or 'table'"
-        elif self.noise == "range":
-            if number("rho_low", 0, 1, high_open=True) and number("rho_high", 0, 1, high_open=True):
-                need(self.rho_low <= self.rho_high, "rho_high", "rho_high must be at least rho_low")
-                need(2 * self.rho_high < 1, "rho_high",
-                     f"rho_pos + rho_neg can reach {2 * self.rho_high:g}: keep rho_high below 0.5")
-        elif self.noise == "table":
-            msg = _table_error(self.rho_pos, self.rho_neg, n_labels_available or
-                               (self.n_labels if self.dataset == "synthetic" else None))
-            if msg:
-                err["rates"] = msg
-        if self.dataset == "synthetic" and self.schedule.strip() and "n_labels" not in err and self.n_labels <= 3:
-            err["schedule"] = "a drift schedule on the synthetic stream needs more than 3 labels (its multi-label regime has cardinality 3)"
-        length = self.n_instances or (n_available if self.dataset != "synthetic" else SYNTHETIC_DEFAULT_LENGTH)
-        if length is not None and "chunk_size" not in err and "n_instances" not in err and length < 2 * self.chunk_size:
-            err["chunk_size"] = f"the stream ({length} instances) must hold at least two chunks: the first only initialises"
-        if self.schedule.strip() and "schedule" not in err:
-            from .stream.schedule import DriftSchedule
-
-            try:
-                sched = DriftSchedule.parse(self.schedule)
-                length = self.n_instances or (n_available if self.dataset != "synthetic" else SYNTHETIC_DEFAULT_LENGTH)
-                if length is not None and not sched.is_paper:
-                    sched.validate(length)
-            except ValueError as exc:
-                err["schedule"] = str(exc)
-        if (Y_true is not None and self.dataset != "synthetic" and self.schedule.strip()
-                and not {"schedule", "n_instances", "chunk_size"} & set(err)):
-            from .stream.schedule import reorder_for_schedule
-
-            try:  # the pools only: the order drawn here is thrown away
-                reorder_for_schedule(Y_true, self.schedule.strip(), self.n_instances, random_state=0)
-            except ValueError as exc:
-                err["schedule"] = str(exc)
+        err = self.stream.errors(n_available, n_labels_available, Y_true)
+        msg = _SEED.error(self.seed, "seed")
+        if msg:
+            err["seed"] = msg
         if self.model_rates not in RATE_MODES:
             err["model_rates"] = f"model_rates must be one of {', '.join(RATE_MODES)}"
         if not self.models and not self.references:
@@ -169,10 +289,10 @@ class RunConfig:
         unknown = [m for m in self.models if m not in ELM_VARIANTS and m not in ORACLES and m not in BASELINES]
         if unknown:
             err["models"] = f"unknown model(s): {', '.join(unknown)}"
-        number("beta", 0, 1)
-        number("gamma", 0, math.inf, high_open=True)
-        number("delta", 0, 1, low_open=True, high_open=True)
-        number("alpha", 0, math.inf, low_open=True, high_open=True)
+        for name in MODEL_PARAMS:
+            msg = PARAM_RANGES[name].error(getattr(self, name), name) if name in PARAM_RANGES else None
+            if msg:
+                err[name] = msg
         from .model.detector import DETECTORS
 
         if self.detector not in DETECTORS:
@@ -183,71 +303,26 @@ class RunConfig:
             err["decision"] = f"decision must be one of {', '.join(DECISIONS)}"
         if not isinstance(self.monitors, list) or any(m not in DETECTORS for m in self.monitors):
             err["monitors"] = f"monitors must be a list of detector names from {', '.join(DETECTORS)}"
-        number("n_hidden", 1, 10_000, integer=True)
-        if number("n_neighbors", 1, 10_000, integer=True) and "chunk_size" not in err:
-            need(self.n_neighbors + 1 <= self.chunk_size, "n_neighbors",
-                 f"n_neighbors must be below the chunk size ({self.chunk_size})")
+        if "n_neighbors" not in err and "chunk_size" not in err and self.n_neighbors + 1 > self.chunk_size:
+            err["n_neighbors"] = f"n_neighbors must be below the chunk size ({self.chunk_size})"
         return err
 
     def check(self, *, stream_only: bool = False, **kwargs) -> "RunConfig":
         """Raise a ValueError listing every invalid field (``stream_only``: those that define the stream)."""
-        err = self.errors(**kwargs)
-        if stream_only:
-            err = {k: v for k, v in err.items() if k in STREAM_ERRORS}
+        err = self.stream.errors(**kwargs) if stream_only else self.errors(**kwargs)
         if err:
             raise ValueError("; ".join(f"{k}: {v}" for k, v in err.items()))
         return self
 
     # ------------------------------------------------------------ build
     def model_params(self) -> dict:
-        params = {k: getattr(self, k) for k in MODEL_PARAMS} | {"random_state": self.seed}
+        params = dataclasses.asdict(self.model) | {"random_state": self.seed}
         params["monitors"] = tuple(params["monitors"])
         return params
 
-    def flip_rates_spec(self):
-        if self.noise == "none":
-            return None
-        if self.noise == "range":
-            return (self.rho_low, self.rho_high)
-        return {"rho_pos": list(self.rho_pos), "rho_neg": list(self.rho_neg)}
-
     def build_stream(self, dataset=None):
-        """The stream this configuration describes.
-
-        ``dataset``: a loaded :class:`~ncld_core.data.Dataset` (e.g. an upload);
-        by default the registry dataset named by ``self.dataset`` is loaded.
-        """
-        self.check(stream_only=True)
-        if self.dataset == "synthetic" and dataset is None:
-            from .stream.synthetic import make_synthetic_stream
-
-            return make_synthetic_stream(
-                n_instances=self.n_instances or SYNTHETIC_DEFAULT_LENGTH,
-                n_features=self.n_features,
-                n_labels=self.n_labels,
-                cardinality=self.cardinality,
-                label_correlation=self.label_correlation,
-                schedule=self.schedule.strip() or None,
-                flip_rates=self.flip_rates_spec(),
-                random_state=self.shuffle_seed,
-            )
-        if dataset is None:
-            from .data import load_dataset
-
-            dataset = load_dataset(self.dataset)
-        self.check(stream_only=True, n_available=dataset.n_instances, n_labels_available=dataset.n_labels)
-        from .stream.builder import build_stream
-
-        return build_stream(
-            dataset.X,
-            dataset.Y,
-            name=dataset.name,
-            label_names=dataset.label_names,
-            flip_rates=self.flip_rates_spec(),
-            schedule=self.schedule.strip() or None,
-            n_instances=self.n_instances,
-            random_state=self.shuffle_seed,
-        )
+        """The stream this configuration describes (:meth:`StreamSpec.build_stream`)."""
+        return self.stream.build_stream(dataset)
 
     def runner(self) -> PrequentialRunner:
         return PrequentialRunner(
@@ -329,26 +404,6 @@ def _toml_value(value) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {value!r} to TOML")
-
-
-def _table_error(rho_pos, rho_neg, n_labels) -> str | None:
-    try:
-        pos = np.asarray(rho_pos, dtype=float)
-        neg = np.asarray(rho_neg, dtype=float)
-    except (TypeError, ValueError):
-        return "flip rates must be numbers"
-    if pos.shape != neg.shape or pos.ndim != 1:
-        return "give one rho_pos and one rho_neg per label"
-    if n_labels is not None and pos.size != n_labels:
-        return f"the table has {pos.size} labels but the dataset has {n_labels}"
-    bad = np.flatnonzero(~np.isfinite(pos) | ~np.isfinite(neg) | (pos < 0) | (neg < 0) | (pos >= 1) | (neg >= 1))
-    if bad.size:
-        return f"label {bad[0]}: rates must be in [0, 1)"
-    bad = np.flatnonzero(pos + neg >= 1)
-    if bad.size:
-        j = bad[0]
-        return f"label {j}: rho_pos + rho_neg = {pos[j] + neg[j]:g} must be < 1"
-    return None
 
 
 #: Ready-made configurations for demos (the dashboard's presets). What each one shows is

@@ -86,7 +86,7 @@ def test_model_records_the_estimate_its_interval_and_the_papers():
     assert np.allclose(h["lcard_high"] - h["lcard_hat"], 1.959964 * h["lcard_se"], rtol=1e-5)
     # the paper's clipped, in-sample estimate sits above the moment estimate on this stream
     assert (h["lcard_paper"] > h["lcard_hat"]).mean() > 0.8
-    assert len(model.last_record_["prevalence_hat"]) == s.n_labels
+    assert len(model.last_record_.prevalence_hat) == s.n_labels
 
 
 def test_estimated_rates_give_an_identified_interval_not_a_point():

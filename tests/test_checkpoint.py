@@ -143,3 +143,38 @@ def test_unserialisable_state_is_a_clear_error(tmp_path):
     assert not list(tmp_path.iterdir())
     with pytest.raises(ValueError, match="does not exist"):
         load_checkpoint(tmp_path / "missing.npz")
+
+
+def test_saved_run_keeps_typed_records_and_reads_the_older_flat_form(tmp_path):
+    from dataclasses import asdict
+
+    from ncld_core.checkpoint import save_checkpoint
+    from ncld_core.model.record import ModelChunkRecord
+
+    cfg = RunConfig(n_instances=600, chunk_size=150, models=["ELM-O"], model_rates="estimate", monitors=["welch"])
+    runner = cfg.runner()
+    chunks = list(runner.iter_run(cfg.build_stream()))
+    save_run(tmp_path / "run.npz", runner.state_, chunks, config=cfg.to_dict(), chunk_size=cfg.chunk_size)
+    _, loaded, _, _ = load_run(tmp_path / "run.npz")
+    record = loaded[-1].diagnostics["ELM-O"]
+    assert isinstance(record, ModelChunkRecord) and record == chunks[-1].diagnostics["ELM-O"]
+    assert record.monitors["welch"] == chunks[-1].diagnostics["ELM-O"].monitors["welch"]
+
+    # a run saved before the record was typed: each record a flat dict (history row + per-label lists)
+    def flat(c):
+        d = asdict(c)
+        d["diagnostics"] = {m: {**r.row(), "prevalence_hat": list(r.prevalence_hat),
+                                "rho_pos_est": list(r.rho_pos_est), "rho_neg_est": list(r.rho_neg_est)}
+                            for m, r in c.diagnostics.items()}
+        return d
+
+    save_checkpoint({"models": runner.state_.models, "accumulators": runner.state_.accumulators},
+                    tmp_path / "old.npz", extra={"next_chunk": 4, "config": cfg.to_dict(), "chunk_size": 150,
+                                                 "chunks": [flat(c) for c in chunks]})
+    _, old, _, _ = load_run(tmp_path / "old.npz")
+
+    def text(cs):  # NaN-aware comparison (the first chunk's statistic is NaN)
+        return json.dumps([{m: asdict(r) for m, r in c.diagnostics.items()} for c in cs])
+
+    assert all(isinstance(r, ModelChunkRecord) for c in old for r in c.diagnostics.values())
+    assert text(old) == text(chunks)

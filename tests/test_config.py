@@ -17,7 +17,7 @@ from ncld_core.config import PRESETS, RunConfig
         (dict(rho_low=0.3, rho_high=0.2), "rho_high", "at least rho_low"),
         (dict(rho_high=0.55), "rho_high", "below 0.5"),
         (dict(noise="table", rho_pos=[0.5] * 10, rho_neg=[0.6] * 10), "rates", "must be < 1"),
-        (dict(noise="table", rho_pos=[0.1] * 3, rho_neg=[0.1] * 3), "rates", "3 labels but the dataset has 10"),
+        (dict(noise="table", rho_pos=[0.1] * 3, rho_neg=[0.1] * 3), "rates", "3 rates but there are 10 labels"),
         (dict(schedule="growth@100, growth@200"), "schedule", "already multi-label"),
         (dict(schedule="growth@99999"), "schedule", "beyond"),
         (dict(n_neighbors=300), "n_neighbors", "below the chunk size"),
@@ -91,3 +91,75 @@ def test_errors_check_the_schedule_against_the_datasets_pools():
     assert "3 single-label" in cfg.errors(n_available=8, n_labels_available=3, Y_true=Y)["schedule"]
     assert "schedule" not in RunConfig(dataset="real", chunk_size=2, n_neighbors=1, schedule="growth@3").errors(
         n_available=8, n_labels_available=3, Y_true=Y)
+
+
+# ---------------------------------------------------------------- each field and each limit declared once
+def test_fields_are_declared_once_and_model_params_are_the_models():
+    import dataclasses
+
+    from ncld_core.config import MODEL_PARAMS, STREAM_FIELDS, ModelParams, StreamSpec
+    from ncld_core.model.elm_ncld import ELMNCLD
+
+    names = [f.name for f in dataclasses.fields(RunConfig)]
+    assert len(names) == len(set(names))
+    assert STREAM_FIELDS == tuple(f.name for f in dataclasses.fields(StreamSpec))
+    assert MODEL_PARAMS == tuple(f.name for f in dataclasses.fields(ModelParams))
+    assert set(STREAM_FIELDS) | set(MODEL_PARAMS) <= set(names)
+    model = ELMNCLD().get_params()
+    assert set(MODEL_PARAMS) <= set(model)  # every parameter the config carries is the model's
+    assert {k: getattr(RunConfig(), k) for k in MODEL_PARAMS if k != "monitors"} == {
+        k: model[k] for k in MODEL_PARAMS if k != "monitors"}
+    cfg = RunConfig(beta=0.3, schedule="growth@2500")
+    assert cfg.stream == StreamSpec(schedule="growth@2500") and cfg.model == ModelParams(beta=0.3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.beta = 0.5
+
+
+@pytest.mark.parametrize("name, value", [("n_hidden", 200_000), ("n_hidden", 0), ("n_neighbors", 0), ("beta", 1.5),
+                                         ("alpha", 0.0), ("delta", 1.0)])
+def test_range_messages_are_the_models(name, value):
+    import numpy as np
+
+    from ncld_core.model.elm_ncld import ELMNCLD
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(40, 3)), (rng.random((40, 4)) < 0.3).astype(int)
+    with pytest.raises(ValueError) as raised:
+        ELMNCLD(**{name: value}).partial_fit(X, Y)
+    assert RunConfig(**{name: value}).errors()[name] == str(raised.value)
+    assert name in str(raised.value)  # the message names the control's parameter
+
+
+def test_n_hidden_limit_is_the_models():
+    assert "n_hidden" not in RunConfig(n_hidden=20_000).errors()  # the config once stopped at 10,000
+
+
+def test_schedule_is_parsed_once_per_config(monkeypatch):
+    from ncld_core.stream.schedule import DriftSchedule
+
+    calls = []
+    parse = DriftSchedule.parse.__func__
+
+    def counted(cls, text, **kw):
+        calls.append(text)
+        return parse(cls, text, **kw)
+
+    monkeypatch.setattr(DriftSchedule, "parse", classmethod(counted))
+    cfg = RunConfig(schedule="growth@300", n_instances=600, chunk_size=100, n_neighbors=5, n_hidden=20)
+    assert cfg.errors() == {} and cfg.errors() == {}
+    cfg.check()
+    stream = cfg.build_stream()
+    assert [(cp.position, cp.kind) for cp in stream.change_points] == [(300, "growth")]
+    assert cfg.drift_schedule is cfg.stream.drift_schedule
+    assert calls == ["growth@300"]
+    bad = RunConfig(schedule="sideways@3")
+    assert "schedule" in bad.errors() and "schedule" in bad.errors()
+    assert calls == ["growth@300", "sideways@3"]
+
+
+def test_flip_rate_messages_come_from_one_check():
+    from ncld_core._validation import check_flip_rates
+
+    with pytest.raises(ValueError) as raised:
+        check_flip_rates([0.5] * 10, [0.6] * 10, 10, source="flip-rate table")
+    assert RunConfig(noise="table", rho_pos=[0.5] * 10, rho_neg=[0.6] * 10).errors()["rates"] == str(raised.value)

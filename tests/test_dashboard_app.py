@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard import figures as F
-from ncld_core.config import PRESETS, RunConfig
+from ncld_core.config import PRESETS, RunConfig, StreamSpec
 from ncld_core.model.detector import DETECTORS
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
@@ -124,7 +124,8 @@ def test_rate_table_rejects_rho_sum_of_one():
     at.session_state[editor.key] = {"edited_rows": {"3": {"rho_pos": 0.6, "rho_neg": 0.45}},
                                     "added_rows": [], "deleted_rows": []}
     at.run()
-    assert any("label 3: ρ+ + ρ− = 1.05 must be < 1" in e for e in _errors(at)), _errors(at)
+    assert any("ρ+ + ρ− must be < 1 for every label (Eq. NR), but label 3 has 0.6 + 0.45" in e
+               for e in _errors(at)), _errors(at)
     assert _run_button(at).disabled is True
     cfg = RunConfig(**at.session_state["cfg_values"])
     assert cfg.noise == "table" and cfg.rho_pos[3] == 0.6 and len(cfg.rho_neg) == 10
@@ -321,13 +322,13 @@ def test_sweep_page_computes_a_heat_map():
 def test_model_controls_do_not_rebuild_the_stream(monkeypatch):
     """Streams (and the datasets under them) are cached by their own fields only."""
     calls = []
-    original = RunConfig.build_stream
+    original = StreamSpec.build_stream
 
     def counting(self, dataset=None):
         calls.append(self.shuffle_seed)
         return original(self, dataset=dataset)
 
-    monkeypatch.setattr(RunConfig, "build_stream", counting)
+    monkeypatch.setattr(StreamSpec, "build_stream", counting)
     at = _app()
     _small(at)
     at.number_input(key="w_n_neighbors").set_value(5)
@@ -425,7 +426,7 @@ def test_run_without_rates_shows_estimates_against_truth():
     assert not at.exception, [e.value for e in at.exception]
     run = at.session_state["run"]
     assert run["status"] == "done" and run["cfg"].model_rates == "estimate"
-    assert len(run["chunks"][-1].diagnostics["ELM-O"]["rho_neg_est"]) == run["stream"].n_labels
+    assert len(run["chunks"][-1].diagnostics["ELM-O"].rho_neg_est) == run["stream"].n_labels
     tables = [d.value for d in at.dataframe if "rho_neg estimated" in d.value.columns]
     assert tables and {"rho_neg true", "|error| rho_neg"} <= set(tables[0].columns)
     assert len(tables[0]) == run["stream"].n_labels
@@ -512,7 +513,7 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert not any("interval" in m.value for m in at.markdown if m.value.startswith("##### (b)"))
     run = at.session_state["run"]
     rows = [c.diagnostics["ELM-O"] for c in run["chunks"]]
-    width = sum(d["lcard_high"] - d["lcard_low"] for d in rows) / len(rows)
+    width = sum(d.lcard_high - d.lcard_low for d in rows) / len(rows)
     notes = [c.value for c in at.caption if c.value.startswith("This run")
              and "identified set" in c.value]
     assert notes, [c.value for c in at.caption]
@@ -520,9 +521,9 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert f"mean width is {width:.2f} labels per instance" in note, note
     assert "not a confidence interval" in note and "biased" in note and "docs/drift.md" in note
     assert "95 %" not in note and "unbiased" not in note
-    inside = sum(d["lcard_low"] <= c.true_cardinality <= d["lcard_high"] for c, d in zip(run["chunks"], rows))
+    inside = sum(d.lcard_low <= c.true_cardinality <= d.lcard_high for c, d in zip(run["chunks"], rows))
     assert f"({inside} of {len(rows)} chunks)" in note
-    err = sum(d["lcard_hat"] - c.true_cardinality for c, d in zip(run["chunks"], rows)) / len(rows)
+    err = sum(d.lcard_hat - c.true_cardinality for c, d in zip(run["chunks"], rows)) / len(rows)
     assert f"mean error here {err:+.3f}" in note
     at.selectbox(key="focus_variant").set_value("all").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -620,7 +621,7 @@ def test_a_run_that_fails_to_start_leaves_run_usable(monkeypatch):
     def failing(self, dataset=None):
         raise ValueError("schedule: the stream cannot be built (test)")
 
-    monkeypatch.setattr(RunConfig, "build_stream", failing)
+    monkeypatch.setattr(StreamSpec, "build_stream", failing)
     at = _app()
     _small(at)
     at.number_input(key="w_n_neighbors").set_value(5)

@@ -97,8 +97,8 @@ def test_history_diagnostics_and_transactional_update():
     last = hist[hist.chunk == 1]
     assert np.allclose(last.rho_neg, m.estimated_flip_rates_[1])
     record = m.last_record_
-    assert record["rho_neg_est"] == pytest.approx(list(m.estimated_flip_rates_[1]))
-    assert record["rho_neg_mean"] == pytest.approx(np.mean(m.estimated_flip_rates_[1]))
+    assert record.rho_neg_est == pytest.approx(tuple(m.estimated_flip_rates_[1]))
+    assert record.rho_neg_mean == pytest.approx(np.mean(m.estimated_flip_rates_[1]))
     before = m.flip_rate_estimator_.low_positives_.copy()
     with pytest.raises(ValueError):
         m.partial_fit(s.X[1000:1500, :3], s.Y_noisy[1000:1500])  # wrong feature count
@@ -139,11 +139,11 @@ def test_runner_modes():
     runs = {mode: PrequentialRunner(["ELM-O"], CHUNK, flip_rates=mode, model_params={"random_state": 0}).run(s)
             for mode in ("known", "estimate", "ignore")}
     est = runs["estimate"].chunks[-1].diagnostics["ELM-O"]
-    assert len(est["rho_neg_est"]) == s.n_labels
+    assert len(est.rho_neg_est) == s.n_labels
     assert "diag_rho_neg_est" not in runs["estimate"].records.columns  # lists stay out of the flat rows
     known = runs["known"].chunks[-1].diagnostics["ELM-O"]
-    assert known["rho_neg_mean"] == pytest.approx(s.rho_neg.mean()) and "rho_neg_est" not in known
-    assert runs["ignore"].chunks[-1].diagnostics["ELM-O"]["rho_neg_mean"] == 0.0
+    assert known.rho_neg_mean == pytest.approx(s.rho_neg.mean()) and known.rho_neg_est is None
+    assert runs["ignore"].chunks[-1].diagnostics["ELM-O"].rho_neg_mean == 0.0
     with pytest.raises(ValueError, match="flip_rates"):
         PrequentialRunner(["ELM-O"], CHUNK, flip_rates="maybe")
 

@@ -181,7 +181,7 @@ def test_cardinality_estimate_is_unbiased_with_known_posterior():
     for c in range(n_chunks):
         s = slice(c * size, (c + 1) * size)
         model.partial_fit(X[s], Y[s], noisy_proba=P[s])
-        errors.append(model.last_record_["lcard_hat"] - eta[s].sum(axis=1).mean())
+        errors.append(model.last_record_.lcard_hat - eta[s].sum(axis=1).mean())
     errors = np.array(errors)
     se = errors.std(ddof=1) / np.sqrt(n_chunks)
     # |mean| within 4 standard errors (two-sided p ~ 6e-5 under unbiasedness)
@@ -245,7 +245,7 @@ def _drifting_model(strategy):
 def test_retrain_equals_a_fresh_model_on_the_current_chunk():
     model, chunks = _drifting_model("retrain")
     model.partial_fit(*chunks[4])
-    assert model.last_record_["action"] == "retrain"
+    assert model.last_record_.action == "retrain"
     fresh = ELMNCLD(**model.get_params()).partial_fit(*chunks[4])
     np.testing.assert_allclose(model.coef_, fresh.coef_, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(model.K_, fresh.K_, rtol=1e-12)
@@ -257,7 +257,7 @@ def test_adjust_drops_the_ranking_statistics_only():
     # the chunk's own contribution, from a model with the same hidden layer
     probe = ELMNCLD(**{**model.get_params(), "alpha": 1e-300}).partial_fit(*chunks[4])
     model.partial_fit(*chunks[4])
-    assert model.last_record_["action"] == "adjust"
+    assert model.last_record_.action == "adjust"
     np.testing.assert_allclose(model.K_, before["K_"] + probe.K_ - 1e-300 * np.eye(20), rtol=1e-12)
     np.testing.assert_allclose(model.B_score_, before["B_score_"] + probe.B_score_, rtol=1e-12)
     np.testing.assert_allclose(model.B_rank_, probe.B_rank_, rtol=1e-12)  # old ranking gone
@@ -357,8 +357,8 @@ def test_failed_chunk_leaves_the_detector_as_it_was(fitted):
 @pytest.mark.parametrize(
     "params, message",
     [
-        (dict(rho_pos=1.2), "rho_pos must be in"),
-        (dict(rho_neg=-0.1), "rho_neg must be in"),
+        (dict(rho_pos=1.2), "rho_pos of label 0 must be in"),
+        (dict(rho_neg=-0.1), "rho_neg of label 0 must be in"),
         (dict(rho_pos=0.6, rho_neg=0.5), "rho_pos \\+ rho_neg must be < 1"),
         (dict(rho_pos=[0.1, 0.2]), "rates but there are 5 labels"),
         (dict(beta=1.5), "beta must be in"),

@@ -60,7 +60,7 @@ def test_the_oracle_learns_the_ground_truth():
 
 def test_concept_growth():
     _, _, result = _run("concept growth")
-    hat = {c.chunk: c.diagnostics["ELM-O"]["lcard_hat"] for c in result.chunks}
+    hat = {c.chunk: c.diagnostics["ELM-O"].lcard_hat for c in result.chunks}
     assert 0.7 < hat[9] < 1.4 and 2.5 < hat[10] < 3.5, (hat[9], hat[10])  # "from about 1 to about 3"
     s = result.summary()
     for m in ("ELM-O", "ELM-I", "ELM-II"):  # "fires in chunk 10, with no false alarm"
@@ -90,9 +90,9 @@ def test_unknown_noise_estimate_the_rates():
     last = over_time.iloc[-1]
     assert last["mae_rho_neg"] < 0.03 and last["mae_rho_pos"] < 0.04, last
     rows = [(c.true_cardinality, c.diagnostics["ELM-O"]) for c in result.chunks]
-    width = np.mean([d["lcard_high"] - d["lcard_low"] for _, d in rows])
+    width = np.mean([d.lcard_high - d.lcard_low for _, d in rows])
     assert 5 < width < 7, width  # "about 6 labels per instance"
-    assert all(d["lcard_low"] <= t <= d["lcard_high"] for t, d in rows)  # "in every chunk"
+    assert all(d.lcard_low <= t <= d.lcard_high for t, d in rows)  # "in every chunk"
 
 
 @pytest.fixture(scope="module")

@@ -102,7 +102,7 @@ def test_stopped_run_does_not_count_unreached_changes_as_missed():
     assert len(result.chunks) == 3
     assert result.summary().loc["ELM-O", "missed"] == 0
     full = runner.run(stream)
-    fired = [c.chunk for c in full.chunks if c.diagnostics["ELM-O"]["fired"]]
+    fired = [c.chunk for c in full.chunks if c.diagnostics["ELM-O"].fired]
     assert full.summary().loc["ELM-O", "missed"] == (0 if any(c >= 4 for c in fired) else 1)
 
 
@@ -221,3 +221,30 @@ def test_a_stopped_runs_exports_say_where_it_stopped():
     assert doc["status"] == "stopped at chunk 3 of 5" and doc["n_chunks"] == 5
     done = runner.run(stream)
     assert done.status == "complete (5 chunks)" and not done.records_csv().startswith("#")
+
+
+def test_chunk_records_are_typed_and_carry_the_history_row():
+    import dataclasses
+
+    from ncld_core.config import RunConfig
+    from ncld_core.model.record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
+
+    names = [f.name for f in dataclasses.fields(ModelChunkRecord)]
+    assert names == [*HISTORY_COLUMNS, "prevalence_hat", "rho_pos_est", "rho_neg_est", "monitors"]
+    cfg = RunConfig(n_instances=600, chunk_size=150, models=["ELM-O"], monitors=["welch", "paper"])
+    runner = cfg.runner()
+    result = runner.run(cfg.build_stream())
+    model = runner.state_.models["ELM-O"]
+    last = result.chunks[-1].diagnostics["ELM-O"]
+    assert isinstance(last, ModelChunkRecord) and last == model.last_record_
+    assert list(last.monitors) == ["welch", "paper"] and all(isinstance(m, MonitorResult) for m in last.monitors.values())
+    assert last.acting == MonitorResult(last.statistic, last.threshold, last.fired)
+    assert last.detector == cfg.detector and isinstance(last.fired, bool) and last.chunk == 3
+    assert len(last.prevalence_hat) == 10 and last.rho_pos_est is None and not last.estimates_rates
+    assert model.history_.iloc[-1].to_dict() == pytest.approx(last.row())  # history_ stays the DataFrame of rows
+    assert list(model.history_.columns) == [*HISTORY_COLUMNS, "welch_statistic", "welch_threshold", "welch_fired",
+                                            "paper_statistic", "paper_threshold", "paper_fired"]
+    assert {"diag_lcard_hat", "diag_welch_fired", "diag_action"} <= set(result.records.columns)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        last.fired = True
+    assert "all-negative" not in result.chunks[-1].diagnostics  # references record nothing

@@ -105,7 +105,7 @@ def test_fit_resets_and_partial_fit_continues():
     refit = clone(online).partial_fit(X[:300], Y[:300]).fit(X[300:], Y[300:])
     fresh = ELMNCLD(random_state=0).fit(X[300:], Y[300:])
     np.testing.assert_array_equal(refit.decision_function(X), fresh.decision_function(X))
-    assert len(refit.history_) == 0 and refit.last_record_ == {}
+    assert len(refit.history_) == 0 and refit.last_record_ is None
 
 
 def test_fit_on_fewer_instances_than_the_graph_needs():

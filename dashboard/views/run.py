@@ -196,7 +196,8 @@ def draw(run):
 
 def _draw_rates(run, k):
     chunks = run["chunks"]
-    estimating = [m for m in run["models"] if any("rho_pos_est" in c.diagnostics.get(m, {}) for c in chunks)]
+    estimating = [m for m in run["models"]
+                  if any(m in c.diagnostics and c.diagnostics[m].estimates_rates for c in chunks)]
     if not estimating:
         slots["rates"].caption("No variant estimates its flip rates in this run: set *The models are told* "
                                "to *nothing (estimate the rates)* in the sidebar.")

@@ -6,7 +6,6 @@ stream configured in the sidebar; the current (β, γ) and the best grid point a
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import streamlit as st
@@ -56,14 +55,12 @@ if problems:
     st.warning("Fix the settings first: " + "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(v)}"
                                                        for k, v in problems.items()), icon=":material/block:")
 
-stream_cfg = cfg
-if cfg.dataset == data.UPLOAD and ctx.upload:
-    stream_cfg = dataclasses.replace(cfg, dataset=ctx.upload[0].name)
-# Every setting of the run but the swept beta and gamma (also the cache key).
+# Every setting of the run but the swept beta and gamma (also the cache key): the stream spec, then
+# the model parameters and what the models are told.
 swept = {"beta", "gamma"}
-params = json.dumps({k: getattr(cfg, k) for k in (*MODEL_PARAMS, "chunk_size", "seed", "model_rates") if k not in swept},
+params = json.dumps({k: getattr(cfg, k) for k in (*MODEL_PARAMS, "seed", "model_rates") if k not in swept},
                     sort_keys=True)
-request = (data.stream_key(stream_cfg), params, variant, tuple(betas), tuple(gammas),
+request = (data.stream_spec(cfg, ctx.upload), params, variant, tuple(betas), tuple(gammas),
            ctx.upload[1] if ctx.upload else None)
 if pressed:
     try:

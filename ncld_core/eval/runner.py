@@ -35,6 +35,7 @@ import pandas as pd
 from .._io import json_default, write_atomic
 from ..model.chunk_cache import ChunkCache
 from ..model.elm_ncld import ELMNCLD
+from ..model.record import ModelChunkRecord
 from ..stream.stream import Stream
 from .drift_eval import change_chunks, detection_report
 from .metrics import GREATER_IS_BETTER, MetricAccumulator
@@ -58,7 +59,7 @@ class ChunkResult:
     is_change: bool  # a true change point falls in this chunk
     metrics: dict = field(default_factory=dict)  # model -> chunk metrics (empty for chunk 0)
     cumulative: dict = field(default_factory=dict)  # model -> cumulative metrics
-    diagnostics: dict = field(default_factory=dict)  # model -> model.last_record_ (ELM-NCLD)
+    diagnostics: dict[str, ModelChunkRecord] = field(default_factory=dict)  # model -> model.last_record_ (ELM-NCLD)
     # model -> seconds to score and learn; what the ELM variants share (ChunkCache) is charged to the first
     seconds: dict = field(default_factory=dict)
 
@@ -78,12 +79,19 @@ class ChunkResult:
             }
             row.update(self.metrics.get(name, {}))
             row.update({f"cum_{k}": v for k, v in self.cumulative.get(name, {}).items()})
-            for k, v in self.diagnostics.get(name, {}).items():
-                # per-label lists (estimated flip rates) stay in ``diagnostics``, not in the flat rows
-                if k not in ("chunk", "n_instances", "seconds", "observed_cardinality") and not isinstance(v, list):
-                    row[f"diag_{k}"] = v
+            record = self.diagnostics.get(name)
+            if record is not None:  # per-label estimates stay in the record, not in the flat rows
+                row.update({f"diag_{k}": v for k, v in record.row().items()
+                            if k not in ("chunk", "n_instances", "seconds", "observed_cardinality")})
             out.append(row)
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ChunkResult":
+        """Inverse of :func:`dataclasses.asdict` (run checkpoints; also their older flat records)."""
+        data = dict(data)
+        data["diagnostics"] = {name: ModelChunkRecord.from_dict(r) for name, r in data.get("diagnostics", {}).items()}
+        return cls(**data)
 
 
 @dataclass
@@ -140,7 +148,7 @@ class RunResult:
         for name in self.models:
             row = dict(last.get(name, {}))
             row["seconds"] = float(self.records.loc[self.records["model"] == name, "seconds"].sum())
-            fired = [c.chunk for c in self.chunks if c.diagnostics.get(name, {}).get("fired")]
+            fired = [c.chunk for c in self.chunks if name in c.diagnostics and c.diagnostics[name].fired]
             if name not in REFERENCES:
                 rep = detection_report(fired, truth, n_chunks)
                 row.update(
@@ -309,7 +317,7 @@ class PrequentialRunner:
                     else:
                         model.partial_fit(X, Y_learn)
                     record = getattr(model, "last_record_", None)
-                    if record:
+                    if record is not None:
                         result.diagnostics[name] = record
                 result.seconds[name] = time.perf_counter() - t0
             state.next_chunk = index + 1

@@ -187,7 +187,7 @@ def _sweep_runner(config, stream, model, betas, gammas, progress):
             if last is None:
                 raise ValueError("the stream has a single chunk: nothing is scored (make the chunk size smaller)")
             rows.append({"beta": b, "gamma": g, **last})
-            firings = [c.chunk for c in result.chunks if c.diagnostics.get(model, {}).get("fired")]
+            firings = [c.chunk for c in result.chunks if model in c.diagnostics and c.diagnostics[model].fired]
             n_chunks = len(result.chunks)
             done += 1
             if progress is not None:
@@ -235,7 +235,7 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
             Y_noisy = stream.Y_noisy[start:stop]
             probe.partial_fit(X, Y_noisy)
             record = probe.last_record_
-            fired = bool(record["fired"])
+            fired = record.fired
             if fired:
                 firings.append(index)
             action = drift_action(fired, strategy, first=sums is None)
@@ -255,7 +255,7 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                 for gi in range(ng):
                     states[bi][gi] = update_state(
                         None if fresh else states[bi][gi], scores[:, gi * q:(gi + 1) * q], Y_noisy, rho_pos, rho_neg,
-                        cardinality=record["lcard_hat"], prevalence=record["prevalence_hat"])
+                        cardinality=record.lcard_hat, prevalence=record.prevalence_hat)
         if progress is not None:
             progress(index + 1, len(bounds))
     rows = []

@@ -8,9 +8,11 @@
 * :mod:`~ncld_core.model.cardinality` -- the noise-corrected cardinality (Eq. card);
 * :mod:`~ncld_core.model.detector` -- drift detectors (Eq. Hfd and others);
 * :mod:`~ncld_core.model.chunk_cache` -- per-chunk work shared between models;
-* :mod:`~ncld_core.model.elm_ncld` -- :class:`ELMNCLD`, the sufficient statistics and their solve.
+* :mod:`~ncld_core.model.elm_ncld` -- :class:`ELMNCLD`, the sufficient statistics and their solve;
+* :mod:`~ncld_core.model.record` -- :class:`ModelChunkRecord`, what the model records per chunk.
 """
 
-from .elm_ncld import ELMNCLD, HISTORY_COLUMNS
+from .elm_ncld import ELMNCLD
+from .record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
 
-__all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
+__all__ = ["ELMNCLD", "HISTORY_COLUMNS", "ModelChunkRecord", "MonitorResult"]

@@ -84,7 +84,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._validation import check_flip_rates, check_in_range, check_X, check_XY
+from .._validation import Range, check_flip_rates, check_in_range, check_X, check_XY
 from ..sklearn_compat import ChunkClassifier
 from .cardinality import moment_cardinality
 from .decision import check_decision, decide, update_state
@@ -94,6 +94,7 @@ from .flip_rates import FlipRateEstimator
 from .graph import gram_matrix, reconstruction_weights
 from .importance import importance_weights, instance_cardinality, ranking_matrix
 from .probability import make_probability_model
+from .record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
 from .statistics import SufficientStatistics, accumulate, drift_action
 
 __all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
@@ -102,28 +103,17 @@ STRATEGIES = ("none", "retrain", "adjust")
 FLIP_RATE_MODES = ("auto", "given", "estimate")
 HESSIANS = ("exact", "paper")
 
-#: Columns of :attr:`ELMNCLD.history_`, one row per chunk learned.
-HISTORY_COLUMNS = (
-    "chunk",  # 0 for the initialisation chunk D_0
-    "n_instances",
-    "observed_cardinality",  # mean number of observed (noisy) positives per instance
-    "lcard_hat",  # moment estimate of the true cardinality: unbiased with the right rates (ncld_core.model.cardinality)
-    "lcard_se",  # its standard error
-    "lcard_low",  # 95 % interval (rates given) or identified set +- sampling error (rates estimated)
-    "lcard_high",
-    "lcard_paper",  # the paper's Eq. (card): clipped weights, in-sample P_D; biased upwards
-    "detector",  # name of the acting detector (ncld_core.model.detector)
-    "statistic",  # its statistic: -log10(adjusted p), or |Delta LCard_paper| for "paper"
-    "threshold",  # fired when statistic > threshold: -log10(delta), or eps_i (Eq. Hfd)
-    "fired",
-    "action",  # init | none | detected | retrain | adjust
-    "mean_weight",  # mean importance weight w_tj over the chunk
-    "k_condition",  # condition number of K after the update
-    "rho_pos_mean",  # mean over labels of the rho_+ used (given or estimated)
-    "rho_neg_mean",  # mean over labels of the rho_- used
-    "seconds",
-)
-
+#: The allowed values of the numeric parameters, declared once: :meth:`ELMNCLD._validate_params`
+#: checks them and :meth:`ncld_core.config.RunConfig.errors` shows the same messages.
+PARAM_RANGES = {
+    "n_hidden": Range(1, 100_000, integer=True),
+    "alpha": Range(0, np.inf, low_open=True, high_open=True),
+    "beta": Range(0, 1),
+    "gamma": Range(0, np.inf, high_open=True),
+    "delta": Range(0, 1, low_open=True, high_open=True),
+    "n_neighbors": Range(1, 100_000, integer=True),
+    "graph_reg": Range(0, 1),
+}
 
 def _whole_data_cardinality(Y01, rho_pos, rho_neg, estimator) -> dict:
     """Cardinality and prevalences of all of ``fit``'s data, for the decision state."""
@@ -270,13 +260,8 @@ class ELMNCLD(ChunkClassifier):
 
     # ------------------------------------------------------------------ validation
     def _validate_params(self, n_labels):
-        check_in_range(self.n_hidden, "n_hidden", 1, 100_000, integer=True)
-        check_in_range(self.alpha, "alpha", 0, np.inf, low_open=True, high_open=True)
-        check_in_range(self.beta, "beta", 0, 1)
-        check_in_range(self.gamma, "gamma", 0, np.inf, high_open=True)
-        check_in_range(self.delta, "delta", 0, 1, low_open=True, high_open=True)
-        check_in_range(self.n_neighbors, "n_neighbors", 1, 100_000, integer=True)
-        check_in_range(self.graph_reg, "graph_reg", 0, 1)
+        for name, allowed in PARAM_RANGES.items():
+            allowed.check(getattr(self, name), name)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         detector = getattr(self, "detector", "paper")  # checkpoints from before detectors had names
@@ -532,30 +517,28 @@ class ELMNCLD(ChunkClassifier):
         self.statistics_, self.chunk_statistics_ = stats, st["sufficient"]
         self.coef_, self.psi_ = coef, psi
         self.decision_state_ = decision_state
-        self._history.append(
-            {
-                "chunk": len(self._history),
-                "n_instances": st["n"],
-                "observed_cardinality": st["observed_cardinality"],
-                "lcard_hat": st["cardinality"].estimate,
-                "lcard_se": st["cardinality"].se,
-                "lcard_low": st["cardinality"].low,
-                "lcard_high": st["cardinality"].high,
-                "lcard_paper": float(st["signal"].paper.mean()),
-                "detector": getattr(self, "detector", "paper"),
-                "statistic": result.statistic,
-                "threshold": result.threshold,
-                "fired": bool(result.fired),
-                "action": action,
-                "mean_weight": st["mean_weight"],
-                "k_condition": cond,
-                "rho_pos_mean": float(np.mean(st["rho_pos"])),
-                "rho_neg_mean": float(np.mean(st["rho_neg"])),
-                **{f"{name}_{field}": getattr(r, field) for name, r in results.items() if name
-                   for field in ("statistic", "threshold", "fired")},
-                "seconds": time.perf_counter() - t0,
-            }
+        record = ModelChunkRecord(
+            chunk=len(self._history),
+            n_instances=st["n"],
+            observed_cardinality=st["observed_cardinality"],
+            lcard_hat=st["cardinality"].estimate,
+            lcard_se=st["cardinality"].se,
+            lcard_low=st["cardinality"].low,
+            lcard_high=st["cardinality"].high,
+            lcard_paper=float(st["signal"].paper.mean()),
+            detector=getattr(self, "detector", "paper"),
+            statistic=result.statistic,
+            threshold=result.threshold,
+            fired=bool(result.fired),
+            action=action,
+            mean_weight=st["mean_weight"],
+            k_condition=cond,
+            rho_pos_mean=float(np.mean(st["rho_pos"])),
+            rho_neg_mean=float(np.mean(st["rho_neg"])),
+            seconds=time.perf_counter() - t0,
+            monitors={name: MonitorResult(r.statistic, r.threshold, bool(r.fired)) for name, r in results.items() if name},
         )
+        self._history.append(record.row())
         self._prevalence = st["cardinality"].prevalence
         return self
 
@@ -588,7 +571,7 @@ class ELMNCLD(ChunkClassifier):
         Y, binary = self._targets(Y, reset=True)
         X, Y01 = check_XY(X, Y)
         n = X.shape[0]
-        check_in_range(self.n_neighbors, "n_neighbors", 1, 100_000, integer=True)
+        PARAM_RANGES["n_neighbors"].check(self.n_neighbors, "n_neighbors")
         if chunk_size is None:
             if n < 2:
                 raise ValueError("fit needs at least 2 instances to build the feature graph; got 1 sample")
@@ -686,19 +669,19 @@ class ELMNCLD(ChunkClassifier):
         return None if est is None else (est.rho_pos_.copy(), est.rho_neg_.copy())
 
     @property
-    def last_record_(self) -> dict:
-        """The newest row of :attr:`history_` as a dict (cheap: no DataFrame).
+    def last_record_(self) -> ModelChunkRecord | None:
+        """The newest chunk's :class:`~ncld_core.model.record.ModelChunkRecord` (None before any chunk).
 
-        It also holds ``prevalence_hat``, the per-label clean prevalence estimates of the chunk
-        (:mod:`ncld_core.model.cardinality`), and, with estimated rates, ``rho_pos_est`` /
-        ``rho_neg_est``: per-label lists.
+        Beside the row of :attr:`history_` it holds ``prevalence_hat``, the per-label clean
+        prevalence estimates of the chunk (:mod:`ncld_core.model.cardinality`), and, with estimated
+        rates, ``rho_pos_est`` / ``rho_neg_est``.
         """
         self._check_fitted()
         if not self._history:
-            return {}
+            return None
         record = dict(self._history[-1])
         if getattr(self, "_prevalence", None) is not None:
-            record["prevalence_hat"] = self._prevalence.tolist()
+            record["prevalence_hat"] = self._prevalence
         if getattr(self, "flip_rate_estimator_", None) is not None and getattr(self, "_rates", None):
-            record["rho_pos_est"], record["rho_neg_est"] = (r.tolist() for r in self._rates[-1])
-        return record
+            record["rho_pos_est"], record["rho_neg_est"] = self._rates[-1]
+        return ModelChunkRecord.from_dict(record)

@@ -305,7 +305,7 @@ def estimate_errors(chunks, model: str, rho_pos=None, rho_neg=None):
     ----------
     chunks : list of :class:`~ncld_core.eval.runner.ChunkResult`
     model : str
-        A variant that estimated its rates (its diagnostics hold ``rho_pos_est`` / ``rho_neg_est``).
+        A variant that estimated its rates (its records hold ``rho_pos_est`` / ``rho_neg_est``).
     rho_pos, rho_neg : arrays (q,), optional
         The stream's true rates.
 
@@ -321,10 +321,10 @@ def estimate_errors(chunks, model: str, rho_pos=None, rho_neg=None):
 
     rows, last = [], None
     for c in chunks:
-        d = c.diagnostics.get(model, {})
-        if "rho_pos_est" not in d:
+        record = c.diagnostics.get(model)
+        if record is None or not record.estimates_rates:
             continue
-        pos, neg = np.asarray(d["rho_pos_est"]), np.asarray(d["rho_neg_est"])
+        pos, neg = np.asarray(record.rho_pos_est), np.asarray(record.rho_neg_est)
         row = {"chunk": c.chunk, "mean_rho_pos": pos.mean(), "mean_rho_neg": neg.mean()}
         if rho_pos is not None:
             row["mae_rho_pos"] = float(np.abs(pos - rho_pos).mean())

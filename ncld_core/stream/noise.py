@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ncld_core._validation import check_flip_rates, check_in_range, check_Y
+from ncld_core._validation import _label_name, check_flip_rates, check_in_range, check_Y
 
 __all__ = [
     "PAPER_FLIP_RANGE",
@@ -92,49 +92,6 @@ def _spawn(random_state, n: int, name: str = "random_state") -> list[np.random.G
         ) from None
 
 
-def _label_name(j: int, label_names) -> str:
-    if label_names is not None and len(label_names) > j:
-        return f"label {j} ({label_names[j]!r})"
-    return f"label {j}"
-
-
-def _check_rates_named(rho_pos, rho_neg, n_labels: int, label_names=None, *, source: str = "flip rates"):
-    """Validate broadcast rates with messages naming the offending label, then normalise.
-
-    ``check_flip_rates`` names labels by index only; users editing a CSV of 45
-    labels need the label's name, so the per-label checks are done here first.
-    """
-    out = []
-    for name, rho in (("rho_pos", rho_pos), ("rho_neg", rho_neg)):
-        try:
-            arr = np.atleast_1d(np.asarray(rho, dtype=np.float64))
-        except (TypeError, ValueError):
-            raise ValueError(f"{source}: {name} must be numbers, got {rho!r}") from None
-        if arr.ndim != 1:
-            raise ValueError(f"{source}: {name} must be a scalar or 1-D, got shape {arr.shape}")
-        if arr.size == 1:
-            arr = np.full(n_labels, arr[0])
-        elif arr.size != n_labels:
-            raise ValueError(f"{source}: {name} has {arr.size} rates but there are {n_labels} labels")
-        bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0) | (arr >= 1))
-        if bad.size:
-            j = int(bad[0])
-            raise ValueError(
-                f"{source}: {name} of {_label_name(j, label_names)} must be in [0, 1), got {arr[j]:g}"
-            )
-        out.append(arr)
-    pos, neg = out
-    bad = np.flatnonzero(pos + neg >= 1)
-    if bad.size:
-        j = int(bad[0])
-        raise ValueError(
-            f"{source}: rho_pos + rho_neg must be < 1 for every label (Eq. NR), "
-            f"but {_label_name(j, label_names)} has {pos[j]:g} + {neg[j]:g}"
-        )
-    # Single source of truth for the final form (float64, 1-D, copies).
-    return check_flip_rates(pos, neg, n_labels=n_labels)
-
-
 def draw_flip_rates(n_labels: int, low: float = 0.2, high: float = 0.4, *, random_state=None):
     """Draw per-label flip rates ``rho_pos, rho_neg ~ U[low, high]`` independently (Section IV).
 
@@ -184,7 +141,7 @@ def draw_flip_rates(n_labels: int, low: float = 0.2, high: float = 0.4, *, rando
     # Rounding can push uniform(low, high) onto high only by an ulp; clip keeps [low, high].
     rho_pos = np.clip(rho_pos, low, high)
     rho_neg = np.clip(rho_neg, low, high)
-    return _check_rates_named(
+    return check_flip_rates(
         rho_pos, rho_neg, n_labels, source=f"flip rates drawn from U[{low:g}, {high:g}] (lower high below 0.5)"
     )
 
@@ -227,7 +184,7 @@ def _rates_from_frame(df: pd.DataFrame, n_labels: int, label_names, source: str)
                 f"{source}: column {col} of {_label_name(j, label_names)} is not a number: {df[col].iloc[j]!r}"
             )
         cols.append(values)
-    return _check_rates_named(cols[0], cols[1], n_labels, label_names, source=source)
+    return check_flip_rates(cols[0], cols[1], n_labels, label_names=label_names, source=source)
 
 
 def parse_flip_rates(spec, n_labels: int, label_names=None):
@@ -304,10 +261,10 @@ def parse_flip_rates(spec, n_labels: int, label_names=None):
             raise ValueError(f"flip rates: missing key {missing[0]!r}; expected 'rho_pos' and 'rho_neg'")
         if "label" in spec:
             return _rates_from_frame(pd.DataFrame(dict(spec)), n_labels, label_names, source="flip rates")
-        return _check_rates_named(spec["rho_pos"], spec["rho_neg"], n_labels, label_names)
+        return check_flip_rates(spec["rho_pos"], spec["rho_neg"], n_labels, label_names=label_names)
 
     if isinstance(spec, numbers.Real) and not isinstance(spec, bool):
-        return _check_rates_named(spec, spec, n_labels, label_names)
+        return check_flip_rates(spec, spec, n_labels, label_names=label_names)
 
     if isinstance(spec, (Sequence, np.ndarray)) and not isinstance(spec, (bytes, str)):
         try:
@@ -315,13 +272,13 @@ def parse_flip_rates(spec, n_labels: int, label_names=None):
         except (TypeError, ValueError):
             raise ValueError(f"flip rates must be numbers, got {spec!r}") from None
         if arr.shape == (2,):
-            return _check_rates_named(arr[0], arr[1], n_labels, label_names)
+            return check_flip_rates(arr[0], arr[1], n_labels, label_names=label_names)
         if arr.ndim == 2 and arr.shape[1] == 2:
             if arr.shape[0] != n_labels:
                 raise ValueError(
                     f"flip rates: {arr.shape[0]} rows of (rho_pos, rho_neg) but there are {n_labels} labels"
                 )
-            return _check_rates_named(arr[:, 0], arr[:, 1], n_labels, label_names)
+            return check_flip_rates(arr[:, 0], arr[:, 1], n_labels, label_names=label_names)
         raise ValueError(
             f"flip rates array must be a pair (rho_pos, rho_neg) or have shape ({n_labels}, 2), got shape {arr.shape}"
         )
@@ -371,7 +328,7 @@ def resolve_flip_rates(flip_rates, n_labels: int, label_names=None, *, random_st
     if _is_number_pair(flip_rates):
         low, high = (float(v) for v in flip_rates)
         return (*draw_flip_rates(n_labels, low, high, random_state=random_state), "drawn")
-    return (*parse_flip_rates(flip_rates, n_labels, label_names), "explicit")
+    return (*parse_flip_rates(flip_rates, n_labels, label_names=label_names), "explicit")
 
 
 def apply_label_noise(Y_true, rho_pos, rho_neg, *, random_state=None) -> np.ndarray:
