@@ -159,10 +159,12 @@ def _shift_x(xs, base, cur_size):
 
 
 def _dim(trace: dict, base: dict, cur_size: int, prefix: str) -> dict:
+    from . import figures as F
+
     t = dict(trace)
     t["x"] = _shift_x(t.get("x"), base, cur_size)
     t["opacity"] = DIM
-    t["name"] = prefix + str(t.get("name", ""))
+    t["name"] = F.legend_wrap(prefix + str(t.get("name", "")).replace("<br>", " "))
     t["legendgroup"] = prefix + str(t.get("legendgroup", t.get("name", "")))
     if "hovertemplate" in t:
         t["hovertemplate"] = prefix + t["hovertemplate"]

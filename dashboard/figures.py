@@ -172,6 +172,17 @@ def _change_legend(change_points) -> list[dict]:
                  line=dict(color=_CHANGE_COLOR, width=1.5, dash="dash"), hoverinfo="skip")]
 
 
+def legend_wrap(name: str, width: int = 50) -> str:
+    """A legend name longer than ``width`` on several lines: before the variants it names (`` · ``),
+    else at spaces; ``name.replace("<br>", " ")`` gives it back."""
+    if len(name) <= width:
+        return name
+    if " · " in name:
+        head, tail = name.split(" · ", 1)
+        return legend_wrap(head, width) + "<br>· " + tail
+    return _wrap(name, width)
+
+
 def model_legend(name: str) -> str:
     """A model's legend name; an oracle (trained on labels the learner never has) says so."""
     return f"{name} ({ORACLE})" if name in ORACLES else name
@@ -422,6 +433,8 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
                                marker=dict(size=5, symbol="triangle-up"),
                                hovertemplate="paper's Eq. (card) %{y:.3f}<extra></extra>"))
     traces += _change_legend(change_points)
+    for t in traces:  # long legend names on two lines: the panel is as narrow as 490 px
+        t["name"] = legend_wrap(t["name"])
     layout = _layout(height)
     layout["margin"] = dict(l=55, r=15, t=70, b=40)
     _legend_over_labels(layout, change_points, height, font=dict(size=11))
@@ -643,6 +656,8 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=THRESHOLD_NAME, legendgroup="threshold",
                        line=dict(color="#111", width=1.5, dash="dash"), hoverinfo="skip"))
     traces += _glyph_legend() + _change_legend(change_points)
+    for t in traces:  # long legend names on two lines: the panel is as narrow as 490 px
+        t["name"] = legend_wrap(t["name"])
     layout = _layout(height, hovermode="closest")
     layout["margin"] = dict(l=55, r=15, t=70, b=40)
     _legend_over_labels(layout, change_points, height)
@@ -727,6 +742,8 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
                            legendgroup="regimes", hoverinfo="skip",
                            marker=dict(symbol="square", size=14, color=_REGIME_SWATCH[regime],
                                        line=dict(color="#bbb", width=1))))
+    for t in traces:  # long legend names on two lines (the rows are wrapped by _wrap)
+        t["name"] = legend_wrap(t["name"])
     if height is None:
         n_legend = sum(1 for t in traces if t.get("showlegend", True))
         height = max(240, 110 + 40 * len(rows) + 20 * n_legend)

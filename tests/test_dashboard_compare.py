@@ -34,7 +34,7 @@ def _figure(at, panel: str) -> dict:
 
 
 def _legend(fig: dict) -> list[str]:
-    return [t.get("name", "") for t in fig["data"] if t.get("showlegend", True) is not False]
+    return [t.get("name", "").replace("<br>", " ") for t in fig["data"] if t.get("showlegend", True) is not False]
 
 
 def _errors(at) -> list[str]:
@@ -135,7 +135,8 @@ def test_coinciding_variants_are_drawn_once_with_a_legend_naming_all(quiet, grow
     assert F.coinciding_models(chunks, models)[0] == ["ELM-O", "ELM-I", "ELM-II"]
     figs = {make.__name__: make(chunks, models, cps, 200, 3) for make in
             (F.metrics_figure, F.cardinality_figure, F.detector_figure)}
-    legend = {k: " | ".join(t.name for t in f.data if t.showlegend is not False) for k, f in figs.items()}
+    legend = {k: " | ".join(t.name.replace("<br>", " ") for t in f.data if t.showlegend is not False)
+              for k, f in figs.items()}
     for name, text in legend.items():
         assert "ELM-O = ELM-I = ELM-II" in text, (name, text)
     # panel (a): one cumulative curve per metric for the three, none of their own
@@ -181,14 +182,14 @@ def test_what_the_learner_never_sees_is_marked_in_every_panel(growth):
     det = F.detector_figure(chunks, models, cps, 200, 4)
     tl = F.timeline_figure(chunks, models, cps, 200, 4)
     for fig in (card, det, tl):
-        assert F.CHANGE_NAME in [t.name for t in fig.data if t.showlegend is not False]
+        assert F.CHANGE_NAME in [t.name.replace("<br>", " ") for t in fig.data if t.showlegend is not False]
     assert F.TRUTH_NAME.endswith(tail + ")") and F.TRUTH_NAME in [t.name for t in card.data]
-    regimes = [t.name for t in tl.data if t.legendgroup == "regimes"]
+    regimes = [t.name.replace("<br>", " ") for t in tl.data if t.legendgroup == "regimes"]
     assert regimes and all(tail in r for r in regimes)
     assert tl.layout.yaxis.categoryarray[-1] == F.TRUE_CHANGE_ROW and tail in F.TRUE_CHANGE_ROW
     # the oracle model's own estimate and detector say it too
-    assert any("ELM-O (clean labels) (oracle" in t.name for t in card.data)
-    assert any("ELM-O (clean labels) (oracle" in t.name for t in det.data if t.showlegend is not False)
+    assert any("ELM-O (clean labels) (oracle" in t.name.replace("<br>", " ") for t in card.data)
+    assert any("ELM-O (clean labels) (oracle" in t.name.replace("<br>", " ") for t in det.data if t.showlegend is not False)
 
 
 def test_panels_are_in_reading_order():

@@ -49,6 +49,17 @@ def _panel(page, panel):
     raise AssertionError(f"no figure in panel {panel}")
 
 
+def _wait_legend(page, panel, prefix, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    got = None
+    while time.monotonic() < deadline:
+        got = page.evaluate(PANEL, panel)
+        if got and any(t.startswith(prefix) for t in got["legend"]):
+            return got
+        time.sleep(0.3)
+    raise AssertionError(f"no legend entry {prefix!r} in panel {panel} within {timeout_s} s: {got}")
+
+
 def test_pin_compare_and_share(browser, server):  # noqa: F811
     ctx, page = _open(browser, f"{server}/?{QUERY}")
     page.get_by_role("button", name="Run", exact=True).click()
@@ -67,6 +78,8 @@ def test_pin_compare_and_share(browser, server):  # noqa: F811
     beta.press("Enter")
     page.wait_for_url(re.compile(r"beta=0.6"), timeout=30_000)
     page.get_by_role("button", name="Run", exact=True).click()
+    # the status reads "done · chunk 4/4" of the first run until the second one starts: wait for the new run
+    _wait_legend(page, "metrics", "baseline #1: ", 240)
     _wait_status(page, r"^done · chunk 4/4", 240)
     for panel in ("metrics", "cardinality", "threshold"):
         got = _panel(page, panel)
