@@ -407,7 +407,7 @@ def test_figures_are_valid_plotly():
     # (d): the x title is short (the regimes are explained in the legend)
     tl = figs[3].to_dict()
     assert tl["layout"]["xaxis"]["title"]["text"] == "chunk"
-    assert {F.REGIME_NAMES["single"], F.REGIME_NAMES["multi"]} <= {t.get("name") for t in tl["data"]}
+    assert {F.REGIME_NAMES["single"], F.REGIME_NAMES["multi"]} <= set(_names(tl))
     table = F.detection_table(chunks, models, cps, 200)
     # one row per detector (ELM-O and ELM-I record the same firings; the baseline has no detector)
     assert table["detector"].tolist() == [F.detector_label(cfg.detector), F.detector_label(OTHER)]
