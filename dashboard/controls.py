@@ -97,7 +97,13 @@ def init_state():
     cfg, error = RunConfig(), None
     params = st.query_params.to_dict()
     if params:
-        cfg, notes = read_link(params)
+        from .compare import LINK_PARAM, read_link_baseline  # the pinned run (dashboard/compare.py)
+
+        cfg, notes = read_link({k: v for k, v in params.items() if k != LINK_PARAM})
+        baseline, more = read_link_baseline(params)
+        notes += more
+        if baseline is not None:  # re-run and pinned by the Live run page; the current settings are run too
+            ss["link_baseline"], ss["autostart"] = baseline, True
         if notes:
             error = "The link had values that cannot be applied: " + "; ".join(notes) + "."
     ss[CANON] = cfg.to_dict()
@@ -202,7 +208,7 @@ def _apply_preset():
 
 def sync_url(cfg: RunConfig):
     """Put the configuration in the URL so that the link reproduces it."""
-    want = cfg.to_query_params()
+    want = {**cfg.to_query_params(), **(st.session_state.get("link_extra") or {})}  # + the pinned run
     have = st.query_params.to_dict()
     if want != have:
         st.query_params.from_dict(want)

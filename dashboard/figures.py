@@ -16,8 +16,9 @@ import plotly.graph_objects as go
 
 from ncld_core.eval.baselines import BASELINES
 from ncld_core.eval.cardinality_eval import interval_report
+from ncld_core.eval.compare import coinciding_groups
 from ncld_core.eval.drift_eval import change_chunks, detection_report
-from ncld_core.eval.variants import REFERENCES
+from ncld_core.eval.variants import ORACLES, REFERENCES
 from ncld_core.model.detector import DETECTORS
 
 from .teaching import detector_label
@@ -38,6 +39,10 @@ __all__ = [
     "sweep_figure",
     "detection_table",
     "firing_classes",
+    "ORACLE",
+    "CHANGE_NAME",
+    "coinciding_models",
+    "model_legend",
 ]
 
 COLORS = {
@@ -59,6 +64,11 @@ LIVE_METRICS = (
     ("average_precision", "average precision", "higher is better"),
 )
 _CHANGE_COLOR = "#d62728"
+#: What the learner never sees (true cardinality, change points, regimes, flip rates; the oracle's
+#: clean labels) says so in every legend entry that draws it, with this suffix.
+ORACLE = "oracle: hidden from the learner"
+#: The legend entry of the true change lines (every panel that draws them).
+CHANGE_NAME = f"true change ({ORACLE}; dotted: shift)"
 _REGIME_FILL = {"single": "rgba(31,119,180,0.07)", "multi": "rgba(255,127,14,0.10)"}
 _FONT = dict(size=12)
 
@@ -155,6 +165,40 @@ def _change_labels(change_points, chunk_size) -> list[dict]:
             for c, (_, kind) in zip(cuts, change_points)]
 
 
+def _change_legend(change_points) -> list[dict]:
+    """A legend-only entry naming the true change lines as oracle (none without a change)."""
+    if not change_points:
+        return []
+    return [dict(type="scatter", x=[None], y=[None], mode="lines", name=CHANGE_NAME, legendgroup="truth",
+                 line=dict(color=_CHANGE_COLOR, width=1.5, dash="dash"), hoverinfo="skip")]
+
+
+def legend_wrap(name: str, width: int = 50) -> str:
+    """A legend name longer than ``width`` on several lines: before the variants it names (`` · ``),
+    else at spaces; ``name.replace("<br>", " ")`` gives it back."""
+    if len(name) <= width:
+        return name
+    if " · " in name:
+        head, tail = name.split(" · ", 1)
+        return legend_wrap(head, width) + "<br>· " + tail
+    return _wrap(name, width)
+
+
+def model_legend(name: str) -> str:
+    """A model's legend name; an oracle (trained on labels the learner never has) says so."""
+    return f"{name} ({ORACLE})" if name in ORACLES else name
+
+
+def coinciding_models(chunks, models, keys=tuple(k for k, _, _ in LIVE_METRICS)) -> list[list[str]]:
+    """Models whose panel (a) curves (per-chunk and cumulative ``keys``) coincide within the tolerance of
+    :func:`ncld_core.eval.compare.coinciding_groups`: drawn once, the legend naming all of them."""
+    scored = [c for c in chunks if c.metrics]
+    series = {name: [v for c in scored for k in keys
+                     for v in (c.metrics.get(name, {}).get(k), c.cumulative.get(name, {}).get(k))]
+              for name in models}
+    return coinciding_groups(series)
+
+
 def _legend_over_labels(layout: dict, change_points, height: int, **kw) -> None:
     """A horizontal legend over the plot, raised over the change labels when there are any."""
     y = _above(_LABEL_PX + 2, height, layout["margin"]) if change_points else 1.02
@@ -163,7 +207,7 @@ def _legend_over_labels(layout: dict, change_points, height: int, **kw) -> None:
 
 
 #: Legend names of the regime shading (panel (d)), with a swatch stronger than the shading itself.
-REGIME_NAMES = {"single": "single-label regime", "multi": "multi-label regime"}
+REGIME_NAMES = {"single": f"true single-label regime ({ORACLE})", "multi": f"true multi-label regime ({ORACLE})"}
 _REGIME_SWATCH = {"single": "rgba(31,119,180,0.25)", "multi": "rgba(255,127,14,0.35)"}
 
 
@@ -214,24 +258,28 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
     """HL, micro-F1 and AP per variant: thin dotted = per chunk, thick = cumulative."""
     traces = []
     x = [c.chunk for c in chunks if c.metrics]
-    for mi, name in enumerate(models):
-        color = model_color(name, mi)
+    index = {name: i for i, name in enumerate(models)}
+    # coinciding variants (e.g. ELM-O, ELM-I, ELM-II without a firing) are drawn once, named together
+    for names in coinciding_models(chunks, models):
+        name = names[0]
+        label = " = ".join(model_legend(n) for n in names)
+        color = model_color(name, index[name])
         dash_ref = "dot" if name in REFERENCES else "solid"
         for k, (key, _title, _direction) in enumerate(LIVE_METRICS):
             axis = "" if k == 0 else str(k + 1)
             per = [_none(c.metrics.get(name, {}).get(key)) for c in chunks if c.metrics]
             cum = [_none(c.cumulative.get(name, {}).get(key)) for c in chunks if c.metrics]
             traces.append(dict(
-                type="scatter", x=x, y=per, mode="lines+markers", name=_esc(name), legendgroup=name,
+                type="scatter", x=x, y=per, mode="lines+markers", name=_esc(label), legendgroup=name,
                 showlegend=False, line=dict(color=color, width=1, dash="dot"), marker=dict(size=4),
                 opacity=0.6, xaxis=f"x{axis}", yaxis=f"y{axis}",
-                hovertemplate=f"{_esc(name)} chunk %{{y:.4f}}<extra></extra>",
+                hovertemplate=f"{_esc(label)} chunk %{{y:.4f}}<extra></extra>",
             ))
             traces.append(dict(
-                type="scatter", x=x, y=cum, mode="lines", name=_esc(name), legendgroup=name,
+                type="scatter", x=x, y=cum, mode="lines", name=_esc(label), legendgroup=name,
                 showlegend=(k == 0), line=dict(color=color, width=3, dash=dash_ref),
                 xaxis=f"x{axis}", yaxis=f"y{axis}",
-                hovertemplate=f"{_esc(name)} cumulative %{{y:.4f}}<extra></extra>",
+                hovertemplate=f"{_esc(label)} cumulative %{{y:.4f}}<extra></extra>",
             ))
     gap = 0.06
     width = (1 - 2 * gap) / 3
@@ -247,7 +295,7 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
                                 x=lo + width / 2, y=1.0, yshift=2, xref="paper", yref="paper", xanchor="center",
                                 yanchor="bottom", showarrow=False, font=_FONT))
     annotations.append(dict(text="x: chunk · thick: cumulative · thin dotted: this chunk<br>"
-                                 "red lines: true changes (dotted: shift)",
+                                 f"red lines: true changes ({ORACLE}; dotted: shift)",
                             x=1, y=0, yshift=-24, xref="paper", yref="paper", xanchor="right", yanchor="top",
                             align="right", showarrow=False, font=dict(size=11, color="#666")))
     layout["annotations"] = annotations
@@ -265,25 +313,16 @@ def _record_values(chunks, name, read) -> list:
     return [None if c.diagnostics.get(name) is None else _none(read(c.diagnostics[name])) for c in chunks]
 
 
-#: The cardinality estimates a variant's records hold (panel (b)), read by attribute.
-_ESTIMATES = (lambda r: r.lcard_hat, lambda r: r.lcard_low, lambda r: r.lcard_high, lambda r: r.lcard_paper)
-
-
-def _estimate_groups(chunks, models):
-    """Variants whose cardinality records are identical share one trace (ELM-O/I/II told the same rates)."""
-    groups = []  # [(names, values)]
+def _estimate_groups(chunks, models, keys=("lcard_hat", "lcard_low", "lcard_high", "lcard_paper")):
+    """Variants whose cardinality records coincide (ncld_core.eval.compare.coinciding_groups) share one
+    trace (ELM-O/I/II told the same rates)."""
+    series = {}
     for name in models:
-        vals = tuple(tuple(None if v is None else round(float(v), 10) for v in _record_values(chunks, name, read))
-                     for read in _ESTIMATES)
+        vals = [_record_values(chunks, name, lambda r, k=k: getattr(r, k)) for k in keys]
         if all(v is None for v in vals[0]):
             continue
-        for g in groups:
-            if g[1] == vals:
-                g[0].append(name)
-                break
-        else:
-            groups.append(([name], vals))
-    return [names for names, _ in groups]
+        series[name] = [v for col in vals for v in col]
+    return coinciding_groups(series)
 
 
 def flip_rate_figure(over_time, *, height=300):
@@ -298,16 +337,20 @@ def flip_rate_figure(over_time, *, height=300):
                                line=dict(color=color, width=2), marker=dict(size=5)))
     layout = _layout(height)
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT))
-    layout["yaxis"] = dict(title=dict(text="mean |estimate − truth|" if known else "mean estimate", font=_FONT),
+    layout["yaxis"] = dict(title=dict(text=f"mean |estimate − true rate|<br>(true rate: {ORACLE})" if known
+                                      else "mean estimate", font=dict(size=11)),
                            rangemode="tozero")
     return _figure(dict(data=traces, layout=layout))
 
 
 #: Legend names in panel (b); the tests and the HTML report find the traces by them.
-TRUTH_NAME = "true cardinality (oracle: the learner never sees it)"
+TRUTH_NAME = f"true cardinality ({ORACLE})"
 OBSERVED_NAME = "observed cardinality (noisy labels)"
+_OBSERVED_COLOR = "#7f7f7f"  # not red: red is the true changes' colour
 PAPER_NAME = "paper's Eq. (card) estimate (biased upwards)"
 _PAPER_COLOR = "#e377c2"
+#: Marker of the moment / plug-in estimate (a diamond is a true change, a circle a detection).
+ESTIMATE_SYMBOL = "square"
 #: (estimate, band) legend names by what a variant was told about the flip rates: the stream's rates
 #: ("known"), nothing ("estimate"), or rates 0 ("ignore", and ELM (plain) always).  With estimated
 #: rates the band is the identified set, not a confidence interval, and the estimate is a biased plug-in.
@@ -359,13 +402,13 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
              name=TRUTH_NAME, line=dict(color="#222", width=3), marker=dict(size=5),
              hovertemplate="true (oracle) %{y:.3f}<extra></extra>"),
         dict(type="scatter", x=x, y=[c.observed_cardinality for c in chunks], mode="lines+markers",
-             name=OBSERVED_NAME, line=dict(color="#d62728", width=2, dash="dot"), marker=dict(size=5),
+             name=OBSERVED_NAME, line=dict(color=_OBSERVED_COLOR, width=2, dash="dot"), marker=dict(size=5),
              hovertemplate="observed %{y:.3f}<extra></extra>"),
     ]
     groups = _estimate_groups(chunks, models)
     for gi, names in enumerate(groups):
         first = names[0]
-        suffix = "" if len(groups) == 1 else f" · {' = '.join(names)}"
+        suffix = "" if len(groups) == 1 and len(names) == 1 else f" · {' = '.join(map(model_legend, names))}"
         est_name, band_name = _ESTIMATE_NAMES[_rate_mode(chunks, first)]
         color = model_color(first, gi)
 
@@ -382,7 +425,7 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
                            hovertemplate=_esc(band_name) + ": [%{y:.3f}, %{customdata:.3f}]<extra></extra>"))
         traces.append(dict(type="scatter", x=x, y=col(lambda r: r.lcard_hat), mode="lines+markers",
                            name=_esc(est_name + suffix), line=dict(color=color, width=2),
-                           marker=dict(size=6, symbol="diamond"),
+                           marker=dict(size=6, symbol=ESTIMATE_SYMBOL),
                            hovertemplate=_esc(est_name) + " %{y:.3f}<extra></extra>"))
         if show_paper:
             traces.append(dict(type="scatter", x=x, y=col(lambda r: r.lcard_paper), mode="lines+markers",
@@ -390,6 +433,9 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
                                line=dict(color=_PAPER_COLOR if gi == 0 else color, width=2, dash="dashdot"),
                                marker=dict(size=5, symbol="triangle-up"),
                                hovertemplate="paper's Eq. (card) %{y:.3f}<extra></extra>"))
+    traces += _change_legend(change_points)
+    for t in traces:  # long legend names on two lines: the panel is as narrow as 490 px
+        t["name"] = legend_wrap(t["name"])
     layout = _layout(height)
     layout["margin"] = dict(l=55, r=15, t=70, b=40)
     _legend_over_labels(layout, change_points, height, font=dict(size=11))
@@ -474,8 +520,9 @@ _RATIO_FLOOR, _RATIO_CEIL = 1e-2, 1e4
 _VARIANT_DASHES = ("solid", "dash", "dashdot", "longdash", "dot")
 _DETECT_GLYPH = dict(symbol="circle", size=12, line=dict(color="#111", width=1.5))
 _ALARM_GLYPH = dict(symbol="x", size=12, line=dict(width=1))
-DETECTION_NAME = "firing that detects a change"
-FALSE_ALARM_NAME = "false alarm"
+#: One glyph, one meaning, in panels (c) and (d): a filled circle is a detection, a cross a false alarm.
+DETECTION_NAME = "detection: firing that catches a true change"
+FALSE_ALARM_NAME = "false alarm: firing with no true change to catch"
 THRESHOLD_NAME = "threshold: fires above 1"
 #: Panel (c)'s y ticks, one per decade; ratios are drawn between _RATIO_FLOOR and _RATIO_CEIL.
 RATIO_TICKS = {0.01: "≤ 0.01", 0.1: "0.1", 1: "1", 10: "10", 100: "100", 1000: "1000", 10000: "≥ 10⁴"}
@@ -503,15 +550,16 @@ def detector_series(chunks, models) -> list[dict]:
             stat = [None if v is None else _none(v.statistic) for _, v in results]
             thr = [None if v is None else _none(v.threshold) for _, v in results]
             fired = [ch for ch, v in results if v is not None and v.fired]
-            key = (det, role, tuple(None if v is None else round(float(v), 10) for v in stat),
-                   tuple(None if v is None else round(float(v), 10) for v in thr), tuple(fired))
+            # same detector and role, same firings, statistics and thresholds within the tolerance of
+            # ncld_core.eval.compare.coincide: one series naming every variant
+            values = [*stat, *thr, *(str(ch) for ch in fired), str(len(fired))]
             for s in series:
-                if s["key"] == key:
+                if s["key"] == (det, role) and coinciding_groups({0: s["values"], 1: values}) == [[0, 1]]:
                     s["variants"].append(name)
                     break
             else:
-                series.append(dict(key=key, detector=det, role=role, variants=[name], x=[ch for ch, _ in rows],
-                                   statistic=stat, threshold=thr, fired=fired))
+                series.append(dict(key=(det, role), values=values, detector=det, role=role, variants=[name],
+                                   x=[ch for ch, _ in rows], statistic=stat, threshold=thr, fired=fired))
     per_detector, seen = {}, {}
     for s in series:
         per_detector[(s["detector"], s["role"])] = per_detector.get((s["detector"], s["role"]), 0) + 1
@@ -519,13 +567,15 @@ def detector_series(chunks, models) -> list[dict]:
         name = detector_label(s["detector"])
         s["dash"] = "solid" if s["role"] == "acting" else "dot"
         if per_detector[(s["detector"], s["role"])] > 1:  # one detector, several variants: one dash each
-            name += f" · {' = '.join(s['variants'])}"
+            name += f" · {' = '.join(map(model_legend, s['variants']))}"
             k = seen[(s["detector"], s["role"])] = seen.get((s["detector"], s["role"]), -1) + 1
             s["dash"] = _VARIANT_DASHES[k % len(_VARIANT_DASHES)]
         s["name"] = name  # the detection table has a role column
         s["label"] = name + (" (acting)" if s["role"] == "acting" else "")
+        if len(s["variants"]) > 1 and per_detector[(s["detector"], s["role"])] == 1:
+            s["label"] += f" · {' = '.join(map(model_legend, s['variants']))}"  # one line drawn for all of them: say so
         s["color"] = DETECTOR_COLORS.get(s["detector"], _EXTRA[i % len(_EXTRA)])
-        del s["key"]
+        del s["key"], s["values"]
     return series
 
 
@@ -597,7 +647,9 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     # the threshold line is named in the legend (a text on the plot would sit under the data)
     traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=THRESHOLD_NAME, legendgroup="threshold",
                        line=dict(color="#111", width=1.5, dash="dash"), hoverinfo="skip"))
-    traces += _glyph_legend()
+    traces += _glyph_legend() + _change_legend(change_points)
+    for t in traces:  # long legend names on two lines: the panel is as narrow as 490 px
+        t["name"] = legend_wrap(t["name"])
     layout = _layout(height, hovermode="closest")
     layout["margin"] = dict(l=55, r=15, t=70, b=40)
     _legend_over_labels(layout, change_points, height)
@@ -621,6 +673,8 @@ def firing_classes(fired, truth, n_chunks) -> dict:
     }
 
 
+#: Panel (d)'s first row: the true change points (diamonds), which the learner never sees.
+TRUE_CHANGE_ROW = f"true change ({ORACLE})"
 DETECTION_COLUMNS = ["detector", "role", "firings", "detected", "within 1 chunk", "missed", "false alarms",
                      "mean delay (chunks)", "fired at chunks"]
 
@@ -656,13 +710,13 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     n_seen = len(chunks)
     total = n_chunks or n_seen
     series = detector_series(chunks, models)
-    rows = ["true change"] + [_esc(s["label"]) for s in series]
+    rows = [TRUE_CHANGE_ROW] + [_esc(s["label"]) for s in series]
     traces = []
     cuts = change_chunks([p for p, _ in change_points], chunk_size)
     kinds = {c: k for c, (_, k) in zip(cuts, change_points)}
     if change_points:
         traces.append(dict(
-            type="scatter", x=cuts, y=["true change"] * len(cuts), mode="markers+text", name="true change",
+            type="scatter", x=cuts, y=[TRUE_CHANGE_ROW] * len(cuts), mode="markers+text", name=CHANGE_NAME,
             marker=dict(symbol=[_KIND_SYMBOL.get(k, "diamond-open") for _, k in change_points], size=14,
                         color=_CHANGE_COLOR, line=dict(color=_CHANGE_COLOR, width=2)),
             text=[_esc(k) for _, k in change_points], textposition="middle right", cliponaxis=False,
@@ -673,13 +727,15 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
         row = _esc(s["label"])
         texts = _classified(s["fired"], cuts, kinds, n_seen)
         traces += _firing_traces(s["fired"], [row] * len(s["fired"]), texts, s["color"], s["label"], "")
-    traces += _glyph_legend()
+    traces += _glyph_legend() + _change_legend(change_points)
     # the regime shading is explained in the legend (an axis title that long is cut on narrow screens)
     for regime in _regimes_drawn(change_points, chunk_size, total):
         traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=REGIME_NAMES[regime],
                            legendgroup="regimes", hoverinfo="skip",
                            marker=dict(symbol="square", size=14, color=_REGIME_SWATCH[regime],
                                        line=dict(color="#bbb", width=1))))
+    for t in traces:  # long legend names on two lines (the rows are wrapped by _wrap)
+        t["name"] = legend_wrap(t["name"])
     if height is None:
         n_legend = sum(1 for t in traces if t.get("showlegend", True))
         height = max(240, 110 + 40 * len(rows) + 20 * n_legend)
@@ -692,7 +748,7 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     layout["shapes"] = _regime_shapes(change_points, chunk_size, total) + _change_shapes(change_points, chunk_size)
     if not change_points:
         layout["annotations"] = [dict(text="no true change in this stream:<br>every firing is a false alarm",
-                                      x=0.5, y="true change", xref="paper", yref="y", yanchor="middle", showarrow=False,
+                                      x=0.5, y=TRUE_CHANGE_ROW, xref="paper", yref="y", yanchor="middle", showarrow=False,
                                       font=dict(size=11, color="#666"))]
     return _figure(dict(data=traces, layout=layout))
 

@@ -68,7 +68,7 @@ PANELS = {
             "**Look for:** ELM-NCLD against *ELM (plain)* (β = 1, γ = 0, no noise correction) — the "
             "gap is what the graph term and the importance-weighted ranking term buy under noise. Always compare with "
             "the trivial references: on sparse label sets *all-negative* has a very good Hamming loss. "
-            "After a true change (dashed red), compare ELM-I (retrain) and ELM-II (adjust) with ELM-O: on "
+            "After a true change (dashed red; the learner is never told where), compare ELM-I (retrain) and ELM-II (adjust) with ELM-O: on "
             "the *concept growth* preset ELM-I recovers at once and ELM-II no faster than ELM-O."
         ),
     },
@@ -83,16 +83,16 @@ PANELS = {
         ],
         "text": (
             "The learner never sees the true cardinality (black, *oracle*): it is drawn to judge the "
-            "estimates. The observed cardinality (red dotted) is biased: flips $\\rho_-$ add positives "
+            "estimates. The observed cardinality (grey dotted) is biased: flips $\\rho_-$ add positives "
             "to the many irrelevant labels, so it sits above the truth and moves less at a change.\n\n"
-            "The **moment estimate** (diamonds) corrects every observed label by its flip rates. It is "
+            "The **moment estimate** (squares) corrects every observed label by its flip rates. It is "
             "unbiased *when the rates it is given are the true ones* (*The models are told: the true "
             "flip rates*); the shaded band is then a 95 % confidence interval for this chunk's true "
             "cardinality. When the rates are **estimated**, they are only bounded above where a label "
             "has no anchor instances, so the band is the **identified set**, not a confidence interval: "
             "the cardinalities consistent with any rates between 0 and the estimated bounds, widened by "
             "the sampling error; wide, because the data cannot say more, so that it holds the truth says "
-            "little. The diamonds are then a *plug-in* of those upper bounds (each label's prevalence cut "
+            "little. The squares are then a *plug-in* of those upper bounds (each label's prevalence cut "
             "to [0, 1]): biased, measured in `docs/drift.md`. With rates 0 (*ignore the noise*) the estimate is the observed cardinality "
             "and its band holds the truth only if the labels are in fact clean.\n\n"
             "**The paper's estimate** (tick *show the paper's estimate*) is Eq. (card): importance "
@@ -101,7 +101,7 @@ PANELS = {
             "the plot says, for the run on screen, what the band is, its mean width, how often it holds "
             "the truth and how far the estimates lie from it.\n\n"
             "**Look for:** the band around the black line, and jumping with it at a growth / reduction "
-            "even when the red line barely moves; at a *shift* the true cardinality does not change."
+            "even when the grey dotted line barely moves; at a *shift* the true cardinality does not change."
         ),
     },
     "threshold": {

@@ -56,7 +56,8 @@ def _figure(at, panel: str) -> dict:
 
 
 def _names(fig: dict) -> list[str]:
-    return [t.get("name", "") for t in fig["data"]]
+    """Legend names, a long one (drawn on two lines) read on one."""
+    return [t.get("name", "").replace("<br>", " ") for t in fig["data"]]
 
 
 #: A detector other than the default acting one (the default may change after measurement).
@@ -407,7 +408,7 @@ def test_figures_are_valid_plotly():
     # (d): the x title is short (the regimes are explained in the legend)
     tl = figs[3].to_dict()
     assert tl["layout"]["xaxis"]["title"]["text"] == "chunk"
-    assert {F.REGIME_NAMES["single"], F.REGIME_NAMES["multi"]} <= {t.get("name") for t in tl["data"]}
+    assert {F.REGIME_NAMES["single"], F.REGIME_NAMES["multi"]} <= set(_names(tl))
     table = F.detection_table(chunks, models, cps, 200)
     # one row per detector (ELM-O and ELM-I record the same firings; the baseline has no detector)
     assert table["detector"].tolist() == [F.detector_label(cfg.detector), F.detector_label(OTHER)]
@@ -460,7 +461,9 @@ def test_detector_controls_feed_the_run_and_the_detection_table():
     # panel (c): one line per detector, the threshold at 1 on a log axis
     fig = _figure(at, "threshold")
     names = _names(fig)
-    assert F.detector_label(OTHER) in names and F.detector_label(RunConfig().detector) + " (acting)" in names
+    # one line per detector; the three variants' identical records are drawn once, the legend naming them all
+    assert F.detector_label(OTHER) + " · ELM-O = ELM-I = ELM-II" in names
+    assert F.detector_label(RunConfig().detector) + " (acting) · ELM-O = ELM-I = ELM-II" in names
     assert fig["layout"]["yaxis"]["type"] == "log"
     assert any(sh.get("y0") == 1 and sh.get("y1") == 1 for sh in fig["layout"]["shapes"])
     # choosing the compared detector as the acting one removes it from the comparison
@@ -483,14 +486,15 @@ def test_cardinality_panel_draws_the_band_and_on_request_the_papers_estimate():
     band = [t for t in fig["data"] if t.get("fill") == "tonexty"]
     assert len(band) == 1 and "95 % interval" in band[0]["name"]
     assert len(band[0]["y"]) == 3 and all(v is not None for v in band[0]["y"])
-    assert F.PAPER_NAME not in names
+    assert not any(n.startswith(F.PAPER_NAME) for n in names)
     notes = [c.value for c in at.caption if c.value.startswith("This run: the 95 % interval (mean width")]
     assert notes and "holds the true cardinality in" in notes[0], [c.value for c in at.caption]
     assert any("moment estimate with its 95 % interval" in m.value for m in at.markdown)
     at.checkbox(key="show_paper").check().run()
     assert not at.exception, [e.value for e in at.exception]
     names = _names(_figure(at, "cardinality"))
-    assert F.PAPER_NAME in names and "biased" in F.PAPER_NAME
+    # the three variants' identical estimates: one line, the legend naming them all
+    assert F.PAPER_NAME + " · ELM-O = ELM-I = ELM-II" in names and "biased" in F.PAPER_NAME
 
 
 def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
@@ -505,7 +509,7 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     band = [t for t in fig["data"] if t.get("fill") == "tonexty"]
     assert [t["name"] for t in band] == ["identified set (rates from 0 to their bounds)"]
     # the point estimate is a plug-in of upper bounds: its legend says biased, never unbiased
-    est = [t["name"] for t in fig["data"] if t.get("marker", {}).get("symbol") == "diamond"]
+    est = [t["name"] for t in fig["data"] if t.get("marker", {}).get("symbol") == F.ESTIMATE_SYMBOL]
     assert est == ["plug-in estimate (rates estimated: biased)"]
     assert "unbiased" not in " ".join(_names(fig))
     # the heading and the caption say what the band is, with its width on the run on screen
@@ -528,7 +532,8 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     at.selectbox(key="focus_variant").set_value("all").run()
     assert not at.exception, [e.value for e in at.exception]
     band = [t for t in _figure(at, "cardinality")["data"] if t.get("fill") == "tonexty"]
-    assert band and all(t["name"].startswith("identified set (rates from 0 to their bounds)") for t in band)
+    assert band and all(t["name"].replace("<br>", " ").startswith("identified set (rates from 0 to their bounds)")
+                        for t in band)
 
 
 @pytest.mark.parametrize(

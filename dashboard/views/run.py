@@ -15,7 +15,7 @@ import time
 
 import streamlit as st
 
-from dashboard import data, report
+from dashboard import compare, data, report
 from dashboard import figures as F
 from dashboard.controls import label_of
 from dashboard.teaching import detector_label, noise_cost_text
@@ -65,12 +65,17 @@ def _describe(cfg) -> str:
             + (f" · compared: {', '.join(detector_label(m) for m in cfg.monitors)}" if cfg.monitors else ""))
 
 
+link_error = compare.restore_from_link()  # a link's pinned run: re-run and pinned, once per session
+if ss.pop("autostart", False) and ctx.ok and ss.get("run") is None:
+    _start()  # the link's current settings run beside it
 run = ss.get("run")
 running = bool(run) and run["status"] in ("starting", "running")
 
 st.markdown("## Live run")
 st.caption("Prequential test-then-train on a noisy stream: every chunk is scored against the ground truth, "
-           "then learned from its noisy labels.")
+           "then learned from its noisy labels. Whatever a legend marks *oracle: hidden from the learner* (the true "
+           "cardinality, change points and regimes, the true flip rates, a model trained on the clean labels) is "
+           "drawn to judge the learner, which never sees it.")
 b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
 b1.button("Run", type="primary", icon=":material/play_arrow:", disabled=(not ctx.ok) or running,
           on_click=_start, key="run_button", width="stretch")
@@ -153,13 +158,13 @@ for name, title in PANELS:
             slots["detections"] = st.container(key="panel_detections").empty()
     with right:
         teach(name)
-st.markdown("##### (f) Flip rates: estimated against the truth")
+st.markdown("##### (e) Flip rates: estimated against the true rates (oracle: hidden from the learner)")
 rl, rr = st.columns([3, 2])
 with rl:
     slots["rates"] = st.container(key="panel_rates").empty()
 with rr:
     teach("rates")
-st.markdown("##### (e) Summary")
+st.markdown("##### (f) Summary")
 sl, sr = st.columns([4, 1])
 with sl:
     summary_box = st.container(key="panel_summary")
@@ -183,6 +188,9 @@ def draw(run):
         "threshold": F.detector_figure(chunks, focus, cps, size, n),
         "timeline": F.timeline_figure(chunks, focus, cps, size, n),
     }
+    base = compare.baseline_for(run)
+    if base is not None:  # the pinned run, dimmed, under every panel
+        figs = compare.overlay(figs, base, size, n, focus, cps)
     for name, fig in figs.items():
         slots[name].plotly_chart(fig, config=PLOT_CONFIG, key=f"fig_{name}_{k}")
     slots["cardinality_heading"].markdown(_cardinality_heading(chunks, focus))
@@ -215,8 +223,9 @@ def _draw_rates(run, k):
             per_label["label"] = names
         # the rates as the model holds them (4 decimals, as the sidebar's table)
         st.dataframe(per_label, hide_index=True, width="stretch", height=220,
-                     column_config={c: st.column_config.NumberColumn(c, format="%.4f")
-                                    for c in per_label.columns if c != "label"})
+                     column_config={c: st.column_config.NumberColumn(
+                         c + (f" ({F.ORACLE})" if c.endswith(" true") else ""), format="%.4f")
+                         for c in per_label.columns if c != "label"})
 
 
 def _status_text(run) -> str:
@@ -376,4 +385,13 @@ else:
         if run["status"] == "error":
             alert.error(md_escape(run.get("error", "the run failed")), icon=":material/error:")
         if run["status"] in ("done", "stopped", "error") and run["chunks"]:
+            compare.remember(run)
             _summary(run)
+if link_error:
+    alert.error(md_escape(link_error), icon=":material/error:")
+st.markdown("##### (g) Compare runs")
+with st.container(key="compare_section"):
+    compare.render(run if run and run.get("compare_id") is not None else None)
+    if not compare.history():
+        st.caption("Every finished run of this session is kept here (the last ten): pin one as the baseline "
+                   "and its curves are drawn dimmed under the next runs' panels.")

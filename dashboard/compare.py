@@ -1,0 +1,289 @@
+"""Compare runs: the session keeps its last runs, one can be pinned as the baseline, its curves are
+drawn dimmed on the next runs' panels, and the pinned run travels in the link.
+
+State (this visitor only, ``st.session_state``):
+
+* ``run_history``: snapshots of the last :data:`MAX_RUNS` finished (or stopped) runs, oldest first:
+  their settings and per-chunk records, never the stream's data;
+* ``pinned_run``: the id of the pinned snapshot (kept even when it is older than the others);
+* ``link_extra``: query parameters beside the settings that :func:`dashboard.controls.sync_url`
+  keeps in the URL: ``baseline`` holds the pinned run's settings (the JSON of its own link values),
+  so a link re-runs it, deterministically (its seeds are settings), in a fresh session.
+
+Drawing only: the grouping, the scores and the chunk axis of another chunk size come from
+:mod:`ncld_core.eval.compare`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from ncld_core.config import RunConfig
+from ncld_core.eval.compare import differing_settings, rescale_chunks, run_scores
+
+from . import data
+from .controls import label_of, read_link, worded
+
+HISTORY, PINNED, LINK_EXTRA = "run_history", "pinned_run", "link_extra"
+#: The query parameter of the pinned run; the link's other parameters are the current settings.
+LINK_PARAM = "baseline"
+MAX_RUNS = 10
+#: How much a baseline's curves are dimmed.
+DIM = 0.3
+
+
+# --------------------------------------------------------------------------- history and pin
+def history() -> list[dict]:
+    return st.session_state.setdefault(HISTORY, [])
+
+
+def pinned() -> dict | None:
+    pid = st.session_state.get(PINNED)
+    return next((s for s in history() if s["id"] == pid), None)
+
+
+def remember(run: dict, origin: str = "run") -> dict | None:
+    """Keep a finished / stopped run (with at least one chunk) in the history; once per run."""
+    if not run or not run.get("chunks") or run.get("status") in ("starting", "running"):
+        return None
+    hist = history()
+    sid = run.get("compare_id")
+    snap = next((s for s in hist if s["id"] == sid), None) if sid is not None else None
+    if snap is None:
+        sid = st.session_state.get("run_seq", 0) + 1
+        st.session_state["run_seq"] = sid
+        run["compare_id"] = sid
+        snap = {"id": sid, "origin": origin}
+        hist.append(snap)
+    snap.update(cfg=run["cfg"], chunks=list(run["chunks"]), models=list(run["models"]),
+                change_points=list(run["change_points"]), chunk_size=run["chunk_size"], n_chunks=run["n_chunks"],
+                stream_name=run.get("stream_name", run["cfg"].dataset), status=run["status"])
+    while len(hist) > MAX_RUNS:  # bounded: the oldest unpinned run goes
+        drop = next(s for s in hist if s["id"] != st.session_state.get(PINNED))
+        hist.remove(drop)
+    return snap
+
+
+def pin(sid: int):
+    """Pin a run as the baseline and put its settings in the link (an uploaded file cannot travel)."""
+    snap = next((s for s in history() if s["id"] == sid), None)
+    if snap is None:
+        return
+    st.session_state[PINNED] = sid
+    cfg = snap["cfg"]
+    st.session_state[LINK_EXTRA] = ({} if cfg.dataset == data.UPLOAD else
+                                    {LINK_PARAM: json.dumps(cfg.to_query_params(), sort_keys=True,
+                                                            separators=(",", ":"))})
+
+
+def unpin():
+    st.session_state.pop(PINNED, None)
+    st.session_state[LINK_EXTRA] = {}
+
+
+def baseline_for(run: dict | None) -> dict | None:
+    """The pinned run to draw under ``run`` (never under itself)."""
+    base = pinned()
+    if base is None or (run is not None and run.get("compare_id") == base["id"]):
+        return None
+    return base
+
+
+def label(snap: dict) -> str:
+    return f"#{snap['id']}" + (" (from the link)" if snap.get("origin") == "link" else "")
+
+
+# --------------------------------------------------------------------------- the link
+def read_link_baseline(params: dict) -> tuple[RunConfig | None, list[str]]:
+    """The pinned run a link carries (``baseline=<its link values as JSON>``), and what cannot be used.
+
+    Any value of it that cannot be applied is named (as the link's other values are) and no baseline
+    is pinned: a baseline re-run with a default in place of one of its values would not be that run.
+    """
+    raw = params.get(LINK_PARAM)
+    if raw is None:
+        return None, []
+    try:
+        values = json.loads(raw)
+        if not isinstance(values, dict):
+            raise ValueError
+    except ValueError:
+        return None, [f"{LINK_PARAM}={raw!r} (the pinned run: cannot read it; no baseline is pinned)"]
+    cfg, notes = read_link({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in values.items()})
+    notes = [n.replace("; the default is used", "") for n in notes]  # nothing is used: no baseline
+    if not notes:
+        if cfg.dataset == data.UPLOAD:
+            notes = ["dataset 'upload' (an uploaded file cannot travel in a link)"]
+        else:
+            errors = cfg.errors()
+            notes = [worded(v) for v in errors.values()]
+    if notes:
+        return None, [f"{LINK_PARAM} (the pinned run: {'; '.join(notes)}; no baseline is pinned)"]
+    return cfg, []
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _replay(cfg_json: str) -> dict:
+    """Run a configuration to the end (seeded: the same records as the run it reproduces)."""
+    cfg = RunConfig(**json.loads(cfg_json))
+    stream = data.build_stream(cfg)
+    chunks = list(cfg.runner().iter_run(stream))
+    return {"chunks": chunks, "models": list(cfg.models) + (["all-negative", "noisy-prior"] if cfg.references else []),
+            "change_points": [(cp.position, cp.kind) for cp in stream.change_points], "chunk_size": cfg.chunk_size,
+            "n_chunks": stream.n_chunks(cfg.chunk_size), "stream_name": stream.name}
+
+
+def restore_from_link() -> str | None:
+    """Re-run the pinned run a link carried (once per session) and pin it; an error message or None."""
+    cfg = st.session_state.pop("link_baseline", None)
+    if cfg is None:
+        return None
+    try:
+        with st.spinner("Re-running the pinned baseline from the link…"):
+            out = _replay(json.dumps(cfg.to_dict(), sort_keys=True))
+    except Exception as exc:  # noqa: BLE001 - said inline, never a traceback
+        return f"The pinned baseline of the link could not be re-run: {exc}"
+    snap = remember({**out, "cfg": cfg, "status": "done"}, origin="link")
+    pin(snap["id"])
+    return None
+
+
+# --------------------------------------------------------------------------- overlay
+def _shift_x(xs, base, cur_size):
+    if xs is None:
+        return None
+    return rescale_chunks(list(xs), from_size=base["chunk_size"], to_size=cur_size)
+
+
+def _dim(trace: dict, base: dict, cur_size: int, prefix: str) -> dict:
+    from . import figures as F
+
+    t = dict(trace)
+    t["x"] = _shift_x(t.get("x"), base, cur_size)
+    t["opacity"] = DIM
+    t["name"] = F.legend_wrap(prefix + str(t.get("name", "")).replace("<br>", " "))
+    t["legendgroup"] = prefix + str(t.get("legendgroup", t.get("name", "")))
+    if "hovertemplate" in t:
+        t["hovertemplate"] = prefix + t["hovertemplate"]
+    return t
+
+
+def _has_data(trace: dict) -> bool:
+    return any(v is not None for v in (trace.get("x") or []))
+
+
+def overlay(figs: dict, base: dict, cur_size: int, n_chunks: int, focus: list, change_points) -> dict:
+    """The live panels with the baseline's curves drawn under them, dimmed, named ``baseline #k: …``."""
+    from . import figures as F
+
+    prefix = f"baseline {label(base)}: "
+    models = base["models"]
+    bfocus = [m for m in focus if m in models] or models
+    args = (base["chunks"], models, base["change_points"], base["chunk_size"], base["n_chunks"])
+    dargs = (base["chunks"], bfocus, base["change_points"], base["chunk_size"], base["n_chunks"])
+    span = rescale_chunks([base["n_chunks"] - 1], from_size=base["chunk_size"], to_size=cur_size)[0]
+    x_hi = max(n_chunks - 0.5, span + 0.5, 1)
+    out = {}
+    for name, fig in figs.items():
+        spec = fig.to_dict()
+        add = []
+        if name == "metrics":  # the cumulative curves (thick), not the per-chunk ones
+            add = [t for t in F.metrics_figure(*args).to_dict()["data"] if t.get("mode") == "lines"]
+        elif name == "cardinality":  # every line; the bands stay the current run's
+            add = [t for t in F.cardinality_figure(*dargs).to_dict()["data"]
+                   if _has_data(t) and not t.get("fill") and (t.get("line") or {}).get("width", 1) > 0]
+        elif name == "threshold":
+            add = [t for t in F.detector_figure(*dargs).to_dict()["data"] if _has_data(t)]
+        elif name == "timeline":
+            base_fig = F.timeline_figure(*dargs).to_dict()
+            # the baseline's true changes get a row of their own only when they are not the current ones
+            same_truth = (list(base["change_points"]), base["chunk_size"]) == (list(change_points), cur_size)
+            add = []
+            for t in base_fig["data"]:
+                if not _has_data(t) or (same_truth and t.get("y") and t["y"][0] == F.TRUE_CHANGE_ROW):
+                    continue
+                add.append(dict(t, y=[prefix + str(y) for y in t["y"]]))
+            # a row per baseline detector (fired or not), under the current run's rows
+            rows = [prefix + r for r in base_fig["layout"]["yaxis"]["categoryarray"][::-1]
+                    if not (same_truth and r == F.TRUE_CHANGE_ROW)]
+            ya = spec["layout"]["yaxis"]
+            ya["categoryarray"] = rows[::-1] + list(ya["categoryarray"])
+            ya["tickvals"] = list(ya["tickvals"]) + rows
+            ya["ticktext"] = list(ya["ticktext"]) + [F._wrap(r) for r in rows]
+            ya["range"] = [-0.6, len(ya["categoryarray"]) - 0.4]
+            spec["layout"]["height"] = spec["layout"].get("height", 240) + 40 * len(rows)
+        dimmed = [_dim(t, base, cur_size, prefix) for t in add]
+        spec["data"] = dimmed + spec["data"]  # under the current run's traces
+        for key, axis in spec["layout"].items():
+            if key.startswith("xaxis") and isinstance(axis, dict) and "range" in axis:
+                axis["range"] = [-0.5, x_hi]
+        out[name] = F._figure(spec)
+    return out
+
+
+# --------------------------------------------------------------------------- the table and the controls
+def table(snaps: list[dict]) -> pd.DataFrame:
+    """One row per run and model: the settings that differ between the runs, final metrics, detection scores."""
+    differ = differing_settings([s["cfg"].to_dict() for s in snaps])
+    pid = st.session_state.get(PINNED)
+    rows = []
+    for s in snaps:
+        cfg = s["cfg"].to_dict()
+        head = {"run": label(s), "pinned": "pinned" if s["id"] == pid else "",
+                "status": s["status"] + (f" at chunk {len(s['chunks'])}/{s['n_chunks']}" if s["status"] != "done" else "")}
+        head.update({label_of(k): _cell(cfg[k]) for k in differ})
+        for r in run_scores(s["chunks"], s["models"], s["change_points"], s["chunk_size"]):
+            rows.append({**head, **r})
+    return pd.DataFrame(rows)
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "all"
+    if isinstance(v, list):
+        return ", ".join(map(str, v)) or "none"
+    return str(v) if v != "" else "none"
+
+
+def _pin_picked():
+    sid = st.session_state.pop("pin_pick", None)
+    if sid is not None:
+        pin(sid)
+
+
+def render(run: dict | None):
+    """The compare section: pin / unpin, what is pinned, the table of the session's runs."""
+    snaps = history()
+    base = pinned()
+    if run is not None and run.get("compare_id") is not None:
+        c1, c2, _ = st.columns([2, 2, 3])
+        is_pinned = base is not None and base["id"] == run["compare_id"]
+        c1.button("Pin this run as the baseline", icon=":material/push_pin:", key="pin_button", width="stretch",
+                  disabled=is_pinned, on_click=pin, args=(run["compare_id"],),
+                  help="Its curves are drawn dimmed under the next runs' panels, and the link carries it.")
+        c2.button("Unpin", key="unpin_button", disabled=base is None, on_click=unpin, width="stretch")
+    if base is not None:
+        travel = ("" if base["cfg"].dataset != data.UPLOAD else
+                  " It ran on an uploaded file, which cannot travel in a link: the link does not carry it.")
+        st.caption(f"Pinned baseline: run {label(base)}, drawn dimmed (“baseline {label(base)}: …” in the legends) "
+                   f"under the panels of every other run; a link to this page re-runs it from its settings "
+                   f"(its seeds included) and runs the current settings.{travel}")
+    if len(snaps) > 1 or (snaps and base is None):
+        with st.container(key="panel_compare"):
+            df = table(snaps)
+            fmt = {c: "{:.4f}" for c in ("Hamming loss", "micro-F1", "average precision")}
+            fmt.update({c: "{:.0f}" for c in ("firings", "detected", "missed", "false alarms")})
+            fmt["mean delay (chunks)"] = "{:.1f}"
+            st.table(df.style.format({k: v for k, v in fmt.items() if k in df.columns}, na_rep="–").hide(axis="index"))
+            others = [s["id"] for s in snaps if base is None or s["id"] != base["id"]]
+            if others:
+                st.selectbox("Pin another run of this session", [None, *others], key="pin_pick",
+                             format_func=lambda i: "choose a run" if i is None else
+                             label(next(s for s in snaps if s["id"] == i)),
+                             on_change=_pin_picked)
+        st.caption(f"The session keeps its last {MAX_RUNS} runs (and the pinned one); the columns before "
+                   "“model” are the settings that differ between them; the detection scores are the acting "
+                   "detector's, against the true change points (oracle: hidden from the learner).")
