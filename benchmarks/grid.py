@@ -56,6 +56,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import md_table
 from ncld_core._io import json_default, write_atomic
 
 __all__ = [
@@ -711,14 +712,9 @@ def format_table(df: pd.DataFrame, **kwargs) -> str:
     table = results_table(df, **kwargs)
     if table.empty:
         return "_(no results)_\n"
-    head = ["Dataset", "Metric", *table.columns]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join([":--", ":--"] + ["--:"] * len(table.columns)) + "|"]
-    previous = None
-    for (stream, metric), row in table.iterrows():
-        name = stream if stream != previous else ""
-        previous = stream
-        lines.append("| " + " | ".join([name, metric, *row.tolist()]) + " |")
-    return "\n".join(lines) + "\n"
+    flat = table.reset_index()
+    flat["dataset"] = flat["dataset"].where(~flat["dataset"].duplicated(), "")  # streams are contiguous
+    return md_table(["Dataset", "Metric", *table.columns], flat.values.tolist(), "ll" + "r" * len(table.columns)) + "\n"
 
 
 # ---------------------------------------------------------------------------

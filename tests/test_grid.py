@@ -243,14 +243,28 @@ def test_table_marks_best_bold_and_second_underlined():
     # ties share the mark; the next value is second
     assert ap["A"] == ap["B"] == "**0.6000 ± 0.0000**" and ap["C"] == "<u>0.5000 ± 0.0000</u>"
     md = format_table(hand_frame())
-    assert md.splitlines()[0] == "| Dataset | Metric | A | B | C |"
-    assert "| d1 | HL ↓ | **0.1000 ± 0.0071** | 0.2000 ± 0.0071 | <u>0.1500 ± 0.0071</u> |" in md
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in md.splitlines()]
+    assert cells[0] == ["Dataset", "Metric", "A", "B", "C"]
+    assert [c[0] + c[-1] for c in cells[1]] == [":-", ":-", "-:", "-:", "-:"]  # names left, numbers right
+    assert cells[2] == ["d1", "HL ↓", "**0.1000 ± 0.0071**", "0.2000 ± 0.0071", "<u>0.1500 ± 0.0071</u>"]
+    assert [r[0] for r in cells[2:]] == ["d1", "", ""]  # the dataset named on its first row only
     # one seed: no "± std"; a missing method is a dash
     single = results_table(hand_frame(seeds=(0,)))
     assert single.loc[("d1", "HL ↓"), "A"] == "**0.1000**" and single.loc[("d1", "HL ↓"), "C"] == "<u>0.1500</u>"
     table_c = results_table(pd.concat([hand_frame(), hand_frame().assign(stream="d2", dataset="d2")
                                        .query("method != 'C'")]))
     assert table_c.loc[("d2", "HL ↓"), "C"] == "—"
+
+
+def test_md_table_writes_cells_as_given():
+    from benchmarks.common import md_table
+
+    md = md_table(["a", "b"], [["0.5000", "**1**"], [r"x \| y", None]], "lr")
+    lines = md.splitlines()
+    cells = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines]
+    assert cells[0] == ["a", "b"] and cells[2:] == [["0.5000", "**1**"], [r"x \| y", ""]]  # numbers not reformatted
+    assert lines[1].replace("-", "") == "|:|:|" and not md.endswith("\n")  # left, right
+    assert set(md_table(["a"], [["1.10"]]).splitlines()[1]) == {"|", "-"}  # no align: no colons
 
 
 def test_friedman_and_cd_diagram_from_autorank(tmp_path):
