@@ -37,11 +37,13 @@ def _retrieve(url: str, folder: Path, fname: str, sha: str, timeout) -> None:
                        downloader=pooch.HTTPDownloader(timeout=timeout), progressbar=False)
     except (OSError, requests.RequestException) as exc:  # HTTP errors, refused connections, timeouts
         raise ValueError(f"could not download {fname} from {url}: {exc}") from None
-    except ValueError as exc:  # pooch's checksum mismatch (it has deleted the file)
-        got = re.search(r"but got (\w+)", str(exc))
+    except ValueError as exc:  # pooch's checksum mismatch (it has deleted the file), or another refusal
+        got = re.search(r"does not match the known hash: .* but got (\w+)", str(exc))
+        if got is None:
+            raise ValueError(f"could not download {fname} from {url}: {exc}") from None
         raise ValueError(
             f"download of {fname} from {url} failed verification: expected sha256 {sha[:16]}... but got "
-            f"{got.group(1)[:16] if got else '?'}...; the file was deleted"
+            f"{got.group(1)[:16]}...; the file was deleted"
         ) from None
 
 
