@@ -45,13 +45,12 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import datetime  # noqa: E402
 import functools  # noqa: E402
 import math  # noqa: E402
-import multiprocessing as mp  # noqa: E402
 import platform  # noqa: E402
 import resource  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -65,6 +64,8 @@ REPO = Path(__file__).resolve().parents[1]
 if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
     os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")  # as the Makefile does
 
+from benchmarks.common import git_revision, md_table  # noqa: E402
+from benchmarks.parallel import as_finished, dask_client  # noqa: E402
 from ncld_core.data import load_dataset  # noqa: E402
 from ncld_core.eval.drift_eval import change_chunks, detection_report  # noqa: E402
 from ncld_core.eval.metrics import MetricAccumulator  # noqa: E402
@@ -284,33 +285,27 @@ def _dispatch(task):
 
 # ----------------------------------------------------------------------------- orchestration
 class Executor:
-    """Runs task lists on a process pool (or in-process with one worker), advancing one bar."""
+    """Runs task lists on a local Dask cluster (or in-process with one worker), advancing one bar."""
 
     def __init__(self, workers: int, total: int):
-        self.pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
+        self._stack = contextlib.ExitStack()
+        self.client = self._stack.enter_context(dask_client(None, workers)) if workers > 1 else None
         self.bar = tqdm(total=total, unit="run", dynamic_ncols=True, file=sys.stderr)
 
     def map(self, tasks: list[dict], desc: str) -> pd.DataFrame:
         self.bar.set_description(desc)
         order = sorted(tasks, key=lambda t: -t.get("cost", 1.0))  # largest first: workers finish together
         rows = []
-        it = self.pool.imap_unordered(_dispatch, order) if self.pool else map(_dispatch, order)
-        for out in it:
+        for _, out in as_finished(_dispatch, order, self.client):
             rows.extend(out)
             self.bar.update(1)
         return pd.DataFrame(rows)
 
     def close(self):
         self.bar.close()
-        if self.pool:
-            self.pool.close()
-            self.pool.join()
+        self._stack.close()
 
-    def terminate(self):
-        self.bar.close()
-        if self.pool:
-            self.pool.terminate()
-            self.pool.join()
+    terminate = close  # what has not run is cancelled as the cluster closes
 
 
 def _cost(dataset: str, n_settings: int, n_synthetic: int) -> float:
@@ -387,13 +382,6 @@ def fnum(x, nd=3) -> str:
     return f"{x:.{nd}f}"
 
 
-def md_table(header: list, rows: list[list]) -> str:
-    out = ["| " + " | ".join(str(h) for h in header) + " |",
-           "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
 def pm(values, nd=3) -> str:
     v = np.asarray(values, dtype=float)
     if len(v) == 1:
@@ -408,23 +396,6 @@ def _fmt_params(p: dict, skip=()) -> str:
             v = p[k]
             parts.append(f"{k}={gamma_label(v) if k == 'gamma' else v if isinstance(v, str) else f'{v:g}'}")
     return ", ".join(parts)
-
-
-def git_revision() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, check=False,
-                              text=True, timeout=10).stdout.strip()
-        status = subprocess.run(["git", "status", "--porcelain", "--", "ncld_core"], cwd=REPO,
-                                capture_output=True, check=False, text=True, timeout=10).stdout.split("\n")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    if not head:
-        return "unknown"
-    dirty = sorted(line[3:] for line in status if line.strip())
-    if not dirty:
-        return head
-    shown = ", ".join(dirty[:4]) + (f" and {len(dirty) - 4} more" if len(dirty) > 4 else "")
-    return f"{head} with uncommitted changes in {shown}"
 
 
 def detection_table(summary: pd.DataFrame, deltas, mark=None) -> str:

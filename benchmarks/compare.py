@@ -36,7 +36,6 @@ import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
 import shlex  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -48,6 +47,8 @@ REPO = Path(__file__).resolve().parents[1]
 if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
     os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")  # as the Makefile does
 
+from benchmarks import common  # noqa: E402
+from benchmarks.common import git_revision  # noqa: E402
 from benchmarks.grid import (  # noqa: E402
     METRICS,
     SETTINGS,
@@ -103,20 +104,6 @@ _BASELINE_MODULES = {name: spec.split(":")[0] for name, spec in BASELINES.items(
 
 
 # ----------------------------------------------------------------------------- helpers
-def git_revision() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                              text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "ncld_core"], cwd=REPO,
-                               capture_output=True, text=True, timeout=10).stdout.split("\n")
-        dirty = sorted(line[3:] for line in dirty if line.strip())
-        if not head:
-            return "unknown"
-        return head + (f" (uncommitted changes in {len(dirty)} file(s) of ncld_core)" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def baseline_available(name: str) -> str | None:
     """None when the baseline can be built here, else why not."""
     module = _BASELINE_MODULES[name]
@@ -211,9 +198,7 @@ def fnum(v, nd=4) -> str:
 
 
 def md_table(header, rows) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out) + "\n"
+    return common.md_table(header, rows) + "\n"
 
 
 # ----------------------------------------------------------------------------- report pieces
@@ -546,8 +531,8 @@ def main(argv=None) -> int:
     sourced = [m for m in all_methods if m in BASELINE_SOURCES]
     if sourced:
         L += ["", "Baselines: where their mechanism and defaults come from (details in each module's docstring, "
-              "`ncld_core/eval/baselines/`).", "", "| Baseline | Source |", "|:--|:--|"]
-        L += [f"| {m} | {BASELINE_SOURCES[m]} |" for m in sourced]
+              "`ncld_core/eval/baselines/`).", "",
+              common.md_table(["Baseline", "Source"], [[m, BASELINE_SOURCES[m]] for m in sourced], "ll")]
         L.append("")
     L.append("In each row the best mean is **bold** and the second <u>underlined</u> "
              "(HL: lower is better; F1, AP: higher), references included; ties at the shown precision share the mark.")

@@ -34,11 +34,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import dataclasses  # noqa: E402
 import datetime  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -49,6 +49,8 @@ REPO = Path(__file__).resolve().parents[1]
 if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
     os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")
 
+from benchmarks.common import md_table  # noqa: E402
+from benchmarks.parallel import dask_client, map_parallel  # noqa: E402
 from ncld_core._io import write_atomic  # noqa: E402
 from ncld_core.eval.drift_eval import change_chunks, detection_report  # noqa: E402
 from ncld_core.model import ELMNCLD  # noqa: E402
@@ -333,10 +335,7 @@ def _card_table(card_cells, rows):
     paper = {}
     for r in rows:
         paper.setdefault(r["source"], []).append(r)
-    lines = ["| stream | chunk | true LCard | bias of `lcard_hat` (± 2 se) | t-test p (bias = 0) "
-             "| 95 % interval coverage (± 2 se) | mean width | bias of `lcard_paper` | bias of observed |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    verdict = []
+    table, verdict = [], []
     for c in card_cells:
         means = np.asarray(c["draw_means"])
         bias, se = means.mean(), means.std(ddof=1) / np.sqrt(len(means))
@@ -349,32 +348,32 @@ def _card_table(card_cells, rows):
         obs = np.mean(np.concatenate([r["obs_err"] for r in rs])) if rs else np.nan
         verdict.append((c["source"], abs(rel) <= TARGET_BIAS, TARGET_COVERAGE[0] <= cov <= TARGET_COVERAGE[1], rel,
                         cov, p))
-        lines.append(f"| {c['source']} | {c['chunk']} | {c['true']:.3f} | {bias:+.4f} ± {2 * se:.4f} "
-                     f"({100 * rel:+.2f} %) | {p:.2f} | {100 * cov:.1f} % ± {200 * cov_se:.1f} | {c['width']:.2f} | "
-                     f"{pap:+.2f} ({100 * pap / c['true']:+.0f} %) | {obs:+.2f} |")
-    return lines, verdict
+        table.append([c["source"], c["chunk"], f"{c['true']:.3f}", f"{bias:+.4f} ± {2 * se:.4f} ({100 * rel:+.2f} %)",
+                      f"{p:.2f}", f"{100 * cov:.1f} % ± {200 * cov_se:.1f}", f"{c['width']:.2f}",
+                      f"{pap:+.2f} ({100 * pap / c['true']:+.0f} %)", f"{obs:+.2f}"])
+    header = ["stream", "chunk", "true LCard", "bias of `lcard_hat` (± 2 se)", "t-test p (bias = 0)",
+              "95 % interval coverage (± 2 se)", "mean width", "bias of `lcard_paper`", "bias of observed"]
+    return [md_table(header, table)], verdict
 
 
 def _est_table(rows):
     by = {}
     for r in rows:
         by.setdefault(r["source"], []).append(r)
-    lines = ["| stream | true LCard | bias of `lcard_hat` (rates estimated) | identified interval covers | mean width |",
-             "|---|---|---|---|---|"]
+    table = []
     for src, rs in by.items():
         err = np.concatenate([r["err"] for r in rs])
         true = np.mean([r["true"] for r in rs])
         cov = np.mean(np.concatenate([r["covered"] for r in rs]))
-        lines.append(f"| {src} | {true:.3f} | {err.mean():+.3f} ({100 * err.mean() / true:+.1f} %) | "
-                     f"{100 * cov:.1f} % | {np.mean([r['width'] for r in rs]):.2f} |")
-    return lines
+        table.append([src, f"{true:.3f}", f"{err.mean():+.3f} ({100 * err.mean() / true:+.1f} %)", f"{100 * cov:.1f} %",
+                      f"{np.mean([r['width'] for r in rs]):.2f}"])
+    return [md_table(["stream", "true LCard", "bias of `lcard_hat` (rates estimated)", "identified interval covers",
+                      "mean width"], table)]
 
 
 def power_table(cells, delta):
     """Predicted power of the default's cardinality half at the change chunk, from measured jumps and spreads."""
-    lines = ["| stream class | mean \\|jump\\| of true LCard | sd of per-instance unbiased LCard | chunk | z at the change "
-             "(one chunk vs 4) | predicted power at the change chunk |", "|---|---|---|---|---|---|"]
-    groups = {}
+    table, groups = [], {}
     for c in cells:
         if c["kind"] not in ("regimes", "regimes 1<->3", "regimes 1.6<->2.4", "growth", "reduction"):
             continue
@@ -389,9 +388,10 @@ def power_table(cells, delta):
     for (src, kind), vals in sorted(groups.items()):
         jump, sd, chunk = (float(np.nanmean([v[i] for v in vals])) for i in range(3))
         z = jump / (sd * np.sqrt(1 / chunk + 1 / (SEGMENT * chunk)))
-        lines.append(f"| {src} {kind} | {jump:.2f} | {sd:.2f} | {chunk:.0f} | {z:.1f} | "
-                     f"{100 * norm.cdf(z - z_crit):.0f} % |")
-    return lines, z_crit
+        table.append([f"{src} {kind}", f"{jump:.2f}", f"{sd:.2f}", f"{chunk:.0f}", f"{z:.1f}",
+                      f"{100 * norm.cdf(z - z_crit):.0f} %"])
+    return [md_table(["stream class", "mean \\|jump\\| of true LCard", "sd of per-instance unbiased LCard", "chunk",
+                      "z at the change (one chunk vs 4)", "predicted power at the change chunk"], table)], z_crit
 
 
 def report(cells, card_cells, scores, *, seeds, card_draws, wall, quick) -> str:
@@ -447,9 +447,9 @@ def report(cells, card_cells, scores, *, seeds, card_draws, wall, quick) -> str:
                 "|jump| > 0.2 between adjacent chunks): the estimate's moves in the direction of the true jumps, "
                 "summed, over the true jumps summed (1 = all of it; few changes and small chunks make it noisy, "
                 "see the chunk sizes above):", "",
-                "| stream | changes | `lcard_hat` | `lcard_paper` |", "|---|---|---|---|"]
-        out += [f"| {s} | {int(r['n'])} | {r['hat'] / r['true']:.2f} | {r['paper'] / r['true']:.2f} |"
-                for s, r in j.iterrows()]
+                md_table(["stream", "changes", "`lcard_hat`", "`lcard_paper`"],
+                         [[s, int(r["n"]), f"{r['hat'] / r['true']:.2f}", f"{r['paper'] / r['true']:.2f}"]
+                          for s, r in j.iterrows()])]
     out += ["", "### Rates estimated online (no rates told)", "",
             "The point estimate sums the clean prevalences the estimated rates give, each cut to [0, 1]; the "
             "interval is the set of cardinalities consistent with any rates between 0 and the estimates and "
@@ -463,9 +463,7 @@ def report(cells, card_cells, scores, *, seeds, card_draws, wall, quick) -> str:
             "changes with a firing at the change's chunk or the next (the target); `at the change chunk`: delay 0. "
             "False alarms: firings that detect no change, per chunk without a change; on stationary streams every "
             "firing is one.", ""]
-    head = "| detector | " + " | ".join(drift_cls) + " | all changes | false alarms / stationary chunk | MTFA |"
-    out += [head, "|" + "---|" * (len(drift_cls) + 4)]
-    summary = {}
+    summary, table = {}, []
     for det in detectors:
         s = scores[scores["detector"] == det]
         cells_txt = [_fmt(_rates(s[s["cls"] == cl])["within one chunk"], pct=True) for cl in drift_cls]
@@ -473,14 +471,15 @@ def report(cells, card_cells, scores, *, seeds, card_draws, wall, quick) -> str:
         stat = _rates(s[s["cls"].str.endswith("stationary")])
         summary[det] = (drift_all["within one chunk"], stat["false alarms / chunk"])
         name = f"**{det}** (default)" if det == default else det
-        out.append(f"| {name} | " + " | ".join(cells_txt) + f" | {_fmt(drift_all['within one chunk'], pct=True)} | "
-                   f"{_fmt(stat['false alarms / chunk'], digits=3)} | {_fmt(stat['MTFA (chunks)'], digits=0)} |")
-    out += ["", "Mean delay (chunks, detected changes) and missed-detection rate, all drift streams:", "",
-            "| detector | mean delay | missed | false alarms / chunk on drift streams |", "|---|---|---|---|"]
+        table.append([name, *cells_txt, _fmt(drift_all["within one chunk"], pct=True),
+                      _fmt(stat["false alarms / chunk"], digits=3), _fmt(stat["MTFA (chunks)"], digits=0)])
+    out.append(md_table(["detector", *drift_cls, "all changes", "false alarms / stationary chunk", "MTFA"], table))
+    delays = []
     for det in detectors:
         r = _rates(scores[(scores["detector"] == det) & ~scores["cls"].str.endswith("stationary")])
-        out.append(f"| {det} | {_fmt(r['mean delay'])} | {_fmt(r['missed'], pct=True)} | "
-                   f"{_fmt(r['false alarms / chunk'], digits=3)} |")
+        delays.append([det, _fmt(r["mean delay"]), _fmt(r["missed"], pct=True), _fmt(r["false alarms / chunk"], digits=3)])
+    out += ["", "Mean delay (chunks, detected changes) and missed-detection rate, all drift streams:", "",
+            md_table(["detector", "mean delay", "missed", "false alarms / chunk on drift streams"], delays)]
     det_rate, fa_rate = summary[default]
     out += ["", f"Target for the default (`{default}`): >= {100 * TARGET_DETECTION:.0f} % of planted changes within one "
             f"chunk and <= {TARGET_FALSE_ALARMS} false alarms per stationary chunk. Measured: "
@@ -511,6 +510,12 @@ def report(cells, card_cells, scores, *, seeds, card_draws, wall, quick) -> str:
     return "\n".join(out)
 
 
+def _cell(job):
+    """One job of main's list: ``(name of a function of this module, its argument)``."""
+    name, arg = job
+    return globals()[name](arg)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.drift", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="1 seed; medical, enron and the synthetic generator")
@@ -524,12 +529,14 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     jobs = [("synthetic", kind, s, SYNTHETIC_CHUNK) for kind in SYNTHETIC_KINDS for s in seeds]
     draws = 20 if a.quick else CARD_DRAWS
-    with ProcessPoolExecutor(max_workers=a.workers) as pool:
-        card_jobs = pool.map(cardinality_cell, [(src, draws) for src in ["synthetic", *datasets]])
-        chunks = dict(zip(datasets, pool.map(dataset_plan, datasets)))
+    with contextlib.ExitStack() as stack:
+        client = stack.enter_context(dask_client(None, a.workers)) if a.workers > 1 else None
+        chunks = dict(zip(datasets, map_parallel(dataset_plan, datasets, client=client)))
         jobs += [(d, kind, s, chunks[d]) for d in datasets for kind in DATASET_KINDS for s in seeds]
-        cells = list(pool.map(stream_cell, jobs))
-        card_cells = list(card_jobs)
+        card_jobs = [(src, draws) for src in ["synthetic", *datasets]]
+        done = map_parallel(_cell, [("cardinality_cell", j) for j in card_jobs] + [("stream_cell", j) for j in jobs],
+                            client=client, progress=True, desc="cells")
+        card_cells, cells = done[:len(card_jobs)], done[len(card_jobs):]
     text = report(cells, card_cells, score(cells), seeds=seeds, card_draws=draws, wall=time.perf_counter() - t0,
                   quick=a.quick)
     write_atomic(doc, text)

@@ -30,7 +30,6 @@ import datetime  # noqa: E402
 import inspect  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -40,6 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
     os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")
 
+from benchmarks.common import md_table  # noqa: E402
+from benchmarks.parallel import map_parallel  # noqa: E402
 from ncld_core._io import write_atomic  # noqa: E402
 from ncld_core.model.flip_rates import FlipRateEstimator  # noqa: E402
 from ncld_core.stream.synthetic import make_synthetic_stream  # noqa: E402
@@ -232,12 +233,11 @@ def report(syn: pd.DataFrame, real: pd.DataFrame, anchors: pd.DataFrame, *, seed
         "`rho_+` is the uncapped `rho_+` rule; it is there for `rho_-`. Target of the issue: "
         f"≤ {TARGET_MAE} after 10 chunks.",
         "",
-        "| Method | chunks | MAE rho_- | MAE rho_+ | MAE both | bias rho_- | bias rho_+ |",
-        "|:--|--:|--:|--:|--:|--:|--:|",
+        md_table(["Method", "chunks", "MAE rho_-", "MAE rho_+", "MAE both", "bias rho_-", "bias rho_+"],
+                 [[method, chunks, _pm(g.mae_rho_neg), _pm(g.mae_rho_pos), _pm(g.mae_both),
+                   f"{g.bias_rho_neg.mean():+.3f}", f"{g.bias_rho_pos.mean():+.3f}"]
+                  for (method, chunks), g in syn.groupby(["method", "chunks"], sort=False)], "lrrrrrr"),
     ]
-    for (method, chunks), g in syn.groupby(["method", "chunks"], sort=False):
-        out.append(f"| {method} | {chunks} | {_pm(g.mae_rho_neg)} | {_pm(g.mae_rho_pos)} | {_pm(g.mae_both)} | "
-                   f"{g.bias_rho_neg.mean():+.3f} | {g.bias_rho_pos.mean():+.3f} |")
     final = syn[(syn.method == "online estimator (ncld)") & (syn.chunks == max(CHECKPOINTS))]
     ok_neg = final.mae_rho_neg.mean() <= TARGET_MAE
     ok_pos = final.mae_rho_pos.mean() <= TARGET_MAE
@@ -256,32 +256,30 @@ def report(syn: pd.DataFrame, real: pd.DataFrame, anchors: pd.DataFrame, *, seed
     ]
     methods = list(dict.fromkeys(real.method))
     for metric, label in (("micro_f1", "micro-F1"), ("average_precision", "AP")):
-        out += [f"### {label}", "", "| Dataset | " + " | ".join(methods) + " | Δ | within target |",
-                "|:--|" + "--:|" * (len(methods) + 2)]
+        rows = []
         for ds in datasets:
             g = real[real.dataset == ds]
             if g.empty:
                 continue
-            cells = [_pm(g[g.method == m][metric]) for m in methods]
             gap = g[g.method == "estimated (default)"][metric].mean() - g[g.method == "known rates"][metric].mean()
-            out.append(f"| {ds} | " + " | ".join(cells) + f" | {gap:+.4f} | {'yes' if abs(gap) <= TARGET_GAP else 'no'} |")
-        out.append("")
+            rows.append([ds, *[_pm(g[g.method == m][metric]) for m in methods], f"{gap:+.4f}",
+                         "yes" if abs(gap) <= TARGET_GAP else "no"])
+        out += [f"### {label}", "", md_table(["Dataset", *methods, "Δ", "within target"], rows,
+                                             "l" + "r" * (len(methods) + 2)), ""]
     out += ["### Error of the rate estimates at the end of each stream", "",
             "Bias = mean of estimate − truth over the most frequent third of the labels and over the rest.",
-            "", "| Dataset | MAE rho_- | MAE rho_+ | bias rho_-, frequent labels | bias rho_-, other labels |",
-            "|:--|--:|--:|--:|--:|"]
-    for ds in datasets:
-        g = real[(real.dataset == ds) & (real.method == "estimated (default)")]
-        if not g.empty:
-            out.append(f"| {ds} | {_pm(g.mae_rho_neg)} | {_pm(g.mae_rho_pos)} | "
-                       f"{g.bias_rho_neg_frequent.mean():+.4f} | {g.bias_rho_neg_rest.mean():+.4f} |")
+            "", md_table(["Dataset", "MAE rho_-", "MAE rho_+", "bias rho_-, frequent labels", "bias rho_-, other labels"],
+                         [[ds, _pm(g.mae_rho_neg), _pm(g.mae_rho_pos), f"{g.bias_rho_neg_frequent.mean():+.4f}",
+                           f"{g.bias_rho_neg_rest.mean():+.4f}"]
+                          for ds in datasets
+                          for g in [real[(real.dataset == ds) & (real.method == "estimated (default)")]] if not g.empty],
+                         "lrrrr")]
     gaps = {m: (real[real.method == m].groupby("dataset")[["micro_f1", "average_precision"]].mean()
                 - real[real.method == "known rates"].groupby("dataset")[["micro_f1", "average_precision"]].mean()).mean()
             for m in methods if m != "known rates"}
     out += ["", "### Mean gap to the known rates over the datasets", "",
-            "| Method | Δ micro-F1 | Δ AP |", "|:--|--:|--:|"]
-    for m, g in gaps.items():
-        out.append(f"| {m} | {g.micro_f1:+.4f} | {g.average_precision:+.4f} |")
+            md_table(["Method", "Δ micro-F1", "Δ AP"],
+                     [[m, f"{g.micro_f1:+.4f}", f"{g.average_precision:+.4f}"] for m, g in gaps.items()], "lrr")]
     per_dataset = {metric: real[real.method == "estimated (default)"].groupby("dataset")[metric].mean()
                    - real[real.method == "known rates"].groupby("dataset")[metric].mean()
                    for metric in ("micro_f1", "average_precision")}
@@ -306,13 +304,12 @@ def report(syn: pd.DataFrame, real: pd.DataFrame, anchors: pd.DataFrame, *, seed
         "— knowledge no estimator has, the best a linear ranker of these features does. "
         "A clean positive in an anchor set raises the estimate by `1 − rho_+ − rho_-` per unit of share.",
         "",
-        "| Dataset | frequency, frequent labels | ranking | fraction | clean share, frequent | clean share, rest "
-        "| bias rho_-, frequent | bias rho_-, rest |",
-        "|:--|--:|:--|--:|--:|--:|--:|--:|",
+        md_table(["Dataset", "frequency, frequent labels", "ranking", "fraction", "clean share, frequent",
+                  "clean share, rest", "bias rho_-, frequent", "bias rho_-, rest"],
+                 [[ds, f"{r.frequency_frequent:.3f}", ranking, f"{f:g}", f"{r.clean_share_frequent:.3f}",
+                   f"{r.clean_share_rest:.3f}", f"{r.bias_frequent:+.4f}", f"{r.bias_rest:+.4f}"]
+                  for (ds, ranking, f), r in a.iterrows()], "lrlrrrrr"),
     ]
-    for (ds, ranking, f), r in a.iterrows():
-        out.append(f"| {ds} | {r.frequency_frequent:.3f} | {ranking} | {f:g} | {r.clean_share_frequent:.3f} | "
-                   f"{r.clean_share_rest:.3f} | {r.bias_frequent:+.4f} | {r.bias_rest:+.4f} |")
     clean_bias = a.xs(ANCHOR_CLEAN, level="ranking").bias_frequent
     model_bias = a.xs((ANCHOR_MODEL, _DEFAULT.anchor_fraction), level=("ranking", "fraction")).bias_frequent
     best_clean = clean_bias.groupby(level="dataset").min()  # the better of the fractions, per dataset
@@ -364,6 +361,12 @@ def report(syn: pd.DataFrame, real: pd.DataFrame, anchors: pd.DataFrame, *, seed
     return "\n".join(out)
 
 
+def _cell(job):
+    """One job of main's list: ``(name of a function of this module, its argument)``."""
+    name, arg = job
+    return globals()[name](arg)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.flip_rates", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="2 seeds, medical and enron only")
@@ -375,13 +378,11 @@ def main(argv=None) -> int:
     datasets = ["medical", "enron"] if a.quick else DATASETS
     doc = Path(a.doc) if a.doc else (Path("/tmp/flip-rates.md") if a.quick else REPO / "docs" / "flip-rates.md")
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=a.workers) as pool:
-        syn_jobs = pool.map(synthetic_cell, seeds_syn)
-        real_jobs = pool.map(dataset_cell, [(d, s) for d in datasets for s in seeds_real])
-        syn = pd.DataFrame([r for rows in syn_jobs for r in rows])
-        anchor_jobs = pool.map(anchor_cell, [(d, s) for d in datasets for s in seeds_real])
-        real = pd.DataFrame([r for rows in real_jobs for r in rows])
-        anchors = pd.DataFrame([r for rows in anchor_jobs for r in rows])
+    pairs = [(d, s) for d in datasets for s in seeds_real]
+    jobs = [("synthetic_cell", s) for s in seeds_syn] + [("dataset_cell", p) for p in pairs] + [("anchor_cell", p) for p in pairs]
+    done = map_parallel(_cell, jobs, a.workers, progress=True, desc="cells")
+    syn_rows, real_rows, anchor_rows = done[:len(seeds_syn)], done[len(seeds_syn):-len(pairs)], done[-len(pairs):]
+    syn, real, anchors = (pd.DataFrame([r for rows in part for r in rows]) for part in (syn_rows, real_rows, anchor_rows))
     text = report(syn, real, anchors, seeds_syn=seeds_syn, seeds_real=seeds_real, datasets=datasets,
                   wall=time.perf_counter() - t0)
     write_atomic(doc, text)

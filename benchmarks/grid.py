@@ -41,7 +41,6 @@ import functools
 import hashlib
 import io
 import json
-import logging
 import math
 import os
 import platform
@@ -56,6 +55,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import md_table
+from benchmarks.parallel import as_finished, dask_client
 from ncld_core._io import json_default, write_atomic
 
 __all__ = [
@@ -448,24 +449,6 @@ def _finite(obj):
     return obj
 
 
-@contextlib.contextmanager
-def _dask_client(scheduler, n_workers: int):
-    from distributed import Client, LocalCluster
-
-    if isinstance(scheduler, Client):
-        yield scheduler
-        return
-    if scheduler in (None, "local"):
-        # Processes (one thread each): the work holds the GIL in places, and the
-        # nanny sets OMP/OPENBLAS/MKL_NUM_THREADS=1 in every worker.
-        with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                          dashboard_address=None, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
-            yield client
-        return
-    with Client(scheduler) as client:
-        yield client
-
-
 def run_grid(cells, out_dir, *, scheduler=None, n_workers: int = 2, progress=True,
              recompute: bool = False) -> pd.DataFrame:
     """Run the cells that have no result in ``out_dir`` and return the long table of all of them.
@@ -535,33 +518,17 @@ def run_grid(cells, out_dir, *, scheduler=None, n_workers: int = 2, progress=Tru
 
         bar = tqdm(total=len(todo), desc="cells", unit="cell", disable=not progress)
         try:
-            if scheduler == "sequential":
-                for c in todo:
-                    finish(c, run_cell(c, data_dir))
+            with contextlib.ExitStack() as stack:
+                client = None if scheduler == "sequential" else stack.enter_context(dask_client(scheduler, n_workers))
+                for i, rec in as_finished(run_cell, [c.to_dict() for c in todo], client, args=(data_dir,),
+                                          return_errors=client is not None):
+                    c = todo[i]
+                    if isinstance(rec, Exception):  # worker died, etc.
+                        rec = {"key": c.key, "cell": c.to_dict(), "status": "error",
+                               "error": f"{type(rec).__name__}: {rec}",
+                               "traceback": "".join(traceback.format_exception(rec))}
+                    finish(c, rec)
                     bar.update()
-            else:
-                from distributed import as_completed
-
-                with _dask_client(scheduler, n_workers) as client:
-                    futures = {
-                        client.submit(run_cell, c.to_dict(), data_dir, pure=False,
-                                      key=f"ncld-cell-{c.key}-{uuid.uuid4().hex[:8]}"): c
-                        for c in todo
-                    }
-                    try:
-                        for fut in as_completed(futures):
-                            c = futures[fut]
-                            try:
-                                rec = fut.result()
-                            except Exception as exc:  # noqa: BLE001 -- worker died, etc.
-                                rec = {"key": c.key, "cell": c.to_dict(), "status": "error",
-                                       "error": f"{type(exc).__name__}: {exc}",
-                                       "traceback": "".join(traceback.format_exception(exc))}
-                            finish(c, rec)
-                            bar.update()
-                    except BaseException:
-                        client.cancel(list(futures))
-                        raise
         finally:
             bar.close()
         for key, msg in errors.items():
@@ -711,14 +678,9 @@ def format_table(df: pd.DataFrame, **kwargs) -> str:
     table = results_table(df, **kwargs)
     if table.empty:
         return "_(no results)_\n"
-    head = ["Dataset", "Metric", *table.columns]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join([":--", ":--"] + ["--:"] * len(table.columns)) + "|"]
-    previous = None
-    for (stream, metric), row in table.iterrows():
-        name = stream if stream != previous else ""
-        previous = stream
-        lines.append("| " + " | ".join([name, metric, *row.tolist()]) + " |")
-    return "\n".join(lines) + "\n"
+    flat = table.reset_index()
+    flat["dataset"] = flat["dataset"].where(~flat["dataset"].duplicated(), "")  # streams are contiguous
+    return md_table(["Dataset", "Metric", *table.columns], flat.values.tolist(), "ll" + "r" * len(table.columns)) + "\n"
 
 
 # ---------------------------------------------------------------------------

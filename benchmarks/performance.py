@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from benchmarks.common import git_revision, md_table
 from ncld_core._io import write_atomic
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,14 +144,6 @@ def _blas() -> str:
         return f"unknown ({exc})"
 
 
-def _git(*args) -> str:
-    try:
-        out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() if out.returncode == 0 else ""
-    except Exception:
-        return ""
-
-
 def machine_facts() -> dict:
     import psutil
     import scipy
@@ -165,8 +158,6 @@ def machine_facts() -> dict:
         river_version = river.__version__
     except Exception:
         river_version = "not installed"
-    head = _git("rev-parse", "--short", "HEAD")
-    dirty = _git("status", "--porcelain", "--", "ncld_core")
     return {
         "nproc": affinity,
         "cpu_count": os.cpu_count(),
@@ -178,7 +169,7 @@ def machine_facts() -> dict:
         "scipy": scipy.__version__,
         "river": river_version,
         "platform": platform.platform(),
-        "git": (head or "unknown") + (" + uncommitted changes in ncld_core" if dirty else ""),
+        "git": git_revision(),
     }
 
 
@@ -678,15 +669,15 @@ def _ms(x):
 
 def _target_row(what, measured_txt, value, target, higher_is_better=True, unit=""):
     if value is None or not np.isfinite(value):
-        return f"| {what} | {measured_txt} | not measured in this run |"
+        return [what, measured_txt, "not measured in this run"]
     ok = value >= target if higher_is_better else value <= target
     if ok:
-        return f"| {what} | {measured_txt} | **met** |"
+        return [what, measured_txt, "**met**"]
     if higher_is_better:
         gap = f"missed: {100 * value / target:.0f} % of the target, {target / value:.2f}x short"
     else:
         gap = f"missed: {value - target:+.3g}{unit} over the target ({value / target:.2f}x)"
-    return f"| {what} | {measured_txt} | **{gap}** |"
+    return [what, measured_txt, f"**{gap}**"]
 
 
 def render(res: dict) -> str:
@@ -703,6 +694,7 @@ def render(res: dict) -> str:
     )
     L = []
     cmd = "`python -m benchmarks --quick`" if cfg["quick"] else "`make bench` (= `python -m benchmarks`)"
+    c = res["contention"]
     L += [
         "# Performance of ELM-NCLD",
         "",
@@ -714,30 +706,29 @@ def render(res: dict) -> str:
         "",
         "## Machine",
         "",
-        "| | |",
-        "|---|---|",
-        f"| nproc (usable CPUs) | {m['nproc']} (os.cpu_count {m['cpu_count']}) |",
-        f"| CPU model (/proc/cpuinfo) | {m['cpu_model']} |",
-        f"| memory | {m['memory_gb']:.1f} GiB |",
-        f"| numpy BLAS | {m['blas']} |",
-        f"| Python / numpy / scipy / river | {m['python']} / {m['numpy']} / {m['scipy']} / {m['river']} |",
-        f"| platform | {m['platform']} |",
-        f"| code | git {m['git']} |",
-        f"| load average (1 min) at the start | {res['loadavg_1min_start']:.1f} |",
-        f"| CPU time of other processes during the run | {res['contention']['others_cpu_s']:.0f} s of "
-        f"{res['contention']['available_cpu_s']:.0f} s available ({_busy_pct(res):.0f} %); this run used "
-        f"{res['contention']['own_cpu_s']:.0f} s |",
+        md_table(["", ""], [
+            ["nproc (usable CPUs)", f"{m['nproc']} (os.cpu_count {m['cpu_count']})"],
+            ["CPU model (/proc/cpuinfo)", m["cpu_model"]],
+            ["memory", f"{m['memory_gb']:.1f} GiB"],
+            ["numpy BLAS", m["blas"]],
+            ["Python / numpy / scipy / river", f"{m['python']} / {m['numpy']} / {m['scipy']} / {m['river']}"],
+            ["platform", m["platform"]],
+            ["code", f"git {m['git']}"],
+            ["load average (1 min) at the start", f"{res['loadavg_1min_start']:.1f}"],
+            ["CPU time of other processes during the run",
+             f"{c['others_cpu_s']:.0f} s of {c['available_cpu_s']:.0f} s available ({_busy_pct(res):.0f} %); "
+             f"this run used {c['own_cpu_s']:.0f} s"],
+        ]),
         "",
         "Other processes' share of the machine's CPU time during each section (a shared machine slows every",
         "timing below; BLAS threads suffer most):",
         "",
-        "| section | wall s | CPU used by other processes | load average at its end |",
-        "|---|---|---|---|",
+        md_table(["section", "wall s", "CPU used by other processes", "load average at its end"],
+                 [[name, f"{sec['wall_s']:.0f}", f"{sec['others_pct']:.0f} %", f"{sec['loadavg_1min_end']:.1f}"]
+                  for name, sec in c["sections"].items()]),
+        "",
     ]
-    for name, sec in res["contention"]["sections"].items():
-        L.append(f"| {name} | {sec['wall_s']:.0f} | {sec['others_pct']:.0f} % | {sec['loadavg_1min_end']:.1f} |")
-    L.append("")
-    busy = [n for n, sec in res["contention"]["sections"].items() if sec["others_pct"] > 10]
+    busy = [n for n, sec in c["sections"].items() if sec["others_pct"] > 10]
     if busy:
         L += [
             f"**Warning: other processes used more than 10 % of the CPU during: {', '.join(busy)}; "
@@ -747,7 +738,7 @@ def render(res: dict) -> str:
         ]
 
     # ---------------------------------------------------------------- targets
-    L += ["## Targets (from the issue)", "", "| target | measured | verdict |", "|---|---|---|"]
+    rows = []
     for name in THROUGHPUT_DATASETS:
         r = th.get(name, {})
         v = r.get("woodbury_ratio")
@@ -756,49 +747,66 @@ def render(res: dict) -> str:
             if v
             else r.get("error", "n/a")
         )
-        L.append(_target_row(f">= {TARGETS['woodbury_ratio']:.0f}x the Woodbury reference, N = 500, {name}", txt, v, TARGETS["woodbury_ratio"]))
+        rows.append(_target_row(f">= {TARGETS['woodbury_ratio']:.0f}x the Woodbury reference, N = 500, {name}", txt, v, TARGETS["woodbury_ratio"]))
     for name in RIVER_DATASETS:
         r = rv.get(name, {})
         v = r.get("ratio")
         txt = f"{v:.0f}x on {name} ({r['timed_chunks']} River chunk(s) timed)" if v else r.get("error", "n/a")
-        L.append(_target_row(f">= {TARGETS['river_ratio']:.0f}x River binary relevance, {name}", txt, v, TARGETS["river_ratio"]))
+        rows.append(_target_row(f">= {TARGETS['river_ratio']:.0f}x River binary relevance, {name}", txt, v, TARGETS["river_ratio"]))
     for name in THROUGHPUT_DATASETS:
         r = th.get(name, {})
         v = r.get("instrument_pct")
         txt = (f"{v:.1f} % on {name} ({_ms(r['median_s']['instrument'])} of {_ms(r['median_s']['default_total'])} "
                f"ms/chunk; moment estimate + detector `{r['default_detector']}`)" if v is not None
                else r.get("error", "n/a"))
-        L.append(_target_row(f"cardinality estimate and drift detector <= {TARGETS['instrument_pct']:.0f} % of the "
-                             f"chunk time, {name}", txt, v, TARGETS["instrument_pct"], False, " %"))
+        rows.append(_target_row(f"cardinality estimate and drift detector <= {TARGETS['instrument_pct']:.0f} % of the "
+                                f"chunk time, {name}", txt, v, TARGETS["instrument_pct"], False, " %"))
     for name, target in TARGETS["rate"].items():
         r = th.get(name, {})
         v = r.get("rate")
         txt = f"{_fmt_rate(v)} instances/s" if v else r.get("error", "n/a")
-        L.append(_target_row(f">= {target:,.0f} instances/s on {name} ({m['nproc']} cores)", txt, v, target))
+        rows.append(_target_row(f">= {target:,.0f} instances/s on {name} ({m['nproc']} cores)", txt, v, target))
     g = mem.get("growth_pct")
+    what = f"memory flat within {TARGETS['memory_growth_pct']:.0f} %"
     if g is not None:
         a, b = mem["growth_between"]
         txt = f"{g:+.1f} % RSS from {a:,} to {b:,} instances"
-        L.append(_target_row(f"memory flat within {TARGETS['memory_growth_pct']:.0f} %", txt, abs(g), TARGETS["memory_growth_pct"], False, " %"))
+        rows.append(_target_row(what, txt, abs(g), TARGETS["memory_growth_pct"], False, " %"))
     else:
-        L.append(f"| memory flat within {TARGETS['memory_growth_pct']:.0f} % | {mem.get('error', 'n/a')} | not measured in this run |")
+        rows.append(_target_row(what, mem.get("error", "n/a"), None, None))
+    first_plot = f"dashboard: Run to first plot <= {TARGETS['dashboard_first_plot_s']:.0f} s"
+    update = f"dashboard: per-chunk update in the browser <= {TARGETS['dashboard_update_ms']:.0f} ms"
     if dash.get("missing"):
-        L.append(f"| dashboard: Run to first plot <= {TARGETS['dashboard_first_plot_s']:.0f} s | not measured in this run | not measured in this run |")
-        L.append(f"| dashboard: per-chunk update in the browser <= {TARGETS['dashboard_update_ms']:.0f} ms | not measured in this run | not measured in this run |")
+        rows += [_target_row(first_plot, "not measured in this run", None, None),
+                 _target_row(update, "not measured in this run", None, None)]
     else:
         k, s = dash["first_plot"]
         txt = f"{s:.2f} s (`{k}`, file of {dash['timestamp'] or dash['mtime']})" if k else "no such field in the file"
-        L.append(_target_row(f"dashboard: Run to first plot <= {TARGETS['dashboard_first_plot_s']:.0f} s", txt, s, TARGETS["dashboard_first_plot_s"], False, " s"))
+        rows.append(_target_row(first_plot, txt, s, TARGETS["dashboard_first_plot_s"], False, " s"))
         k, s = dash["update"]
         ms = None if s is None else s * 1e3
         txt = f"{ms:.0f} ms (`{k}`)" if k else "no such field in the file"
         if dash.get("other_medians"):
             txt += "; also recorded: " + ", ".join(f"`{ok}` = {ov:g}" for ok, ov in dash["other_medians"].items())
-        L.append(_target_row(f"dashboard: per-chunk update in the browser <= {TARGETS['dashboard_update_ms']:.0f} ms", txt, ms, TARGETS["dashboard_update_ms"], False, " ms"))
-    L.append("")
+        rows.append(_target_row(update, txt, ms, TARGETS["dashboard_update_ms"], False, " ms"))
+    L += ["## Targets (from the issue)", "", md_table(["target", "measured", "verdict"], rows), ""]
     L += _miss_notes(res)
 
     # ---------------------------------------------------------------- 1 + 2a
+    def measured(name, r, n_cols):
+        """A dataset's row: its figures, or its error and empty cells."""
+        return [name, f"not measured: {r['error']}"] + [""] * (n_cols - 2) if "error" in r else None
+
+    rows = []
+    for name in THROUGHPUT_DATASETS:
+        r = th.get(name, {})
+        md = r.get("median_s")
+        rows.append(measured(name, r, 9) or [
+            name, f"{r['n_instances']:,} x {r['n_features']:,}{' (sparse)' if r['sparse'] else ''}, {r['n_labels']}",
+            f"{r['timed_chunks']} ({r['distinct_chunks']} of {r['full_chunks']})", _ms(md["default_predict"]),
+            _ms(md["default_fit"]), f"{_ms(md['default_total'])} ({_ms(r['p90_default_s'])})",
+            f"**{_fmt_rate(r['rate'])}**", _fmt_rate(r.get("blas1_rate")),
+            f"{_fmt_rate(r.get('estimate_rate'))} ({r['estimate_rate'] / r['rate']:.2f}x)"])
     L += [
         "## 1. Throughput of the full per-chunk update (N = 500)",
         "",
@@ -808,22 +816,10 @@ def render(res: dict) -> str:
         "Median over the timed chunks, after one warm-up chunk (the initialisation chunk D_0, not timed);",
         "a dataset with fewer full chunks than needed is repeated from its start.",
         "",
-        "| dataset | N x d, q | chunks timed (distinct) | predict ms | partial_fit ms | total ms/chunk (p90) | instances/s | instances/s, BLAS on 1 thread | instances/s, rates estimated (ratio) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        md_table(["dataset", "N x d, q", "chunks timed (distinct)", "predict ms", "partial_fit ms",
+                  "total ms/chunk (p90)", "instances/s", "instances/s, BLAS on 1 thread",
+                  "instances/s, rates estimated (ratio)"], rows),
     ]
-    for name in THROUGHPUT_DATASETS:
-        r = th.get(name, {})
-        if "error" in r:
-            L.append(f"| {name} | not measured: {r['error']} | | | | | | | |")
-            continue
-        md = r["median_s"]
-        L.append(
-            f"| {name} | {r['n_instances']:,} x {r['n_features']:,}{' (sparse)' if r['sparse'] else ''}, {r['n_labels']} "
-            f"| {r['timed_chunks']} ({r['distinct_chunks']} of {r['full_chunks']}) | {_ms(md['default_predict'])} "
-            f"| {_ms(md['default_fit'])} | {_ms(md['default_total'])} ({_ms(r['p90_default_s'])}) | **{_fmt_rate(r['rate'])}** "
-            f"| {_fmt_rate(r.get('blas1_rate'))} "
-            f"| {_fmt_rate(r.get('estimate_rate'))} ({r['estimate_rate'] / r['rate']:.2f}x) |"
-        )
     any_r = next((r for r in th.values() if "default_params" in r), None)
     if any_r:
         L += [
@@ -834,6 +830,14 @@ def render(res: dict) -> str:
             "`ELMNCLD(random_state=...)` with no rates, which estimates them online (`ncld_core.model.flip_rates`), on the",
             "same chunks; the ratio is its throughput over the column \"instances/s\".",
         ]
+    rows = []
+    for name in THROUGHPUT_DATASETS:
+        r = th.get(name, {})
+        md = r.get("median_s")
+        rows.append(measured(name, r, 8) or [
+            name, _ms(md["paper_total"]), _ms(md["ref_total"]), f"{_ms(md['ref_shared'])} / {_ms(md['ref_woodbury'])}",
+            f"**{r['woodbury_ratio']:.2f}x**", f"{r['woodbury_ratio_default']:.2f}x",
+            f"{r['woodbury_shared_bound']:.2f}x", f"{r['coef_max_rel_diff']:.1e}"])
     L += [
         "",
         "## 2. Against the references",
@@ -847,19 +851,12 @@ def render(res: dict) -> str:
         "Both share the hidden layer, the graph weights S, the probability model and the importance weights;",
         "timed on the same chunks as section 1, interleaved (order rotated per chunk), predict + update.",
         "",
-        "| dataset | ELMNCLD paper form ms/chunk | Woodbury ms/chunk | of which shared steps / N x N algebra | ratio | ratio vs ELMNCLD defaults | bound if the update were free | max rel. diff of Phi |",
-        "|---|---|---|---|---|---|---|---|",
+        md_table(["dataset", "ELMNCLD paper form ms/chunk", "Woodbury ms/chunk", "of which shared steps / N x N algebra",
+                  "ratio", "ratio vs ELMNCLD defaults", "bound if the update were free", "max rel. diff of Phi"], rows),
     ]
-    for name in THROUGHPUT_DATASETS:
-        r = th.get(name, {})
-        if "error" in r:
-            L.append(f"| {name} | not measured: {r['error']} | | | | | | |")
-            continue
-        md = r["median_s"]
-        L.append(
-            f"| {name} | {_ms(md['paper_total'])} | {_ms(md['ref_total'])} | {_ms(md['ref_shared'])} / {_ms(md['ref_woodbury'])} "
-            f"| **{r['woodbury_ratio']:.2f}x** | {r['woodbury_ratio_default']:.2f}x | {r['woodbury_shared_bound']:.2f}x | {r['coef_max_rel_diff']:.1e} |"
-        )
+    rows = [measured(name, r, 6) or [name, r["timed_chunks"], _ms(r["median_s"]), _fmt_rate(r["rate"]),
+                                     _ms(r["elm_median_s"]), f"**{r['ratio']:.0f}x**"]
+            for name in RIVER_DATASETS for r in [rv.get(name, {})]]
     L += [
         "",
         "\"Bound if the update were free\" = Woodbury total / its shared steps (hidden layer, graph, probability model,",
@@ -871,17 +868,9 @@ def render(res: dict) -> str:
         "`predict_proba_one` then `learn_one`, features as dicts of the sparse rows (conversion included).",
         "River is slow, so only the warm-up chunk plus the first chunks ELMNCLD timed in section 1 are run.",
         "",
-        "| dataset | River chunks timed (+1 warm-up) | River ms/chunk | River instances/s | ELMNCLD ms/chunk, same chunks | ratio |",
-        "|---|---|---|---|---|---|",
+        md_table(["dataset", "River chunks timed (+1 warm-up)", "River ms/chunk", "River instances/s",
+                  "ELMNCLD ms/chunk, same chunks", "ratio"], rows),
     ]
-    for name in RIVER_DATASETS:
-        r = rv.get(name, {})
-        if "error" in r:
-            L.append(f"| {name} | not measured: {r['error']} | | | | |")
-            continue
-        L.append(
-            f"| {name} | {r['timed_chunks']} | {_ms(r['median_s'])} | {_fmt_rate(r['rate'])} | {_ms(r['elm_median_s'])} | **{r['ratio']:.0f}x** |"
-        )
 
     # ---------------------------------------------------------------- 3
     L += ["", "## 3. How the cost grows", ""]
@@ -891,13 +880,11 @@ def render(res: dict) -> str:
         L += [
             f"### With the chunk size N ({sz['dataset']}, median of {cfg['size_timed']} chunks after a warm-up)",
             "",
-            "| N | ELMNCLD ms/chunk | ELMNCLD instances/s | ELMNCLD paper form ms/chunk | Woodbury ms/chunk | Woodbury / paper form |",
-            "|---|---|---|---|---|---|",
+            md_table(["N", "ELMNCLD ms/chunk", "ELMNCLD instances/s", "ELMNCLD paper form ms/chunk", "Woodbury ms/chunk",
+                      "Woodbury / paper form"],
+                     [[f"{r['N']:,}", _ms(r["default_s"]), _fmt_rate(r["rate"]), _ms(r["paper_s"]), _ms(r["ref_s"]),
+                       f"{r['ratio']:.2f}x"] for r in sz["rows"]]),
         ]
-        for r in sz["rows"]:
-            L.append(
-                f"| {r['N']:,} | {_ms(r['default_s'])} | {_fmt_rate(r['rate'])} | {_ms(r['paper_s'])} | {_ms(r['ref_s'])} | {r['ratio']:.2f}x |"
-            )
         rows = sz["rows"]
         if len(rows) >= 2:
             e_def = math.log(rows[-1]["default_s"] / rows[0]["default_s"]) / math.log(rows[-1]["N"] / rows[0]["N"])
@@ -913,17 +900,23 @@ def render(res: dict) -> str:
         "",
         "`scipy.sparse.random` rows with about 50 non-zeros, labels from a noisy linear score (cardinality 2), paper's noise.",
         "",
-        "| d | non-zeros per row | ms/chunk | instances/s |",
-        "|---|---|---|---|",
+        md_table(["d", "non-zeros per row", "ms/chunk", "instances/s"],
+                 [[f"{r['d']:,}", f"{r['nnz_per_row']:.0f}", _ms(r["s"]), _fmt_rate(r["rate"])] for r in dm["rows"]]),
     ]
-    for r in dm["rows"]:
-        L.append(f"| {r['d']:,} | {r['nnz_per_row']:.0f} | {_ms(r['s'])} | {_fmt_rate(r['rate'])} |")
 
     # ---------------------------------------------------------------- 4
     L += ["", "## 4. Resident memory", ""]
     if "error" in mem:
         L.append(f"Not measured: {mem['error']}")
     else:
+        rows = [["0 (data generated, model empty)", 0, f"{mem['baseline_mb']:.1f}", "", "", "", ""]]
+        rows += [[f"{p['instances']:,}", f"{p['chunks']:,}", f"{p['rss_mb']:.1f}", f"{p['elapsed_s']:.1f}",
+                  _fmt_rate(p["rate"]), "yes" if p.get("finite") else "NO", f"{p.get('k_condition', float('nan')):,.0f}"]
+                 for p in mem["points"]]
+        if "skipped" in mem:
+            s = mem["skipped"]
+            rows.append([f"{s['instances']:,}", f"skipped: at the measured rate the run would take "
+                         f"{s['projected_s']:.0f} s, over its budget of {s['budget_s']:.0f} s", "", "", "", "", ""])
         L += [
             f"A fresh Python process streams {mem['stream']} through ELMNCLD (defaults, rates given),",
             "predict + partial_fit per chunk of 500; RSS by psutil after `gc.collect()` at each milestone.",
@@ -931,19 +924,8 @@ def render(res: dict) -> str:
             "The last two columns are the long-stream check: the model's state (K, Phi, Psi) all finite,",
             "and the condition number of K after the last chunk.",
             "",
-            "| instances | chunks | RSS MB | elapsed s | instances/s | state finite | cond(K) |",
-            "|---|---|---|---|---|---|---|",
-            f"| 0 (data generated, model empty) | 0 | {mem['baseline_mb']:.1f} | | | | |",
+            md_table(["instances", "chunks", "RSS MB", "elapsed s", "instances/s", "state finite", "cond(K)"], rows),
         ]
-        for p in mem["points"]:
-            L.append(f"| {p['instances']:,} | {p['chunks']:,} | {p['rss_mb']:.1f} | {p['elapsed_s']:.1f} | "
-                     f"{_fmt_rate(p['rate'])} | {'yes' if p.get('finite') else 'NO'} | {p.get('k_condition', float('nan')):,.0f} |")
-        if "skipped" in mem:
-            s = mem["skipped"]
-            L.append(
-                f"| {s['instances']:,} | skipped: at the measured rate the run would take {s['projected_s']:.0f} s, "
-                f"over its budget of {s['budget_s']:.0f} s | | | | | |"
-            )
         if "growth_pct" in mem:
             a, b = mem["growth_between"]
             L += ["", f"Growth from {a:,} to {b:,} instances: **{mem['growth_pct']:+.2f} %**."]
@@ -963,36 +945,32 @@ def render(res: dict) -> str:
             f"From `{dash['path']}` (written by the browser test, not by this run): timestamp "
             f"{dash['timestamp'] or 'none in the file'}, file modified {dash['mtime']}.",
             "",
-            "| field | value |",
-            "|---|---|",
+            md_table(["field", "value"], [[k, f"{v:g}"] for k, v in dash["numbers"].items()]
+                     + [[k, v] for k, v in dash.get("strings", {}).items()]),
         ]
-        for k, v in dash["numbers"].items():
-            L.append(f"| {k} | {v:g} |")
-        for k, v in dash.get("strings", {}).items():
-            L.append(f"| {k} | {v} |")
 
     # ---------------------------------------------------------------- 6
     L += ["", "## 6. Profile of `partial_fit`", ""]
     if "error" in prof:
         L.append(f"Not measured: {prof['error']}")
     else:
+        n, total = prof["chunks"], prof["total_s"]
         L += [
-            f"cProfile of ELMNCLD.partial_fit (defaults) on {prof['chunks']} chunks of {prof['dataset']} after a warm-up chunk:",
-            f"{prof['total_s'] * 1e3 / prof['chunks']:.1f} ms per chunk under the profiler (profiling adds overhead).",
+            f"cProfile of ELMNCLD.partial_fit (defaults) on {n} chunks of {prof['dataset']} after a warm-up chunk:",
+            f"{total * 1e3 / n:.1f} ms per chunk under the profiler (profiling adds overhead).",
             "",
             "Top functions by cumulative time (BLAS products written with `@` count in the calling function):",
             "",
-            "| function | calls per chunk | cumulative ms per chunk | % of partial_fit |",
-            "|---|---|---|---|",
+            md_table(["function", "calls per chunk", "cumulative ms per chunk", "% of partial_fit"],
+                     [[f"`{e['where']}`", f"{e['ncalls'] / n:.0f}", f"{e['cumtime'] * 1e3 / n:.2f}",
+                       f"{100 * e['cumtime'] / total:.0f} %"] for e in prof["by_cumulative"]]),
+            "",
+            "Top functions by own (self) time:",
+            "",
+            md_table(["function", "self ms per chunk", "%"],
+                     [[f"`{e['where']}`", f"{e['tottime'] * 1e3 / n:.2f}", f"{100 * e['tottime'] / total:.0f} %"]
+                      for e in prof["by_self"]]),
         ]
-        for e in prof["by_cumulative"]:
-            L.append(
-                f"| `{e['where']}` | {e['ncalls'] / prof['chunks']:.0f} | {e['cumtime'] * 1e3 / prof['chunks']:.2f} "
-                f"| {100 * e['cumtime'] / prof['total_s']:.0f} % |"
-            )
-        L += ["", "Top functions by own (self) time:", "", "| function | self ms per chunk | % |", "|---|---|---|"]
-        for e in prof["by_self"]:
-            L.append(f"| `{e['where']}` | {e['tottime'] * 1e3 / prof['chunks']:.2f} | {100 * e['tottime'] / prof['total_s']:.0f} % |")
     L += [
         "",
         "## How to reproduce",

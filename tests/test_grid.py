@@ -243,14 +243,28 @@ def test_table_marks_best_bold_and_second_underlined():
     # ties share the mark; the next value is second
     assert ap["A"] == ap["B"] == "**0.6000 ± 0.0000**" and ap["C"] == "<u>0.5000 ± 0.0000</u>"
     md = format_table(hand_frame())
-    assert md.splitlines()[0] == "| Dataset | Metric | A | B | C |"
-    assert "| d1 | HL ↓ | **0.1000 ± 0.0071** | 0.2000 ± 0.0071 | <u>0.1500 ± 0.0071</u> |" in md
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in md.splitlines()]
+    assert cells[0] == ["Dataset", "Metric", "A", "B", "C"]
+    assert [c[0] + c[-1] for c in cells[1]] == [":-", ":-", "-:", "-:", "-:"]  # names left, numbers right
+    assert cells[2] == ["d1", "HL ↓", "**0.1000 ± 0.0071**", "0.2000 ± 0.0071", "<u>0.1500 ± 0.0071</u>"]
+    assert [r[0] for r in cells[2:]] == ["d1", "", ""]  # the dataset named on its first row only
     # one seed: no "± std"; a missing method is a dash
     single = results_table(hand_frame(seeds=(0,)))
     assert single.loc[("d1", "HL ↓"), "A"] == "**0.1000**" and single.loc[("d1", "HL ↓"), "C"] == "<u>0.1500</u>"
     table_c = results_table(pd.concat([hand_frame(), hand_frame().assign(stream="d2", dataset="d2")
                                        .query("method != 'C'")]))
     assert table_c.loc[("d2", "HL ↓"), "C"] == "—"
+
+
+def test_md_table_writes_cells_as_given():
+    from benchmarks.common import md_table
+
+    md = md_table(["a", "b"], [["0.5000", "**1**"], [r"x \| y", None]], "lr")
+    lines = md.splitlines()
+    cells = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines]
+    assert cells[0] == ["a", "b"] and cells[2:] == [["0.5000", "**1**"], [r"x \| y", ""]]  # numbers not reformatted
+    assert lines[1].replace("-", "") == "|:|:|" and not md.endswith("\n")  # left, right
+    assert set(md_table(["a"], [["1.10"]]).splitlines()[1]) == {"|", "-"}  # no align: no colons
 
 
 def test_friedman_and_cd_diagram_from_autorank(tmp_path):
@@ -287,3 +301,17 @@ def test_compare_runs_every_baseline_by_default_and_states_its_source():
     assert set(BASELINE_SOURCES) == set(BASELINES)
     methods, notes = choose_methods(None, {"River BR-LR"})
     assert "River BR-LR" not in methods and any("River BR-LR" in n for n in notes)
+
+
+def test_map_parallel_keeps_the_order_and_raises():
+    import math
+
+    from benchmarks.parallel import as_finished, map_parallel
+
+    items = [4.0, 9.0, 16.0, 25.0]
+    assert map_parallel(math.sqrt, items, n_workers=2) == [2.0, 3.0, 4.0, 5.0]  # a local Dask cluster
+    assert map_parallel(math.sqrt, items, n_workers=1) == [2.0, 3.0, 4.0, 5.0]  # in this process
+    with pytest.raises(ValueError, match="math domain error"):
+        map_parallel(math.sqrt, [1.0, -1.0], n_workers=1)
+    got = dict(as_finished(math.sqrt, [1.0, -1.0], return_errors=True))
+    assert got[0] == 1.0 and isinstance(got[1], ValueError)

@@ -246,16 +246,24 @@ def _parse_arff(text, *, source, name, xml_labels=None, label_count=None, label_
                   if (s := lines[i].strip()) and not s.startswith("%")]
     sparse = bool(data_lines) and lines[data_lines[0] - 1].lstrip().startswith("{")
 
-    decoder = arff.ArffDecoder()
+    read = 0  # lines handed to liac-arff so far: the one it failed on, if it raises other than ArffException
+
+    def counted():
+        nonlocal read
+        for raw in lines:
+            read += 1
+            yield raw
+
     try:
-        obj = decoder.decode(lines, encode_nominal=True, return_type=arff.COO if sparse else arff.DENSE)
+        obj = arff.ArffDecoder().decode(counted(), encode_nominal=True,
+                                        return_type=arff.COO if sparse else arff.DENSE)
     except arff.ArffException as exc:
         msg = _arff_message(exc)
         if isinstance(exc, arff.BadAttributeType):
             msg += " (supported types: numeric, real, integer, string, nominal {...}; not date)"
         raise ValueError(f"{source}: malformed ARFF at line {exc.line}: {msg}") from None
     except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
-        line = decoder._current_line
+        line = read
         shown = lines[line - 1].strip()[:80] if 0 < line <= len(lines) else ""
         raise ValueError(f"{source}: malformed ARFF at line {line}: cannot parse {shown!r} ({exc})") from None
 

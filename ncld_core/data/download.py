@@ -1,13 +1,12 @@
-"""Checksum-verified downloads of registry datasets."""
+"""Checksum-verified downloads of registry datasets (through pooch)."""
 
 from __future__ import annotations
 
-import hashlib
-import http.client
 import os
+import re
+import shutil
 import tempfile
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 from .arff import _as_path
@@ -21,9 +20,6 @@ from .catalog import (
 )
 
 
-# ---------------------------------------------------------------------------
-# Download
-# ---------------------------------------------------------------------------
 def _file_url(template: str, fname: str) -> str:
     quoted = urllib.parse.quote(fname)
     if "{file}" in template:
@@ -31,48 +27,34 @@ def _file_url(template: str, fname: str) -> str:
     return template.rstrip("/") + "/" + quoted
 
 
-def _fetch(url: str, dest: Path, fname: str, want: str, size, timeout) -> Path:
-    """Stream ``url`` into a temporary file of ``dest``; return it once its sha256 is ``want``."""
-    fd, tmp_name = tempfile.mkstemp(dir=dest, prefix=f".{fname}.", suffix=".part")
-    tmp = Path(tmp_name)
-    h = hashlib.sha256()
-    total = 0
+def _retrieve(url: str, folder: Path, fname: str, sha: str, timeout) -> None:
+    """``pooch.retrieve`` one file into ``folder``, its errors translated into ValueErrors naming the file."""
+    import pooch  # imported here: importing ncld_core never touches the network stack
+    import requests
+
     try:
-        with os.fdopen(fd, "wb") as out:
-            try:
-                with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (scheme checked)
-                    while chunk := resp.read(1 << 16):
-                        total += len(chunk)
-                        if size is not None and total > size:
-                            break
-                        h.update(chunk)
-                        out.write(chunk)
-            except (OSError, http.client.HTTPException) as exc:  # URLError, HTTPError, timeouts
-                raise ValueError(f"could not download {fname} from {url}: {exc}") from None
-        got = h.hexdigest()
-        if size is not None and total > size:
-            raise ValueError(
-                f"download of {fname} from {url} refused: more than the expected {size} bytes; nothing was written"
-            )
-        if got != want:
-            raise ValueError(
-                f"download of {fname} from {url} failed verification: expected sha256 {want[:16]}... but got "
-                f"{got[:16]}...; the file was deleted"
-            )
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp
+        pooch.retrieve(url, known_hash=f"sha256:{sha}", fname=fname, path=folder,
+                       downloader=pooch.HTTPDownloader(timeout=timeout), progressbar=False)
+    except (OSError, requests.RequestException) as exc:  # HTTP errors, refused connections, timeouts
+        raise ValueError(f"could not download {fname} from {url}: {exc}") from None
+    except ValueError as exc:  # pooch's checksum mismatch (it has deleted the file), or another refusal
+        got = re.search(r"does not match the known hash: .* but got (\w+)", str(exc))
+        if got is None:
+            raise ValueError(f"could not download {fname} from {url}: {exc}") from None
+        raise ValueError(
+            f"download of {fname} from {url} failed verification: expected sha256 {sha[:16]}... but got "
+            f"{got.group(1)[:16]}...; the file was deleted"
+        ) from None
 
 
 def download(name, dest=None, *, base_url=None, timeout=30) -> Path:
     """Download a registry dataset's ARFF (and XML), verifying their sha256.
 
-    Each file is streamed to a temporary file in ``dest`` and renamed into place only
-    once every file of the dataset has been verified; on any failure the temporary
-    files are deleted and nothing is left behind. Files already present with the
-    right checksum are not downloaded again. Uses ``urllib`` only (and honours the
-    usual proxy environment variables).
+    Each file is fetched by :func:`pooch.retrieve` against the registry's sha256 into a
+    temporary folder in ``dest``; the files are moved into place only once every file of
+    the dataset has been verified, and on any failure the temporary folder is deleted so
+    nothing is left behind. Files already present with the right checksum are not
+    downloaded again. Nothing is downloaded unless this function is called.
 
     Parameters
     ----------
@@ -125,23 +107,20 @@ def download(name, dest=None, *, base_url=None, timeout=30) -> Path:
         sha = entry.get(f"{kind}_sha256")
         if not sha:
             raise ValueError(f"{REGISTRY_PATH}: [datasets.{key}] has no {kind}_sha256: refusing an unverifiable download")
-        files.append((fname, sha.lower(), entry.get(f"{kind}_size")))
+        files.append((fname, sha.lower()))
     folder = REPO_DATA_DIR if dest is None else _as_path(dest, "dest")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ValueError(f"dest: cannot create {folder}: {exc.strerror or exc}") from None
-    staged = []
-    try:
-        for fname, sha, size in files:
-            target = folder / fname
-            if target.is_file() and _sha256_file(target) == sha:
-                continue
-            staged.append((_fetch(_file_url(template, fname), folder, fname, sha, size, timeout), target))
-        for tmp, target in staged:
-            os.replace(tmp, target)
-    except BaseException:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        raise
+    missing = [(f, sha) for f, sha in files if not ((folder / f).is_file() and _sha256_file(folder / f) == sha)]
+    if missing:
+        staging = Path(tempfile.mkdtemp(dir=folder, prefix=f".{key}.", suffix=".part"))
+        try:
+            for fname, sha in missing:
+                _retrieve(_file_url(template, fname), staging, fname, sha, timeout)
+            for fname, _ in missing:
+                os.replace(staging / fname, folder / fname)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return folder / entry["arff"]
