@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CostEstimate", "estimate_cost", "largest_hidden_within", "machine_flops", "extrapolate",
+__all__ = ["CostEstimate", "estimate_cost", "estimate_for", "largest_hidden_within", "machine_flops", "extrapolate",
            "MEMORY_BUDGET_BYTES", "NEWTON_ITERATIONS", "EFFICIENCY", "OVERHEAD_S"]
 
 #: The budget a dashboard refuses settings past: the estimated arrays of one chunk.
@@ -95,6 +95,19 @@ def estimate_cost(*, chunk_size: int, n_hidden: int, n_features: int, n_labels: 
     n_chunks = None if n_instances is None else -(-int(n_instances) // N)
     return CostEstimate(memory_bytes=int(sum(terms.values())), flops=float(flops), n_chunks=n_chunks, terms=terms,
                         n_models=m)
+
+
+def estimate_for(cfg, *, n_features: int, n_labels: int, n_instances: int | None = None) -> CostEstimate:
+    """:func:`estimate_cost` of a :class:`~ncld_core.config.RunConfig`'s ELM-NCLD variants (the oracle
+    included; the baselines' own costs are not counted) on data of ``n_features`` x ``n_labels``."""
+    from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
+
+    elm = [m for m in cfg.models if m in ELM_VARIANTS or m in ORACLES]
+    # P_D is fitted unless every variant is told rates 0 (ELM (plain), "ignore", or a noise-free stream)
+    told_nonzero = cfg.model_rates == "estimate" or (cfg.model_rates == "known" and cfg.noise != "none")
+    fits = any(m != "ELM (plain)" for m in elm) and told_nonzero
+    return estimate_cost(chunk_size=cfg.chunk_size, n_hidden=cfg.n_hidden, n_features=n_features, n_labels=n_labels,
+                         n_neighbors=cfg.n_neighbors, n_models=len(elm), fits_proba=fits, n_instances=n_instances)
 
 
 def largest_hidden_within(budget_bytes: float, **kwargs) -> int:
