@@ -88,9 +88,50 @@ def _describe(cfg) -> str:
 run = ss.get("run")
 running = bool(run) and run["status"] in ("starting", "running")
 
-st.markdown("## Live run")
-st.caption("Prequential test-then-train on a noisy stream: every chunk is scored against the ground truth, "
-           "then learned from its noisy labels.")
+# Run and Stop keep their labels at any width (820 px included): their columns never shrink below the label.
+LAYOUT_CSS = """<style>
+[data-testid="stColumn"]:has(.st-key-run_button), [data-testid="stColumn"]:has(.st-key-stop_button) {
+  min-width: 6.5rem; flex: 0 0 auto; width: auto; }
+.st-key-run_button button, .st-key-stop_button button { white-space: nowrap; }
+</style>"""
+# Presentation mode: large type for a projector, one panel at a time, no explanations beside the panels.
+PRESENT_CSS = """<style>
+.stMainBlockContainer { font-size: 1.3rem; }
+.stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer td, .stMainBlockContainer th,
+.stMainBlockContainer button, .stMainBlockContainer label { font-size: 1.3rem !important; }
+.stMainBlockContainer h2 { font-size: 2.4rem; }
+.stMainBlockContainer h5 { font-size: 1.8rem; }
+.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
+.stMainBlockContainer { padding-top: 3.5rem; max-width: 100%; }
+section[data-testid="stSidebar"] { display: none; }
+.st-key-present_prev button, .st-key-present_next button { white-space: nowrap; }
+[data-testid="stColumn"]:has(.st-key-present_prev), [data-testid="stColumn"]:has(.st-key-present_next) {
+  min-width: 8.5rem; flex: 0 0 auto; width: auto; }
+</style>"""
+#: Presentation mode's panels, in order: (key, the selector's label).
+PRESENT_PANELS = (("metrics", "(a) quality"), ("cardinality", "(b) cardinality"), ("threshold", "(c) drift tests"),
+                  ("timeline", "(d) firings"), ("rates", "(f) flip rates"), ("summary", "(e) summary"))
+#: Plotly font size (px) of the figures in presentation mode.
+PRESENT_FONT = 18
+
+
+def _step_panel(delta: int):
+    keys = [k for k, _ in PRESENT_PANELS]
+    cur = ss.get("present_panel") if ss.get("present_panel") in keys else keys[0]
+    ss["present_panel"] = keys[(keys.index(cur) + delta) % len(keys)]
+
+
+st.html(LAYOUT_CSS)
+hd, tg = st.columns([4, 2], vertical_alignment="bottom")
+hd.markdown("## Live run")
+presenting = tg.toggle("Presentation mode", key="presenting",
+                       help="For a projector: large type, one panel at a time (choose it, or step with "
+                            "Previous / Next), the sidebar hidden; readable at 1024 × 768.")
+if presenting:
+    st.html(PRESENT_CSS)
+else:
+    st.caption("Prequential test-then-train on a noisy stream: every chunk is scored against the ground truth, "
+               "then learned from its noisy labels.")
 b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
 b1.button("Run", type="primary", icon=":material/play_arrow:", disabled=(not ctx.ok) or running,
           on_click=_start, key="run_button", width="stretch")
@@ -118,7 +159,7 @@ def _expected_text(cost) -> str:
               "a run's status replaces it with its measured chunk times.")
 
 
-if ctx.ok and ctx.cost is not None:
+if ctx.ok and ctx.cost is not None and not presenting:
     st.container(key="run_estimate").caption(_expected_text(ctx.cost))
 if not ctx.ok:
     fix = "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(v)}" for k, v in ctx.errors.items())
@@ -169,43 +210,76 @@ PANELS = (("metrics", "(a) Prediction quality per variant"),
           ("cardinality", None),  # the heading says what the band is: see _cardinality_heading
           ("threshold", "(c) Drift tests: each detector's statistic ÷ threshold (fires above 1)"),
           ("timeline", "(d) Each detector's firings against the true change points"))
-for name, title in PANELS:
-    if name == "metrics":
-        # three subplots side by side: panel (a) takes the full width, its explanation beside the heading
-        h, t = st.columns([3, 2], vertical_alignment="bottom")
-        h.markdown(f"##### {title}")
-        with t:
-            teach(name)
-        slots[name] = st.container(key=f"panel_{name}").empty()
-        continue
-    if name == "cardinality":
+summary_box = None
+if presenting:
+    # one panel, the full width, no explanation beside it; chosen or stepped through
+    if ss.get("present_panel") not in dict(PRESENT_PANELS):
+        ss["present_panel"] = PRESENT_PANELS[0][0]
+    p1, p2, p3 = st.columns([4, 1, 1], vertical_alignment="bottom")
+    with p1:
+        st.selectbox("Panel", [k for k, _ in PRESENT_PANELS], key="present_panel",
+                     format_func=dict(PRESENT_PANELS).get, label_visibility="collapsed")
+    p2.button("Previous", icon=":material/chevron_left:", on_click=_step_panel, args=(-1,), key="present_prev",
+              width="stretch")
+    p3.button("Next", icon=":material/chevron_right:", on_click=_step_panel, args=(1,), key="present_next",
+              width="stretch")
+    shown = ss.get("present_panel") or PRESENT_PANELS[0][0]
+    if shown == "cardinality":
         slots["cardinality_heading"] = st.empty()
         slots["cardinality_heading"].markdown(_cardinality_heading())
+        _panel_options()
+    elif shown == "rates":
+        st.markdown("##### (f) Flip rates: estimated against the truth")
+    elif shown == "summary":
+        st.markdown("##### (e) Summary")
     else:
-        st.markdown(f"##### {title}")
-    left, right = st.columns([3, 2])
-    with left:
+        st.markdown(f"##### {dict(PANELS)[shown]}")
+    if shown == "summary":
+        summary_box = st.container(key="panel_summary")
+    else:
+        slots[shown] = st.container(key=f"panel_{shown}").empty()
+    if shown == "cardinality":
+        slots["cardinality_note"] = st.empty()
+    if shown == "timeline":
+        slots["detections"] = st.container(key="panel_detections").empty()
+else:
+    for name, title in PANELS:
+        if name == "metrics":
+            # three subplots side by side: panel (a) takes the full width, its explanation beside the heading
+            h, t = st.columns([3, 2], vertical_alignment="bottom")
+            h.markdown(f"##### {title}")
+            with t:
+                teach(name)
+            slots[name] = st.container(key=f"panel_{name}").empty()
+            continue
         if name == "cardinality":
-            _panel_options()
-        slots[name] = st.container(key=f"panel_{name}").empty()
-        if name == "cardinality":
-            slots["cardinality_note"] = st.empty()
-        if name == "timeline":
-            slots["detections"] = st.container(key="panel_detections").empty()
-    with right:
-        teach(name)
-st.markdown("##### (f) Flip rates: estimated against the truth")
-rl, rr = st.columns([3, 2])
-with rl:
-    slots["rates"] = st.container(key="panel_rates").empty()
-with rr:
-    teach("rates")
-st.markdown("##### (e) Summary")
-sl, sr = st.columns([4, 1])
-with sl:
-    summary_box = st.container(key="panel_summary")
-with sr:
-    teach("summary")
+            slots["cardinality_heading"] = st.empty()
+            slots["cardinality_heading"].markdown(_cardinality_heading())
+        else:
+            st.markdown(f"##### {title}")
+        left, right = st.columns([3, 2])
+        with left:
+            if name == "cardinality":
+                _panel_options()
+            slots[name] = st.container(key=f"panel_{name}").empty()
+            if name == "cardinality":
+                slots["cardinality_note"] = st.empty()
+            if name == "timeline":
+                slots["detections"] = st.container(key="panel_detections").empty()
+        with right:
+            teach(name)
+    st.markdown("##### (f) Flip rates: estimated against the truth")
+    rl, rr = st.columns([3, 2])
+    with rl:
+        slots["rates"] = st.container(key="panel_rates").empty()
+    with rr:
+        teach("rates")
+    st.markdown("##### (e) Summary")
+    sl, sr = st.columns([4, 1])
+    with sl:
+        summary_box = st.container(key="panel_summary")
+    with sr:
+        teach("summary")
 
 
 def _info(run, chunks=None):
@@ -219,21 +293,41 @@ def draw(run, chunks=None):
     chunks, models, cps, size, n = args
     focus = _focus(run)
     k = len(chunks)  # a fresh key per redraw: two identical figures in one run are allowed
-    figs = {
-        "metrics": F.metrics_figure(*args),
-        "cardinality": F.cardinality_figure(chunks, focus, cps, size, n, show_paper=bool(ss.get("show_paper"))),
-        "threshold": F.detector_figure(chunks, focus, cps, size, n),
-        "timeline": F.timeline_figure(chunks, focus, cps, size, n),
+    makers = {
+        "metrics": lambda: F.metrics_figure(*args),
+        "cardinality": lambda: F.cardinality_figure(chunks, focus, cps, size, n, show_paper=bool(ss.get("show_paper"))),
+        "threshold": lambda: F.detector_figure(chunks, focus, cps, size, n),
+        "timeline": lambda: F.timeline_figure(chunks, focus, cps, size, n),
     }
-    for name, fig in figs.items():
-        slots[name].plotly_chart(fig, config=PLOT_CONFIG, key=f"fig_{name}_{k}")
-    slots["cardinality_heading"].markdown(_cardinality_heading(chunks, focus))
-    note = F.cardinality_note(chunks, focus)
-    if note:
-        slots["cardinality_note"].caption(note)
-    _draw_rates(run, chunks, k)
-    if F.detecting_models(chunks, focus):
+    for name, make in makers.items():
+        if name not in slots:  # presentation mode draws one panel only
+            continue
+        fig = make()
+        if presenting:
+            _enlarge(fig)
+        _chart(slots[name], fig, f"fig_{name}_{k}")
+    if "cardinality" in slots:
+        slots["cardinality_heading"].markdown(_cardinality_heading(chunks, focus))
+        note = F.cardinality_note(chunks, focus)
+        if note:
+            slots["cardinality_note"].caption(note)
+    if "rates" in slots:
+        _draw_rates(run, chunks, k)
+    if "detections" in slots and F.detecting_models(chunks, focus):
         slots["detections"].table(F.detection_table(chunks, focus, cps, size), hide_index=True)
+
+
+def _enlarge(fig):
+    """Presentation mode: the figure's type at PRESENT_FONT px, and taller (the panel has the page to itself)."""
+    fig.update_layout(font=dict(size=PRESENT_FONT), height=max(fig.layout.height or 340, 460))
+    fig.update_annotations(font_size=PRESENT_FONT)
+    fig.update_layout(legend_font_size=PRESENT_FONT - 2)
+    fig.update_xaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
+    fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
+
+
+def _chart(slot, fig, key):
+    slot.plotly_chart(fig, config=PLOT_CONFIG, key=key)
 
 
 def _draw_rates(run, chunks, k):
@@ -249,7 +343,10 @@ def _draw_rates(run, chunks, k):
         st.caption(f"{estimating[0]}'s estimates"
                    + (f" ({', '.join(others)} estimate their own; they part from these after a drift they act on)."
                       if others else "."))
-        st.plotly_chart(F.flip_rate_figure(over_time), config=PLOT_CONFIG, key=f"fig_rates_{k}")
+        fig = F.flip_rate_figure(over_time)
+        if presenting:
+            _enlarge(fig)
+        st.plotly_chart(fig, config=PLOT_CONFIG, key=f"fig_rates_{k}")
         names = list(getattr(stream, "label_names", ()) or [])
         if names and len(names) == len(per_label):
             per_label["label"] = names
@@ -435,6 +532,8 @@ def _result(run):
 
 
 def _summary(run):
+    if summary_box is None:  # presentation mode shows another panel
+        return
     result = _result(run)
     table = report.summary_table(result, readable=True)
     with summary_box:
@@ -484,7 +583,7 @@ def _summary(run):
 # --------------------------------------------------------------------------- state machine
 if run is None:
     status.caption("Ready: press Run.")
-    slots["metrics"].info("Press **Run** to stream the configured data through the selected variants. "
+    next(iter(slots.values()), st.empty()).info("Press **Run** to stream the configured data through the selected variants. "
                           "Presets in the sidebar fill every control.", icon=":material/info:")
 else:
     if run["status"] == "starting":
@@ -507,7 +606,8 @@ else:
     elif run["status"] == "starting":
         status.caption("starting · building the stream and the models…")
     else:
-        run_caption.caption(f"This run: {md_escape(_describe(run['cfg']))}")
+        if not presenting:
+            run_caption.caption(f"This run: {md_escape(_describe(run['cfg']))}")
         with run["lock"]:
             chunks = list(run["chunks"])
         status.caption(_status_text(run, len(chunks)))  # before the panels: Stop is seen at once
