@@ -305,6 +305,7 @@ def draw(run, chunks=None):
         fig = make()
         if presenting:
             _enlarge(fig)
+        fig.update_layout(meta=k)  # the chunks drawn, for the browser test's latency measurement
         _chart(slots[name], fig, f"fig_{name}_{k}")
     if "cardinality" in slots:
         slots["cardinality_heading"].markdown(_cardinality_heading(chunks, focus))
