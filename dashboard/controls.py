@@ -615,7 +615,8 @@ def settings_cost(cfg: RunConfig, n_features, n_labels, n_available):
     if n_features is None or n_labels is None:
         return None
     length = cfg.n_instances or (SYNTHETIC_DEFAULT_LENGTH if cfg.dataset == "synthetic" else n_available)
-    return estimate_for(cfg, n_features=n_features, n_labels=n_labels, n_instances=length)
+    return estimate_for(cfg, n_features=n_features, n_labels=n_labels, n_instances=length,
+                        elm_names=[*ELM_VARIANTS, *ORACLES])
 
 
 def _gb(nbytes: float) -> str:

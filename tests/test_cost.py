@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from ncld_core.model import ELMNCLD
-from ncld_core.model.cost import (MEMORY_BUDGET_BYTES, estimate_cost, extrapolate, largest_hidden_within,
+from ncld_core.model.cost import (MEMORY_BUDGET_BYTES, estimate_cost, estimate_for, extrapolate,
+                                  largest_hidden_within,
                                   machine_flops)
 
 BASE = dict(chunk_size=250, n_features=1001, n_labels=53, n_neighbors=10, n_models=3)
@@ -65,3 +66,14 @@ def test_the_estimate_bounds_what_numpy_allocates_for_one_chunk():
         tracemalloc.stop()
     est = estimate_cost(chunk_size=N, n_hidden=L, n_features=d, n_labels=q, n_neighbors=5, n_models=1)
     assert 0.5 * est.memory_bytes <= peak <= 1.5 * est.memory_bytes, (peak, est.terms)
+
+
+def test_estimate_for_counts_the_configs_elm_variants():
+    from ncld_core.config import RunConfig
+    from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
+
+    names = [*ELM_VARIANTS, *ORACLES]
+    three = estimate_for(RunConfig(), n_features=20, n_labels=10, n_instances=5000, elm_names=names)
+    assert three.n_models == 3 and three.n_chunks == 20 and any("P_D" in t for t in three.terms)
+    plain = estimate_for(RunConfig(models=["ELM (plain)"]), n_features=20, n_labels=10, elm_names=names)
+    assert plain.n_models == 1 and not any("P_D" in t for t in plain.terms)  # rates 0: no P_D fit

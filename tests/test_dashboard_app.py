@@ -220,7 +220,8 @@ def test_short_run_completes_with_summary_and_downloads():
     run = at.session_state["run"]
     assert run["status"] == "done" and len(run["chunks"]) == 3
     timings = at.session_state["timings"]
-    assert len(timings["update_ms"]) == 3 and timings["first_plot_s"] > 0
+    # one redraw per chunk at most: chunks that arrive during a redraw are drawn together by the next one
+    assert 1 <= len(timings["update_ms"]) <= 3 and timings["first_plot_s"] > 0
     assert any(c.value.startswith("done · chunk 3/3") for c in at.caption)
     assert _run_button(at).disabled is False and at.button(key="stop_button").disabled is True
 

@@ -97,12 +97,12 @@ def estimate_cost(*, chunk_size: int, n_hidden: int, n_features: int, n_labels: 
                         n_models=m)
 
 
-def estimate_for(cfg, *, n_features: int, n_labels: int, n_instances: int | None = None) -> CostEstimate:
-    """:func:`estimate_cost` of a :class:`~ncld_core.config.RunConfig`'s ELM-NCLD variants (the oracle
-    included; the baselines' own costs are not counted) on data of ``n_features`` x ``n_labels``."""
-    from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
-
-    elm = [m for m in cfg.models if m in ELM_VARIANTS or m in ORACLES]
+def estimate_for(cfg, *, n_features: int, n_labels: int, n_instances: int | None = None,
+                 elm_names=()) -> CostEstimate:
+    """:func:`estimate_cost` of a :class:`~ncld_core.config.RunConfig`'s ELM-NCLD variants on data of
+    ``n_features`` x ``n_labels``: its models named in ``elm_names`` (the variants and the oracle, from
+    :mod:`ncld_core.eval.variants`, a layer above this one); the baselines' own costs are not counted."""
+    elm = [m for m in cfg.models if m in set(elm_names)]
     # P_D is fitted unless every variant is told rates 0 (ELM (plain), "ignore", or a noise-free stream)
     told_nonzero = cfg.model_rates == "estimate" or (cfg.model_rates == "known" and cfg.noise != "none")
     fits = any(m != "ELM (plain)" for m in elm) and told_nonzero
