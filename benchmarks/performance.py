@@ -615,6 +615,43 @@ def dashboard_timing(path=DASHBOARD_TIMING) -> dict:
     }
 
 
+def dashboard_latency_section(dash: dict) -> list[str]:
+    """The latency targets of the Live run against the browser test's measurements (``latency_<dataset>``,
+    ``stop_inside_slow_chunk_*`` in ``dashboard_timing.json``): per-chunk update, Run to first plot, Stop.
+
+    Measured by ``pytest tests/test_dashboard_browser.py -k "latency or slow_chunk"`` (Chromium, 1400 x 1000):
+    the per-chunk update is the time from the status line first naming chunk k (sent before the figures) to
+    every panel's figure showing chunk k, per animation frame; Run to first plot from the click to all four
+    panels drawn; Stop from the click to the status saying "stopped", inside a chunk of tens of seconds.
+    """
+    if dash.get("missing"):
+        return []
+    nums = dash.get("numbers", {})
+    names = sorted({k.split(".")[0][len("latency_"):] for k in nums if k.startswith("latency_")})
+    stops = {k.split(".")[0] for k in nums if k.startswith("stop_inside_slow_chunk")}
+    if not names and not stops:
+        return []
+    upd, first = TARGETS["dashboard_update_ms"], TARGETS["dashboard_first_plot_s"]
+    L = ["", "### 5b. Live-run latency against the targets", "",
+         "Measured by `pytest tests/test_dashboard_browser.py -k \"latency or slow_chunk\"` in Chromium at "
+         "1400 x 1000 (browser clock): per chunk, from the status line naming chunk k (sent before the figures) "
+         "to every panel showing it; Run to the four panels drawn; Stop to the status saying *stopped*, inside "
+         "a chunk of tens of seconds (enron, L = 500). The large datasets are cut to 13 chunks.", "",
+         f"| dataset | per-chunk update, median ms (target {upd:.0f}) | p90 ms | chunks measured | "
+         f"Run to first plot, s (target {first:g}) |", "|---|---|---|---|---|"]
+    for n in names:
+        g = lambda f: nums.get(f"latency_{n}.{f}")  # noqa: E731
+        med, fp = g("median_ms"), g("run_to_first_plot_s")
+        ok = lambda v, t: "–" if v is None else f"{v:g} {'(met)' if v <= t else '(missed)'}"  # noqa: E731
+        L.append(f"| {n} | {ok(med, upd)} | {g('p90_ms') if g('p90_ms') is not None else '–'} | "
+                 f"{g('chunks_measured'):.0f} | {ok(fp, first)} |")
+    for key in sorted(stops):
+        s_, b, load = nums.get(f"{key}.stop_s_browser"), nums.get(f"{key}.bound_s"), nums.get(f"{key}.load_per_core")
+        L += ["", f"Stop inside a slow chunk ({key[len('stop_inside_slow_chunk_'):]}): {s_:g} s "
+                  f"(target 1 s; the test's bound {b:g} s at a load of {load:g} runnable processes per core)."]
+    return L
+
+
 # ====================================================================== 6: profile
 def profile_partial_fit(name: str, cfg: Config, top: int = 15) -> dict:
     from ncld_core.model import ELMNCLD
@@ -948,6 +985,7 @@ def render(res: dict) -> str:
             md_table(["field", "value"], [[k, f"{v:g}"] for k, v in dash["numbers"].items()]
                      + [[k, v] for k, v in dash.get("strings", {}).items()]),
         ]
+    L += dashboard_latency_section(dash)
 
     # ---------------------------------------------------------------- 6
     L += ["", "## 6. Profile of `partial_fit`", ""]

@@ -28,6 +28,7 @@ from ncld_core.config import PRESETS, SYNTHETIC_DEFAULT_LENGTH, RunConfig
 from ncld_core.eval.baselines import BASELINES, OPTIONAL
 from ncld_core.eval.runner import RATE_MODES
 from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
+from ncld_core.model.cost import MEMORY_BUDGET_BYTES, estimate_for, largest_hidden_within
 from ncld_core.model.detector import DETECTORS
 from ncld_core.stream.schedule import KINDS
 
@@ -53,6 +54,7 @@ class Context:
     n_labels_available: int | None = None
     label_names: list = field(default_factory=list)
     dataset_note: str = ""
+    cost: object = None  # ncld_core.model.cost.CostEstimate of the settings (None: the data's size is unknown)
 
     @property
     def ok(self) -> bool:
@@ -324,6 +326,7 @@ def render_sidebar() -> Context:
     f = _Form()
     extra_errors = {}
     ctx_upload, n_available, n_labels_available, label_names, note = None, None, None, [], ""
+    n_features_available = None
 
     st.markdown("### ncld · ELM-NCLD lab")
     st.pills("Presets", list(PRESETS), key="preset_pick", on_change=_apply_preset,
@@ -380,6 +383,7 @@ def render_sidebar() -> Context:
             else:
                 ctx_upload = (ds, data.digest(arff_bytes, xml_bytes))
                 n_available, n_labels_available = ds.n_instances, ds.n_labels
+                n_features_available = ds.n_features
                 label_names = list(ds.label_names)
                 # st.text: the name comes from the user's file, shown verbatim (no markdown / HTML).
                 st.text(f"{ds.name}: {ds.n_instances} instances, {ds.n_features} features, "
@@ -393,6 +397,7 @@ def render_sidebar() -> Context:
         else:
             n_available = int(row["instances"]) if pd.notna(row["instances"]) else None
             n_labels_available = int(row["labels"]) if pd.notna(row["labels"]) else None
+            n_features_available = int(row["features"]) if pd.notna(row["features"]) else None
             note = (f"{row['instances']} instances · {row['features']} features · {row['labels']} labels · "
                     f"cardinality {row['cardinality']:.3f}")
             st.caption(note)
@@ -582,6 +587,16 @@ def render_sidebar() -> Context:
     for k, v in extra_errors.items():
         errors.setdefault(k, v)
     _word_detector_errors(errors, cfg)
+    cost = None
+    if not errors:  # only settings that pass every other check are costed
+        if dataset == "synthetic":
+            n_features_available, n_labels_available_c = cfg.n_features, cfg.n_labels
+        else:
+            n_labels_available_c = n_labels_available
+        cost = settings_cost(cfg, n_features_available, n_labels_available_c, n_available)
+        refusal = over_budget(cfg, cost, n_features_available, n_labels_available_c)
+        if refusal:
+            errors[refusal[0]] = refusal[1]
     errors = {k: worded(v) for k, v in errors.items()}
     for k, msg in errors.items():
         slot = f.slots.get(k) or f.slots.get("dataset")
@@ -597,7 +612,39 @@ def render_sidebar() -> Context:
         preset_note.caption(f"**{applied}**{'' if cfg == PRESETS[applied] else ' (modified)'} — "
                             f"{PRESET_NOTES.get(applied, '')}")
     return Context(cfg=cfg, errors=errors, upload=ctx_upload, n_available=n_available,
-                   n_labels_available=n_labels_available, label_names=label_names, dataset_note=note)
+                   n_labels_available=n_labels_available, label_names=label_names, dataset_note=note, cost=cost)
+
+
+def settings_cost(cfg: RunConfig, n_features, n_labels, n_available):
+    """The core's estimate of one chunk's memory and work for these settings (None if the data's size is unknown)."""
+    if n_features is None or n_labels is None:
+        return None
+    length = cfg.n_instances or (SYNTHETIC_DEFAULT_LENGTH if cfg.dataset == "synthetic" else n_available)
+    return estimate_for(cfg, n_features=n_features, n_labels=n_labels, n_instances=length,
+                        elm_names=[*ELM_VARIANTS, *ORACLES])
+
+
+def _gb(nbytes: float) -> str:
+    return f"{nbytes / 1024**3:.1f} GB" if nbytes >= 0.1 * 1024**3 else f"{nbytes / 1024**2:.0f} MB"
+
+
+def over_budget(cfg: RunConfig, cost, n_features, n_labels):
+    """``(field, message)`` when the settings' estimated memory per chunk is past MEMORY_BUDGET_BYTES, else None.
+
+    The field is the control whose value makes the largest array: L (hidden nodes) for the P_D fit and the
+    statistics, the chunk size for the graph and the chunk's features.
+    """
+    if cost is None or cost.memory_bytes <= MEMORY_BUDGET_BYTES:
+        return None
+    head = (f"one chunk needs about {_gb(cost.memory_bytes)} of arrays (largest: {cost.largest}, "
+            f"{_gb(cost.terms[cost.largest])}), past the budget of {_gb(MEMORY_BUDGET_BYTES)}")
+    if "L" in cost.largest.split(":")[-1]:
+        fit = largest_hidden_within(MEMORY_BUDGET_BYTES, chunk_size=cfg.chunk_size, n_features=n_features,
+                                    n_labels=n_labels, n_neighbors=cfg.n_neighbors, n_models=cost.n_models,
+                                    fits_proba=any("P_D" in t for t in cost.terms))
+        return "n_hidden", (f"{head}: with chunks of {cfg.chunk_size}, at most {fit} hidden nodes fit"
+                            if fit else f"{head}: lower the chunk size")
+    return "chunk_size", f"{head}: lower the chunk size"
 
 
 def start_failure(run, cfg: RunConfig):

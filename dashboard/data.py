@@ -147,3 +147,11 @@ def warm_up() -> bool:
     except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
         return False
     return True
+
+
+@st.cache_resource(show_spinner=False)
+def flops_rate() -> float:
+    """This server's matrix-product rate (flop/s), measured once: what the cost estimate's times divide by."""
+    from ncld_core.model.cost import machine_flops
+
+    return machine_flops()

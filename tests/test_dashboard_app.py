@@ -222,7 +222,8 @@ def test_short_run_completes_with_summary_and_downloads():
     run = at.session_state["run"]
     assert run["status"] == "done" and len(run["chunks"]) == 3
     timings = at.session_state["timings"]
-    assert len(timings["update_ms"]) == 3 and timings["first_plot_s"] > 0
+    # one redraw per chunk at most: chunks that arrive during a redraw are drawn together by the next one
+    assert 1 <= len(timings["update_ms"]) <= 3 and timings["first_plot_s"] > 0
     assert any(c.value.startswith("done · chunk 3/3") for c in at.caption)
     assert _run_button(at).disabled is False and at.button(key="stop_button").disabled is True
 
@@ -726,3 +727,17 @@ def test_sweep_progress_counts_grid_points():
     assert sweep_progress_text(3, 12, 12, True) == "Sweeping β × γ: grid point 3 of 12 done"
     assert sweep_progress_text(5, 20, 18, False) == "Sweeping β × γ: 18 grid points together, 25 % of the stream"
     assert "chunk" not in sweep_progress_text(5, 20, 18, False)
+
+
+def test_a_run_computed_in_a_thread_where_fork_is_missing(monkeypatch):
+    """Platforms without fork compute the chunks in a thread: the run completes the same way."""
+    monkeypatch.setenv("NCLD_DASHBOARD_THREADS", "1")
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.run()
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = at.session_state["run"]
+    assert run["status"] == "done" and len(run["chunks"]) == 3 and run.get("proc") is None
+    assert _summary(at)["variant"].tolist() == ["ELM-O", "ELM-I", "ELM-II", "all-negative", "noisy-prior"]

@@ -336,3 +336,205 @@ def test_nothing_is_loaded_from_the_internet(browser, server):
     config = (ROOT / ".streamlit" / "config.toml").read_text()
     assert "http://" not in config and "https://" not in config
 
+
+
+# ----------------------------------------------------------------------------- guards, presentation, latency
+#: Stop must take effect within this (seconds) ...
+STOP_TARGET_S = 1.0
+#: ... or within this on a machine loaded past 2 runnable processes per core (1-minute load average): the
+#: shared test machine often is, and the page's rerun then waits for a CPU. The test prints which applied.
+STOP_LOADED_S = 2.0
+
+# JavaScript: click Stop and resolve with the milliseconds until the status says "stopped" (browser clock).
+STOP_AND_TIME = """
+() => new Promise(res => {
+  const t0 = performance.now();
+  const obs = new MutationObserver(() => {
+    const x = document.querySelector('.st-key-run_status').innerText;
+    if (x.startsWith('stopped')) { obs.disconnect(); res([performance.now() - t0, x]); }
+  });
+  obs.observe(document.body, {subtree: true, childList: true, characterData: true});
+  [...document.querySelectorAll('.st-key-stop_button button')][0].click();
+})
+"""
+
+
+def _shot(page, name):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name))
+
+
+def test_stop_inside_a_slow_chunk_takes_effect_at_once(browser, server):
+    if not (DATA_DIR / "enron.arff").is_file():
+        pytest.skip(f"enron.arff not found in {DATA_DIR} (set NCLD_DATA_DIR)")
+    # enron with L = 500: one chunk takes ten seconds or more (the P_D fit's N x (L+1)^2 array)
+    page = _open(browser, f"{server}/?dataset=enron&n_hidden=500&models=%5B%22ELM-O%22%5D", height=1000)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    estimate = page.locator(".st-key-run_estimate").inner_text()
+    assert re.search(r"about \d+ MB of arrays per chunk \(budget 2 GB\) · about [\d.]+ s per chunk", estimate), estimate
+    page.get_by_role("button", name="Run", exact=True).click()
+    # inside the second chunk, two seconds after it began
+    before = _wait_status(page, r"running · chunk 1/7 .*computing chunk 2: [2-9] s", 300)
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    ms, stopped = page.evaluate(STOP_AND_TIME)
+    bound = STOP_TARGET_S if load <= 2 else STOP_LOADED_S
+    TIMINGS["stop_inside_slow_chunk_enron_L500"] = {"stop_s_browser": round(ms / 1000, 3),
+                                                    "load_per_core": round(load, 2), "bound_s": bound}
+    print(f"\nStop inside a slow chunk: {ms:.0f} ms (browser clock; load {load:.1f} per core, bound {bound} s)")
+    assert stopped.startswith("stopped · chunk 1/7"), (before, stopped)
+    assert ms / 1000 <= bound, (ms, load)
+    _shot(page, "dashboard_stop_slow_chunk_1400.png")
+    # the chunk being computed is discarded: nothing arrives later; Run is usable again
+    time.sleep(3)
+    assert _status(page).startswith("stopped · chunk 1/7")
+    assert page.get_by_role("button", name="Run", exact=True).is_enabled()
+    # chunk 0 only initialises: the one kept chunk is said to score nothing yet (no traceback)
+    page.get_by_text("No chunk was scored yet").wait_for(timeout=30_000)
+    assert page.locator(".stException").count() == 0
+    page.close()
+
+
+def test_guard_refuses_settings_past_the_memory_budget_next_to_the_control(browser, server):
+    if not (DATA_DIR / "enron.arff").is_file():
+        pytest.skip(f"enron.arff not found in {DATA_DIR} (set NCLD_DATA_DIR)")
+    page = _open(browser, f"{server}/?dataset=enron&n_hidden=1500", height=1000)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    msg = page.get_by_text(re.compile(r"past the budget of 2\.0 GB: with chunks of 250, at most \d+ hidden nodes fit"))
+    msg.first.wait_for(timeout=30_000)
+    assert not page.get_by_role("button", name="Run", exact=True).is_enabled()
+    # inline: right under the L (hidden nodes) input
+    field = page.get_by_label("L (hidden nodes)").bounding_box()
+    box = msg.first.bounding_box()
+    assert 0 <= box["y"] - (field["y"] + field["height"]) < 120, (field, box)
+    _shot(page, "dashboard_guard_1400.png")
+    page.close()
+
+
+def test_presentation_mode_one_panel_large_type(browser, server):
+    for width, height in ((1280, 720), (1024, 768)):
+        page = _open(browser, f"{server}/?n_instances=1500", height=height)
+        page.set_viewport_size({"width": width, "height": height})
+        page.get_by_role("button", name="Run", exact=True).click()
+        _wait_status(page, r"^done · chunk 6/6", 120)
+        page.get_by_text("Presentation mode").click()
+        page.get_by_role("button", name="Next").wait_for(timeout=30_000)
+        page.locator(".st-key-panel_cardinality").wait_for(state="detached", timeout=30_000)
+        page.locator(".st-key-panel_metrics .js-plotly-plot").first.wait_for(timeout=30_000)
+        panels = [p for p in ("metrics", "cardinality", "threshold", "timeline", "rates", "summary")
+                  if page.locator(f".st-key-panel_{p}").count()]
+        assert panels == ["metrics"], panels
+        size = page.evaluate("""() => parseFloat(getComputedStyle(
+            document.querySelector('.st-key-run_status p')).fontSize)""")
+        assert size >= 18, size  # the status line: 1.3 rem and more
+        tick = page.evaluate("""() => parseFloat(document.querySelector(
+            '.st-key-panel_metrics .ytick text').style.fontSize)""")
+        assert tick >= 16, tick
+        assert page.locator('section[data-testid="stSidebar"]').is_hidden()
+        for label in ("Run", "Stop", "Previous", "Next"):  # labelled, on one line
+            b = page.get_by_role("button", name=label, exact=True).bounding_box()
+            assert b["height"] < 60, (label, b)
+        _shot(page, f"dashboard_presentation_{width}x{height}.png")
+        page.get_by_role("button", name="Next").click()
+        page.locator(".st-key-panel_metrics").wait_for(state="detached", timeout=30_000)
+        page.locator(".st-key-panel_cardinality .js-plotly-plot").first.wait_for(timeout=30_000)
+        found = _text_problems(page, "cardinality")
+        assert not found["problems"], found
+        page.get_by_text("Presentation mode").click()  # back to the normal layout
+        page.locator(".st-key-panel_timeline .js-plotly-plot").first.wait_for(timeout=30_000)
+        page.close()
+
+
+def test_layout_at_820_px_keeps_labels_and_titles_apart(browser, server):
+    page = _open(browser, f"{server}/?n_instances=1500", height=1000)
+    page.set_viewport_size({"width": 820, "height": 1000})
+    page.get_by_role("button", name="Run", exact=True).click()
+    _wait_status(page, r"^done · chunk 6/6", 120)
+    page.locator(".st-key-panel_summary table").wait_for(timeout=30_000)
+    for label in ("Run", "Stop"):
+        btn = page.get_by_role("button", name=label, exact=True)
+        box = btn.bounding_box()
+        text = btn.locator("p").first.bounding_box()
+        assert box["height"] < 50, (label, box)  # one line
+        assert text["x"] >= box["x"] and text["x"] + text["width"] <= box["x"] + box["width"], (label, box, text)
+    for panel in ("metrics", "cardinality", "threshold", "timeline"):
+        found = _text_problems(page, panel)
+        assert not found["problems"], (panel, found["problems"])
+    # the panels' headings do not overlap each other or the figures
+    heads = page.evaluate("""() => [...document.querySelectorAll('.stMainBlockContainer h5')]
+        .map(h => { const r = h.getBoundingClientRect(); return [h.innerText, r.top, r.bottom]; })""")
+    heads.sort(key=lambda h: h[1])
+    for a, b in zip(heads, heads[1:]):
+        assert a[2] <= b[1] + 1, (a, b)
+    _shot(page, "dashboard_820.png")
+    page.close()
+
+
+# JavaScript: every animation frame, note the status text and the chunk count each panel's figure shows
+# (its layout.meta, set by the page to the number of chunks drawn).
+OBSERVE_PANELS = """
+() => {
+  window.__frames = [];
+  const tick = () => {
+    const box = document.querySelector('.st-key-run_status');
+    const metas = ['metrics', 'cardinality', 'threshold', 'timeline'].map(p => {
+      const gd = document.querySelector('.st-key-panel_' + p + ' .js-plotly-plot');
+      return gd && gd.layout && gd.layout.meta !== undefined ? gd.layout.meta : null; });
+    const text = box ? box.innerText : '';
+    const key = text + JSON.stringify(metas);
+    const last = window.__frames[window.__frames.length - 1];
+    if (!last || last[3] !== key) window.__frames.push([performance.now(), text, metas, key]);
+    if (!text.startsWith('done') && !text.startsWith('stopped')) requestAnimationFrame(tick);
+  };
+  tick();
+}
+"""
+
+
+def chunk_update_latency(frames) -> dict:
+    """From OBSERVE_PANELS' frames: per chunk k, ms from the status first saying chunk k (it is sent before the
+    figures) to the moment every panel shows k or later (a panel the page skipped past counts as drawn)."""
+    said, first_at = {}, {}
+    for t, text, metas, _ in frames:
+        m = re.search(r"chunk (\d+)/", text)
+        if m and text.startswith("running"):
+            said.setdefault(int(m.group(1)), t)
+        for i, v in enumerate(metas or ()):
+            if v is not None:
+                first_at.setdefault((i, int(v)), t)
+    lat = []
+    for k, t_said in said.items():
+        reach = [min((t for (j, v), t in first_at.items() if j == i and v >= k), default=None) for i in range(4)]
+        if None not in reach:
+            lat.append(max(reach) - t_said)
+    lat.sort()
+    return {"chunks_measured": len(lat), "median_ms": round(lat[len(lat) // 2], 1) if lat else None,
+            "p90_ms": round(lat[int(0.9 * (len(lat) - 1))], 1) if lat else None}
+
+
+SHARED = ("emotions", "medical", "enron", "langlog", "corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500")
+#: The large ones are cut to their first 3250 instances (13 chunks of 250) to keep the test short.
+LARGE = {"corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500"}
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
+    """Per-chunk browser update on each shared dataset at the defaults (the first 12 chunks), and Run to first plot."""
+    if not (DATA_DIR / f"{name}.arff").is_file():
+        pytest.skip(f"{name}.arff not found in {DATA_DIR}")
+    page = _open(browser, f"{server}/?dataset={name}" + ("&n_instances=3250" if name in LARGE else ""), height=1000)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.evaluate(OBSERVE_PANELS)
+    t_click = page.evaluate("performance.now()")
+    page.get_by_role("button", name="Run", exact=True).click()
+    final = _wait_status(page, r"^(done|stopped|failed) ·", 600)
+    assert final.startswith("done"), final
+    frames = page.evaluate("window.__frames")
+    first = next((t for t, _, metas, _ in frames if metas and all(v is not None for v in metas)), None)
+    res = chunk_update_latency(frames)
+    res["run_to_first_plot_s"] = None if first is None else round((first - t_click) / 1000, 3)
+    res["status"] = final
+    TIMINGS[f"latency_{name}"] = res
+    print(f"\n{name}: {res}")
+    # a measurement (docs/performance.md compares it with the 200 ms / 2 s targets): it must exist
+    assert res["chunks_measured"] >= 2 and res["run_to_first_plot_s"] is not None, res
+    page.close()

@@ -1,13 +1,21 @@
 """Live run: press Run, watch every chunk arrive, stop at any time, download the results.
 
-The run lives in ``st.session_state["run"]`` (this visitor only): the runner's
-generator, and every ChunkResult as soon as it arrives. Any rerun (Stop, a control,
-a page switch) interrupts the drawing loop between two chunks; nothing computed
-is lost, and a rerun of this page resumes the generator where it stopped.
+The run lives in ``st.session_state["run"]`` (this visitor only). The runner's generator is
+advanced in a forked process of its own (where the platform has fork; else in a worker thread), one
+chunk per request of a relay thread, which stores each ChunkResult under the run's lock as soon as
+it is complete; nothing else ever advances the generator. The script thread only waits for new
+chunks and draws them, so a click (Stop, a control, a page switch) interrupts it at once, even in
+the middle of a chunk that takes a minute: Stop marks the run stopped and kills the process, every
+completed chunk is kept and the chunk being computed is discarded (a worker thread instead finishes
+it and drops it). The relay asks for no new chunk while no page has shown the run for a few seconds
+(another page, a closed tab); showing the Live run again resumes it, and a run left alone for
+ten minutes is stopped.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
 import statistics
 import threading
@@ -23,6 +31,7 @@ from dashboard.ui import md_escape, teach
 from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
 from ncld_core.eval.runner import RunResult
 from ncld_core.eval.variants import ELM_VARIANTS
+from ncld_core.model.cost import MEMORY_BUDGET_BYTES, extrapolate
 from ncld_core.model.flip_rates import estimate_errors
 
 ss = st.session_state
@@ -30,28 +39,40 @@ ctx = ss["ctx"]
 PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
 
+#: The worker pauses after its chunk when no page has shown the run for this long (seconds).
+IDLE_S = 5.0
+#: How often the waiting script thread looks at the run (seconds): a click interrupts it within this.
+POLL_S = 0.1
+
+
+def _halt(run):
+    """Mark ``run`` stopped (if it still runs), end the chunk being computed; never waits for it."""
+    with run["lock"]:
+        if run["status"] in ("starting", "running"):
+            run["status"] = "stopped"
+            run["t_stop"] = time.perf_counter()
+        run["cond"].notify_all()
+        proc = run.get("proc")
+    if proc is not None and proc.is_alive():
+        proc.kill()  # its chunk is discarded; the relay thread then closes the pipe
+
+
 def _start():
     old = ss.get("run")
-    if old is not None:  # a previous run may still be finishing a chunk in another script thread
-        with old["lock"]:
-            old["status"] = "stopped" if old["status"] in ("starting", "running") else old["status"]
-            old.pop("gen", None)
+    if old is not None:  # a previous run's worker may still be computing a chunk: it discards it
+        _halt(old)
     cfg = ss["ctx"].cfg
+    lock = threading.Lock()
     ss["run"] = {"status": "starting", "cfg": cfg, "upload": ss["ctx"].upload, "t_click": time.perf_counter(),
-                 "lock": threading.Lock(), "chunks": [], "update_ms": [], "compute_ms": [], "first_plot_s": None,
-                 "n_chunks": 0, "chunk_size": cfg.chunk_size, "models": [], "change_points": [], "stream_s": 0.0,
-                 "result": None}
+                 "lock": lock, "cond": threading.Condition(lock), "chunks": [], "update_ms": [], "compute_ms": [],
+                 "first_plot_s": None, "n_chunks": 0, "chunk_size": cfg.chunk_size, "models": [],
+                 "change_points": [], "stream_s": 0.0, "result": None, "seen": time.monotonic()}
 
 
 def _stop():
     run = ss.get("run")
     if run:
-        # With fast reruns the interrupted script thread may still be computing a chunk: wait for it,
-        # so that chunk is kept and the generator is never touched by two threads.
-        with run["lock"]:
-            if run["status"] in ("starting", "running"):
-                run["status"] = "stopped"
-            run.pop("gen", None)
+        _halt(run)
 
 
 def _describe(cfg) -> str:
@@ -71,11 +92,52 @@ if ss.pop("autostart", False) and ctx.ok and ss.get("run") is None:
 run = ss.get("run")
 running = bool(run) and run["status"] in ("starting", "running")
 
-st.markdown("## Live run")
-st.caption("Prequential test-then-train on a noisy stream: every chunk is scored against the ground truth, "
-           "then learned from its noisy labels. Whatever a legend marks *oracle: hidden from the learner* (the true "
-           "cardinality, change points and regimes, the true flip rates, a model trained on the clean labels) is "
-           "drawn to judge the learner, which never sees it.")
+# Run and Stop keep their labels at any width (820 px included): their columns never shrink below the label.
+LAYOUT_CSS = """<style>
+[data-testid="stColumn"]:has(.st-key-run_button), [data-testid="stColumn"]:has(.st-key-stop_button) {
+  min-width: 6.5rem; flex: 0 0 auto; width: auto; }
+.st-key-run_button button, .st-key-stop_button button { white-space: nowrap; }
+</style>"""
+# Presentation mode: large type for a projector, one panel at a time, no explanations beside the panels.
+PRESENT_CSS = """<style>
+.stMainBlockContainer { font-size: 1.3rem; }
+.stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer td, .stMainBlockContainer th,
+.stMainBlockContainer button, .stMainBlockContainer label { font-size: 1.3rem !important; }
+.stMainBlockContainer h2 { font-size: 2.4rem; }
+.stMainBlockContainer h5 { font-size: 1.8rem; }
+.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
+.stMainBlockContainer { padding-top: 3.5rem; max-width: 100%; }
+section[data-testid="stSidebar"] { display: none; }
+.st-key-present_prev button, .st-key-present_next button { white-space: nowrap; }
+[data-testid="stColumn"]:has(.st-key-present_prev), [data-testid="stColumn"]:has(.st-key-present_next) {
+  min-width: 8.5rem; flex: 0 0 auto; width: auto; }
+</style>"""
+#: Presentation mode's panels, in order: (key, the selector's label).
+PRESENT_PANELS = (("metrics", "(a) quality"), ("cardinality", "(b) cardinality"), ("threshold", "(c) drift tests"),
+                  ("timeline", "(d) firings"), ("rates", "(e) flip rates"), ("summary", "(f) summary"))
+#: Plotly font size (px) of the figures in presentation mode.
+PRESENT_FONT = 18
+
+
+def _step_panel(delta: int):
+    keys = [k for k, _ in PRESENT_PANELS]
+    cur = ss.get("present_panel") if ss.get("present_panel") in keys else keys[0]
+    ss["present_panel"] = keys[(keys.index(cur) + delta) % len(keys)]
+
+
+st.html(LAYOUT_CSS)
+hd, tg = st.columns([4, 2], vertical_alignment="bottom")
+hd.markdown("## Live run")
+presenting = tg.toggle("Presentation mode", key="presenting",
+                       help="For a projector: large type, one panel at a time (choose it, or step with "
+                            "Previous / Next), the sidebar hidden; readable at 1024 × 768.")
+if presenting:
+    st.html(PRESENT_CSS)
+else:
+    st.caption("Prequential test-then-train on a noisy stream: every chunk is scored against the ground truth, "
+               "then learned from its noisy labels. Whatever a legend marks *oracle: hidden from the learner* (the "
+               "true cardinality, change points and regimes, the true flip rates, a model trained on the clean "
+               "labels) is drawn to judge the learner, which never sees it.")
 b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
 b1.button("Run", type="primary", icon=":material/play_arrow:", disabled=(not ctx.ok) or running,
           on_click=_start, key="run_button", width="stretch")
@@ -84,6 +146,27 @@ with b3:
     status = st.container(key="run_status").empty()
 run_caption = st.empty()
 alert = st.empty()
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def _expected_text(cost) -> str:
+    """The settings' expected memory and time per chunk (the core's estimate), said before Run."""
+    per = cost.seconds_per_chunk(data.flops_rate())
+    total = cost.seconds_total(data.flops_rate())
+    mem = cost.memory_bytes / 1024**2
+    mem_txt = f"{mem / 1024:.1f} GB" if mem >= 1024 else f"{mem:.0f} MB"
+    return (f"Expected for these settings: about {mem_txt} of arrays per chunk (budget "
+            f"{MEMORY_BUDGET_BYTES / 1024**3:.0f} GB) · about {per:.1f} s per chunk"
+            + (f", {_duration(total)} for {cost.n_chunks} chunks" if total is not None else "")
+            + " — an estimate from the array shapes, right within a factor of about 2; "
+              "a run's status replaces it with its measured chunk times.")
+
+
+if ctx.ok and ctx.cost is not None and not presenting:
+    st.container(key="run_estimate").caption(_expected_text(ctx.cost))
 if not ctx.ok:
     fix = "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(v)}" for k, v in ctx.errors.items())
     st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {fix}",
@@ -133,77 +216,129 @@ PANELS = (("metrics", "(a) Prediction quality per variant"),
           ("cardinality", None),  # the heading says what the band is: see _cardinality_heading
           ("threshold", "(c) Drift tests: each detector's statistic ÷ threshold (fires above 1)"),
           ("timeline", "(d) Each detector's firings against the true change points"))
-for name, title in PANELS:
-    if name == "metrics":
-        # three subplots side by side: panel (a) takes the full width, its explanation beside the heading
-        h, t = st.columns([3, 2], vertical_alignment="bottom")
-        h.markdown(f"##### {title}")
-        with t:
-            teach(name)
-        slots[name] = st.container(key=f"panel_{name}").empty()
-        continue
-    if name == "cardinality":
+summary_box = None
+if presenting:
+    # one panel, the full width, no explanation beside it; chosen or stepped through
+    if ss.get("present_panel") not in dict(PRESENT_PANELS):
+        ss["present_panel"] = PRESENT_PANELS[0][0]
+    p1, p2, p3 = st.columns([4, 1, 1], vertical_alignment="bottom")
+    with p1:
+        st.selectbox("Panel", [k for k, _ in PRESENT_PANELS], key="present_panel",
+                     format_func=dict(PRESENT_PANELS).get, label_visibility="collapsed")
+    p2.button("Previous", icon=":material/chevron_left:", on_click=_step_panel, args=(-1,), key="present_prev",
+              width="stretch")
+    p3.button("Next", icon=":material/chevron_right:", on_click=_step_panel, args=(1,), key="present_next",
+              width="stretch")
+    shown = ss.get("present_panel") or PRESENT_PANELS[0][0]
+    if shown == "cardinality":
         slots["cardinality_heading"] = st.empty()
         slots["cardinality_heading"].markdown(_cardinality_heading())
+        _panel_options()
+    elif shown == "rates":
+        st.markdown("##### (e) Flip rates: estimated against the true rates (oracle: hidden from the learner)")
+    elif shown == "summary":
+        st.markdown("##### (f) Summary")
     else:
-        st.markdown(f"##### {title}")
-    left, right = st.columns([3, 2])
-    with left:
+        st.markdown(f"##### {dict(PANELS)[shown]}")
+    if shown == "summary":
+        summary_box = st.container(key="panel_summary")
+    else:
+        slots[shown] = st.container(key=f"panel_{shown}").empty()
+    if shown == "cardinality":
+        slots["cardinality_note"] = st.empty()
+    if shown == "timeline":
+        slots["detections"] = st.container(key="panel_detections").empty()
+else:
+    for name, title in PANELS:
+        if name == "metrics":
+            # three subplots side by side: panel (a) takes the full width, its explanation beside the heading
+            h, t = st.columns([3, 2], vertical_alignment="bottom")
+            h.markdown(f"##### {title}")
+            with t:
+                teach(name)
+            slots[name] = st.container(key=f"panel_{name}").empty()
+            continue
         if name == "cardinality":
-            _panel_options()
-        slots[name] = st.container(key=f"panel_{name}").empty()
-        if name == "cardinality":
-            slots["cardinality_note"] = st.empty()
-        if name == "timeline":
-            slots["detections"] = st.container(key="panel_detections").empty()
-    with right:
-        teach(name)
-st.markdown("##### (e) Flip rates: estimated against the true rates (oracle: hidden from the learner)")
-rl, rr = st.columns([3, 2])
-with rl:
-    slots["rates"] = st.container(key="panel_rates").empty()
-with rr:
-    teach("rates")
-st.markdown("##### (f) Summary")
-sl, sr = st.columns([4, 1])
-with sl:
-    summary_box = st.container(key="panel_summary")
-with sr:
-    teach("summary")
+            slots["cardinality_heading"] = st.empty()
+            slots["cardinality_heading"].markdown(_cardinality_heading())
+        else:
+            st.markdown(f"##### {title}")
+        left, right = st.columns([3, 2])
+        with left:
+            if name == "cardinality":
+                _panel_options()
+            slots[name] = st.container(key=f"panel_{name}").empty()
+            if name == "cardinality":
+                slots["cardinality_note"] = st.empty()
+            if name == "timeline":
+                slots["detections"] = st.container(key="panel_detections").empty()
+        with right:
+            teach(name)
+    st.markdown("##### (e) Flip rates: estimated against the true rates (oracle: hidden from the learner)")
+    rl, rr = st.columns([3, 2])
+    with rl:
+        slots["rates"] = st.container(key="panel_rates").empty()
+    with rr:
+        teach("rates")
+    st.markdown("##### (f) Summary")
+    sl, sr = st.columns([4, 1])
+    with sl:
+        summary_box = st.container(key="panel_summary")
+    with sr:
+        teach("summary")
 
 
-def _info(run):
-    return (run["chunks"], run["models"], run["change_points"], run["chunk_size"], run["n_chunks"])
+def _info(run, chunks=None):
+    return (run["chunks"] if chunks is None else chunks, run["models"], run["change_points"], run["chunk_size"],
+            run["n_chunks"])
 
 
-def draw(run):
-    """Redraw every live panel from the chunks received so far."""
-    args = _info(run)
+def draw(run, chunks=None):
+    """Redraw every live panel from ``chunks`` (default: the chunks received so far)."""
+    args = _info(run, list(run["chunks"]) if chunks is None else chunks)
     chunks, models, cps, size, n = args
     focus = _focus(run)
     k = len(chunks)  # a fresh key per redraw: two identical figures in one run are allowed
-    figs = {
-        "metrics": F.metrics_figure(*args),
-        "cardinality": F.cardinality_figure(chunks, focus, cps, size, n, show_paper=bool(ss.get("show_paper"))),
-        "threshold": F.detector_figure(chunks, focus, cps, size, n),
-        "timeline": F.timeline_figure(chunks, focus, cps, size, n),
+    makers = {
+        "metrics": lambda: F.metrics_figure(*args),
+        "cardinality": lambda: F.cardinality_figure(chunks, focus, cps, size, n, show_paper=bool(ss.get("show_paper"))),
+        "threshold": lambda: F.detector_figure(chunks, focus, cps, size, n),
+        "timeline": lambda: F.timeline_figure(chunks, focus, cps, size, n),
     }
+    figs = {name: make() for name, make in makers.items() if name in slots}  # presentation mode: one panel
     base = compare.baseline_for(run)
     if base is not None:  # the pinned run, dimmed, under every panel
         figs = compare.overlay(figs, base, size, n, focus, cps)
     for name, fig in figs.items():
-        slots[name].plotly_chart(fig, config=PLOT_CONFIG, key=f"fig_{name}_{k}")
-    slots["cardinality_heading"].markdown(_cardinality_heading(chunks, focus))
-    note = F.cardinality_note(chunks, focus)
-    if note:
-        slots["cardinality_note"].caption(note)
-    _draw_rates(run, k)
-    if F.detecting_models(chunks, focus):
+        if presenting:
+            _enlarge(fig)
+        fig.update_layout(meta=k)  # the chunks drawn, for the browser test's latency measurement
+        _chart(slots[name], fig, f"fig_{name}_{k}")
+    if "cardinality" in slots:
+        slots["cardinality_heading"].markdown(_cardinality_heading(chunks, focus))
+        note = F.cardinality_note(chunks, focus)
+        if note:
+            slots["cardinality_note"].caption(note)
+    if "rates" in slots:
+        _draw_rates(run, chunks, k)
+    if "detections" in slots and F.detecting_models(chunks, focus):
         slots["detections"].table(F.detection_table(chunks, focus, cps, size), hide_index=True)
 
 
-def _draw_rates(run, k):
-    chunks = run["chunks"]
+def _enlarge(fig):
+    """Presentation mode: the figure's type at PRESENT_FONT px, and taller (the panel has the page to itself)."""
+    fig.update_layout(font=dict(size=PRESENT_FONT), height=max(fig.layout.height or 340, 460))
+    fig.update_annotations(font_size=PRESENT_FONT)
+    fig.update_layout(legend_font_size=PRESENT_FONT - 2)
+    fig.update_xaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
+    fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
+
+
+def _chart(slot, fig, key):
+    slot.plotly_chart(fig, config=PLOT_CONFIG, key=key)
+
+
+def _draw_rates(run, chunks, k):
     estimating = [m for m in run["models"]
                   if any(m in c.diagnostics and c.diagnostics[m].estimates_rates for c in chunks)]
     if not estimating:
@@ -217,7 +352,10 @@ def _draw_rates(run, k):
         st.caption(f"{estimating[0]}'s estimates"
                    + (f" ({', '.join(others)} estimate their own; they part from these after a drift they act on)."
                       if others else "."))
-        st.plotly_chart(F.flip_rate_figure(over_time), config=PLOT_CONFIG, key=f"fig_rates_{k}")
+        fig = F.flip_rate_figure(over_time)
+        if presenting:
+            _enlarge(fig)
+        st.plotly_chart(fig, config=PLOT_CONFIG, key=f"fig_rates_{k}")
         names = list(getattr(stream, "label_names", ()) or [])
         if names and len(names) == len(per_label):
             per_label["label"] = names
@@ -228,13 +366,16 @@ def _draw_rates(run, k):
                          for c in per_label.columns if c != "label"})
 
 
-def _status_text(run) -> str:
-    k, n = len(run["chunks"]), run["n_chunks"]
+def _status_text(run, k=None) -> str:
+    k = len(run["chunks"]) if k is None else k
+    n = run["n_chunks"]
     upd = run["update_ms"]
     if run["status"] == "running":
         last_u = upd[-1] if upd else 0
         last_c = run["compute_ms"][-1] if run["compute_ms"] else 0
-        return f"running · chunk {k}/{n} · update {last_u:.0f} ms · compute {last_c:.0f} ms"
+        left = (f" · about {_duration(extrapolate([c / 1000 for c in run['compute_ms'][:k]], n))} left"
+                if 0 < k < n else "")
+        return f"running · chunk {k}/{n} · update {last_u:.0f} ms · compute {last_c:.0f} ms{left}"
     med = statistics.median(upd) if upd else float("nan")
     first = run.get("first_plot_s")
     first_txt = (f" · first plot after {first:.2f} s (stream ready in {run['stream_s']:.2f} s)"
@@ -246,7 +387,11 @@ def _status_text(run) -> str:
 
 
 def _begin(run):
-    """Build the stream (cached) and the runner's generator."""
+    """Build the stream (cached) and the runner's generator, then start the worker thread.
+
+    Called by one script thread only (``run["begun"]``); the lock is not held while the stream is
+    built, so a Stop meanwhile returns at once (the built stream is then dropped).
+    """
     cfg = run["cfg"]
     t0 = time.perf_counter()
     try:
@@ -254,49 +399,177 @@ def _begin(run):
         runner = cfg.runner()
         gen = runner.iter_run(stream)
     except Exception as exc:  # noqa: BLE001 - bad input is shown inline, never as a traceback
-        run.update(status="error", error=str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}")
-        return
-    run.update(
-        status="running", gen=gen, stream=stream, chunks=[], update_ms=[], compute_ms=[], first_plot_s=None,
-        chunk_size=cfg.chunk_size, n_chunks=stream.n_chunks(cfg.chunk_size),
-        change_points=[(cp.position, cp.kind) for cp in stream.change_points],
-        models=list(cfg.models) + (["all-negative", "noisy-prior"] if cfg.references else []),
-        stream_name=stream.name, result=None, stream_s=time.perf_counter() - t0,
-    )
-
-
-def _loop(run):
-    while True:
-        # One script thread at a time advances the generator (a rerun may start a new thread while an
-        # interrupted one is still computing); each chunk is stored before it is drawn, so a Stop
-        # (or any rerun) during the redraw loses nothing.
         with run["lock"]:
-            gen = run.get("gen")
-            if run["status"] != "running" or gen is None:
-                break
+            if run["status"] == "starting":
+                run.update(status="error", error=str(exc) if isinstance(exc, ValueError) else
+                           f"{type(exc).__name__}: {exc}")
+        return
+    with run["lock"]:
+        if run["status"] != "starting":  # stopped while the stream was built
+            return
+        run.update(
+            status="running", stream=stream, chunks=[], update_ms=[], compute_ms=[], first_plot_s=None,
+            chunk_size=cfg.chunk_size, n_chunks=stream.n_chunks(cfg.chunk_size),
+            change_points=[(cp.position, cp.kind) for cp in stream.change_points],
+            models=list(cfg.models) + (["all-negative", "noisy-prior"] if cfg.references else []),
+            stream_name=stream.name, result=None, stream_s=time.perf_counter() - t0, seen=time.monotonic(),
+            t_chunk=time.perf_counter(),
+        )
+        if _FORK is not None:
+            # A process of its own: no GIL shared with the page, and Stop can end a chunk at once (kill).
+            conn, child_conn = _FORK.Pipe()
+            proc = _FORK.Process(target=_child, args=(gen, child_conn), name="ncld-run", daemon=True)
+            proc.start()
+            child_conn.close()
+            run["proc"] = proc
+            worker = threading.Thread(target=_relay, args=(run, proc, conn), name="ncld-relay", daemon=True)
+        else:  # no fork on this platform: a thread computes (Stop then waits for no chunk, but it finishes)
+            worker = threading.Thread(target=_work, args=(run, gen), name="ncld-run", daemon=True)
+        run["worker"] = worker
+    worker.start()
+
+
+#: Chunks are computed in a forked process when the platform has fork (else in a thread).
+#: NCLD_DASHBOARD_THREADS=1 forces the thread (what platforms without fork use; tested).
+_FORK = (multiprocessing.get_context("fork")
+         if "fork" in multiprocessing.get_all_start_methods() and not os.environ.get("NCLD_DASHBOARD_THREADS")
+         else None)
+#: A paused run (no page showed it) is stopped, and its process ended, after this long (seconds).
+ABANDON_S = 600.0
+
+
+def _child(gen, conn):
+    """The forked process: the only place the generator (the child's copy) is advanced, one chunk per request."""
+    try:
+        while conn.recv() == "next":
             t0 = time.perf_counter()
             try:
                 chunk = next(gen)
             except StopIteration:
-                run["status"] = "done"
-                run.pop("gen", None)
-                break
-            except Exception as exc:  # noqa: BLE001 - shown inline, never a traceback
-                run.update(status="error", error=str(exc) if isinstance(exc, ValueError) else
-                           f"{type(exc).__name__}: {exc}")
-                run.pop("gen", None)
-                break
+                conn.send(("done", None, 0.0))
+                return
+            except Exception as exc:  # noqa: BLE001 - reported to the page, never a traceback
+                conn.send(("error", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}", 0.0))
+                return
+            conn.send(("chunk", chunk, time.perf_counter() - t0))
+    except (EOFError, OSError):  # the page's side is gone
+        return
+
+
+def _wait_shown(run) -> bool:
+    """Under the lock: wait while no page shows the run; False when the run no longer runs."""
+    cond = run["cond"]
+    while run["status"] == "running" and time.monotonic() - run["seen"] > IDLE_S:
+        if time.monotonic() - run["seen"] > ABANDON_S:
+            run["status"] = "stopped"
+            break
+        cond.wait(1.0)
+    return run["status"] == "running"
+
+
+def _work(run, gen):
+    """No fork on this platform: this thread alone advances the generator; a chunk finished after a
+    Stop is discarded (the CPU finishes it in the background)."""
+    cond = run["cond"]
+    try:
+        while True:
+            with cond:
+                if not _wait_shown(run):
+                    return
+                run["t_chunk"] = time.perf_counter()
+            t0 = time.perf_counter()
+            try:
+                kind, value = "chunk", next(gen)
+            except StopIteration:
+                kind, value = "done", None
+            except Exception as exc:  # noqa: BLE001 - reported to the page, never a traceback
+                kind, value = "error", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            with cond:
+                if run["status"] != "running":
+                    return
+                if kind == "chunk":
+                    run["chunks"].append(value)
+                    run["compute_ms"].append(1000 * (time.perf_counter() - t0))
+                elif kind == "done":
+                    run["status"] = "done"
+                else:
+                    run.update(status="error", error=value)
+                cond.notify_all()
+                if kind != "chunk":
+                    return
+    finally:
+        with cond:
+            cond.notify_all()
+
+
+def _relay(run, proc, conn):
+    """In the server: ask the process for each chunk and store it, unless the run was stopped meanwhile
+    (then the process has been killed, the chunk it was computing is lost, and nothing is stored)."""
+    cond = run["cond"]
+    try:
+        while True:
+            with cond:
+                if not _wait_shown(run):
+                    return
+                run["t_chunk"] = time.perf_counter()
+            try:
+                conn.send("next")
+                kind, value, seconds = conn.recv()
+            except (EOFError, OSError):
+                kind, value, seconds = "error", f"the run's process ended unexpectedly (exit code {proc.exitcode})", 0.0
+            with cond:
+                if run["status"] != "running":
+                    return  # stopped while this chunk was computed: discarded
+                if kind == "chunk":
+                    run["chunks"].append(value)
+                    run["compute_ms"].append(1000 * seconds)
+                elif kind == "done":
+                    run["status"] = "done"
+                else:
+                    run.update(status="error", error=value)
+                cond.notify_all()
+                if kind != "chunk":
+                    return
+    finally:
+        with cond:
+            cond.notify_all()
+        proc.kill()
+        proc.join(timeout=5)
+        conn.close()
+
+
+def _loop(run):
+    """Wait for the worker's chunks and draw the newest; every wait reads the session state, which is
+    where Streamlit interrupts the script for a click (Stop is handled by the rerun that follows)."""
+    cond = run["cond"]
+    shown = len(run["chunks"])
+    last_tick = None
+    while True:
+        ss.get("run")  # a yield point: a pending click interrupts the script here
+        with cond:
+            run["seen"] = time.monotonic()
+            cond.notify_all()  # wakes a worker paused while no page showed the run
+            cond.wait_for(lambda: len(run["chunks"]) != shown or run["status"] != "running", timeout=POLL_S)
+            chunks, state = list(run["chunks"]), run["status"]
+        if len(chunks) != shown:
             t1 = time.perf_counter()
-            run["chunks"].append(chunk)
-            run["compute_ms"].append(1000 * (t1 - t0))
-        draw(run)
-        t2 = time.perf_counter()
-        run["update_ms"].append(1000 * (t2 - t1))
-        if run["first_plot_s"] is None:
-            run["first_plot_s"] = t2 - run["t_click"]
-        ss["timings"] = {"first_plot_s": run["first_plot_s"], "stream_s": run["stream_s"],
-                         "update_ms": list(run["update_ms"]), "compute_ms": list(run["compute_ms"])}
-        status.caption(_status_text(run))
+            shown = len(chunks)
+            status.caption(_status_text(run, len(chunks)))  # first: the status says which chunk is being drawn
+            draw(run, chunks)
+            t2 = time.perf_counter()
+            run["update_ms"].append(1000 * (t2 - t1))
+            if run["first_plot_s"] is None:
+                run["first_plot_s"] = t2 - run["t_click"]
+            ss["timings"] = {"first_plot_s": run["first_plot_s"], "stream_s": run["stream_s"],
+                             "update_ms": list(run["update_ms"]), "compute_ms": list(run["compute_ms"])}
+            last_tick = None
+        if state != "running":
+            break
+        # a slow chunk: say how long it has been computing (once a second)
+        busy = int(time.perf_counter() - run.get("t_chunk", time.perf_counter()))
+        if busy >= 1 and busy != last_tick:
+            last_tick = busy
+            status.caption(_status_text(run, len(chunks)) + f" · computing chunk {len(chunks) + 1}: {busy} s")
 
 
 def _result(run):
@@ -307,6 +580,8 @@ def _result(run):
 
 
 def _summary(run):
+    if summary_box is None:  # presentation mode shows another panel
+        return
     result = _result(run)
     table = report.summary_table(result, readable=True)
     with summary_box:
@@ -356,14 +631,19 @@ def _summary(run):
 # --------------------------------------------------------------------------- state machine
 if run is None:
     status.caption("Ready: press Run.")
-    slots["metrics"].info("Press **Run** to stream the configured data through the selected variants. "
+    next(iter(slots.values()), st.empty()).info("Press **Run** to stream the configured data through the selected variants. "
                           "Presets in the sidebar fill every control.", icon=":material/info:")
 else:
     if run["status"] == "starting":
         status.caption("starting · building the stream and the models…")
-        with run["lock"]:
-            if run["status"] == "starting":
-                _begin(run)
+        with run["lock"]:  # one script thread begins the run; the lock is not held while it builds
+            mine = run["status"] == "starting" and not run.get("begun")
+            run["begun"] = True
+        if mine:
+            _begin(run)
+        while run["status"] == "starting":  # another script thread is beginning it: wait (interruptible)
+            ss.get("run")
+            time.sleep(POLL_S)
         if run["status"] == "error":
             st.rerun()  # redraw the buttons: Run usable again, Stop disabled; the reason is shown below
     if run["status"] == "error" and not run.get("chunks"):
@@ -371,14 +651,16 @@ else:
         alert.error(md_escape(run.get("error", "the run failed")), icon=":material/error:")
     elif run["status"] == "stopped" and not run["chunks"]:
         status.caption("stopped before the first chunk")
+    elif run["status"] == "starting":
+        status.caption("starting · building the stream and the models…")
     else:
-        run_caption.caption(f"This run: {md_escape(_describe(run['cfg']))}")
-        if run["status"] != "running":
-            with run["lock"]:  # let an interrupted thread finish storing its chunk first
-                pass
-        if run["chunks"]:
-            draw(run)
-        status.caption(_status_text(run))
+        if not presenting:
+            run_caption.caption(f"This run: {md_escape(_describe(run['cfg']))}")
+        with run["lock"]:
+            chunks = list(run["chunks"])
+        status.caption(_status_text(run, len(chunks)))  # before the panels: Stop is seen at once
+        if chunks:
+            draw(run, chunks)
         if run["status"] == "running":
             _loop(run)
             st.rerun()  # redraw the buttons (Run enabled, Stop disabled) and the summary
