@@ -80,6 +80,8 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_flip_rates, check_in_range, check_X, check_XY
+from .capacity import (ALPHA_DISCOUNT, alpha_criterion, alpha_grid, check_budget, estimate_cost, label_weights,
+                       prequential_ap_losses, prequential_losses, start_alpha)
 from .cardinality import moment_cardinality
 from .detector import DETECTORS, ChunkSignal, make_detector
 from .elm import RandomHiddenLayer
@@ -89,7 +91,7 @@ from .importance import importance_weights, instance_cardinality, ranking_matrix
 from .probability import make_probability_model
 from .sklearn_compat import ChunkClassifier
 
-__all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
+__all__ = ["ELMNCLD", "HISTORY_COLUMNS", "estimate_cost"]
 
 STRATEGIES = ("none", "retrain", "adjust")
 FLIP_RATE_MODES = ("auto", "given", "estimate")
@@ -112,6 +114,7 @@ HISTORY_COLUMNS = (
     "action",  # init | none | detected | retrain | adjust
     "mean_weight",  # mean importance weight w_tj over the chunk
     "k_condition",  # condition number of K after the update
+    "alpha",  # the ridge a of K after the update (chosen online with alpha="auto": ncld_core.capacity)
     "rho_pos_mean",  # mean over labels of the rho_+ used (given or estimated)
     "rho_neg_mean",  # mean over labels of the rho_- used
     "seconds",
@@ -130,9 +133,15 @@ class ELMNCLD(ChunkClassifier):
     Parameters
     ----------
     n_hidden : int, default 20
-        ``L``, hidden nodes of the random ELM layer (Eq. ELM).
-    alpha : float, default 1.8
-        ``a`` > 0, ridge penalty on ``Phi``.
+        ``L``, hidden nodes of the random ELM layer (Eq. ELM).  A chunk whose estimated
+        memory (:func:`ncld_core.capacity.estimate_cost`, also ``ncld_core.model.estimate_cost``)
+        passes :data:`ncld_core.capacity.MEMORY_BUDGET_BYTES` is refused before any work.
+    alpha : float, "auto" or sequence of floats, default 1.8
+        ``a`` > 0, ridge penalty on ``Phi``.  "auto" (the grid
+        :data:`ncld_core.capacity.ALPHA_GRID`, 10^-1 ... 10^4 in half decades) or a sequence
+        (its own grid): chosen online, each chunk, by the discounted prequential squared loss of
+        every grid value's model on the chunks before they were learnt (noise-corrected label
+        weights; :mod:`ncld_core.capacity`); ``history_["alpha"]`` records the value used.
     beta : float in [0, 1], default 0.18
         ``b``, weight of fitting the observed labels against agreeing with the
         graph neighbours' scores (Eq. N2).  Every default (beta, gamma, alpha,
@@ -242,7 +251,7 @@ class ELMNCLD(ChunkClassifier):
     # ------------------------------------------------------------------ validation
     def _validate_params(self, n_labels):
         check_in_range(self.n_hidden, "n_hidden", 1, 100_000, integer=True)
-        check_in_range(self.alpha, "alpha", 0, np.inf, low_open=True, high_open=True)
+        alpha_grid(self.alpha)  # a positive number, "auto" or a grid of positive numbers
         check_in_range(self.beta, "beta", 0, 1)
         check_in_range(self.gamma, "gamma", 0, np.inf, high_open=True)
         check_in_range(self.delta, "delta", 0, 1, low_open=True, high_open=True)
@@ -316,6 +325,12 @@ class ELMNCLD(ChunkClassifier):
             )
         return X, Y
 
+    def _check_budget(self, X, n_labels, chunk_size):
+        """Refuse (ValueError naming the parameters) a chunk over the memory budget, before any work."""
+        nnz = X.nnz / max(X.shape[0], 1) if hasattr(X, "nnz") else None
+        check_budget(self.n_hidden, chunk_size, n_labels, X.shape[1], n_neighbors=self.n_neighbors,
+                     probability_model=self.probability_model, alpha=self.alpha, nnz_per_row=nnz)
+
     @property
     def is_fitted(self) -> bool:
         return getattr(self, "K_", None) is not None
@@ -379,9 +394,14 @@ class ELMNCLD(ChunkClassifier):
             HtRH = b * HtH + (1.0 - b) * EtE
         else:  # the published R = b I + (1-b)(S^T S - S^T - S) = R_exact - (1-b) I
             HtRH = (2.0 * b - 1.0) * HtH + (1.0 - b) * EtE
+        HtY = H.T @ Y_pm
         return {
             "HtRH": HtRH,
-            "B_score": b * (H.T @ Y_pm),
+            "H": H,
+            "Y01": Y01,
+            "HtH": HtH,
+            "HtY": HtY,
+            "B_score": b * HtY,
             "B_rank": self.gamma * (H.T @ A),
             "cardinality": cardinality,
             "signal": signal,
@@ -393,7 +413,8 @@ class ELMNCLD(ChunkClassifier):
             "estimator": estimator,
         }
 
-    def _solve(self, K, B_score, B_rank):
+    def _solve(self, K, B_score, B_rank, vectors=False):
+        """``Phi, Psi, cond(K)``; with ``vectors`` also ``eigh(K)`` (for the alpha selection)."""
         try:
             np.linalg.cholesky(K)  # the positive-definiteness check
         except np.linalg.LinAlgError:
@@ -406,8 +427,50 @@ class ELMNCLD(ChunkClassifier):
             raise ValueError("K is not positive definite; increase alpha") from None
         sol = np.linalg.solve(K, np.hstack([B_score - B_rank, B_score]))
         q = B_score.shape[1]
+        if vectors:
+            eig, vecs = np.linalg.eigh(K)
+            return sol[:, :q], sol[:, q:], float(eig[-1] / eig[0]), (eig, vecs)
         eig = np.linalg.eigvalsh(K)
         return sol[:, :q], sol[:, q:], float(eig[-1] / eig[0])
+
+    def _select_alpha(self, grid, first, st, K_eig=None, alpha_prev=None, losses=None, B=None):
+        """The alpha to solve with after this chunk and the discounted losses (module capacity).
+
+        ``K_eig``: ``eigh`` of ``K`` before the chunk, whose ridge is ``alpha_prev``; ``B`` its
+        ``B_score - B_rank``; ``losses`` the accumulated losses over ``grid`` (None: none yet).
+        """
+        if grid is None:
+            return float(self.alpha), None
+        if first or K_eig is None:
+            return start_alpha(grid), np.zeros(len(grid))
+        acc = np.zeros(len(grid)) if losses is None or len(losses) != len(grid) else np.asarray(losses, float)
+        mu, V = K_eig
+        q = st["HtY"].shape[1]
+        if alpha_criterion(self.alpha) == "mse":
+            new = prequential_losses(mu - alpha_prev, V, B, st["HtH"], st["HtY"], st["n"],
+                                     label_weights(st["rho_pos"], st["rho_neg"], q), grid)
+        else:
+            new = prequential_ap_losses(mu - alpha_prev, V, B, st["H"], st["Y01"], grid,
+                                        criterion=alpha_criterion(self.alpha), rho_pos=st["rho_pos"],
+                                        rho_neg=st["rho_neg"])
+        acc = ALPHA_DISCOUNT * acc + new
+        if not np.all(np.isfinite(acc)) and not np.any(np.isfinite(acc)):
+            raise ValueError("alpha: no grid value keeps K positive definite; use larger values")
+        return float(grid[int(np.argmin(acc))]), acc
+
+    def _k_eig(self):
+        """``eigh(K_)`` of the fitted model: stored by the alpha selection, else computed."""
+        eig = getattr(self, "k_eigvals_", None)
+        if eig is not None and getattr(self, "k_eigvecs_", None) is not None:
+            return eig, self.k_eigvecs_
+        return np.linalg.eigh(self.K_)
+
+    def _alpha_in_use(self) -> float:
+        """The ridge inside ``K_`` (checkpoints from before ``alpha_`` existed: the parameter)."""
+        a = getattr(self, "alpha_", None)
+        if a is None:
+            a = self.alpha if alpha_grid(self.alpha) is None else start_alpha(alpha_grid(self.alpha))
+        return float(a)
 
     # ------------------------------------------------------------------ public API
     def partial_fit(self, X, Y, *, classes=None, noisy_proba=None, cache=None):
@@ -436,6 +499,8 @@ class ELMNCLD(ChunkClassifier):
         Y, binary = self._targets(Y, classes, reset=False)
         X, Y01 = self._check_chunk(X, Y)
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
+        self._check_budget(X, Y01.shape[1], X.shape[0])
+        grid = alpha_grid(self.alpha)
         first = not self.is_fitted
         estimating = rho_pos is None
         if first:
@@ -455,9 +520,15 @@ class ELMNCLD(ChunkClassifier):
         results = {name: det.update(st["signal"]) for name, det in detectors.items()}
         result = results[""]
         L = self.n_hidden
+        alpha_prev = None if first else self._alpha_in_use()
+        if grid is None or first:
+            alpha, losses = self._select_alpha(grid, first, st)
+        else:
+            alpha, losses = self._select_alpha(grid, first, st, self._k_eig(), alpha_prev,
+                                               getattr(self, "alpha_losses_", None), self.B_score_ - self.B_rank_)
         if first or (result.fired and self.strategy == "retrain"):
             action = "init" if first else "retrain"
-            K = self.alpha * np.eye(L) + st["HtRH"]
+            K = alpha * np.eye(L) + st["HtRH"]
             B_score, B_rank = st["B_score"], st["B_rank"]
         elif result.fired and self.strategy == "adjust":
             action = "adjust"
@@ -467,7 +538,15 @@ class ELMNCLD(ChunkClassifier):
             action = "detected" if result.fired else "none"
             K = self.K_ + st["HtRH"]
             B_score, B_rank = self.B_score_ + st["B_score"], self.B_rank_ + st["B_rank"]
-        coef, psi, cond = self._solve(K, B_score, B_rank)
+        if grid is None:
+            if not (first or action == "retrain"):
+                alpha = alpha_prev  # a fixed alpha enters K at the initialisation (and a retrain) only
+            coef, psi, cond = self._solve(K, B_score, B_rank)
+            k_eig = (None, None)
+        else:
+            if not (first or action == "retrain") and alpha != alpha_prev:
+                K = K + (alpha - alpha_prev) * np.eye(L)
+            coef, psi, cond, k_eig = self._solve(K, B_score, B_rank, vectors=True)
         estimator = st["estimator"]
         if estimator is not None and action in ("retrain", "adjust"):
             estimator = estimator.after_drift()
@@ -484,6 +563,9 @@ class ELMNCLD(ChunkClassifier):
         self.detector_, self.monitors_ = detectors.pop(""), detectors
         self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
         self.coef_, self.psi_ = coef, psi
+        self.alpha_, self.alpha_losses_ = alpha, losses
+        self.alpha_grid_ = None if grid is None else np.asarray(grid, dtype=float)
+        self.k_eigvals_, self.k_eigvecs_ = k_eig
         self._history.append(
             {
                 "chunk": len(self._history),
@@ -501,6 +583,7 @@ class ELMNCLD(ChunkClassifier):
                 "action": action,
                 "mean_weight": st["mean_weight"],
                 "k_condition": cond,
+                "alpha": alpha,
                 "rho_pos_mean": float(np.mean(st["rho_pos"])),
                 "rho_neg_mean": float(np.mean(st["rho_neg"])),
                 **{f"{name}_{field}": getattr(r, field) for name, r in results.items() if name
@@ -548,11 +631,15 @@ class ELMNCLD(ChunkClassifier):
             size, k = chunk_size, self.n_neighbors
             check_in_range(size, "chunk_size", self.n_neighbors + 1, np.inf, integer=True)
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
+        self._check_budget(X[:size], Y01.shape[1], size)
+        grid = alpha_grid(self.alpha)
         hidden = RandomHiddenLayer(self.n_hidden, self.scaling, self.random_state).fit(X[:size])
         # Estimated rates are updated block by block, as the online model does.
         estimator = self._new_rate_estimator() if rho_pos is None else None
         rates = []
-        K = self.alpha * np.eye(self.n_hidden)
+        # alpha="auto": chosen block by block as the online model does (each block scored first).
+        alpha, losses = self._select_alpha(grid, True, None)
+        K = alpha * np.eye(self.n_hidden)
         B_score = np.zeros((self.n_hidden, Y01.shape[1]))
         B_rank = np.zeros_like(B_score)
         for start in range(0, n, size):
@@ -570,16 +657,28 @@ class ELMNCLD(ChunkClassifier):
                                         estimator, coef=coef, n_neighbors=k)
             estimator = st["estimator"]
             rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
+            if grid is not None and start > 0:
+                previous = alpha
+                alpha, losses = self._select_alpha(grid, False, st, np.linalg.eigh(K), previous, losses,
+                                                   B_score - B_rank)
+                K = K + (alpha - previous) * np.eye(self.n_hidden)
             K = K + st["HtRH"]
             B_score = B_score + st["B_score"]
             B_rank = B_rank + st["B_rank"]
-        coef, psi, _ = self._solve(K, B_score, B_rank)
+        if grid is None:
+            coef, psi, _ = self._solve(K, B_score, B_rank)
+            k_eig = (None, None)
+        else:
+            coef, psi, _, k_eig = self._solve(K, B_score, B_rank, vectors=True)
         self.hidden_ = hidden
         detectors = self._new_detectors()
         self.detector_, self.monitors_ = detectors.pop(""), detectors
         self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
         self.K_, self.B_score_, self.B_rank_ = K, B_score, B_rank
         self.coef_, self.psi_ = coef, psi
+        self.alpha_, self.alpha_losses_ = alpha, losses
+        self.alpha_grid_ = None if grid is None else np.asarray(grid, dtype=float)
+        self.k_eigvals_, self.k_eigvecs_ = k_eig
         self.flip_rate_estimator_ = estimator
         self._binary_classes = binary
         self._history = []
