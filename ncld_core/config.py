@@ -170,7 +170,15 @@ class RunConfig:
         number("beta", 0, 1)
         number("gamma", 0, math.inf, high_open=True)
         number("delta", 0, 1, low_open=True, high_open=True)
-        number("alpha", 0, math.inf, low_open=True, high_open=True)
+        if isinstance(self.alpha, (str, list, tuple)):  # chosen online (ncld_core.capacity): "auto" or a grid
+            from .capacity import alpha_grid
+
+            try:
+                alpha_grid(self.alpha)
+            except ValueError as exc:
+                err["alpha"] = str(exc)
+        else:
+            number("alpha", 0, math.inf, low_open=True, high_open=True)
         from .detector import DETECTORS
 
         if self.detector not in DETECTORS:
@@ -347,13 +355,18 @@ def _table_error(rho_pos, rho_neg, n_labels) -> str | None:
 
 #: Ready-made configurations for demos (the dashboard's presets). What each one shows is
 #: stated in dashboard/teaching.py::PRESET_NOTES and asserted by tests/test_presets.py.
+#: The presets keep the paper's L = 20 hidden nodes (the model's default is 300 since docs/capacity.md):
+#: their notes (dashboard/teaching.py::PRESET_NOTES, tests/test_presets.py) were measured there.
+_PRESET_L = 20
+
 PRESETS = {
     # beta, gamma: the sweep's best point on this stream (tests/test_presets.py), where the
     # correction has something to show; at the defaults ELM-O does not beat the plain ELM.
     "clean vs noisy": RunConfig(noise="range", rho_low=0.2, rho_high=0.4, beta=0.55, gamma=2**-5,
-                                models=["ELM-O (clean labels)", "ELM-O", "ELM (plain)"]),
-    "concept growth": RunConfig(schedule="growth@2500", models=["ELM-O", "ELM-I", "ELM-II"]),
-    "concept reduction": RunConfig(schedule="reduction@2500", models=["ELM-O", "ELM-I", "ELM-II"]),
-    "why beta matters": RunConfig(beta=1.0, gamma=0.0, models=["ELM-O", "ELM (plain)"]),
-    "unknown noise: estimate the rates": RunConfig(model_rates="estimate", models=["ELM-O"]),
+                                models=["ELM-O (clean labels)", "ELM-O", "ELM (plain)"], n_hidden=_PRESET_L),
+    "concept growth": RunConfig(schedule="growth@2500", models=["ELM-O", "ELM-I", "ELM-II"], n_hidden=_PRESET_L),
+    "concept reduction": RunConfig(schedule="reduction@2500", models=["ELM-O", "ELM-I", "ELM-II"],
+                                   n_hidden=_PRESET_L),
+    "why beta matters": RunConfig(beta=1.0, gamma=0.0, models=["ELM-O", "ELM (plain)"], n_hidden=_PRESET_L),
+    "unknown noise: estimate the rates": RunConfig(model_rates="estimate", models=["ELM-O"], n_hidden=_PRESET_L),
 }

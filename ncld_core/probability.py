@@ -5,7 +5,7 @@ ELM on the current chunk" and takes its "sigmoid output".  Each model here is
 refitted on every chunk (so it follows drift) from the chunk's hidden-layer
 output ``H`` and observed labels, and returns an (N, q) array of probabilities.
 
-* ``"logistic"`` (default): per-label L2-regularised logistic regression on
+* ``"logistic"``: per-label L2-regularised logistic regression on
   ``[H, 1]``, fitted by batched Newton steps for all labels at once.  Chosen by
   measurement (``docs/defaults.md``, ``python -m benchmarks.choose_defaults``):
   the smallest error against the true ``P_D`` on the synthetic generator and a
@@ -17,13 +17,15 @@ output ``H`` and observed labels, and returns an (N, q) array of probabilities.
   measured in docs/drift.md).  The model's ``lcard_hat`` does not use ``P_D``: it is
   the moment estimate of :mod:`ncld_core.cardinality`.
   It fits on the first 20 hidden nodes (``n_components``): its cost does not grow with
-  ``L`` (docs/capacity.md, ``python -m benchmarks.capacity``).
+  ``L`` (docs/capacity.md, ``python -m benchmarks.capacity``).  It was the default at L = 20.
 * ``"logistic-pca"``: the same on the first 20 principal directions of the chunk's ``H``.
 * ``"sigmoid"``: the paper's literal reading, ``sigmoid(H Beta)`` with ``Beta``
   the ridge ELM fit of targets in {-1, +1}; squeezed towards 1/2 and poorly
   calibrated.
-* ``"knn"``: the mean observed label over the instance's graph neighbours
-  (itself excluded), shrunk towards the chunk's label frequency.
+* ``"knn"`` (default of :class:`~ncld_core.model.ELMNCLD` since L = 300): the mean observed
+  label over the instance's graph neighbours (itself excluded), shrunk towards the chunk's
+  label frequency.  Its cost does not depend on ``L``; at L = 200 it gave a higher AP than
+  "logistic" on the shared datasets (docs/capacity.md).
 * ``"prior"``: the chunk's label frequency, the same for every instance.
 
 Any object with a ``predict_proba(H, Y01, neighbors) -> (N, q)`` method can be
