@@ -92,6 +92,9 @@ TARGET_RATE = {"enron": 10_000.0, "rcv1subset5": 5_000.0}
 #: shared, so a rate measured here is corrected by the old defaults' rate measured in the same run:
 #: corrected = rate x REFERENCE_OLD_RATE / (old defaults' rate now).
 REFERENCE_OLD_RATE = {"enron": 18_719.0, "rcv1subset5": 16_326.0}
+#: A setting meets a target only with this margin: the load correction is approximate (on the shared
+#: machine two runs of the same setting differed by 15 %).
+TARGET_MARGIN = 1.2
 
 
 # ----------------------------------------------------------------------------- section 1
@@ -224,7 +227,8 @@ def main(argv=None) -> int:
     old_rate = {t["dataset"]: t["rate"] for t in th if t["which"] == names[0]}
     for t in th:
         t["corrected"] = t["rate"] * REFERENCE_OLD_RATE[t["dataset"]] / old_rate[t["dataset"]]
-    fast = {n for n in names if all(t["corrected"] >= TARGET_RATE[t["dataset"]] for t in th if t["which"] == n)}
+    fast = {n for n in names
+            if all(t["corrected"] >= TARGET_MARGIN * TARGET_RATE[t["dataset"]] for t in th if t["which"] == n)}
     best, ranks, mean_ap = choose(means, names, fast)
     wall, cpu = (time.time() - t_start) / 60, (time.process_time() - c_start) / 60
     text = render(df, means, pd.DataFrame(pd_rows), th, best, ranks, mean_ap, names, datasets, seeds, wall, cpu)
@@ -248,7 +252,7 @@ def _git():
 
 def render(df, means, pdf, th, best, ranks, mean_ap, names, datasets, seeds, wall, cpu) -> str:
     rate = {(t["which"], t["dataset"]): t["corrected"] for t in th}
-    meets = {n: all(rate[(n, d)] >= TARGET_RATE[d] for d in THROUGHPUT) for n in names}
+    meets = {n: all(rate[(n, d)] >= TARGET_MARGIN * TARGET_RATE[d] for d in THROUGHPUT) for n in names}
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     L = [
         "# Capacity of ELM-NCLD: hidden nodes, the ridge chosen online, the cost of P_D (measured)",
@@ -275,10 +279,11 @@ def render(df, means, pdf, th, best, ranks, mean_ap, names, datasets, seeds, wal
         "",
         f"**{best}**: the best mean AP rank over the {len(datasets)} datasets among the settings of section 2 "
         "that meet the throughput targets of section 3 (>= 10,000 instances/s on enron, >= 5,000 on rcv1subset5, "
-        f"load-corrected rate); rank {ranks[best]:.2f}, mean AP {mean_ap[best]:.3f} vs {mean_ap[names[0]]:.3f} "
+        f"load-corrected rate, with a margin of {TARGET_MARGIN - 1:.0%}: the correction is approximate); "
+        f"rank {ranks[best]:.2f}, mean AP {mean_ap[best]:.3f} vs {mean_ap[names[0]]:.3f} "
         "at the old defaults.",
         "",
-        "| setting | mean AP rank | mean AP | mean micro-F1 | meets the throughput targets |",
+        "| setting | mean AP rank | mean AP | mean micro-F1 | meets the throughput targets (with the margin) |",
         "|---|---|---|---|---|",
     ]
     f1m = means["micro_f1"].unstack("setting").mean(axis=0)

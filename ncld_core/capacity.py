@@ -113,7 +113,8 @@ def alpha_grid(alpha):
     """
     if isinstance(alpha, str):
         if alpha not in ALPHA_MODES:
-            raise ValueError(f"alpha must be a positive number, 'auto', 'auto-mse' or a list of positive numbers; "
+            modes = ", ".join(repr(m) for m in ALPHA_MODES)
+            raise ValueError(f"alpha must be a positive number, one of {modes} or a list of positive numbers; "
                              f"got {alpha!r}")
         return ALPHA_GRID
     if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
@@ -123,7 +124,8 @@ def alpha_grid(alpha):
     try:
         values = [v for v in alpha]
     except TypeError:
-        raise ValueError(f"alpha must be a positive number, 'auto' or a list of positive numbers; got {alpha!r}") from None
+        raise ValueError(f"alpha must be a positive number, 'auto' or a list of positive numbers; "
+                         f"got {alpha!r}") from None
     if not values:
         raise ValueError("alpha: an empty grid; give at least one value")
     for v in values:
