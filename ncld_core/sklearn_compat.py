@@ -49,7 +49,7 @@ reason; every other check passes (``tests/test_sklearn_river.py``).
 (True, True)
 >>> rng = np.random.default_rng(0)
 >>> X = rng.normal(size=(60, 4)); y = np.where(X[:, 0] > 0, "yes", "no")
->>> binary = ELMNCLD(n_neighbors=5, random_state=0).fit(X, y)   # a 1-D target: binary
+>>> binary = ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0).fit(X, y)  # a 1-D target: binary
 >>> binary.classes_.tolist(), binary.predict(X[:3]).tolist() == y[:3].tolist()
 (['no', 'yes'], True)
 >>> sorted(expected_failed_checks(ELMNCLD(decision="paper")))  # threshold 0: predict = decision_function > 0

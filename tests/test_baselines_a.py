@@ -161,7 +161,7 @@ def test_elm_cdll_with_gamma_0_is_the_ridge_elm_and_matches_elm_ncld_with_unit_w
     assert np.allclose(ridge.coef_, osml.coef_, rtol=1e-9, atol=1e-12)
     # gamma > 0: ELM-NCLD with beta = 1 and flip rates 0 (all importance weights 1)
     cdll = feed(ELMCDLL(gamma=0.1, alpha=0.7, random_state=3), X, Y, 200)
-    core = feed(ELMNCLD(beta=1.0, gamma=0.1, alpha=0.7, rho_pos=0.0, rho_neg=0.0, random_state=3), X, Y, 200)
+    core = feed(ELMNCLD(n_hidden=20, beta=1.0, gamma=0.1, alpha=0.7, rho_pos=0.0, rho_neg=0.0, random_state=3), X, Y, 200)
     assert np.allclose(cdll.coef_, core.coef_, rtol=1e-9, atol=1e-12)
 
 

@@ -8,9 +8,15 @@ import numpy as np
 import pytest
 
 from ncld_core.model import ELMNCLD
-from ncld_core.model.cost import (MEMORY_BUDGET_BYTES, estimate_cost, estimate_for, extrapolate,
-                                  largest_hidden_within,
-                                  machine_flops)
+from ncld_core.model.cost import (
+    MEMORY_BUDGET_BYTES,
+    estimate_cost,
+    estimate_for,
+    extrapolate,
+    largest_hidden_within,
+    machine_flops,
+)
+from ncld_core.model.probability import LogisticProbability
 
 BASE = dict(chunk_size=250, n_features=1001, n_labels=53, n_neighbors=10, n_models=3)
 
@@ -56,7 +62,9 @@ def test_the_estimate_bounds_what_numpy_allocates_for_one_chunk():
     rng = np.random.default_rng(0)
     N, d, q, L = 120, 30, 8, 60
     X, Y = rng.standard_normal((2 * N, d)), (rng.random((2 * N, q)) < 0.3).astype(int)
-    model = ELMNCLD(n_hidden=L, n_neighbors=5, rho_pos=np.full(q, 0.2), rho_neg=np.full(q, 0.1), random_state=0)
+    full = LogisticProbability(n_components=None)  # the logistic P_D on all L + 1 columns: the largest array
+    model = ELMNCLD(n_hidden=L, n_neighbors=5, rho_pos=np.full(q, 0.2), rho_neg=np.full(q, 0.1), random_state=0,
+                    probability_model=full)
     model.partial_fit(X[:N], Y[:N])
     tracemalloc.start()
     try:
@@ -64,7 +72,8 @@ def test_the_estimate_bounds_what_numpy_allocates_for_one_chunk():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    est = estimate_cost(chunk_size=N, n_hidden=L, n_features=d, n_labels=q, n_neighbors=5, n_models=1)
+    est = estimate_cost(chunk_size=N, n_hidden=L, n_features=d, n_labels=q, n_neighbors=5, n_models=1,
+                        probability_model=full)
     assert 0.5 * est.memory_bytes <= peak <= 1.5 * est.memory_bytes, (peak, est.terms)
 
 
@@ -74,6 +83,7 @@ def test_estimate_for_counts_the_configs_elm_variants():
 
     names = [*ELM_VARIANTS, *ORACLES]
     three = estimate_for(RunConfig(), n_features=20, n_labels=10, n_instances=5000, elm_names=names)
-    assert three.n_models == 3 and three.n_chunks == 20 and any("P_D" in t for t in three.terms)
+    assert three.n_models == 3 and three.n_chunks == 20
+    assert not any("P_D" in t for t in three.terms)  # the default P_D ("knn") fits nothing on H
     plain = estimate_for(RunConfig(models=["ELM (plain)"]), n_features=20, n_labels=10, elm_names=names)
     assert plain.n_models == 1 and not any("P_D" in t for t in plain.terms)  # rates 0: no P_D fit

@@ -234,7 +234,7 @@ def _drifting_model(strategy):
     size = 200
     X, eta, G = _stream_with_jump(8, 4, size, seed=16)
     Y = add_noise(G, RHO_POS, RHO_NEG, seed=17)
-    model = ELMNCLD(n_neighbors=5, rho_pos=RHO_POS, rho_neg=RHO_NEG, scaling="none", gamma=0.05,
+    model = ELMNCLD(n_hidden=20, n_neighbors=5, rho_pos=RHO_POS, rho_neg=RHO_NEG, scaling="none", gamma=0.05,
                     random_state=0, strategy=strategy)
     chunks = [(X[c * size:(c + 1) * size], Y[c * size:(c + 1) * size]) for c in range(8)]
     for c in range(4):
@@ -281,7 +281,7 @@ def test_sparse_high_dimensional_input_is_not_densified():
 
     X = sp.random(400, 47_000, density=0.002, format="csr", random_state=0)
     Y = (np.random.default_rng(0).random((400, 6)) < 0.2).astype(np.int8)
-    model = ELMNCLD(n_neighbors=5, random_state=0)
+    model = ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0)
     tracemalloc.start()
     model.partial_fit(X[:200], Y[:200]).partial_fit(X[200:], Y[200:])
     _, peak = tracemalloc.get_traced_memory()
@@ -293,8 +293,8 @@ def test_sparse_high_dimensional_input_is_not_densified():
 
 def test_sparse_and_dense_inputs_agree():
     X, eta, G = clean_stream(200, seed=18)
-    a = ELMNCLD(n_neighbors=5, scaling="l2", random_state=0).partial_fit(X, G)
-    b = ELMNCLD(n_neighbors=5, scaling="l2", random_state=0).partial_fit(sp.csr_matrix(X), G)
+    a = ELMNCLD(n_hidden=20, n_neighbors=5, scaling="l2", random_state=0).partial_fit(X, G)
+    b = ELMNCLD(n_hidden=20, n_neighbors=5, scaling="l2", random_state=0).partial_fit(sp.csr_matrix(X), G)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10)
 
 

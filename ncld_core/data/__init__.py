@@ -8,8 +8,6 @@
 """
 
 from .arff import MAX_FEATURE, check_features, load_arff, load_arff_bytes
-from .dataset import Dataset
-from .download import download
 from .catalog import (
     CHECKSUM_FILE,
     ENV_VAR,
@@ -20,6 +18,8 @@ from .catalog import (
     load_dataset,
     registry,
 )
+from .dataset import Dataset
+from .download import download
 
 __all__ = [
     "Dataset", "load_arff", "load_arff_bytes", "check_features", "MAX_FEATURE",

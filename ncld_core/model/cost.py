@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CostEstimate", "estimate_cost", "estimate_for", "largest_hidden_within", "machine_flops", "extrapolate",
+from .probability import DEFAULT_PROBABILITY_MODEL
+
+__all__ = ["CostEstimate", "estimate_cost", "check_budget", "proba_columns", "estimate_for", "largest_hidden_within", "machine_flops", "extrapolate",
            "MEMORY_BUDGET_BYTES", "NEWTON_ITERATIONS", "EFFICIENCY", "OVERHEAD_S"]
 
 #: The budget a dashboard refuses settings past: the estimated arrays of one chunk.
@@ -69,16 +71,34 @@ class CostEstimate:
         return None if self.n_chunks is None else self.n_chunks * self.seconds_per_chunk(flops_per_s)
 
 
+def proba_columns(probability_model, n_hidden: int) -> int | None:
+    """Columns of ``H`` the ``P_D`` model fits a logistic regression on (None: no fit on ``H``, e.g.
+    "knn"): the logistic models fit on at most ``n_components`` (:mod:`ncld_core.model.probability`)."""
+    from .probability import PROBABILITY_MODELS, LogisticProbability
+
+    model = probability_model
+    if isinstance(model, str):
+        cls = PROBABILITY_MODELS.get(model)
+        model = cls() if cls is not None else None
+    if not isinstance(model, LogisticProbability):
+        return None
+    return int(n_hidden) if model.n_components is None else min(int(n_hidden), int(model.n_components))
+
+
 def estimate_cost(*, chunk_size: int, n_hidden: int, n_features: int, n_labels: int, n_neighbors: int,
-                  n_models: int = 1, fits_proba: bool = True, n_instances: int | None = None) -> CostEstimate:
+                  n_models: int = 1, fits_proba: bool = True, n_instances: int | None = None,
+                  probability_model="logistic-full") -> CostEstimate:
     """The cost of one chunk of ``n_models`` ELM-NCLD variants sharing the chunk's ``H``, graph and ``P_D``.
 
-    ``fits_proba``: whether the logistic ``P_D`` is fitted (not when every model is told rates 0 with
-    beta = 1); ``n_instances`` gives :attr:`CostEstimate.n_chunks`.
+    ``fits_proba``: whether ``P_D`` is fitted at all (not when every model is told rates 0 with
+    beta = 1); ``probability_model``: which (:func:`proba_columns`; "logistic-full" = a logistic
+    fit on all ``L + 1`` columns, the upper bound); ``n_instances`` gives :attr:`CostEstimate.n_chunks`.
     """
     N, L, q, d, K = (int(v) for v in (chunk_size, n_hidden, n_labels, n_features, n_neighbors))
     m = max(int(n_models), 0)
-    p = L + 1
+    columns = L if probability_model == "logistic-full" else proba_columns(probability_model, L)
+    fits_proba = fits_proba and columns is not None
+    p = (L if columns is None else columns) + 1
     terms = {
         "features N x d": N * d * _F8,
         "hidden outputs N x (L+1), twice": 2 * N * p * _F8,
@@ -107,7 +127,35 @@ def estimate_for(cfg, *, n_features: int, n_labels: int, n_instances: int | None
     told_nonzero = cfg.model_rates == "estimate" or (cfg.model_rates == "known" and cfg.noise != "none")
     fits = any(m != "ELM (plain)" for m in elm) and told_nonzero
     return estimate_cost(chunk_size=cfg.chunk_size, n_hidden=cfg.n_hidden, n_features=n_features, n_labels=n_labels,
-                         n_neighbors=cfg.n_neighbors, n_models=len(elm), fits_proba=fits, n_instances=n_instances)
+                         n_neighbors=cfg.n_neighbors, n_models=len(elm), fits_proba=fits, n_instances=n_instances,
+                         probability_model=DEFAULT_PROBABILITY_MODEL)
+
+
+def _fmt_bytes(b: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if b < 1024 or unit == "GiB":
+            return f"{b:.1f} {unit}" if unit != "B" else f"{int(b)} B"
+        b /= 1024.0
+    return f"{b:.1f} GiB"
+
+
+def check_budget(*, budget_bytes: float | None = None, **kwargs) -> CostEstimate:
+    """:func:`estimate_cost` of ``kwargs``, a ValueError naming the parameters when its memory passes
+    ``budget_bytes`` (default :data:`MEMORY_BUDGET_BYTES`; :meth:`ELMNCLD.partial_fit <ncld_core.model.ELMNCLD.partial_fit>` checks it first).
+
+    >>> check_budget(chunk_size=500, n_hidden=300, n_features=1001, n_labels=53, n_neighbors=20).memory_bytes < 2**30
+    True
+    """
+    budget_bytes = MEMORY_BUDGET_BYTES if budget_bytes is None else budget_bytes
+    cost = estimate_cost(**kwargs)
+    if cost.memory_bytes > budget_bytes:
+        names = ", ".join(f"{k}={kwargs[k]}" for k in ("n_hidden", "chunk_size", "n_labels", "n_features")
+                          if k in kwargs)
+        raise ValueError(
+            f"{names}: one chunk needs an estimated {_fmt_bytes(cost.memory_bytes)} of memory, over the budget "
+            f"of {_fmt_bytes(budget_bytes)} (largest part: {cost.largest}, {_fmt_bytes(cost.terms[cost.largest])}); "
+            "use fewer hidden nodes (n_hidden) or smaller chunks")
+    return cost
 
 
 def largest_hidden_within(budget_bytes: float, **kwargs) -> int:

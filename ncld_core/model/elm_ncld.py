@@ -86,14 +86,24 @@ import pandas as pd
 
 from .._validation import Range, check_flip_rates, check_in_range, check_X, check_XY
 from ..sklearn_compat import ChunkClassifier
+from .capacity import (
+    ALPHA_DISCOUNT,
+    alpha_criterion,
+    alpha_grid,
+    label_weights,
+    prequential_ap_losses,
+    prequential_losses,
+    start_alpha,
+)
 from .cardinality import moment_cardinality
+from .cost import check_budget
 from .decision import check_decision, decide, update_state
 from .detector import DETECTORS, ChunkSignal, make_detector
 from .elm import RandomHiddenLayer
 from .flip_rates import FlipRateEstimator
 from .graph import gram_matrix, reconstruction_weights
 from .importance import importance_weights, instance_cardinality, ranking_matrix
-from .probability import make_probability_model
+from .probability import DEFAULT_PROBABILITY_MODEL, make_probability_model
 from .record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
 from .statistics import SufficientStatistics, accumulate, drift_action
 
@@ -133,10 +143,19 @@ class ELMNCLD(ChunkClassifier):
 
     Parameters
     ----------
-    n_hidden : int, default 20
-        ``L``, hidden nodes of the random ELM layer (Eq. ELM).
-    alpha : float, default 1.8
-        ``a`` > 0, ridge penalty on ``Phi``.
+    n_hidden : int, default 300
+        ``L``, hidden nodes of the random ELM layer (Eq. ELM).  The paper's L = 20 limits the
+        model: 300 raised the mean AP over the 8 shared datasets from 0.382 to 0.451 and is the
+        largest measured L that keeps the throughput targets (``docs/capacity.md``,
+        ``python -m benchmarks.capacity``).  A chunk whose estimated
+        memory (:func:`ncld_core.capacity.estimate_cost`, also ``ncld_core.model.estimate_cost``)
+        passes :data:`ncld_core.capacity.MEMORY_BUDGET_BYTES` is refused before any work.
+    alpha : float, "auto" or sequence of floats, default 1.8
+        ``a`` > 0, ridge penalty on ``Phi``.  "auto" (the grid
+        :data:`ncld_core.capacity.ALPHA_GRID`, 10^-1 ... 10^4 in half decades) or a sequence
+        (its own grid): chosen online, each chunk, by the discounted prequential squared loss of
+        every grid value's model on the chunks before they were learnt (noise-corrected label
+        weights; :mod:`ncld_core.capacity`); ``history_["alpha"]`` records the value used.
     beta : float in [0, 1], default 0.18
         ``b``, weight of fitting the observed labels against agreeing with the
         graph neighbours' scores (Eq. N2).  Every default (beta, gamma, alpha,
@@ -166,8 +185,10 @@ class ELMNCLD(ChunkClassifier):
         (:mod:`ncld_core.model.flip_rates`; then ``rho_pos`` / ``rho_neg`` must be None);
         "auto": "estimate" when neither rate is given, else "given".  A
         :class:`~ncld_core.model.flip_rates.FlipRateEstimator` instance estimates with its settings.
-    probability_model : str or object, default "logistic"
+    probability_model : str or object, default "knn"
         Model of ``P_D(y=+1 | x)`` refitted on each chunk; see :mod:`ncld_core.model.probability`.
+        "knn" costs nothing that grows with ``L`` and scored a higher AP than "logistic" at
+        L = 300 (``docs/capacity.md``).
     hessian : {"exact", "paper"}, default "exact"
         "paper" reproduces the published Eq. (Gra), only for reproduction.
     decision : str, default "f1-bounded"
@@ -220,7 +241,7 @@ class ELMNCLD(ChunkClassifier):
 
     def __init__(
         self,
-        n_hidden=20,
+        n_hidden=300,
         alpha=1.8,
         beta=0.18,
         gamma=0.005,
@@ -232,7 +253,7 @@ class ELMNCLD(ChunkClassifier):
         rho_pos=None,
         rho_neg=None,
         flip_rates="auto",
-        probability_model="logistic",
+        probability_model=DEFAULT_PROBABILITY_MODEL,
         hessian="exact",
         decision="f1-bounded",
         scaling="auto",
@@ -261,6 +282,8 @@ class ELMNCLD(ChunkClassifier):
     # ------------------------------------------------------------------ validation
     def _validate_params(self, n_labels):
         for name, allowed in PARAM_RANGES.items():
+            if name == "alpha" and alpha_grid(self.alpha) is not None:
+                continue  # "auto" or a grid, checked by alpha_grid
             allowed.check(getattr(self, name), name)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
@@ -331,6 +354,11 @@ class ELMNCLD(ChunkClassifier):
             )
         return X, Y
 
+    def _check_budget(self, X, n_labels, chunk_size):
+        """Refuse (ValueError naming the parameters) a chunk over the memory budget, before any work."""
+        check_budget(chunk_size=chunk_size, n_hidden=self.n_hidden, n_features=X.shape[1], n_labels=n_labels,
+                     n_neighbors=self.n_neighbors, probability_model=self.probability_model)
+
     @property
     def is_fitted(self) -> bool:
         return getattr(self, "statistics_", None) is not None
@@ -339,7 +367,7 @@ class ELMNCLD(ChunkClassifier):
     @property
     def K_(self) -> np.ndarray:
         self._check_fitted()
-        return self.statistics_.K(self.alpha, self.beta, self.hessian)
+        return self.statistics_.K(self._alpha_in_use(), self.beta, self.hessian)
 
     @property
     def B_score_(self) -> np.ndarray:
@@ -415,6 +443,7 @@ class ELMNCLD(ChunkClassifier):
         return {
             "sufficient": SufficientStatistics(HtH, EtE, H.T @ Y_pm, H.T @ A),
             "H": H,
+            "Y01": Y01,
             "cardinality": cardinality,
             "signal": signal,
             "observed_cardinality": float(Y01.sum(axis=1).mean()),
@@ -425,10 +454,43 @@ class ELMNCLD(ChunkClassifier):
             "estimator": estimator,
         }
 
-    def _solve_statistics(self, stats: SufficientStatistics):
-        """``Phi``, ``Psi`` and cond(K) of the sums ``stats`` at the current parameters."""
-        return self._solve(stats.K(self.alpha, self.beta, self.hessian), stats.B_score(self.beta),
+    def _solve_statistics(self, stats: SufficientStatistics, alpha: float | None = None):
+        """``Phi``, ``Psi`` and cond(K) of the sums ``stats`` at the current parameters (ridge ``alpha``,
+        default the one in use)."""
+        alpha = self._alpha_in_use() if alpha is None else alpha
+        return self._solve(stats.K(alpha, self.beta, self.hessian), stats.B_score(self.beta),
                            stats.B_rank(self.gamma))
+
+    def _alpha_in_use(self) -> float:
+        """The ridge of ``K_``: the parameter, or with ``alpha="auto"`` / a grid the value chosen online."""
+        chosen = getattr(self, "alpha_", None)
+        if chosen is not None:
+            return float(chosen)
+        grid = alpha_grid(self.alpha)
+        return float(self.alpha) if grid is None else start_alpha(grid)
+
+    def _select_alpha(self, grid, st, stats, losses):
+        """With a grid (``alpha="auto"``, :mod:`ncld_core.model.capacity`): the ridge to solve with after
+        this chunk and the discounted losses.  Every grid value's model of the sums ``stats`` before the
+        chunk (None: the first chunk) is scored on the chunk before it is learnt; one ``eigh`` gives them all."""
+        if grid is None:
+            return float(self.alpha), None
+        if stats is None:
+            return start_alpha(grid), np.zeros(len(grid))
+        acc = np.zeros(len(grid)) if losses is None or len(losses) != len(grid) else np.asarray(losses, float)
+        mu, V = np.linalg.eigh(stats.K(0.0, self.beta, self.hessian))  # the data part: K - alpha I
+        B = stats.B_score(self.beta) - stats.B_rank(self.gamma)
+        chunk = st["sufficient"]
+        if alpha_criterion(self.alpha) == "mse":
+            new = prequential_losses(mu, V, B, chunk.HtH, chunk.HtY, st["n"],
+                                     label_weights(st["rho_pos"], st["rho_neg"], chunk.HtY.shape[1]), grid)
+        else:
+            new = prequential_ap_losses(mu, V, B, st["H"], st["Y01"], grid, criterion=alpha_criterion(self.alpha),
+                                        rho_pos=st["rho_pos"], rho_neg=st["rho_neg"])
+        acc = ALPHA_DISCOUNT * acc + new
+        if not np.any(np.isfinite(acc)):
+            raise ValueError("alpha: no grid value keeps K positive definite; use larger values")
+        return float(grid[int(np.argmin(acc))]), acc
 
     def _solve(self, K, B_score, B_rank):
         try:
@@ -473,6 +535,7 @@ class ELMNCLD(ChunkClassifier):
         Y, binary = self._targets(Y, classes, reset=False)
         X, Y01 = self._check_chunk(X, Y)
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
+        self._check_budget(X, Y01.shape[1], X.shape[0])
         first = not self.is_fitted
         estimating = rho_pos is None
         if first:
@@ -492,8 +555,11 @@ class ELMNCLD(ChunkClassifier):
         results = {name: det.update(st["signal"]) for name, det in detectors.items()}
         result = results[""]
         action = drift_action(result.fired, self.strategy, first)
+        grid = alpha_grid(self.alpha)
+        alpha, losses = self._select_alpha(grid, st, None if first else self.statistics_,
+                                           None if first else getattr(self, "alpha_losses_", None))
         stats = accumulate(None if first else self.statistics_, st["sufficient"], action)
-        coef, psi, cond = self._solve_statistics(stats)
+        coef, psi, cond = self._solve_statistics(stats, alpha)
         estimator = st["estimator"]
         if estimator is not None and action in ("retrain", "adjust"):
             estimator = estimator.after_drift()
@@ -517,6 +583,8 @@ class ELMNCLD(ChunkClassifier):
         self.statistics_, self.chunk_statistics_ = stats, st["sufficient"]
         self.coef_, self.psi_ = coef, psi
         self.decision_state_ = decision_state
+        self.alpha_, self.alpha_losses_ = alpha, losses
+        self.alpha_grid_ = None if grid is None else np.asarray(grid, dtype=float)
         record = ModelChunkRecord(
             chunk=len(self._history),
             n_instances=st["n"],
@@ -533,6 +601,7 @@ class ELMNCLD(ChunkClassifier):
             action=action,
             mean_weight=st["mean_weight"],
             k_condition=cond,
+            alpha=alpha,
             rho_pos_mean=float(np.mean(st["rho_pos"])),
             rho_neg_mean=float(np.mean(st["rho_neg"])),
             seconds=time.perf_counter() - t0,
@@ -580,11 +649,14 @@ class ELMNCLD(ChunkClassifier):
             size, k = chunk_size, self.n_neighbors
             check_in_range(size, "chunk_size", self.n_neighbors + 1, np.inf, integer=True)
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
+        self._check_budget(X[:size], Y01.shape[1], size)
+        grid = alpha_grid(self.alpha)
         hidden = RandomHiddenLayer(self.n_hidden, self.scaling, self.random_state).fit(X[:size])
         # Estimated rates are updated block by block, as the online model does.
         estimator = self._new_rate_estimator() if rho_pos is None else None
         rates = []
         stats = None
+        alpha, losses = self._select_alpha(grid, None, None, None)  # "auto": chosen block by block, as online
         for start in range(0, n, size):
             stop = min(start + size, n)
             if stop - start < k + 1:
@@ -595,13 +667,15 @@ class ELMNCLD(ChunkClassifier):
             P = None if noisy_proba is None else np.asarray(noisy_proba)[start:stop]
             # The estimator ranks each block by the scores of the model fitted on the blocks before
             # it (as the online model does); only then is a solve per block needed.
-            coef = None if estimator is None or start == 0 else self._solve_statistics(stats)[0]
+            coef = None if estimator is None or start == 0 else self._solve_statistics(stats, alpha)[0]
             st = self._chunk_statistics(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P,
                                         estimator, coef=coef, n_neighbors=k)
             estimator = st["estimator"]
             rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
+            if grid is not None and start > 0:
+                alpha, losses = self._select_alpha(grid, st, stats, losses)
             stats = accumulate(stats, st["sufficient"], "init" if start == 0 else "none")
-        coef, psi, _ = self._solve_statistics(stats)
+        coef, psi, _ = self._solve_statistics(stats, alpha)
         rates_pos, rates_neg = rates[-1]
         decision_state = update_state(None, hidden.transform(X) @ coef, Y01, rates_pos, rates_neg,
                                       **_whole_data_cardinality(Y01, rates_pos, rates_neg, estimator))
@@ -612,6 +686,8 @@ class ELMNCLD(ChunkClassifier):
         self.statistics_, self.chunk_statistics_ = stats, st["sufficient"]
         self.coef_, self.psi_ = coef, psi
         self.decision_state_ = decision_state
+        self.alpha_, self.alpha_losses_ = alpha, losses
+        self.alpha_grid_ = None if grid is None else np.asarray(grid, dtype=float)
         self.flip_rate_estimator_ = estimator
         self._binary_classes = binary
         self._history = []

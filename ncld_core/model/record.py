@@ -56,6 +56,7 @@ class ModelChunkRecord:
     action: str  # init | none | detected | retrain | adjust
     mean_weight: float  # mean importance weight w_tj over the chunk
     k_condition: float  # condition number of K after the update
+    alpha: float  # the ridge of K after the update (chosen online with alpha="auto": ncld_core.model.capacity)
     rho_pos_mean: float  # mean over labels of the rho_+ used (given or estimated)
     rho_neg_mean: float  # mean over labels of the rho_- used
     seconds: float
@@ -88,7 +89,8 @@ class ModelChunkRecord:
         """A record from :meth:`row` (plus the per-label fields) or from ``dataclasses.asdict``
         (runs saved before the record was typed hold the flat form)."""
         data = dict(data)
-        kw = {name: data.pop(name) for name in HISTORY_COLUMNS}
+        kw = {name: data.pop(name, float("nan")) if name == "alpha" else data.pop(name)  # alpha: runs saved before it
+              for name in HISTORY_COLUMNS}
         for name in _PER_LABEL:
             value = data.pop(name, None)
             kw[name] = None if value is None else tuple(float(v) for v in value)
