@@ -442,16 +442,10 @@ def _child(gen, conn):
     """The forked process: the only place the generator (the child's copy) is advanced, one chunk per request."""
     try:
         while conn.recv() == "next":
-            t0 = time.perf_counter()
-            try:
-                chunk = next(gen)
-            except StopIteration:
-                conn.send(("done", None, 0.0))
+            result = _next(gen)
+            conn.send(result)
+            if result[0] != "chunk":
                 return
-            except Exception as exc:  # noqa: BLE001 - reported to the page, never a traceback
-                conn.send(("error", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}", 0.0))
-                return
-            conn.send(("chunk", chunk, time.perf_counter() - t0))
     except (EOFError, OSError):  # the page's side is gone
         return
 
@@ -467,6 +461,33 @@ def _wait_shown(run) -> bool:
     return run["status"] == "running"
 
 
+def _store(run, kind, value, seconds) -> bool:
+    """Under the lock: keep what the worker computed, unless the run was stopped meanwhile (then it is
+    discarded). True while the run goes on."""
+    if run["status"] != "running":
+        return False
+    if kind == "chunk":
+        run["chunks"].append(value)
+        run["compute_ms"].append(1000 * seconds)
+    elif kind == "done":
+        run["status"] = "done"
+    else:
+        run.update(status="error", error=value)
+    run["cond"].notify_all()
+    return kind == "chunk"
+
+
+def _next(gen):
+    """``(kind, value, seconds)`` of advancing the generator once: a chunk, done, or an error message."""
+    t0 = time.perf_counter()
+    try:
+        return "chunk", next(gen), time.perf_counter() - t0
+    except StopIteration:
+        return "done", None, 0.0
+    except Exception as exc:  # noqa: BLE001 - reported to the page, never a traceback
+        return "error", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}", 0.0
+
+
 def _work(run, gen):
     """No fork on this platform: this thread alone advances the generator; a chunk finished after a
     Stop is discarded (the CPU finishes it in the background)."""
@@ -477,25 +498,9 @@ def _work(run, gen):
                 if not _wait_shown(run):
                     return
                 run["t_chunk"] = time.perf_counter()
-            t0 = time.perf_counter()
-            try:
-                kind, value = "chunk", next(gen)
-            except StopIteration:
-                kind, value = "done", None
-            except Exception as exc:  # noqa: BLE001 - reported to the page, never a traceback
-                kind, value = "error", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            result = _next(gen)
             with cond:
-                if run["status"] != "running":
-                    return
-                if kind == "chunk":
-                    run["chunks"].append(value)
-                    run["compute_ms"].append(1000 * (time.perf_counter() - t0))
-                elif kind == "done":
-                    run["status"] = "done"
-                else:
-                    run.update(status="error", error=value)
-                cond.notify_all()
-                if kind != "chunk":
+                if not _store(run, *result):
                     return
     finally:
         with cond:
@@ -518,17 +523,7 @@ def _relay(run, proc, conn):
             except (EOFError, OSError):
                 kind, value, seconds = "error", f"the run's process ended unexpectedly (exit code {proc.exitcode})", 0.0
             with cond:
-                if run["status"] != "running":
-                    return  # stopped while this chunk was computed: discarded
-                if kind == "chunk":
-                    run["chunks"].append(value)
-                    run["compute_ms"].append(1000 * seconds)
-                elif kind == "done":
-                    run["status"] = "done"
-                else:
-                    run.update(status="error", error=value)
-                cond.notify_all()
-                if kind != "chunk":
+                if not _store(run, kind, value, seconds):  # stopped meanwhile: the chunk is discarded
                     return
     finally:
         with cond:
