@@ -149,8 +149,10 @@ class StreamSpec:
         if self.dataset == "synthetic" and self.schedule.strip() and "n_labels" not in err and self.n_labels <= 3:
             err["schedule"] = "a drift schedule on the synthetic stream needs more than 3 labels (its multi-label regime has cardinality 3)"
         length = self.length(n_available)
-        if length is not None and "chunk_size" not in err and "n_instances" not in err and length < 2 * self.chunk_size:
-            err["chunk_size"] = f"the stream ({length} instances) must hold at least two chunks: the first only initialises"
+        # a shorter last chunk counts (medical: 978 instances in chunks of 500 is 500 + 478)
+        if length is not None and "chunk_size" not in err and "n_instances" not in err and length <= self.chunk_size:
+            err["chunk_size"] = (f"the stream ({length} instances) must hold at least two chunks (the first only "
+                                 f"initialises): make the chunk size smaller than {length}")
         if "schedule" not in err:
             try:
                 sched = self.drift_schedule

@@ -163,3 +163,9 @@ def test_flip_rate_messages_come_from_one_check():
     with pytest.raises(ValueError) as raised:
         check_flip_rates([0.5] * 10, [0.6] * 10, 10, source="flip-rate table")
     assert RunConfig(noise="table", rho_pos=[0.5] * 10, rho_neg=[0.6] * 10).errors()["rates"] == str(raised.value)
+
+
+def test_a_short_last_chunk_counts_as_a_chunk():
+    """medical (978 instances) in chunks of 500 is two chunks, 500 + 478: accepted (the comparison needs it)."""
+    assert "chunk_size" not in RunConfig(n_instances=978, chunk_size=500).errors()
+    assert "chunk_size" in RunConfig(n_instances=500, chunk_size=500).errors()
