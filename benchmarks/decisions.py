@@ -15,8 +15,12 @@ own cumulative accumulator.  ``ELMNCLD(decision=rule).predict`` gives the same l
 
 Choice of the default: a rule is **admissible** when its Hamming loss is at most twice the
 all-negative predictor's on every dataset and seed mean (the issue's target: it must never flood);
-among the admissible rules the default has the best mean rank of micro-F1 over the datasets (ties:
-the lower mean HL / all-negative HL ratio).  "paper" is a reproduction option, not a candidate.
+among the admissible rules, those within :data:`F1_TIE` of the best mean micro-F1 are equal on F1, and
+of them the default is the one below the all-negative Hamming loss on the most datasets (then: the lower
+mean HL / all-negative HL ratio) -- the issue's second HL target, "below all-negative wherever a method can
+be".  "paper" is a reproduction option, not a candidate.  (Until 2026-11-23 the rule took the best mean F1
+*rank*; at L = 300 that picked "topk" at a worst ratio of 1.99, on the edge of the ceiling, 0.001 mean F1
+above "f1-bounded", which stays below 1.7 and beats all-negative on more datasets.)
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ QUICK = ["medical", "enron"]
 RULES = list(DECISIONS)
 CANDIDATES = [r for r in RULES if r != "paper"]
 FLOOD_FACTOR = 2.0  # admissible: HL <= 2 x the all-negative HL on every dataset
+F1_TIE = 0.01  # mean micro-F1 differences below this are not told apart (2 seeds)
 
 
 def run_stream(dataset: str, seed: int, max_instances: int | None) -> list[dict]:
@@ -107,7 +112,8 @@ def choose(df: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     crit["admissible"] = crit["worst_ratio"] <= FLOOD_FACTOR
     pool = crit.loc[CANDIDATES]
     pool = pool[pool.admissible] if pool.admissible.any() else pool
-    best = pool.sort_values(["f1_rank", "mean_ratio"]).index[0]
+    pool = pool[pool.mean_f1 >= pool.mean_f1.max() - F1_TIE]
+    best = pool.assign(minus_below=-pool.below).sort_values(["minus_below", "mean_ratio"]).index[0]
     return best, crit
 
 
@@ -183,9 +189,10 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, worker
         "## Choice of the default",
         "",
         f"Rule: a candidate (every rule but `paper`, kept for reproduction) is admissible when its HL is at most "
-        f"{FLOOD_FACTOR:g} x the all-negative HL on every dataset; the default is the admissible rule with the "
-        "best mean rank of F1 over the datasets (1 = best among the candidates), ties broken by the lower mean "
-        "ratio.",
+        f"{FLOOD_FACTOR:g} x the all-negative HL on every dataset; admissible rules within {F1_TIE:g} of the best "
+        "mean F1 are equal on F1, and of them the default is below the all-negative HL on the most datasets (then "
+        "the lower mean ratio). The mean F1 rank (1 = best among the candidates) is shown for reference; until 2026-11-23 "
+        "it was the criterion, which picked `topk` here (worst ratio 1.99, on the edge of the ceiling).",
         "",
         "| rule | worst ratio | mean ratio | datasets below all-neg | mean F1 | mean F1 rank | admissible |",
         "|---|---|---|---|---|---|---|",
