@@ -429,6 +429,8 @@ def parse_args(argv):
     p.add_argument("--drift-datasets", nargs="+", default=None,
                    help="datasets of the growth/reduction streams (default: --datasets)")
     p.add_argument("--seeds", type=int, default=None, help="seeds 0..n-1 (default 5; --quick: 1)")
+    p.add_argument("--drift-seeds", type=int, default=None,
+                   help="seeds of the growth/reduction streams (default: --seeds)")
     p.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS))
     p.add_argument("--methods", nargs="+", default=None,
                    help="methods besides the references (default: the ELM variants and every available "
@@ -460,8 +462,9 @@ def main(argv=None) -> int:
     datasets = args.datasets or (QUICK_DATASETS if quick else PAPER_DATASETS)
     drift_datasets = args.drift_datasets or datasets
     seeds = args.seeds if args.seeds is not None else (1 if quick else 5)
-    if seeds < 1:
-        raise SystemExit("--seeds must be at least 1")
+    drift_seeds = seeds if args.drift_seeds is None else args.drift_seeds
+    if seeds < 1 or drift_seeds < 1:
+        raise SystemExit("--seeds and --drift-seeds must be at least 1")
     requested = args.methods if args.methods is not None else (list(ELM_VARIANTS) if quick else None)
     methods, method_notes = choose_methods(requested, set(args.exclude))
     if not methods:
@@ -475,7 +478,7 @@ def main(argv=None) -> int:
     if "noisy" in args.settings:
         cells += make_cells(datasets, seeds, ["noisy"], methods, chunk_size=args.chunk_size)
     if drift_settings:
-        cells += make_cells(drift_datasets, seeds, drift_settings, methods, chunk_size=args.chunk_size)
+        cells += make_cells(drift_datasets, drift_seeds, drift_settings, methods, chunk_size=args.chunk_size)
     print(f"{len(cells)} cells: {len(datasets)} dataset(s) x {seeds} seed(s) x {args.settings}; "
           f"methods: {', '.join(methods)} + references; cell files in {out}", file=sys.stderr)
 
@@ -553,7 +556,9 @@ def main(argv=None) -> int:
             extra = [d for d in ds if d not in PAPER_DRIFT_DATASETS]
             L.append(f"Datasets: the paper's drift datasets available here ({', '.join(paper) or 'none'})"
                      + (f" and {', '.join(extra)}" if extra else "") + ". The paper's mediamill, mirflickr and "
-                     "recreation are not available.")
+                     "recreation are not available."
+                     + (f" Seeds {', '.join(str(s) for s in range(drift_seeds))} (`--drift-seeds {drift_seeds}`)."
+                        if drift_seeds != seeds else ""))
             L.append("")
             if not sub.empty:
                 L.append(stream_table(sub))
