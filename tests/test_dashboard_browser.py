@@ -367,8 +367,9 @@ def _shot(page, name):
 def test_stop_inside_a_slow_chunk_takes_effect_at_once(browser, server):
     if not (DATA_DIR / "enron.arff").is_file():
         pytest.skip(f"enron.arff not found in {DATA_DIR} (set NCLD_DATA_DIR)")
-    # enron with L = 500: one chunk takes ten seconds or more (the P_D fit's N x (L+1)^2 array)
-    page = _open(browser, f"{server}/?dataset=enron&n_hidden=500&models=%5B%22ELM-O%22%5D", height=1000)
+    # enron with L = 2500: one chunk takes several seconds (the L x L products and the solve; the default
+    # P_D, "knn", does not grow with L)
+    page = _open(browser, f"{server}/?dataset=enron&n_hidden=2500&models=%5B%22ELM-O%22%5D", height=1000)
     page.set_viewport_size({"width": 1400, "height": 1000})
     estimate = page.locator(".st-key-run_estimate").inner_text()
     assert re.search(r"about \d+ MB of arrays per chunk \(budget 2 GB\) · about [\d.]+ s per chunk", estimate), estimate
@@ -378,7 +379,7 @@ def test_stop_inside_a_slow_chunk_takes_effect_at_once(browser, server):
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     ms, stopped = page.evaluate(STOP_AND_TIME)
     bound = STOP_TARGET_S if load <= 2 else STOP_LOADED_S
-    TIMINGS["stop_inside_slow_chunk_enron_L500"] = {"stop_s_browser": round(ms / 1000, 3),
+    TIMINGS["stop_inside_slow_chunk_enron_L2500"] = {"stop_s_browser": round(ms / 1000, 3),
                                                     "load_per_core": round(load, 2), "bound_s": bound}
     print(f"\nStop inside a slow chunk: {ms:.0f} ms (browser clock; load {load:.1f} per core, bound {bound} s)")
     assert stopped.startswith("stopped · chunk 1/7"), (before, stopped)
@@ -397,7 +398,8 @@ def test_stop_inside_a_slow_chunk_takes_effect_at_once(browser, server):
 def test_guard_refuses_settings_past_the_memory_budget_next_to_the_control(browser, server):
     if not (DATA_DIR / "enron.arff").is_file():
         pytest.skip(f"enron.arff not found in {DATA_DIR} (set NCLD_DATA_DIR)")
-    page = _open(browser, f"{server}/?dataset=enron&n_hidden=1500", height=1000)
+    # the default P_D ("knn") fits nothing on H: past the budget it is the L x L statistics of the variants
+    page = _open(browser, f"{server}/?dataset=enron&n_hidden=6000", height=1000)
     page.set_viewport_size({"width": 1400, "height": 1000})
     msg = page.get_by_text(re.compile(r"past the budget of 2\.0 GB: with chunks of 250, at most \d+ hidden nodes fit"))
     msg.first.wait_for(timeout=30_000)
