@@ -158,19 +158,36 @@ def code_line(df) -> str:
             "the current code.")
 
 
-def earlier_runs(entries, n_loaded) -> list[str]:
-    """Report lines on the earlier invocations that computed the reused cells."""
-    if not n_loaded:
+def earlier_runs(entries, finished) -> list[str]:
+    """Report lines on the earlier invocations that computed the reused cells (``finished``: their
+    ``finished_at`` times); a cell no logged invocation's time window holds came from one that was
+    interrupted (an invocation is logged when it ends)."""
+    if not finished:
         return []
-    runs = [e for e in entries if e.get("computed")]
-    if not runs:
-        return []
+    def window(e):
+        start = datetime.datetime.fromisoformat(e["started"])
+        return start, start + datetime.timedelta(seconds=float(e.get("wall_seconds", 0)) + 1)
+    stamps = [datetime.datetime.fromisoformat(f) for f in finished if f]
+    runs, held = [], set()
+    for e in entries:
+        if not e.get("computed") or "started" not in e:
+            continue
+        lo, hi = window(e)
+        inside = {i for i, s in enumerate(stamps) if lo <= s <= hi}
+        if inside:
+            runs.append((e, len(inside)))
+            held |= inside
     lines = ["- The reused cells were computed by earlier invocation(s) on the same folder:"]
-    for e in runs[-5:]:
+    for e, n in runs:
         cmd = "python -m benchmarks.compare" + (" " + shlex.join(e.get("argv", [])) if e.get("argv") else "")
-        lines.append(f"  - `{cmd}` started {e.get('started', '?')}: {e.get('computed')} cell(s) computed, "
-                     f"wall time {e.get('wall_seconds', 0):.0f} s ({e.get('wall_seconds', 0) / 60:.1f} min), "
-                     f"scheduler {e.get('scheduler')}, load average {e.get('load_start')} → {e.get('load_end')}.")
+        lines.append(f"  - `{cmd}` started {e.get('started', '?')}: {n} of the reused cells (it computed "
+                     f"{e.get('computed')}), wall time {e.get('wall_seconds', 0):.0f} s, scheduler {e.get('scheduler')}, "
+                     f"load average {e.get('load_start')} → {e.get('load_end')}.")
+    rest = len(finished) - len(held)
+    if rest:
+        first = min(s for i, s in enumerate(stamps) if i not in held) if len(stamps) > len(held) else None
+        lines.append(f"  - {rest} cell(s) from an invocation that was interrupted before it ended (not logged)"
+                     + (f", finished from {first:%Y-%m-%d %H:%M} UTC" if first else "") + ".")
     return lines
 
 
@@ -509,7 +526,8 @@ def main(argv=None) -> int:
         f"- Wall time of this invocation: **{wall:.0f} s** ({wall / 60:.1f} min); cells computed now: "
         f"{len(info['computed'])}, reused from `{out_shown}`: {len(info['loaded'])}, skipped: {len(info['skipped'])}, "
         f"failed: {len(info['errors'])}. Compute time stored in the cells (one core each): {compute:.0f} s.",
-        *earlier_runs(entries[:-1], len(info["loaded"])),
+        *earlier_runs(entries[:-1], [] if df.empty or "finished_at" not in df else
+                      df[df["key"].isin(info["loaded"])].drop_duplicates("key")["finished_at"].tolist()),
         code_line(df),
         f"- Machine load average (1 min) at start / end: {load_start[0]:.1f} / {os.getloadavg()[0]:.1f} "
         "(the machine is shared; timings are indicative).",

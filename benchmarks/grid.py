@@ -558,7 +558,7 @@ def load_grid(cells, out_dir) -> pd.DataFrame:
 
 
 _ID_COLUMNS = ["key", "dataset", "setting", "stream", "seed", "method", "chunk_size", "n_instances",
-               "change_points", "cell_seconds", "code", "code_current", "code_changed"]
+               "change_points", "cell_seconds", "code", "code_current", "code_changed", "finished_at"]
 
 
 def _long_table(records) -> pd.DataFrame:
@@ -578,7 +578,7 @@ def _long_table(records) -> pd.DataFrame:
                 "seed": cell.seed, "method": method, "chunk_size": cell.chunk_size,
                 "n_instances": stream.get("n_instances"), "change_points": cps,
                 "cell_seconds": rec.get("cell_seconds"), "code": rec.get("code"), "code_current": current,
-                "code_changed": changed,
+                "code_changed": changed, "finished_at": rec.get("finished_at"),
             }
             row.update({k: (np.nan if v is None else v) for k, v in rec["summary"][method].items()})
             rows.append(row)
