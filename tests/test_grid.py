@@ -41,7 +41,7 @@ pytestmark = pytest.mark.timeout(120)
 REPO = Path(__file__).resolve().parents[1]
 METHODS = ("ELM-O", "ELM-II", "ELM (plain)")
 SMALL = dict(n_instances=600, n_features=8, n_labels=5)
-TIMING = ["seconds", "cell_seconds"]
+TIMING = ["seconds", "cell_seconds", "finished_at"]
 
 
 def small_cells(seeds=2, settings=("noisy", "growth")):
