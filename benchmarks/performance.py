@@ -637,7 +637,7 @@ def dashboard_latency_section(dash: dict) -> list[str]:
          "Measured by `pytest tests/test_dashboard_browser.py -k \"latency or slow_chunk\"` in Chromium at "
          "1400 x 1000 (browser clock): per chunk, from the status line naming chunk k (sent before the figures) "
          "to every panel showing it; Run to the four panels drawn; Stop to the status saying *stopped*, inside "
-         "a chunk of tens of seconds (enron, L = 500). The large datasets are cut to 13 chunks.", "",
+         "a chunk of several seconds (enron, L = 2500). The large datasets are cut to 13 chunks.", "",
          f"| dataset | per-chunk update, median ms (target {upd:.0f}) | p90 ms | chunks measured | "
          f"Run to first plot, s (target {first:g}) |", "|---|---|---|---|---|"]
     for n in names:
