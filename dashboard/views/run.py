@@ -488,9 +488,9 @@ def _next(gen):
         return "error", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}", 0.0
 
 
-def _work(run, gen):
-    """No fork on this platform: this thread alone advances the generator; a chunk finished after a
-    Stop is discarded (the CPU finishes it in the background)."""
+def _drive(run, compute):
+    """The worker's loop: while a page shows the run, ``compute()`` one chunk (``(kind, value, seconds)``,
+    see :func:`_next`) and store it; a result arriving after a Stop is discarded."""
     cond = run["cond"]
     try:
         while True:
@@ -498,7 +498,7 @@ def _work(run, gen):
                 if not _wait_shown(run):
                     return
                 run["t_chunk"] = time.perf_counter()
-            result = _next(gen)
+            result = compute()
             with cond:
                 if not _store(run, *result):
                     return
@@ -507,27 +507,25 @@ def _work(run, gen):
             cond.notify_all()
 
 
+def _work(run, gen):
+    """No fork on this platform: this thread alone advances the generator (a chunk finished after a
+    Stop is discarded; the CPU finishes it in the background)."""
+    _drive(run, lambda: _next(gen))
+
+
 def _relay(run, proc, conn):
     """In the server: ask the process for each chunk and store it, unless the run was stopped meanwhile
     (then the process has been killed, the chunk it was computing is lost, and nothing is stored)."""
-    cond = run["cond"]
+    def fetch():
+        try:
+            conn.send("next")
+            return conn.recv()
+        except (EOFError, OSError):
+            return "error", f"the run's process ended unexpectedly (exit code {proc.exitcode})", 0.0
+
     try:
-        while True:
-            with cond:
-                if not _wait_shown(run):
-                    return
-                run["t_chunk"] = time.perf_counter()
-            try:
-                conn.send("next")
-                kind, value, seconds = conn.recv()
-            except (EOFError, OSError):
-                kind, value, seconds = "error", f"the run's process ended unexpectedly (exit code {proc.exitcode})", 0.0
-            with cond:
-                if not _store(run, kind, value, seconds):  # stopped meanwhile: the chunk is discarded
-                    return
+        _drive(run, fetch)
     finally:
-        with cond:
-            cond.notify_all()
         proc.kill()
         proc.join(timeout=5)
         conn.close()
