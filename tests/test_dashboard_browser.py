@@ -131,8 +131,16 @@ def _open(browser, url, height=3200):
     return page
 
 
-def _status(page) -> str:
-    return page.locator(".st-key-run_status").inner_text(timeout=10_000)
+def _status(page, *, missing_ok: bool = False) -> str:
+    """The run-status caption; with ``missing_ok``, "" while a rerun has not drawn it yet (polling loops)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        return page.locator(".st-key-run_status").inner_text(timeout=10_000)
+    except PlaywrightTimeout:
+        if missing_ok:  # a loaded server (ten visitors on two cores) can take longer than that to redraw it
+            return ""
+        raise
 
 
 def _wait_status(page, pattern: str, timeout_s: float) -> str:
@@ -140,7 +148,7 @@ def _wait_status(page, pattern: str, timeout_s: float) -> str:
     deadline = time.monotonic() + timeout_s
     text = ""
     while time.monotonic() < deadline:
-        text = _status(page)
+        text = _status(page, missing_ok=True)
         if re.search(pattern, text):
             return text
         time.sleep(0.2)
@@ -367,19 +375,19 @@ def _shot(page, name):
 def test_stop_inside_a_slow_chunk_takes_effect_at_once(browser, server):
     if not (DATA_DIR / "enron.arff").is_file():
         pytest.skip(f"enron.arff not found in {DATA_DIR} (set NCLD_DATA_DIR)")
-    # enron with L = 2500: one chunk takes several seconds (the L x L products and the solve; the default
-    # P_D, "knn", does not grow with L)
-    page = _open(browser, f"{server}/?dataset=enron&n_hidden=2500&models=%5B%22ELM-O%22%5D", height=1000)
+    # enron with L = 4000: one chunk takes about 6 s here (the L x L products and the solve; the default P_D,
+    # "knn", does not grow with L); at L = 2500 a chunk took 1.9 s on the CI machine, too short a window
+    page = _open(browser, f"{server}/?dataset=enron&n_hidden=4000&models=%5B%22ELM-O%22%5D", height=1000)
     page.set_viewport_size({"width": 1400, "height": 1000})
     estimate = page.locator(".st-key-run_estimate").inner_text()
     assert re.search(r"about \d+ MB of arrays per chunk \(budget 2 GB\) · about [\d.]+ s per chunk", estimate), estimate
     page.get_by_role("button", name="Run", exact=True).click()
     # inside the second chunk, two seconds after it began
-    before = _wait_status(page, r"running · chunk 1/7 .*computing chunk 2: [2-9] s", 300)
+    before = _wait_status(page, r"running · chunk 1/7 .*computing chunk 2: ([2-9]|\d\d+) s", 300)
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     ms, stopped = page.evaluate(STOP_AND_TIME)
     bound = STOP_TARGET_S if load <= 2 else STOP_LOADED_S
-    TIMINGS["stop_inside_slow_chunk_enron_L2500"] = {"stop_s_browser": round(ms / 1000, 3),
+    TIMINGS["stop_inside_slow_chunk_enron_L4000"] = {"stop_s_browser": round(ms / 1000, 3),
                                                     "load_per_core": round(load, 2), "bound_s": bound}
     print(f"\nStop inside a slow chunk: {ms:.0f} ms (browser clock; load {load:.1f} per core, bound {bound} s)")
     assert stopped.startswith("stopped · chunk 1/7"), (before, stopped)
@@ -513,6 +521,16 @@ def chunk_update_latency(frames) -> dict:
             "p90_ms": round(lat[int(0.9 * (len(lat) - 1))], 1) if lat else None}
 
 
+def _parsed_cache_state(arff: Path) -> str:
+    """"warm" when the parsed cache (the server's: same environment) holds this file's arrays, else "cold"."""
+    from ncld_core.data import parsed_cache
+
+    xml = arff.with_suffix(".xml")
+    key = parsed_cache.content_key(arff.read_bytes(), xml.read_bytes() if xml.is_file() else None)
+    folder = parsed_cache.cache_dir()
+    return "warm" if folder is not None and (folder / f"{key}.npz").is_file() else "cold"
+
+
 SHARED = ("emotions", "medical", "enron", "langlog", "corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500")
 #: The large ones are cut to their first 3250 instances (13 chunks of 250) to keep the test short.
 LARGE = {"corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500"}
@@ -525,6 +543,7 @@ def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
         pytest.skip(f"{name}.arff not found in {DATA_DIR}")
     page = _open(browser, f"{server}/?dataset={name}" + ("&n_instances=3250" if name in LARGE else ""), height=1000)
     page.set_viewport_size({"width": 1400, "height": 1000})
+    cache_state = _parsed_cache_state(DATA_DIR / f"{name}.arff")  # before Run: had it been parsed before?
     page.evaluate(OBSERVE_PANELS)
     t_click = page.evaluate("performance.now()")
     page.get_by_role("button", name="Run", exact=True).click()
@@ -535,6 +554,7 @@ def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
     res = chunk_update_latency(frames)
     res["run_to_first_plot_s"] = None if first is None else round((first - t_click) / 1000, 3)
     res["status"] = final
+    res["parsed_cache"] = cache_state
     TIMINGS[f"latency_{name}"] = res
     print(f"\n{name}: {res}")
     # a measurement (docs/performance.md compares it with the 200 ms / 2 s targets): it must exist
