@@ -620,3 +620,62 @@ def test_check_features_names_the_column_and_row():
     with pytest.raises(ValueError, match="every feature is constant"):
         check_features(Dataset(name="t", X=np.ones((4, 2)), Y=np.zeros((4, 1), np.int8)))
     check_features(Dataset(name="t", X=np.c_[np.arange(4.0), np.ones(4)], Y=np.zeros((4, 1), np.int8)))
+
+
+# ---------------------------------------------------------------------------
+# The parsed-dataset cache (ncld_core.data.parsed_cache)
+# ---------------------------------------------------------------------------
+def test_parsed_cache_round_trip_and_invalidation(tmp_path, monkeypatch):
+    from ncld_core.data import parsed_cache
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(parsed_cache.CACHE_ENV, str(cache))
+    for text, name, xml in ((SPARSE_MULAN, "sp", _xml("l1", "l2")), (DENSE_MULAN, "de", _xml("l1", "l2", "l3"))):
+        (tmp_path / f"{name}.arff").write_text(text)
+        (tmp_path / f"{name}.xml").write_text(xml)
+        first = load_dataset(tmp_path / f"{name}.arff")
+        assert len(list(cache.glob("*.npz"))) >= 1
+        # the second load reads the entry: the parser is not called
+        monkeypatch.setattr(D, "_parse_arff", lambda *a, **k: pytest.fail("parsed again despite the cache"))
+        second = load_dataset(tmp_path / f"{name}.arff")
+        monkeypatch.undo()
+        monkeypatch.setenv(parsed_cache.CACHE_ENV, str(cache))
+        dense = (lambda X: X.toarray() if sp.issparse(X) else X)
+        assert type(second.X) is type(first.X)
+        assert np.array_equal(dense(second.X), dense(first.X)) and second.X.dtype == np.float64
+        assert np.array_equal(second.Y, first.Y) and second.Y.dtype == np.int8
+        assert (second.name, second.source, second.label_names, second.feature_names) == \
+               (first.name, first.source, first.label_names, first.feature_names)
+    # the same content under another name and path: the entry is shared, the name and path are the caller's
+    shutil.copy(tmp_path / "sp.arff", tmp_path / "other.arff")
+    shutil.copy(tmp_path / "sp.xml", tmp_path / "other.xml")
+    other = load_dataset(tmp_path / "other.arff")
+    assert other.name == "other" and other.source == str(tmp_path / "other.arff")
+    # an edited file is a new entry (never the stale one)
+    (tmp_path / "sp.arff").write_text(SPARSE_MULAN.replace("{0 2.5,3 1}", "{0 9.5,3 1}"))
+    assert load_dataset(tmp_path / "sp.arff").X.toarray()[0, 0] == 9.5
+    # a damaged entry is parsed again, not trusted and not an error
+    for entry in cache.glob("*.npz"):
+        entry.write_bytes(b"not an npz")
+    assert load_dataset(tmp_path / "de.arff").X.tolist() == DENSE_X
+    # an edited parser changes every key
+    key = parsed_cache.content_key(b"a", None)
+    parsed_cache._parser_digest.cache_clear()
+    monkeypatch.setattr(parsed_cache, "_FORMAT", parsed_cache._FORMAT + 1)
+    assert parsed_cache.content_key(b"a", None) != key
+    parsed_cache._parser_digest.cache_clear()
+
+
+def test_parsed_cache_off_and_unwritable(tmp_path, monkeypatch):
+    from ncld_core.data import parsed_cache
+
+    (tmp_path / "sp.arff").write_text(SPARSE_MULAN)
+    (tmp_path / "sp.xml").write_text(_xml("l1", "l2"))
+    monkeypatch.setenv(parsed_cache.CACHE_ENV, "")  # off: nothing written anywhere, loading works
+    assert parsed_cache.cache_dir() is None
+    assert load_dataset(tmp_path / "sp.arff").X.toarray().tolist() == SPARSE_X
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the folder should be")
+    monkeypatch.setenv(parsed_cache.CACHE_ENV, str(blocker / "cache"))  # cannot be created: only costs the parse
+    assert load_dataset(tmp_path / "sp.arff").X.toarray().tolist() == SPARSE_X
+    assert not (blocker / "cache").exists()

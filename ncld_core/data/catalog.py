@@ -31,6 +31,7 @@ from .arff import (
     _read_file,
     load_arff,
 )
+from . import parsed_cache
 from .dataset import Dataset
 
 #: Environment variable naming an extra folder (or ``os.pathsep``-separated folders) of datasets.
@@ -435,6 +436,12 @@ def load_dataset(name, *, dirs=None, verify=True) -> Dataset:
         _verify_bytes(arff_path, data, key)
         if xml_path is not None:
             _verify_bytes(xml_path, xml_data, key)
+    cache_key = parsed_cache.content_key(data, xml_data)
+    cached = parsed_cache.fetch(cache_key, name=key, source=str(arff_path))
+    if cached is not None:
+        return cached
     text = _decode_text(data, str(arff_path))
     xml_labels = _parse_label_xml(xml_data, str(xml_path)) if xml_path is not None else None
-    return _parse_arff(text, source=str(arff_path), name=key, xml_labels=xml_labels)
+    ds = _parse_arff(text, source=str(arff_path), name=key, xml_labels=xml_labels)
+    parsed_cache.store(ds, cache_key)
+    return ds
