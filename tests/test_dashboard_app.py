@@ -49,10 +49,12 @@ def _summary(at):
 
 
 def _figure(at, panel: str) -> dict:
-    """The spec (plotly JSON) of the newest figure drawn in a panel of the Live run."""
-    charts = [c for c in at.get("plotly_chart") if c.key and c.key.startswith(f"fig_{panel}_")]
-    assert charts, f"no figure in panel {panel}"
-    return json.loads(charts[-1].proto.spec)
+    """The spec (plotly JSON) of the newest figure drawn in a panel of the Live run (dashboard.live_chart)."""
+    drawn = [json.loads(c.proto.json) for c in at.get("bidi_component")
+             if c.proto.component_name == "ncld_live_chart"]
+    figures = [json.loads(d["figure"]) for d in drawn if d["slot"] == panel]
+    assert figures, f"no figure in panel {panel}"
+    return figures[-1]
 
 
 def _names(fig: dict) -> list[str]:

@@ -185,6 +185,11 @@ TEXT_PROBLEMS = """
 
 
 def _text_problems(page, panel: str) -> dict:
+    # plotly.js draws asynchronously and the graph follows its panel's width (dashboard/live_chart.py):
+    # measure once it is drawn at the width it is shown at
+    page.wait_for_function("""(panel) => { const gd = document.querySelector('.st-key-panel_' + panel + ' .js-plotly-plot');
+        return gd && gd._fullLayout && Math.abs(gd._fullLayout.width - gd.clientWidth) <= 1; }""", arg=panel,
+                           timeout=30_000)
     return page.evaluate(TEXT_PROBLEMS, panel)
 
 
@@ -240,6 +245,7 @@ def test_growth_preset_detects_the_change(browser, server):
 
     # (b) the moment estimate's 95 % interval is drawn as a shaded band, named in the legend
     card = page.locator(".st-key-panel_cardinality .js-plotly-plot")
+    card.locator(".scatterlayer .fills path").first.wait_for(timeout=30_000)  # plotly.js draws asynchronously
     assert card.locator(".scatterlayer .fills path").count() >= 1
     legend = " ".join(card.locator(".legendtext").all_text_contents())
     assert "95 % interval" in legend and "oracle" in legend, legend
@@ -447,7 +453,13 @@ def test_presentation_mode_one_panel_large_type(browser, server):
         page.get_by_role("button", name="Next").click()
         page.locator(".st-key-panel_metrics").wait_for(state="detached", timeout=30_000)
         page.locator(".st-key-panel_cardinality .js-plotly-plot").first.wait_for(timeout=30_000)
+        # the graph is updated in place (dashboard/live_chart.py): wait for the presentation figure to be drawn
+        page.wait_for_function("""() => { const gd = document.querySelector('.st-key-panel_cardinality .js-plotly-plot');
+            return gd && gd._fullLayout && gd._fullLayout.font.size >= 18
+                && Math.abs(gd._fullLayout.width - gd.clientWidth) <= 1; }""", timeout=30_000)
         found = _text_problems(page, "cardinality")
+        if found["problems"]:
+            _shot(page, f"dashboard_presentation_cardinality_{width}x{height}.png")
         assert not found["problems"], found
         page.get_by_text("Presentation mode").click()  # back to the normal layout
         page.locator(".st-key-panel_timeline .js-plotly-plot").first.wait_for(timeout=30_000)

@@ -13,6 +13,7 @@ from dashboard import compare as C
 from dashboard import figures as F
 from ncld_core.config import RunConfig
 from ncld_core.eval.compare import coincide
+from tests.test_dashboard_app import _figure
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 SMALL = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5)
@@ -25,12 +26,6 @@ def _app(query: dict | None = None) -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
-
-
-def _figure(at, panel: str) -> dict:
-    charts = [c for c in at.get("plotly_chart") if c.key and c.key.startswith(f"fig_{panel}_")]
-    assert charts, f"no figure in panel {panel}"
-    return json.loads(charts[-1].proto.spec)
 
 
 def _legend(fig: dict) -> list[str]:

@@ -26,6 +26,7 @@ import streamlit as st
 from dashboard import compare, data, report
 from dashboard import figures as F
 from dashboard.controls import label_of
+from dashboard.live_chart import live_chart, preload_plotly
 from dashboard.teaching import detector_label, noise_cost_text
 from dashboard.ui import md_escape, teach
 from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
@@ -313,7 +314,7 @@ def draw(run, chunks=None):
         if presenting:
             _enlarge(fig)
         fig.update_layout(meta=k)  # the chunks drawn, for the browser test's latency measurement
-        _chart(slots[name], fig, f"fig_{name}_{k}")
+        live_chart(slots[name], name, fig, key=f"fig_{name}_{k}", config=PLOT_CONFIG)
     if "cardinality" in slots:
         slots["cardinality_heading"].markdown(_cardinality_heading(chunks, focus))
         note = F.cardinality_note(chunks, focus)
@@ -334,10 +335,6 @@ def _enlarge(fig):
     fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
 
 
-def _chart(slot, fig, key):
-    slot.plotly_chart(fig, config=PLOT_CONFIG, key=key)
-
-
 def _draw_rates(run, chunks, k):
     estimating = [m for m in run["models"]
                   if any(m in c.diagnostics and c.diagnostics[m].estimates_rates for c in chunks)]
@@ -355,7 +352,7 @@ def _draw_rates(run, chunks, k):
         fig = F.flip_rate_figure(over_time)
         if presenting:
             _enlarge(fig)
-        st.plotly_chart(fig, config=PLOT_CONFIG, key=f"fig_rates_{k}")
+        live_chart(st.empty(), "rates", fig, key=f"fig_rates_{k}", config=PLOT_CONFIG)
         names = list(getattr(stream, "label_names", ()) or [])
         if names and len(names) == len(per_label):
             per_label["label"] = names
@@ -622,6 +619,7 @@ def _summary(run):
 
 
 # --------------------------------------------------------------------------- state machine
+preload_plotly()
 if run is None:
     status.caption("Ready: press Run.")
     next(iter(slots.values()), st.empty()).info("Press **Run** to stream the configured data through the selected variants. "
