@@ -627,14 +627,23 @@ if run is None:
 else:
     if run["status"] == "starting":
         status.caption("starting · building the stream and the models…")
-        with run["lock"]:  # one script thread begins the run; the lock is not held while it builds
-            mine = run["status"] == "starting" and not run.get("begun")
-            run["begun"] = True
-        if mine:
-            _begin(run)
-        while run["status"] == "starting":  # another script thread is beginning it: wait (interruptible)
-            ss.get("run")
-            time.sleep(POLL_S)
+        while run["status"] == "starting":
+            with run["lock"]:  # one script thread begins the run; the lock is not held while it builds
+                mine = run["status"] == "starting" and not run.get("begun")
+                if mine:
+                    run["begun"] = True
+            if not mine:  # another script thread is beginning it: wait (interruptible)
+                ss.get("run")
+                time.sleep(POLL_S)
+                continue
+            try:
+                _begin(run)
+            finally:
+                with run["lock"]:
+                    if run["status"] == "starting":
+                        # interrupted while building (a rerun raised through it): the next script run begins it
+                        # again; before, the flag stayed set and every later run waited for nobody
+                        run["begun"] = False
         if run["status"] == "error":
             st.rerun()  # redraw the buttons: Run usable again, Stop disabled; the reason is shown below
     if run["status"] == "error" and not run.get("chunks"):
