@@ -27,3 +27,16 @@ def data_dir(monkeypatch):
         pytest.skip("shared datasets not found: set NCLD_DATA_DIR to ../shared/datasets")
     monkeypatch.setenv("NCLD_DATA_DIR", str(path))
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _parsed_cache_of_this_session(tmp_path_factory):
+    """The parsed-dataset cache of the test session: a folder of its own (inherited by the dashboard servers
+    the browser tests start), so tests never read or fill the developer's ~/.cache/ncld/parsed."""
+    old = os.environ.get("NCLD_CACHE_DIR")
+    os.environ["NCLD_CACHE_DIR"] = str(tmp_path_factory.mktemp("parsed_cache"))
+    yield
+    if old is None:
+        os.environ.pop("NCLD_CACHE_DIR", None)
+    else:
+        os.environ["NCLD_CACHE_DIR"] = old

@@ -743,3 +743,55 @@ def test_a_run_computed_in_a_thread_where_fork_is_missing(monkeypatch):
     run = at.session_state["run"]
     assert run["status"] == "done" and len(run["chunks"]) == 3 and run.get("proc") is None
     assert _summary(at)["variant"].tolist() == ["ELM-O", "ELM-I", "ELM-II", "all-negative", "noisy-prior"]
+
+
+def test_plotly_js_is_served_from_the_app_folder_or_the_panels_fall_back(tmp_path, monkeypatch):
+    from dashboard import live_chart
+
+    static = tmp_path / "static"
+    static.mkdir()
+    (static / "plotly-0.0.1.min.js").write_text("an older plotly's copy")
+    monkeypatch.setattr(live_chart, "STATIC", static)
+    monkeypatch.setattr(live_chart, "SERVED_JS", static / live_chart.SERVED_JS.name)
+    assert live_chart.ensure_served() is True
+    assert (static / live_chart.SERVED_JS.name).read_bytes() == live_chart.PLOTLY_JS.read_bytes()
+    assert sorted(p.name for p in static.iterdir()) == [live_chart.SERVED_JS.name]  # the old copy is gone
+    # a folder that cannot be written (here: a file in its place): False, nothing left behind, no exception
+    blocked = tmp_path / "not_a_folder"
+    blocked.write_text("x")
+    monkeypatch.setattr(live_chart, "STATIC", blocked)
+    monkeypatch.setattr(live_chart, "SERVED_JS", blocked / live_chart.SERVED_JS.name)
+    assert live_chart.ensure_served() is False
+    assert blocked.read_text() == "x"
+
+
+def test_a_rerun_through_the_start_of_a_run_does_not_leave_it_starting(monkeypatch):
+    """A rerun raised while the stream is built (fastReruns: a click meanwhile) interrupts the script run
+    beginning the run; the next script run begins it again instead of waiting for nobody."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+
+    original = StreamSpec.build_stream
+    calls = []
+
+    def interrupted_once(self, dataset=None):
+        if self.shuffle_seed == 626262:
+            calls.append(self.shuffle_seed)
+            if len(calls) == 1:
+                raise RerunException(RerunData())
+        return original(self, dataset=dataset)
+
+    monkeypatch.setattr(StreamSpec, "build_stream", interrupted_once)
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key="w_shuffle_seed").set_value(626262)  # a stream no other test has cached
+    at.run()
+    _run_button(at).click().run(timeout=120)
+    for _ in range(20):  # each AppTest run is one script run: let the reruns happen
+        if at.session_state["run"]["status"] not in ("starting", "running"):
+            break
+        at.run(timeout=120)
+    assert calls == [626262, 626262], calls  # begun again after the interruption
+    assert at.session_state["run"]["status"] == "done", at.session_state["run"]["status"]
+    assert not at.exception

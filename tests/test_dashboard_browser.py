@@ -538,9 +538,9 @@ def _parsed_cache_state(arff: Path) -> str:
     from ncld_core.data import parsed_cache
 
     xml = arff.with_suffix(".xml")
-    key = parsed_cache.content_key(arff.read_bytes(), xml.read_bytes() if xml.is_file() else None)
-    folder = parsed_cache.cache_dir()
-    return "warm" if folder is not None and (folder / f"{key}.npz").is_file() else "cold"
+    entry = parsed_cache.entry_path(parsed_cache.content_key(arff.read_bytes(),
+                                                             xml.read_bytes() if xml.is_file() else None))
+    return "warm" if entry is not None and entry.is_file() else "cold"
 
 
 SHARED = ("emotions", "medical", "enron", "langlog", "corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500")

@@ -634,7 +634,7 @@ def test_parsed_cache_round_trip_and_invalidation(tmp_path, monkeypatch):
         (tmp_path / f"{name}.arff").write_text(text)
         (tmp_path / f"{name}.xml").write_text(xml)
         first = load_dataset(tmp_path / f"{name}.arff")
-        assert len(list(cache.glob("*.npz"))) >= 1
+        assert len(list(cache.rglob("*.npz"))) >= 1
         # the second load reads the entry: the parser is not called
         monkeypatch.setattr(D, "_parse_arff", lambda *a, **k: pytest.fail("parsed again despite the cache"))
         second = load_dataset(tmp_path / f"{name}.arff")
@@ -654,16 +654,25 @@ def test_parsed_cache_round_trip_and_invalidation(tmp_path, monkeypatch):
     # an edited file is a new entry (never the stale one)
     (tmp_path / "sp.arff").write_text(SPARSE_MULAN.replace("{0 2.5,3 1}", "{0 9.5,3 1}"))
     assert load_dataset(tmp_path / "sp.arff").X.toarray()[0, 0] == 9.5
-    # a damaged entry is parsed again, not trusted and not an error
-    for entry in cache.glob("*.npz"):
-        entry.write_bytes(b"not an npz")
-    assert load_dataset(tmp_path / "de.arff").X.tolist() == DENSE_X
-    # an edited parser changes every key
-    key = parsed_cache.content_key(b"a", None)
-    parsed_cache._parser_digest.cache_clear()
-    monkeypatch.setattr(parsed_cache, "_FORMAT", parsed_cache._FORMAT + 1)
-    assert parsed_cache.content_key(b"a", None) != key
-    parsed_cache._parser_digest.cache_clear()
+    # damaged entries (not a zip; a real entry truncated; one flipped byte) are parsed again and replaced
+    entry = parsed_cache.entry_path(parsed_cache.content_key((tmp_path / "de.arff").read_bytes(),
+                                                             (tmp_path / "de.xml").read_bytes()))
+    good = entry.read_bytes()
+    for damaged in (b"not an npz", good[: len(good) // 2], good[:10],
+                    good[: len(good) // 2] + bytes([good[len(good) // 2] ^ 0xFF]) + good[len(good) // 2 + 1:]):
+        entry.write_bytes(damaged)
+        assert load_dataset(tmp_path / "de.arff").X.tolist() == DENSE_X
+        assert entry.read_bytes() == good  # written again by that load
+    # an edited parser source names another folder; writing there removes the old one
+    edited = tmp_path / "arff_edited.py"
+    edited.write_bytes(parsed_cache.PARSER_SOURCES[0].read_bytes() + b"\n# edited\n")
+    assert parsed_cache.parser_digest((edited, *parsed_cache.PARSER_SOURCES[1:])) != parsed_cache.parser_digest()
+    old_folder = entry.parent
+    monkeypatch.setattr(parsed_cache, "PARSER_SOURCES", (edited, *parsed_cache.PARSER_SOURCES[1:]))
+    monkeypatch.setattr(parsed_cache, "parser_digest", lambda sources=parsed_cache.PARSER_SOURCES:
+                        parsed_cache._parser_digest(tuple(str(p) for p in (edited, *sources[1:]))))
+    assert load_dataset(tmp_path / "de.arff").X.tolist() == DENSE_X  # parsed again, into the new folder
+    assert not old_folder.exists() and len([d for d in cache.iterdir() if d.is_dir()]) == 1
 
 
 def test_parsed_cache_off_and_unwritable(tmp_path, monkeypatch):
@@ -674,8 +683,9 @@ def test_parsed_cache_off_and_unwritable(tmp_path, monkeypatch):
     monkeypatch.setenv(parsed_cache.CACHE_ENV, "")  # off: nothing written anywhere, loading works
     assert parsed_cache.cache_dir() is None
     assert load_dataset(tmp_path / "sp.arff").X.toarray().tolist() == SPARSE_X
+    assert parsed_cache.entry_path("abc") is None and parsed_cache.store(load_dataset(tmp_path / "sp.arff"), "abc") is False
     blocker = tmp_path / "file"
     blocker.write_text("a file where the folder should be")
     monkeypatch.setenv(parsed_cache.CACHE_ENV, str(blocker / "cache"))  # cannot be created: only costs the parse
     assert load_dataset(tmp_path / "sp.arff").X.toarray().tolist() == SPARSE_X
-    assert not (blocker / "cache").exists()
+    assert blocker.read_text() == "a file where the folder should be" and list(tmp_path.glob("**/*.npz")) == []

@@ -1,11 +1,14 @@
 """A disk cache of parsed datasets: an ARFF is parsed once per content, later loads read arrays.
 
 Parsing a sparse ARFF of a few MB takes 1-2 s (arts, health); reading the same arrays back from an
-``.npz`` takes a few ms. The entry's name is the sha256 of the ARFF bytes, of the XML bytes and of the
-parser's own source (``arff.py``, ``dataset.py``), so an edited file or an edited parser never meets a
-stale entry. Entries hold plain arrays and strings only and are read with ``allow_pickle=False``:
-nothing in the cache is ever unpickled or executed. Writes are atomic (a temporary file renamed), and
-any failure to read or write only costs the parse.
+``.npz`` takes a few ms. An entry is named by the sha256 of the ARFF bytes and of the XML bytes, in a
+folder named by the parser (the source of ``arff.py`` and ``dataset.py`` and liac-arff's version), so an
+edited file or an edited parser never meets a stale entry; folders of other parser versions are removed
+when an entry is written. Entries hold plain arrays and strings only and are read with
+``allow_pickle=False``: nothing in the cache is ever unpickled or executed. Writes are atomic (a
+temporary file of the writer's own, renamed), a damaged entry is deleted and parsed again, and any
+failure to read or write only costs the parse. Entries are not checksummed against the registry:
+``load_dataset(verify=True)`` checks the ARFF and XML bytes, whose hashes name the entry.
 
 The folder is ``NCLD_CACHE_DIR`` if set (an empty value turns the cache off), else
 ``$XDG_CACHE_HOME/ncld/parsed`` (``~/.cache/ncld/parsed``).
@@ -30,6 +33,9 @@ import functools
 import hashlib
 import json
 import os
+import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +45,10 @@ from .dataset import Dataset
 
 #: Environment variable naming the cache folder; set to an empty string to turn the cache off.
 CACHE_ENV = "NCLD_CACHE_DIR"
+#: The modules whose source decides what a parse returns (beside liac-arff's version).
+PARSER_SOURCES = tuple(Path(__file__).resolve().parent / m for m in ("arff.py", "dataset.py"))
 _FORMAT = 1
+_VERSION_DIR = re.compile(r"^[0-9a-f]{16}$")
 
 
 def cache_dir() -> Path | None:
@@ -51,54 +60,62 @@ def cache_dir() -> Path | None:
     return Path(base) / "ncld" / "parsed"
 
 
-@functools.lru_cache(maxsize=1)
-def _parser_digest() -> str:
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256(str(_FORMAT).encode())
-    for module in ("arff.py", "dataset.py"):
-        h.update((here / module).read_bytes())
+def parser_digest(sources=PARSER_SOURCES) -> str:
+    """A hash of what decides a parse: the parser's source files, liac-arff's version, the entry format."""
+    return _parser_digest(tuple(str(s) for s in sources))
+
+
+@functools.lru_cache(maxsize=8)
+def _parser_digest(sources: tuple) -> str:
+    import arff  # liac-arff: the ARFF decoder the parser uses
+
+    h = hashlib.sha256(f"{_FORMAT}|{getattr(arff, '__version__', '?')}".encode())
+    for path in sources:
+        h.update(Path(path).read_bytes())
     return h.hexdigest()
 
 
 def content_key(arff_bytes: bytes, xml_bytes: bytes | None) -> str:
-    """The entry name of a dataset: its files' contents and the parser's source."""
-    h = hashlib.sha256(_parser_digest().encode())
-    h.update(hashlib.sha256(arff_bytes).digest())
+    """The entry name of a dataset: the sha256 of its files' contents."""
+    h = hashlib.sha256(hashlib.sha256(arff_bytes).digest())
     h.update(b"\0" if xml_bytes is None else hashlib.sha256(xml_bytes).digest())
     return h.hexdigest()
 
 
-def _path(key: str, folder) -> Path | None:
-    folder = cache_dir() if folder is None else Path(folder)
-    return None if folder is None else folder / f"{key}.npz"
+def entry_path(key: str, *, folder=None) -> Path | None:
+    """Where the entry of ``key`` lives for the current parser (None: the cache is off)."""
+    root = cache_dir() if folder is None else Path(folder)
+    return None if root is None else root / parser_digest()[:16] / f"{key}.npz"
 
 
 def fetch(key: str, *, name: str | None = None, source: str | None = None, folder=None) -> Dataset | None:
-    """The cached dataset of ``key``, or None (missing, unreadable or cache off).
+    """The cached dataset of ``key``, or None (missing, damaged or cache off; a damaged entry is deleted).
 
     ``name`` / ``source``: the caller's (the same content may sit under another name or path).
     """
-    path = _path(key, folder)
+    path = entry_path(key, folder=folder)
     if path is None or not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             if meta.get("format") != _FORMAT:
-                return None
+                raise ValueError("another entry format")
             if meta["sparse"]:
                 X = sp.csr_matrix((z["x_data"], z["x_indices"], z["x_indptr"]), shape=tuple(meta["shape"]))
             else:
                 X = z["x_dense"]
             return Dataset(name or meta["name"], X, z["y"], label_names=tuple(meta["label_names"]),
                            feature_names=tuple(meta["feature_names"]), source=source or meta["source"])
-    except (OSError, ValueError, KeyError, TypeError):  # a damaged entry: parse again
+    except Exception:  # noqa: BLE001 - truncated, bit-flipped (BadZipFile, CRC), foreign: parse again
+        with contextlib.suppress(OSError):
+            path.unlink()
         return None
 
 
 def store(ds: Dataset, key: str, *, folder=None) -> bool:
     """Write ``ds`` under ``key``; False when the cache is off or the folder cannot be written."""
-    path = _path(key, folder)
+    path = entry_path(key, folder=folder)
     if path is None:
         return False
     sparse = sp.issparse(ds.X)
@@ -106,13 +123,26 @@ def store(ds: Dataset, key: str, *, folder=None) -> bool:
             "label_names": list(ds.label_names), "feature_names": list(ds.feature_names)}
     arrays = ({"x_data": ds.X.data, "x_indices": ds.X.indices, "x_indptr": ds.X.indptr} if sparse
               else {"x_dense": np.asarray(ds.X)})
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(tmp, meta=np.array(json.dumps(meta)), y=ds.Y, **arrays)
-        tmp.replace(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".npz")  # one per writer
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, meta=np.array(json.dumps(meta)), y=ds.Y, **arrays)
+        os.replace(tmp, path)
     except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         return False
+    _prune(path.parent)
     return True
+
+
+def _prune(current: Path) -> None:
+    """Remove the folders of other parser versions (their entries can never be read again)."""
+    with contextlib.suppress(OSError):
+        for other in current.parent.iterdir():
+            if other != current and other.is_dir() and _VERSION_DIR.match(other.name) \
+                    and all(f.suffix == ".npz" for f in other.iterdir()):
+                shutil.rmtree(other, ignore_errors=True)
