@@ -1,9 +1,10 @@
 """Live panels drawn in place: one Plotly graph per slot, updated with ``Plotly.react``.
 
 ``st.plotly_chart`` derives its element id from the figure, so every redraw of a live panel mounts a
-new chart and plotly.js builds it from nothing (about 100 ms per panel in Chromium; four panels per
-chunk made the per-chunk update 300-650 ms). Here a small ``st.components.v2`` component keeps each
-slot's graph in the page and hands it the new figure: plotly.js then updates only what changed.
+new chart and plotly.js builds it from nothing, four times per chunk. Here a small ``st.components.v2``
+component keeps each slot's graph in the page and hands it the new figure: plotly.js then updates only
+what changed. The per-chunk update before and after is measured by the browser tests and reported in
+``docs/performance.md`` (section 5b).
 
 plotly.js comes from the installed plotly package, served by Streamlit's static file serving
 (``.streamlit/config.toml``: ``enableStaticServing``) from ``dashboard/static/`` (a copy made at start,

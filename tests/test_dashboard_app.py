@@ -62,6 +62,16 @@ def _names(fig: dict) -> list[str]:
     return [t.get("name", "").replace("<br>", " ") for t in fig["data"]]
 
 
+def _uncached_small_app(seed: int) -> AppTest:
+    """The app on a small synthetic stream whose stream seed (``seed``: one per test) no other test caches."""
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key="w_shuffle_seed").set_value(seed)
+    at.run()
+    return at
+
+
 #: A detector other than the default acting one (the default may change after measurement).
 OTHER = next(d for d in DETECTORS if d != RunConfig().detector)
 
@@ -329,15 +339,12 @@ def test_model_controls_do_not_rebuild_the_stream(monkeypatch):
     original = StreamSpec.build_stream
 
     def counting(self, dataset=None):
-        calls.append(self.shuffle_seed)
+        if self.shuffle_seed == 424242:  # this test's stream (the default one is cached or not, by test order)
+            calls.append(self.shuffle_seed)
         return original(self, dataset=dataset)
 
     monkeypatch.setattr(StreamSpec, "build_stream", counting)
-    at = _app()
-    _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
-    at.number_input(key="w_shuffle_seed").set_value(424242)  # a stream no other test has cached
-    at.run()
+    at = _uncached_small_app(424242)
     _run_button(at).click().run()
     assert calls == [424242]
     at.number_input(key="w_beta").set_value(0.5)
@@ -630,11 +637,7 @@ def test_a_run_that_fails_to_start_leaves_run_usable(monkeypatch):
         raise ValueError("schedule: the stream cannot be built (test)")
 
     monkeypatch.setattr(StreamSpec, "build_stream", failing)
-    at = _app()
-    _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
-    at.number_input(key="w_shuffle_seed").set_value(seed)
-    at.run()
+    at = _uncached_small_app(seed)
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("the stream cannot be built (test)" in e for e in _errors(at)), _errors(at)
@@ -782,11 +785,7 @@ def test_a_rerun_through_the_start_of_a_run_does_not_leave_it_starting(monkeypat
         return original(self, dataset=dataset)
 
     monkeypatch.setattr(StreamSpec, "build_stream", interrupted_once)
-    at = _app()
-    _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
-    at.number_input(key="w_shuffle_seed").set_value(626262)  # a stream no other test has cached
-    at.run()
+    at = _uncached_small_app(626262)
     _run_button(at).click().run(timeout=120)
     for _ in range(20):  # each AppTest run is one script run: let the reruns happen
         if at.session_state["run"]["status"] not in ("starting", "running"):
