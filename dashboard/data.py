@@ -131,9 +131,13 @@ def warm_up() -> bool:
     """Exercise the run and figure code once per server process, so the first Run starts fast.
 
     Read-only and shared: it only imports modules and fills their lazy caches (plotly's
-    validators, scipy's LAPACK wrappers); nothing of a visitor is kept.
+    validators, scipy's LAPACK wrappers) and starts the fork server of the runs' processes
+    (``ncld_core.eval.chunk_process``); nothing of a visitor is kept.
     """
     try:
+        from ncld_core.eval.chunk_process import start_fork_server
+
+        start_fork_server()
         from ncld_core.model.detector import DETECTORS
 
         from . import figures as F

@@ -734,8 +734,8 @@ def test_sweep_progress_counts_grid_points():
     assert "chunk" not in sweep_progress_text(5, 20, 18, False)
 
 
-def test_a_run_computed_in_a_thread_where_fork_is_missing(monkeypatch):
-    """Platforms without fork compute the chunks in a thread: the run completes the same way."""
+def test_a_run_computed_in_a_thread_where_the_platform_has_no_fork_server(monkeypatch):
+    """Platforms without a fork server compute the chunks in a thread: the run completes the same way."""
     monkeypatch.setenv("NCLD_DASHBOARD_THREADS", "1")
     at = _app()
     _small(at)

@@ -1,20 +1,19 @@
 """Live run: press Run, watch every chunk arrive, stop at any time, download the results.
 
 The run lives in ``st.session_state["run"]`` (this visitor only). The runner's generator is
-advanced in a forked process of its own (where the platform has fork; else in a worker thread), one
-chunk per request of a relay thread, which stores each ChunkResult under the run's lock as soon as
-it is complete; nothing else ever advances the generator. The script thread only waits for new
-chunks and draws them, so a click (Stop, a control, a page switch) interrupts it at once, even in
-the middle of a chunk that takes a minute: Stop marks the run stopped and kills the process, every
-completed chunk is kept and the chunk being computed is discarded (a worker thread instead finishes
-it and drops it). The relay asks for no new chunk while no page has shown the run for a few seconds
-(another page, a closed tab); showing the Live run again resumes it, and a run left alone for
-ten minutes is stopped.
+advanced in a process of its own (``ncld_core.eval.chunk_process``, started by a fork server;
+where the platform has none, in a worker thread), one chunk per request of a relay thread, which
+stores each ChunkResult under the run's lock as soon as it is complete; nothing else ever advances
+the generator. The script thread only waits for new chunks and draws them, so a click (Stop, a
+control, a page switch) interrupts it at once, even in the middle of a chunk that takes a minute:
+Stop marks the run stopped and kills the process, every completed chunk is kept and the chunk
+being computed is discarded (a worker thread instead finishes it and drops it). The relay asks
+for no new chunk while no page has shown the run for a few seconds (another page, a closed tab);
+showing the Live run again resumes it, and a run left alone for ten minutes is stopped.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
 import statistics
@@ -30,6 +29,7 @@ from dashboard.live_chart import live_chart, preload_plotly
 from dashboard.teaching import detector_label, noise_cost_text
 from dashboard.ui import md_escape, teach
 from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
+from ncld_core.eval.chunk_process import ChunkProcess, advance, process_context
 from ncld_core.eval.runner import RunResult
 from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.model.cost import MEMORY_BUDGET_BYTES, extrapolate
@@ -54,7 +54,7 @@ def _halt(run):
             run["t_stop"] = time.perf_counter()
         run["cond"].notify_all()
         proc = run.get("proc")
-    if proc is not None and proc.is_alive():
+    if proc is not None:
         proc.kill()  # its chunk is discarded; the relay thread then closes the pipe
 
 
@@ -384,17 +384,23 @@ def _status_text(run, k=None) -> str:
 
 
 def _begin(run):
-    """Build the stream (cached) and the runner's generator, then start the worker thread.
+    """Build the stream (cached) and the runner, start the run's process (or worker thread) and its relay.
 
     Called by one script thread only (``run["begun"]``); the lock is not held while the stream is
-    built, so a Stop meanwhile returns at once (the built stream is then dropped).
+    built or the process started, so a Stop meanwhile returns at once (the process is then closed).
     """
     cfg = run["cfg"]
     t0 = time.perf_counter()
+    proc = None
     try:
         stream = data.build_stream(cfg, run.get("upload"))
         runner = cfg.runner()
-        gen = runner.iter_run(stream)
+        if _PROCESSES is not None:
+            # A process of its own: no GIL shared with the page, and Stop can end a chunk at once (kill).
+            proc = ChunkProcess(runner, stream, context=_PROCESSES)
+            worker = threading.Thread(target=_relay, args=(run, proc), name="ncld-relay", daemon=True)
+        else:  # no fork server on this platform: a thread computes (Stop then waits for no chunk, but it finishes)
+            worker = threading.Thread(target=_work, args=(run, runner.iter_run(stream)), name="ncld-run", daemon=True)
     except Exception as exc:  # noqa: BLE001 - bad input is shown inline, never as a traceback
         with run["lock"]:
             if run["status"] == "starting":
@@ -403,6 +409,8 @@ def _begin(run):
         return
     with run["lock"]:
         if run["status"] != "starting":  # stopped while the stream was built
+            if proc is not None:
+                proc.close()
             return
         run.update(
             status="running", stream=stream, chunks=[], update_ms=[], compute_ms=[], first_plot_s=None,
@@ -410,41 +418,16 @@ def _begin(run):
             change_points=[(cp.position, cp.kind) for cp in stream.change_points],
             models=list(cfg.models) + (["all-negative", "noisy-prior"] if cfg.references else []),
             stream_name=stream.name, result=None, stream_s=time.perf_counter() - t0, seen=time.monotonic(),
-            t_chunk=time.perf_counter(),
+            t_chunk=time.perf_counter(), proc=proc, worker=worker,
         )
-        if _FORK is not None:
-            # A process of its own: no GIL shared with the page, and Stop can end a chunk at once (kill).
-            conn, child_conn = _FORK.Pipe()
-            proc = _FORK.Process(target=_child, args=(gen, child_conn), name="ncld-run", daemon=True)
-            proc.start()
-            child_conn.close()
-            run["proc"] = proc
-            worker = threading.Thread(target=_relay, args=(run, proc, conn), name="ncld-relay", daemon=True)
-        else:  # no fork on this platform: a thread computes (Stop then waits for no chunk, but it finishes)
-            worker = threading.Thread(target=_work, args=(run, gen), name="ncld-run", daemon=True)
-        run["worker"] = worker
     worker.start()
 
 
-#: Chunks are computed in a forked process when the platform has fork (else in a thread).
-#: NCLD_DASHBOARD_THREADS=1 forces the thread (what platforms without fork use; tested).
-_FORK = (multiprocessing.get_context("fork")
-         if "fork" in multiprocessing.get_all_start_methods() and not os.environ.get("NCLD_DASHBOARD_THREADS")
-         else None)
+#: Chunks are computed in a process started by a fork server where the platform has one (else in a
+#: thread). NCLD_DASHBOARD_THREADS=1 forces the thread (what platforms without one use; tested).
+_PROCESSES = None if os.environ.get("NCLD_DASHBOARD_THREADS") else process_context()
 #: A paused run (no page showed it) is stopped, and its process ended, after this long (seconds).
 ABANDON_S = 600.0
-
-
-def _child(gen, conn):
-    """The forked process: the only place the generator (the child's copy) is advanced, one chunk per request."""
-    try:
-        while conn.recv() == "next":
-            result = _next(gen)
-            conn.send(result)
-            if result[0] != "chunk":
-                return
-    except (EOFError, OSError):  # the page's side is gone
-        return
 
 
 def _wait_shown(run) -> bool:
@@ -474,20 +457,9 @@ def _store(run, kind, value, seconds) -> bool:
     return kind == "chunk"
 
 
-def _next(gen):
-    """``(kind, value, seconds)`` of advancing the generator once: a chunk, done, or an error message."""
-    t0 = time.perf_counter()
-    try:
-        return "chunk", next(gen), time.perf_counter() - t0
-    except StopIteration:
-        return "done", None, 0.0
-    except Exception as exc:  # noqa: BLE001 - reported to the page, never a traceback
-        return "error", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}", 0.0
-
-
 def _drive(run, compute):
     """The worker's loop: while a page shows the run, ``compute()`` one chunk (``(kind, value, seconds)``,
-    see :func:`_next`) and store it; a result arriving after a Stop is discarded."""
+    see :func:`~ncld_core.eval.chunk_process.advance`) and store it; a result arriving after a Stop is discarded."""
     cond = run["cond"]
     try:
         while True:
@@ -507,25 +479,16 @@ def _drive(run, compute):
 def _work(run, gen):
     """No fork on this platform: this thread alone advances the generator (a chunk finished after a
     Stop is discarded; the CPU finishes it in the background)."""
-    _drive(run, lambda: _next(gen))
+    _drive(run, lambda: advance(gen))
 
 
-def _relay(run, proc, conn):
+def _relay(run, proc):
     """In the server: ask the process for each chunk and store it, unless the run was stopped meanwhile
     (then the process has been killed, the chunk it was computing is lost, and nothing is stored)."""
-    def fetch():
-        try:
-            conn.send("next")
-            return conn.recv()
-        except (EOFError, OSError):
-            return "error", f"the run's process ended unexpectedly (exit code {proc.exitcode})", 0.0
-
     try:
-        _drive(run, fetch)
+        _drive(run, proc.next)
     finally:
-        proc.kill()
-        proc.join(timeout=5)
-        conn.close()
+        proc.close()
 
 
 def _loop(run):

@@ -1,0 +1,134 @@
+"""A run advanced in a process of its own (ncld_core.eval.chunk_process): same chunks, Stop, errors,
+and no deadlock of the caller's BLAS while its other threads multiply matrices."""
+
+from __future__ import annotations
+
+import multiprocessing
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from ncld_core.config import RunConfig
+from ncld_core.eval.chunk_process import ChunkProcess, advance, process_context
+
+needs_fork_server = pytest.mark.skipif(process_context() is None, reason="this platform has no fork server")
+
+
+def _config(**kw):
+    base = dict(n_instances=400, chunk_size=100, n_features=5, n_labels=6, n_neighbors=4, models=["ELM-O", "ELM-II"],
+                schedule="growth@200")
+    return RunConfig(**{**base, **kw})
+
+
+@needs_fork_server
+def test_the_process_yields_the_chunks_of_the_run_in_this_process():
+    cfg = _config()
+    here = list(cfg.runner().iter_run(cfg.build_stream()))
+    with ChunkProcess(cfg.runner(), cfg.build_stream()) as proc:
+        answers = [proc.next() for _ in range(len(here) + 1)]
+    assert [kind for kind, _, _ in answers] == ["chunk"] * len(here) + ["done"]
+    for mine, (_, theirs, seconds) in zip(here, answers):
+        assert seconds >= 0
+        assert theirs.chunk == mine.chunk and theirs.is_change == mine.is_change
+        assert theirs.true_cardinality == mine.true_cardinality
+        assert theirs.metrics == mine.metrics and theirs.cumulative == mine.cumulative
+        assert set(theirs.seconds) == set(mine.seconds) == {"ELM-O", "ELM-II", "all-negative", "noisy-prior"}
+    assert any(r.metrics for r in here)  # chunks after the first are scored
+
+
+@needs_fork_server
+def test_a_killed_process_answers_an_error_and_closes():
+    cfg = _config(n_instances=2000, chunk_size=1000, n_hidden=1500)
+    proc = ChunkProcess(cfg.runner(), cfg.build_stream())
+    assert proc.next()[0] == "chunk" and proc.is_alive()
+    proc.kill()
+    kind, message, _ = proc.next()
+    assert kind == "error" and "ended unexpectedly" in message and "exit code -9" in message
+    proc.close()
+    assert not proc.is_alive()
+
+
+def test_advance_reports_the_end_and_errors_without_raising():
+    def failing(exc):
+        yield 1
+        raise exc
+
+    gen = failing(ValueError("chunk_size: too large"))
+    assert advance(gen)[:2] == ("chunk", 1)
+    assert advance(gen) == ("error", "chunk_size: too large", 0.0)
+    gen = failing(KeyError("x"))
+    next(gen)
+    assert advance(gen) == ("error", "KeyError: 'x'", 0.0)
+    assert advance(iter([])) == ("done", None, 0.0)
+
+
+def test_a_platform_without_a_fork_server_gets_a_clear_error(monkeypatch):
+    import ncld_core.eval.chunk_process as chunk_process
+
+    monkeypatch.setattr(chunk_process, "process_context", lambda: None)
+    with pytest.raises(ValueError, match="context: this platform has no fork server"):
+        ChunkProcess(None, None)
+
+
+# Threads multiplying matrices large enough for OpenBLAS to use its thread pool, while the main thread
+# starts run processes one after another; prints "finished" when every thread is done.
+_HARNESS = textwrap.dedent("""
+    import multiprocessing, sys, threading
+    import numpy as np
+    from ncld_core.config import RunConfig
+    from ncld_core.eval.chunk_process import ChunkProcess
+
+    context = multiprocessing.get_context(sys.argv[1]) if sys.argv[1] == "fork" else None
+    cfg = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=4, n_neighbors=3, models=["ELM-O"],
+                    references=False)
+    stream = cfg.build_stream()
+
+    def multiply(seed):
+        rng = np.random.default_rng(seed)
+        a, b = rng.standard_normal((50_000, 8)), rng.standard_normal((6, 8))
+        for _ in range(150):
+            (a @ b.T).sum()
+
+    threads = [threading.Thread(target=multiply, args=(i,), daemon=True) for i in range(4)]
+    for t in threads:
+        t.start()
+    started = 0
+    while any(t.is_alive() for t in threads):
+        with ChunkProcess(cfg.runner(), stream, context=context) as proc:
+            assert proc.next()[0] == "chunk"
+        started += 1
+    print("finished", started, flush=True)
+""")
+
+
+def _harness(method: str, timeout: float) -> str | None:
+    """The harness's output, or None when it had not finished after ``timeout`` seconds (then killed)."""
+    try:
+        done = subprocess.run([sys.executable, "-c", _HARNESS, method], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@needs_fork_server
+def test_run_processes_started_while_other_threads_multiply_matrices_do_not_deadlock_them():
+    """The dashboard's bug: ten visitors pressing Run at once left eight in 'starting' forever, their script
+    threads waiting inside a matrix product of the stream build (py-spy). Forking the multithreaded server
+    while other threads ran OpenBLAS deadlocked OpenBLAS; the fork server never forks the caller."""
+    out = _harness("forkserver", timeout=240)
+    assert out is not None and out.startswith("finished"), "the threads' matrix products never finished"
+    assert int(out.split()[1]) >= 1
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform")
+def test_the_harness_catches_the_deadlock_of_forking_the_caller():
+    """The same harness with the caller forked (what the dashboard did before): the threads hang (this checks
+    the test above can fail). np.show_config names OpenBLAS here; another BLAS may not hang."""
+    if "openblas" not in str(np.show_config(mode="dicts")).lower():
+        pytest.skip("the deadlock is OpenBLAS's")
+    assert _harness("fork", timeout=20) is None
