@@ -636,25 +636,53 @@ def dashboard_latency_section(dash: dict) -> list[str]:
     strings = dash.get("strings", {})
     L = ["", "### 5b. Live-run latency against the targets", "",
          "Measured by `pytest tests/test_dashboard_browser.py -k \"latency or slow_chunk\"` in Chromium at "
-         "1400 x 1000 (browser clock): per chunk, from the status line naming chunk k (sent before the figures) "
-         "to every panel showing it; Run to the four panels drawn; Stop to the status saying *stopped*, inside "
-         "a chunk of several seconds (enron, L = 4000). The large datasets are cut to 13 chunks. The panels are "
-         "updated in place (`dashboard/live_chart.py`: `Plotly.react` on the graph already in the page). "
-         "*Parsed cache* says whether the dataset had been parsed before that Run (section 5c: a first Run after "
-         "install adds the parse time).", "",
+         "1400 x 1000 (browser clock): per chunk from chunk 2 on, from the status line naming chunk k (sent "
+         "before the figures) to every panel showing it (the panels are updated in place, "
+         "`dashboard/live_chart.py`: `Plotly.react` on the graph already in the page); chunk 1's draw mounts the "
+         "four graphs and is part of Run to first plot, from the click to the four panels drawn (its own column "
+         "gives the draw alone); Stop to the status saying *stopped*, inside a chunk of several seconds (enron, "
+         "L = 4000). The large datasets are cut to 13 chunks. *Parsed cache* says whether the dataset had been "
+         "parsed before the page was opened; the page reads the selected dataset before Run either way "
+         "(`dashboard/controls.py`), so a first read's parse (section 5c) is not in Run to first plot.", "",
          f"| dataset | per-chunk update, median ms (target {upd:.0f}) | p90 ms | chunks measured | "
-         f"Run to first plot, s (target {first:g}) | parsed cache |", "|---|---|---|---|---|---|"]
+         f"chunk 1 draw ms | Run to first plot, s (target {first:g}) | parsed cache |",
+         "|---|---|---|---|---|---|---|"]
     for n in names:
         g = lambda f: nums.get(f"latency_{n}.{f}")  # noqa: E731
-        med, fp = g("median_ms"), g("run_to_first_plot_s")
+        med, fp, mount = g("median_ms"), g("run_to_first_plot_s"), g("first_draw_ms")
         ok = lambda v, t: "–" if v is None else f"{v:g} {'(met)' if v <= t else '(missed)'}"  # noqa: E731
-        L.append(f"| {n} | {ok(med, upd)} | {g('p90_ms') if g('p90_ms') is not None else '–'} | "
-                 f"{g('chunks_measured'):.0f} | {ok(fp, first)} | {strings.get(f'latency_{n}.parsed_cache', '–')} |")
+        shown = lambda v: "–" if v is None else f"{v:g}"  # noqa: E731
+        L.append(f"| {n} | {ok(med, upd)} | {shown(g('p90_ms'))} | {g('chunks_measured'):.0f} | {shown(mount)} | "
+                 f"{ok(fp, first)} | {strings.get(f'latency_{n}.parsed_cache', '–')} |")
     for key in sorted(stops):
         s_, b, load = nums.get(f"{key}.stop_s_browser"), nums.get(f"{key}.bound_s"), nums.get(f"{key}.load_per_core")
         L += ["", f"Stop inside a slow chunk ({key[len('stop_inside_slow_chunk_'):]}): {s_:g} s "
                   f"(target 1 s; the test's bound {b:g} s at a load of {load:g} runnable processes per core)."]
     return L
+
+
+def _per_dataset_latency(dash: dict) -> dict:
+    """``{dataset: (median per-chunk update ms, Run to first plot s)}`` from the browser test's ``latency_*``."""
+    nums = dash.get("numbers", {})
+    names = sorted({k.split(".")[0][len("latency_"):] for k in nums if k.startswith("latency_")})
+    return {n: (nums.get(f"latency_{n}.median_ms"), nums.get(f"latency_{n}.run_to_first_plot_s")) for n in names}
+
+
+def _latency_target_rows(per: dict, dash: dict, first_plot: str, update: str) -> list:
+    """The two dashboard targets over every dataset the browser test measured: the worst one decides."""
+    rows = []
+    for what, idx, target, unit in ((first_plot, 1, TARGETS["dashboard_first_plot_s"], " s"),
+                                    (update, 0, TARGETS["dashboard_update_ms"], " ms")):
+        vals = {n: v[idx] for n, v in per.items() if v[idx] is not None}
+        if not vals:
+            rows.append(_target_row(what, "no measurement in the file", None, None))
+            continue
+        worst = max(vals, key=vals.get)
+        met = sum(v <= target for v in vals.values())
+        txt = (f"worst {vals[worst]:g}{unit} ({worst}); met on {met} of {len(vals)} datasets (section 5b, file of "
+               f"{dash['timestamp'] or dash['mtime']})")
+        rows.append(_target_row(what, txt, vals[worst], target, False, unit))
+    return rows
 
 
 # ====================================================================== 5c: dataset load
@@ -873,6 +901,8 @@ def render(res: dict) -> str:
     if dash.get("missing"):
         rows += [_target_row(first_plot, "not measured in this run", None, None),
                  _target_row(update, "not measured in this run", None, None)]
+    elif _per_dataset_latency(dash):
+        rows += _latency_target_rows(_per_dataset_latency(dash), dash, first_plot, update)
     else:
         k, s = dash["first_plot"]
         txt = f"{s:.2f} s (`{k}`, file of {dash['timestamp'] or dash['mtime']})" if k else "no such field in the file"

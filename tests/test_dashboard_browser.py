@@ -7,9 +7,11 @@ Writes a screenshot and tests/artifacts/dashboard_timing.json (git-ignored).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -514,7 +516,12 @@ OBSERVE_PANELS = """
 
 def chunk_update_latency(frames) -> dict:
     """From OBSERVE_PANELS' frames: per chunk k, ms from the status first saying chunk k (it is sent before the
-    figures) to the moment every panel shows k or later (a panel the page skipped past counts as drawn)."""
+    figures) to the moment every panel shows k or later (a panel the page skipped past counts as drawn).
+
+    The median and p90 are over chunks 2 on, the updates of panels already in the page; chunk 1's draw
+    mounts the four graphs, is part of Run to first plot (its own target), and is reported as
+    ``first_draw_ms``.
+    """
     said, first_at = {}, {}
     for t, text, metas, _ in frames:
         m = re.search(r"chunk (\d+)/", text)
@@ -523,14 +530,19 @@ def chunk_update_latency(frames) -> dict:
         for i, v in enumerate(metas or ()):
             if v is not None:
                 first_at.setdefault((i, int(v)), t)
-    lat = []
-    for k, t_said in said.items():
+    lat, first_draw = [], None
+    for k, t_said in sorted(said.items()):
         reach = [min((t for (j, v), t in first_at.items() if j == i and v >= k), default=None) for i in range(4)]
-        if None not in reach:
+        if None in reach or k == 0:  # "chunk 0": computing the first chunk, nothing to draw yet
+            continue
+        if k == 1:
+            first_draw = round(max(reach) - t_said, 1)
+        else:
             lat.append(max(reach) - t_said)
     lat.sort()
-    return {"chunks_measured": len(lat), "median_ms": round(lat[len(lat) // 2], 1) if lat else None,
-            "p90_ms": round(lat[int(0.9 * (len(lat) - 1))], 1) if lat else None}
+    return {"chunks_measured": len(lat), "median_ms": round(statistics.median(lat), 1) if lat else None,
+            # nearest rank: the smallest measurement with at least 90 % of them at or below it
+            "p90_ms": round(lat[math.ceil(0.9 * len(lat)) - 1], 1) if lat else None, "first_draw_ms": first_draw}
 
 
 def _parsed_cache_state(arff: Path) -> str:
@@ -553,9 +565,9 @@ def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
     """Per-chunk browser update on each shared dataset at the defaults (the first 12 chunks), and Run to first plot."""
     if not (DATA_DIR / f"{name}.arff").is_file():
         pytest.skip(f"{name}.arff not found in {DATA_DIR}")
+    cache_state = _parsed_cache_state(DATA_DIR / f"{name}.arff")  # before the page reads it: parsed before?
     page = _open(browser, f"{server}/?dataset={name}" + ("&n_instances=3250" if name in LARGE else ""), height=1000)
     page.set_viewport_size({"width": 1400, "height": 1000})
-    cache_state = _parsed_cache_state(DATA_DIR / f"{name}.arff")  # before Run: had it been parsed before?
     page.evaluate(OBSERVE_PANELS)
     t_click = page.evaluate("performance.now()")
     page.get_by_role("button", name="Run", exact=True).click()
@@ -570,5 +582,5 @@ def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
     TIMINGS[f"latency_{name}"] = res
     print(f"\n{name}: {res}")
     # a measurement (docs/performance.md compares it with the 200 ms / 2 s targets): it must exist
-    assert res["chunks_measured"] >= 2 and res["run_to_first_plot_s"] is not None, res
+    assert res["chunks_measured"] >= 1 and res["run_to_first_plot_s"] is not None, res
     page.close()
