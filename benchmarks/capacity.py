@@ -29,8 +29,7 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
@@ -45,8 +44,6 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
-    os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")
 
 from ncld_core._io import write_atomic  # noqa: E402
 from ncld_core.data import load_dataset  # noqa: E402

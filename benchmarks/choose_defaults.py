@@ -41,8 +41,7 @@ import os
 # One BLAS thread per process: the work is many small matrices, and the parallelism
 # comes from worker processes.  Oversubscribed OpenBLAS threads are several times
 # slower here (measured: 11 s vs 2.4 s for one model on all eight datasets).
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -61,8 +60,6 @@ import pandas as pd  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
-    os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")  # as the Makefile does
 
 from benchmarks.common import git_revision, md_table  # noqa: E402
 from benchmarks.parallel import as_finished, dask_client  # noqa: E402

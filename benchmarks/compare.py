@@ -26,8 +26,7 @@ import os
 
 # One BLAS thread per process: many small matrices, parallelism from the workers
 # (threaded OpenBLAS is several times slower here).  Dask's nanny does the same.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
@@ -44,8 +43,6 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
-    os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")  # as the Makefile does
 
 from benchmarks import common  # noqa: E402
 from benchmarks.common import git_revision  # noqa: E402

@@ -25,10 +25,8 @@ above "f1-bounded", which stays below 1.7 and beats all-negative on more dataset
 
 from __future__ import annotations
 
-import os
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
@@ -41,8 +39,6 @@ from pathlib import Path  # noqa: E402
 import pandas as pd  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
-    os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")
 
 from ncld_core._io import write_atomic  # noqa: E402
 from ncld_core.model.decision import DECISIONS, decide  # noqa: E402

@@ -20,10 +20,8 @@ Every number in the report comes from this command.
 
 from __future__ import annotations
 
-import os
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
@@ -36,8 +34,6 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-if "NCLD_DATA_DIR" not in os.environ and (REPO.parent / "shared" / "datasets").is_dir():
-    os.environ["NCLD_DATA_DIR"] = str(REPO.parent / "shared" / "datasets")
 
 from benchmarks.common import md_table  # noqa: E402
 from benchmarks.parallel import map_parallel  # noqa: E402

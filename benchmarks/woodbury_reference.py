@@ -32,7 +32,7 @@ drift detector.  ``tests/test_woodbury_reference.py`` checks ``coef_`` against `
 >>> for start in range(0, 300, 100):
 ...     ref = ref.partial_fit(X[start:start + 100], Y[start:start + 100])
 >>> ref.coef_.shape, ref.decision_function(X[:2]).shape
-((20, 3), (2, 3))
+((300, 3), (2, 3))
 """
 
 from __future__ import annotations

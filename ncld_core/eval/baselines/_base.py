@@ -45,7 +45,7 @@ import scipy.sparse as sp
 from ..._validation import check_in_range, check_X, check_XY
 from ...sklearn_compat import ChunkClassifier
 
-__all__ = ["ChunkBaseline", "OnlineLinearModel", "iter_rows", "canonical_csr", "as_csr"]
+__all__ = ["ChunkBaseline", "HiddenLayerBaseline", "OnlineLinearModel", "iter_rows", "canonical_csr", "as_csr"]
 
 
 def canonical_csr(X):
@@ -165,6 +165,19 @@ class ChunkBaseline(ChunkClassifier):
     def decision_function(self, X) -> np.ndarray:
         """Real scores (N, q); ``> 0`` means relevant ((N,) after a 1-D target)."""
         return self._scores_out(self._decision(self._check_X(X)))
+
+
+class HiddenLayerBaseline(ChunkBaseline):
+    """A baseline scoring with linear output weights ``coef_`` (L, q) on a random hidden layer ``hidden_``
+    (an ELM: ELM-CDLL, OSML-ELM)."""
+
+    def hidden_output(self, X) -> np.ndarray:
+        """The hidden-layer output ``H`` (N, L) of ``X``."""
+        self._check_fitted()
+        return self.hidden_.transform(check_X(X, n_features=self.n_features_in_))
+
+    def _decision(self, X):
+        return self.hidden_.transform(X) @ self.coef_
 
 
 class OnlineLinearModel(ChunkBaseline):

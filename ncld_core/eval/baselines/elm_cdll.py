@@ -61,10 +61,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._validation import check_in_range, check_X
+from ..._validation import check_in_range
 from ...model.elm import RandomHiddenLayer
 from ...model.importance import ranking_matrix
-from ._base import ChunkBaseline
+from ._base import HiddenLayerBaseline
 
 __all__ = ["ELMCDLL", "unit_ranking_matrix"]
 
@@ -79,7 +79,7 @@ def unit_ranking_matrix(Y_pm) -> np.ndarray:
     return ranking_matrix(Y_pm, np.ones_like(Y_pm))
 
 
-class ELMCDLL(ChunkBaseline):
+class ELMCDLL(HiddenLayerBaseline):
     """ELM scoring + unweighted label ranking, threshold 0 (reconstruction of [RELM]).
 
     Parameters
@@ -137,11 +137,3 @@ class ELMCDLL(ChunkBaseline):
         state["B_"] = state["B_"] + H.T @ (Y_pm - self.gamma * A)
         state["coef_"] = np.linalg.solve(state["K_"], state["B_"])
         return state
-
-    def hidden_output(self, X) -> np.ndarray:
-        """The hidden-layer output ``H`` (N, L) of ``X``."""
-        self._check_fitted()
-        return self.hidden_.transform(check_X(X, n_features=self.n_features_in_))
-
-    def _decision(self, X):
-        return self.hidden_.transform(X) @ self.coef_

@@ -63,14 +63,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._validation import check_in_range, check_X
+from ..._validation import check_in_range
 from ...model.elm import RandomHiddenLayer
-from ._base import ChunkBaseline
+from ._base import HiddenLayerBaseline
 
 __all__ = ["OSMLELM"]
 
 
-class OSMLELM(ChunkBaseline):
+class OSMLELM(HiddenLayerBaseline):
     """Online sequential multi-label ELM (OS-ELM on bipolar targets, threshold 0).
 
     Parameters
@@ -126,11 +126,3 @@ class OSMLELM(ChunkBaseline):
         state["P_"] = 0.5 * (P + P.T)
         state["coef_"] = beta
         return state
-
-    def hidden_output(self, X) -> np.ndarray:
-        """The hidden-layer output ``H`` (N, L) of ``X``."""
-        self._check_fitted()
-        return self.hidden_.transform(check_X(X, n_features=self.n_features_in_))
-
-    def _decision(self, X):
-        return self.hidden_.transform(X) @ self.coef_
