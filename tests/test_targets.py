@@ -42,3 +42,19 @@ def test_published_comparison_counts_metrics():
     assert len(pub) == 8 and (pub["ELM-O: better on"] == 3).all()
     pub = T.published_rows(_cells(0.0, 0.0, 0.99), ["ELM-O"])
     assert (pub["ELM-O: better on"] == 0).all()
+
+
+def test_ranks_leave_out_the_variants_and_hl_below_all_negative_is_judged_where_possible():
+    cells = _cells(0.5, 0.6, 0.06)
+    # a variant of the model that ranks first is not a peer; a peer below all-negative HL on one stream
+    extra = cells[cells["method"] == "ELM-O"].assign(method="ELM-II", micro_f1=0.9)
+    peer_low = (cells["method"] == "peer") & (cells["stream"] == "enron")
+    cells.loc[peer_low, "hamming_loss"] = 0.03
+    cells = pd.concat([cells, extra], ignore_index=True)
+    md = T.targets_markdown(cells, "ELM-O", ["peer"], ["ELM-O"], {})
+    assert "Mean ranks of ELM-O among the peers (1 = best; target: the best on both) — **met**" in md
+    assert "wherever some method is (1 of 8 datasets: enron): ELM-O is on 0 of 1 — **missed**" in md
+    assert "peer gets HL 0.0300 with F1 0.3000, ELM-O HL 0.0600 with F1 0.5000" in md
+    assert "has the lower F1" in md
+    ranks = T.peer_mean_ranks(cells, "ELM-O", ["peer"], "micro_f1")
+    assert list(ranks.index) == ["ELM-O", "peer"] and ranks["ELM-O"] == 1.0
