@@ -483,6 +483,10 @@ def test_layout_at_820_px_keeps_labels_and_titles_apart(browser, server):
     for panel in ("metrics", "cardinality", "threshold", "timeline"):
         found = _text_problems(page, panel)
         assert not found["problems"], (panel, found["problems"])
+    # no control or button label is cut to "…" (the toggle, the checkbox, the downloads, Pin)
+    cut = page.evaluate("""() => [...document.querySelectorAll('.stMainBlockContainer .stMarkdownEllipsis')]
+        .filter(e => e.offsetParent && e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)""")
+    assert not cut, cut
     # the panels' headings do not overlap each other or the figures
     heads = page.evaluate("""() => [...document.querySelectorAll('.stMainBlockContainer h5')]
         .map(h => { const r = h.getBoundingClientRect(); return [h.innerText, r.top, r.bottom]; })""")

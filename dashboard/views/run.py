@@ -94,10 +94,14 @@ run = ss.get("run")
 running = bool(run) and run["status"] in ("starting", "running")
 
 # Run and Stop keep their labels at any width (820 px included): their columns never shrink below the label.
+# Every other label in the page wraps where its column is narrow instead of being cut to "…" (Streamlit's
+# default for widget and button labels).
 LAYOUT_CSS = """<style>
 [data-testid="stColumn"]:has(.st-key-run_button), [data-testid="stColumn"]:has(.st-key-stop_button) {
   min-width: 6.5rem; flex: 0 0 auto; width: auto; }
 .st-key-run_button button, .st-key-stop_button button { white-space: nowrap; }
+.stMainBlockContainer .stMarkdownEllipsis, .stMainBlockContainer .stMarkdownEllipsis p {
+  white-space: normal; overflow: visible; text-overflow: clip; }
 </style>"""
 # Presentation mode: large type for a projector, one panel at a time, no explanations beside the panels.
 PRESENT_CSS = """<style>
