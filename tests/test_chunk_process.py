@@ -131,4 +131,10 @@ def test_the_harness_catches_the_deadlock_of_forking_the_caller():
     the test above can fail). np.show_config names OpenBLAS here; another BLAS may not hang."""
     if "openblas" not in str(np.show_config(mode="dicts")).lower():
         pytest.skip("the deadlock is OpenBLAS's")
-    assert _harness("fork", timeout=20) is None
+    # A race: most tries hang, one in several finishes first (seen here); three tries, one hang suffices.
+    outcomes = []
+    for _ in range(3):
+        outcomes.append(_harness("fork", timeout=20))
+        if outcomes[-1] is None:
+            break
+    assert outcomes[-1] is None, f"forking the caller never hung in {len(outcomes)} tries: {outcomes}"

@@ -291,7 +291,14 @@ def test_friedman_and_cd_diagram_from_autorank(tmp_path):
 def test_compare_runs_every_baseline_by_default_and_states_its_source():
     # Issue 5: every baseline (River included when installed) is in the default comparison, and the
     # report says for each where its mechanism and defaults come from.
-    from benchmarks.compare import BASELINE_SOURCES, choose_methods
+    import os
+
+    saved = dict(os.environ)
+    try:  # the script sets one BLAS thread for its process (benchmarks/_env.py): not for this session's
+        from benchmarks.compare import BASELINE_SOURCES, choose_methods
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     from ncld_core.eval.baselines import BASELINES
     from ncld_core.eval.variants import ELM_VARIANTS
 
