@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_X", "check_Y", "check_XY", "check_flip_rates", "check_in_range", "Range", "InputTypeError"]
+__all__ = ["check_X", "check_Y", "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "Range", "InputTypeError"]
 
 
 class InputTypeError(ValueError, TypeError):
@@ -75,6 +75,34 @@ def check_X(X, *, name: str = "X", n_features: int | None = None):
     return X
 
 
+def label_matrix(Y, name: str = "Y") -> np.ndarray:
+    """``Y`` as a 2-D numeric array (instances x labels; a 1-D one as a column), its dtype kept when numeric,
+    or a ValueError naming it. The shape checks every label input shares (:func:`check_Y`, the metrics).
+
+    >>> label_matrix([1, 0, 1]).shape
+    (3, 1)
+    >>> label_matrix([["a"]])
+    Traceback (most recent call last):
+    ...
+    ValueError: Y must be numeric: could not convert string to float: 'a'
+    """
+    if sp.issparse(Y):
+        Y = Y.toarray()
+    try:
+        A = np.asarray(Y)
+        if A.dtype.kind not in "biuf":
+            A = np.asarray(Y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric: {exc}") from None
+    if A.ndim == 1:
+        A = A[:, None]
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (instances x labels), got {A.ndim}-D")
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        raise ValueError(f"{name} is empty")
+    return A
+
+
 def check_Y(Y, *, name: str = "Y", n_labels: int | None = None) -> np.ndarray:
     """Return labels as an int8 array in {0, 1}; accepts {0, 1} or {-1, +1}.
 
@@ -85,18 +113,7 @@ def check_Y(Y, *, name: str = "Y", n_labels: int | None = None) -> np.ndarray:
     ...
     ValueError: Y must hold labels in {0, 1} or {-1, +1}; found 2
     """
-    if sp.issparse(Y):
-        Y = Y.toarray()
-    try:
-        Y = np.asarray(Y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric: {exc}") from None
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    if Y.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (instances x labels), got {Y.ndim}-D")
-    if Y.shape[0] == 0 or Y.shape[1] == 0:
-        raise ValueError(f"{name} is empty")
+    Y = label_matrix(Y, name).astype(np.float64, copy=False)
     if not np.all(np.isfinite(Y)):
         raise ValueError(f"{name} contains NaN or infinity")
     values = np.unique(Y)

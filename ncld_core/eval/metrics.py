@@ -61,6 +61,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import label_matrix
+
 __all__ = [
     "METRICS",
     "GREATER_IS_BETTER",
@@ -103,20 +105,7 @@ _BLOCK_ENTRIES = 1 << 20
 
 def _check_binary(Y, name: str) -> np.ndarray:
     """Return ``Y`` as a 2-D int8 array in {0, 1} or raise a ValueError naming it."""
-    if sp.issparse(Y):
-        Y = Y.toarray()
-    A = np.asarray(Y)
-    if A.dtype.kind not in "biuf":
-        try:
-            A = A.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be numeric: {exc}") from None
-    if A.ndim == 1:
-        A = A[:, None]
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (instances x labels), got {A.ndim}-D")
-    if A.shape[0] == 0 or A.shape[1] == 0:
-        raise ValueError(f"{name} is empty")
+    A = label_matrix(Y, name)
     if A.dtype.kind != "b":
         ok = (A == 0) | (A == 1)
         if not ok.all():
