@@ -518,33 +518,36 @@ OBSERVE_PANELS = """
 """
 
 
-def chunk_update_latency(frames) -> dict:
-    """From OBSERVE_PANELS' frames: per chunk k, ms from the status first saying chunk k (it is sent before the
-    figures) to the moment every panel shows k or later (a panel the page skipped past counts as drawn).
+def chunk_update_latency(*runs) -> dict:
+    """From OBSERVE_PANELS' frames (one list per run, each on a fresh page): per chunk k, ms from the status
+    first saying chunk k (it is sent before the figures) to the moment every panel shows k or later (a panel
+    the page skipped past counts as drawn).
 
-    The median and p90 are over chunks 2 on, the updates of panels already in the page; chunk 1's draw
-    mounts the four graphs, is part of Run to first plot (its own target), and is reported as
-    ``first_draw_ms``.
+    The median and p90 are over chunks 2 on of every run, the updates of panels already in the page; chunk
+    1's draw mounts the four graphs, is part of Run to first plot (its own target), and is reported for the
+    first run as ``first_draw_ms``.
     """
-    said, first_at = {}, {}
-    for t, text, metas, _ in frames:
-        m = re.search(r"chunk (\d+)/", text)
-        if m and text.startswith("running"):
-            said.setdefault(int(m.group(1)), t)
-        for i, v in enumerate(metas or ()):
-            if v is not None:
-                first_at.setdefault((i, int(v)), t)
     lat, first_draw = [], None
-    for k, t_said in sorted(said.items()):
-        reach = [min((t for (j, v), t in first_at.items() if j == i and v >= k), default=None) for i in range(4)]
-        if None in reach or k == 0:  # "chunk 0": computing the first chunk, nothing to draw yet
-            continue
-        if k == 1:
-            first_draw = round(max(reach) - t_said, 1)
-        else:
-            lat.append(max(reach) - t_said)
+    for r, frames in enumerate(runs):
+        said, first_at = {}, {}
+        for t, text, metas, _ in frames:
+            m = re.search(r"chunk (\d+)/", text)
+            if m and text.startswith("running"):
+                said.setdefault(int(m.group(1)), t)
+            for i, v in enumerate(metas or ()):
+                if v is not None:
+                    first_at.setdefault((i, int(v)), t)
+        for k, t_said in sorted(said.items()):
+            reach = [min((t for (j, v), t in first_at.items() if j == i and v >= k), default=None) for i in range(4)]
+            if None in reach or k == 0:  # "chunk 0": computing the first chunk, nothing to draw yet
+                continue
+            if k > 1:
+                lat.append(max(reach) - t_said)
+            elif r == 0:
+                first_draw = round(max(reach) - t_said, 1)
     lat.sort()
-    return {"chunks_measured": len(lat), "median_ms": round(statistics.median(lat), 1) if lat else None,
+    return {"chunks_measured": len(lat), "runs": len(runs),
+            "median_ms": round(statistics.median(lat), 1) if lat else None,
             # nearest rank: the smallest measurement with at least 90 % of them at or below it
             "p90_ms": round(lat[math.ceil(0.9 * len(lat)) - 1], 1) if lat else None, "first_draw_ms": first_draw}
 
@@ -562,6 +565,18 @@ def _parsed_cache_state(arff: Path) -> str:
 SHARED = ("emotions", "medical", "enron", "langlog", "corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500")
 #: The large ones are cut to their first 3250 instances (13 chunks of 250) to keep the test short.
 LARGE = {"corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500"}
+#: Datasets of 3 or 4 chunks at the defaults: run on three fresh pages, so that their median per-chunk update
+#: rests on 6 to 9 updates, not on 2 or 3.
+SMALL = {"emotions", "medical"}
+
+
+def _observed_run(page, timeout_s: float) -> tuple[list, float, str]:
+    """Press Run with OBSERVE_PANELS watching: (frames, click time on the page's clock, final status)."""
+    page.evaluate(OBSERVE_PANELS)
+    t_click = page.evaluate("performance.now()")
+    page.get_by_role("button", name="Run", exact=True).click()
+    final = _wait_status(page, r"^(done|stopped|failed) ·", timeout_s)
+    return page.evaluate("window.__frames"), t_click, final
 
 
 @pytest.mark.parametrize("name", SHARED)
@@ -570,21 +585,23 @@ def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
     if not (DATA_DIR / f"{name}.arff").is_file():
         pytest.skip(f"{name}.arff not found in {DATA_DIR}")
     cache_state = _parsed_cache_state(DATA_DIR / f"{name}.arff")  # before the page reads it: parsed before?
-    page = _open(browser, f"{server}/?dataset={name}" + ("&n_instances=3250" if name in LARGE else ""), height=1000)
-    page.set_viewport_size({"width": 1400, "height": 1000})
-    page.evaluate(OBSERVE_PANELS)
-    t_click = page.evaluate("performance.now()")
-    page.get_by_role("button", name="Run", exact=True).click()
-    final = _wait_status(page, r"^(done|stopped|failed) ·", 600)
-    assert final.startswith("done"), final
-    frames = page.evaluate("window.__frames")
-    first = next((t for t, _, metas, _ in frames if metas and all(v is not None for v in metas)), None)
-    res = chunk_update_latency(frames)
-    res["run_to_first_plot_s"] = None if first is None else round((first - t_click) / 1000, 3)
+    runs, first, final = [], None, ""
+    for r in range(3 if name in SMALL else 1):
+        page = _open(browser, f"{server}/?dataset={name}" + ("&n_instances=3250" if name in LARGE else ""),
+                     height=1000)
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        frames, t_click, final = _observed_run(page, 600)
+        assert final.startswith("done"), final
+        runs.append(frames)
+        if r == 0:  # Run to first plot: the first Run of this dataset on the server
+            first = next((t for t, _, metas, _ in frames if metas and all(v is not None for v in metas)), None)
+            first = None if first is None else round((first - t_click) / 1000, 3)
+        page.close()
+    res = chunk_update_latency(*runs)
+    res["run_to_first_plot_s"] = first
     res["status"] = final
     res["parsed_cache"] = cache_state
     TIMINGS[f"latency_{name}"] = res
     print(f"\n{name}: {res}")
     # a measurement (docs/performance.md compares it with the 200 ms / 2 s targets): it must exist
     assert res["chunks_measured"] >= 1 and res["run_to_first_plot_s"] is not None, res
-    page.close()
