@@ -730,12 +730,65 @@ def load_section(load: dict | None) -> list[str]:
     if not load or not load.get("rows"):
         return []
     return ["", "### 5c. Loading a dataset: parsing against the parsed cache", "",
-            "The first Run on a dataset after install parses its ARFF; the arrays are then kept in the parsed "
-            "cache (`ncld_core.data.parsed_cache`, `~/.cache/ncld/parsed`) and every later load, in any process, "
+            "The first read of a dataset after install parses its ARFF (the dashboard reads a dataset when it "
+            "is chosen, before Run); the arrays are then kept in the parsed cache "
+            "(`ncld_core.data.parsed_cache`, `~/.cache/ncld/parsed`) and every later load, in any process, "
             "reads them. Best of 3 loads each, this run:", "",
             md_table(["dataset", "parse s", "from the cache s", "ratio"],
                      [[r["dataset"], f"{r['parse_s']:.3f}", f"{r['cached_s']:.3f}", f"{r['ratio']:.0f}x"]
                       for r in load["rows"]])]
+
+
+# ====================================================================== 5d: the graph's Gram product
+GRAM_DATASETS = ("enron", "medical", "langlog", "corel16k001", "tmc2007_500", "rcv1subset5", "arts", "health")
+
+
+def bench_gram(names=GRAM_DATASETS, sizes=(250, 500)) -> dict:
+    """The kNN graph's Gram product of a scaled chunk, dense (BLAS) against sparse, best of 5 each, and which
+    one ``ncld_core.model.graph.use_dense_gram`` picks (the dashboard's chunk of 250 and the paper's 500)."""
+    import scipy.sparse as sp
+
+    from ncld_core.data import load_dataset
+    from ncld_core.model.elm import RandomHiddenLayer
+    from ncld_core.model.graph import use_dense_gram
+
+    def best(fn):
+        return min(_timed(fn) for _ in range(5))
+
+    rows = []
+    for name in names:
+        try:
+            X = load_dataset(name).X
+        except ValueError as exc:
+            log(f"gram {name}: skipped ({exc})")
+            continue
+        if not sp.issparse(X):
+            continue
+        for n in sizes:
+            chunk = sp.csr_matrix(X[n:2 * n])  # the second chunk (the first initialises the model)
+            Xs = RandomHiddenLayer(8, "auto", 0).fit(chunk).scale(chunk)
+            dense = best(lambda: (lambda D: D @ D.T)(Xs.toarray()))
+            sparse = best(lambda: (Xs @ Xs.T).toarray())
+            rows.append({"dataset": name, "n": Xs.shape[0], "d": Xs.shape[1], "dense_ms": 1e3 * dense,
+                         "sparse_ms": 1e3 * sparse, "picked": "dense" if use_dense_gram(Xs) else "sparse"})
+    return {"rows": rows}
+
+
+def gram_section(gram: dict | None) -> list[str]:
+    """Section 5d: does the cost model pick the faster Gram product on each shared dataset?"""
+    if not gram or not gram.get("rows"):
+        return []
+    rows = gram["rows"]
+    right = [r for r in rows if (r["dense_ms"] <= r["sparse_ms"]) == (r["picked"] == "dense")]
+    lost = sum(max(0.0, r[f"{r['picked']}_ms"] - min(r["dense_ms"], r["sparse_ms"])) for r in rows)
+    return ["", "### 5d. The kNN graph's Gram product: dense or sparse", "",
+            "A sparse chunk's `X X^T` (N x N, dense) is computed as a dense BLAS product or as a sparse one, "
+            "whichever `ncld_core.model.graph.use_dense_gram` expects to cost less. Both timed on the scaled "
+            f"second chunk, best of 5, this run: the rule picked the faster product in {len(right)} of {len(rows)} "
+            f"cases (its wrong picks cost {lost:.2f} ms in all).", "",
+            md_table(["dataset", "N x d", "dense ms", "sparse ms", "picked", "faster"],
+                     [[r["dataset"], f"{r['n']} x {r['d']:,}", f"{r['dense_ms']:.2f}", f"{r['sparse_ms']:.2f}",
+                       r["picked"], "dense" if r["dense_ms"] <= r["sparse_ms"] else "sparse"] for r in rows])]
 
 
 # ====================================================================== 6: profile
@@ -1075,6 +1128,7 @@ def render(res: dict) -> str:
         ]
     L += dashboard_latency_section(dash)
     L += load_section(res.get("load"))
+    L += gram_section(res.get("gram"))
 
     # ---------------------------------------------------------------- 6
     L += ["", "## 6. Profile of `partial_fit`", ""]
@@ -1224,6 +1278,7 @@ def run(cfg: Config) -> dict:
     res["memory"] = section("4 memory", bench_memory, cfg, max(10.0, min(cfg.memory_budget_s, left)))
     res["dashboard"] = dashboard_timing()
     res["load"] = section("5c dataset load", bench_load)
+    res["gram"] = section("5d Gram product", bench_gram)
     # profile the dataset furthest from its throughput target
     margins = {n: res["throughput"][n]["rate"] / t for n, t in TARGETS["rate"].items() if "rate" in res["throughput"].get(n, {})}
     target = min(margins, key=margins.get) if margins else None

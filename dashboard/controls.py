@@ -402,7 +402,7 @@ def render_sidebar() -> Context:
                     f"cardinality {row['cardinality']:.3f}")
             st.caption(note)
             # Read now, while the visitor sets up the run, not after Run: a first read parses the ARFF
-            # (1-2 s on the large sets, docs/performance.md section 5c); Run then starts from the arrays.
+            # (docs/performance.md section 5c times it); Run then starts from the arrays.
             try:
                 with st.spinner(f"Reading {dataset}…"):
                     data.load_dataset(dataset)

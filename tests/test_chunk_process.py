@@ -4,6 +4,7 @@ and no deadlock of the caller's BLAS while its other threads multiply matrices."
 from __future__ import annotations
 
 import multiprocessing
+import os
 import subprocess
 import sys
 import textwrap
@@ -106,9 +107,11 @@ _HARNESS = textwrap.dedent("""
 
 def _harness(method: str, timeout: float) -> str | None:
     """The harness's output, or None when it had not finished after ``timeout`` seconds (then killed)."""
+    # OpenBLAS's own thread pool is what deadlocks: never limited to one thread by the caller's environment
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     try:
         done = subprocess.run([sys.executable, "-c", _HARNESS, method], capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return None
     assert done.returncode == 0, done.stderr[-2000:]

@@ -54,3 +54,21 @@ def test_kkt_on_real_sparse_chunks(data_dir, name):
 
     X = load_dataset(name).X
     _check(_local_grams(X[:500]))
+
+
+def test_gram_matrix_dense_and_sparse_products_agree_and_are_float64():
+    import scipy.sparse as sp
+
+    from ncld_core.model.graph import use_dense_gram
+
+    narrow = sp.random(200, 300, density=0.2, random_state=1, format="csr")  # many pairs per column: dense
+    wide = sp.random(200, 30000, density=0.001, random_state=2, format="csr")  # wide text: sparse
+    assert use_dense_gram(narrow) and not use_dense_gram(wide)
+    for X in (narrow, wide):
+        G = gram_matrix(X)
+        assert G.dtype == np.float64
+        np.testing.assert_allclose(G, (X @ X.T).toarray(), rtol=1e-12, atol=1e-12)
+    counts = sp.csr_matrix((np.full(6, 100, dtype=np.int8), [0, 1, 0, 1, 0, 1], [0, 2, 4, 6]), shape=(3, 2))
+    assert use_dense_gram(counts)
+    G = gram_matrix(counts)  # int8 data: no overflow in the product
+    assert G.dtype == np.float64 and G[0, 0] == 20000.0

@@ -52,9 +52,26 @@ def test_ranks_leave_out_the_variants_and_hl_below_all_negative_is_judged_where_
     cells.loc[peer_low, "hamming_loss"] = 0.03
     cells = pd.concat([cells, extra], ignore_index=True)
     md = T.targets_markdown(cells, "ELM-O", ["peer"], ["ELM-O"], {})
-    assert "Mean ranks of ELM-O among the peers (1 = best; target: the best on both) — **met**" in md
+    assert "among ELM-O and the peers (1 = best; target: ELM-O strictly the best on both) — **met**" in md
     assert "wherever some method is (1 of 8 datasets: enron): ELM-O is on 0 of 1 — **missed**" in md
     assert "peer gets HL 0.0300 with F1 0.3000, ELM-O HL 0.0600 with F1 0.5000" in md
     assert "has the lower F1" in md
-    ranks = T.peer_mean_ranks(cells, "ELM-O", ["peer"], "micro_f1")
-    assert list(ranks.index) == ["ELM-O", "peer"] and ranks["ELM-O"] == 1.0
+    ranks, left_out = T.peer_mean_ranks(cells, "ELM-O", ["peer"], "micro_f1")
+    assert list(ranks.index) == ["ELM-O", "peer"] and ranks["ELM-O"] == 1.0 and left_out == []
+
+
+def test_a_tie_or_a_missing_peer_is_not_hidden():
+    cells = _cells(0.30, 0.40, 0.06)  # ties the peer on F1 and AP everywhere
+    md = T.targets_markdown(cells, "ELM-O", ["peer"], ["ELM-O"], {})
+    assert "strictly the best on both) — **missed**" in md
+    # a peer without cells on one dataset is left out of the ranking and named, never the dataset
+    cells = _cells(0.5, 0.6, 0.06)
+    cells = pd.concat([cells, cells[(cells["method"] == "peer") & (cells["stream"] != "enron")]
+                       .assign(method="partial", micro_f1=0.99, average_precision=0.99)], ignore_index=True)
+    ranks, left_out = T.peer_mean_ranks(cells, "ELM-O", ["peer", "partial"], "micro_f1")
+    assert left_out == ["partial"] and "partial" not in ranks
+    md = T.targets_markdown(cells, "ELM-O", ["peer", "partial"], ["ELM-O"], {})
+    assert "Left out of the ranking (no cell on some dataset): partial." in md
+    # no peer at all: said, not a crash
+    md = T.targets_markdown(_cells(0.5, 0.6, 0.06), "ELM-O", [], ["ELM-O"], {})
+    assert "no peer with cells on every dataset to rank against" in md

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 __all__ = [
     "gram_matrix",
+    "use_dense_gram",
     "nearest_neighbors",
     "local_gram",
     "simplex_qp",
@@ -45,16 +46,40 @@ __all__ = [
 ]
 
 
-#: A sparse ``X`` (N, d) is multiplied as a dense array when it has at most this many columns per row
-#: and at most :data:`DENSE_GRAM_CELLS` cells: the N x N result of a chunk is dense anyway, and BLAS on
-#: N * N * d products beats the sparse product on a few hundred or thousand columns (enron, medical,
-#: langlog, corel16k001, tmc2007_500 at N = 500); wide text data (rcv1subset5, arts, health) stays sparse.
-DENSE_GRAM_COLUMNS_PER_ROW = 4
+#: The cost model that picks the product for a sparse ``X`` (N, d) in :func:`gram_matrix`, in units of one
+#: dense multiply-add of BLAS: the sparse product costs about this much per pair of non-zeros sharing a
+#: column (``sum_j c_j^2``, ``c_j`` the non-zeros of column j) ...
+SPARSE_COST_PER_PAIR = 125.0
+#: ... and this much per cell of the N x N result; the dense one costs N * N * d.
+SPARSE_COST_PER_CELL = 170.0
+#: A dense copy of ``X`` is made only up to this many cells (32 MB).
 DENSE_GRAM_CELLS = 1 << 22
 
 
+def use_dense_gram(X) -> bool:
+    """Whether :func:`gram_matrix` multiplies the sparse ``X`` as a dense array (BLAS): when the dense
+    product's N * N * d multiply-adds cost less than the sparse product's estimated work. Few columns
+    or many non-zeros per column go dense (enron, langlog, tmc2007_500), wide text stays sparse (rcv1subset5,
+    arts, health), and so do very sparse sets (medical, corel16k001). ``make bench`` times both products on
+    the shared datasets and says whether the rule picked the faster one (``docs/performance.md``, 5d).
+
+    >>> import scipy.sparse as sp
+    >>> use_dense_gram(sp.random(500, 1000, density=0.1, random_state=0, format="csr"))
+    True
+    >>> use_dense_gram(sp.random(500, 40000, density=0.002, random_state=0, format="csr"))
+    False
+    """
+    n, d = X.shape
+    if n * d > DENSE_GRAM_CELLS:
+        return False
+    per_column = np.bincount(X.indices, minlength=d).astype(np.float64)
+    sparse_work = SPARSE_COST_PER_PAIR * float(per_column @ per_column) + SPARSE_COST_PER_CELL * n * n
+    return float(n) * n * d <= sparse_work
+
+
 def gram_matrix(X) -> np.ndarray:
-    """``X X^T`` as a dense (N, N) array (a sparse ``X`` as dense or sparse product, whichever is cheaper).
+    """``X X^T`` as a dense float64 (N, N) array; a sparse ``X`` as a dense or a sparse product, whichever
+    :func:`use_dense_gram` expects to be cheaper (the two agree to rounding).
 
     >>> import scipy.sparse as sp
     >>> X = sp.random(50, 30, density=0.2, random_state=0, format="csr")
@@ -62,11 +87,11 @@ def gram_matrix(X) -> np.ndarray:
     True
     """
     if sp.issparse(X):
-        n, d = X.shape
-        if d <= DENSE_GRAM_COLUMNS_PER_ROW * n and n * d <= DENSE_GRAM_CELLS:
+        X = X.astype(np.float64, copy=False)  # integer data would overflow in its own type
+        if use_dense_gram(X):
             D = X.toarray()
             return D @ D.T
-        return np.asarray((X @ X.T).toarray(), dtype=np.float64)
+        return (X @ X.T).toarray()
     return X @ X.T
 
 
