@@ -254,6 +254,21 @@ def _x_range(n_chunks: int | None) -> dict:
 
 
 # --------------------------------------------------------------------------- (a) metrics
+#: Type size (px) of the grey line under a subplot's title ("lower is better").
+SUBTITLE_PX = 11
+
+
+def _subtitle(text: str, px: int) -> str:
+    return f"<span style='color:#666;font-size:{px}px'>{text}</span>"
+
+
+def scale_subtitles(fig, px: int) -> None:
+    """Redraw the subplot subtitles of ``fig`` at ``px`` (presentation mode enlarges every other text)."""
+    for ann in fig.layout.annotations or ():
+        if ann.text and f"font-size:{SUBTITLE_PX}px" in ann.text:
+            ann.text = ann.text.replace(f"font-size:{SUBTITLE_PX}px", f"font-size:{px}px")
+
+
 def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=340):
     """HL, micro-F1 and AP per variant: thin dotted = per chunk, thick = cumulative."""
     traces = []
@@ -291,7 +306,7 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
         lo = k * (width + gap)
         layout[f"xaxis{axis}"] = dict(domain=[lo, lo + width], anchor=f"y{axis}", **_x_range(n_chunks))
         layout[f"yaxis{axis}"] = dict(anchor=f"x{axis}", automargin=True)
-        annotations.append(dict(text=f"<b>{title}</b><br><span style='color:#666;font-size:11px'>{direction}</span>",
+        annotations.append(dict(text=f"<b>{title}</b><br>{_subtitle(direction, SUBTITLE_PX)}",
                                 x=lo + width / 2, y=1.0, yshift=2, xref="paper", yref="paper", xanchor="center",
                                 yanchor="bottom", showarrow=False, font=_FONT))
     annotations.append(dict(text="x: chunk · thick: cumulative · thin dotted: this chunk<br>"

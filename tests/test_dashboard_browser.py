@@ -436,10 +436,15 @@ def test_presentation_mode_one_panel_large_type(browser, server):
         _wait_status(page, r"^done · chunk 6/6", 120)
         page.get_by_text("Presentation mode").click()
         page.get_by_role("button", name="Next").wait_for(timeout=30_000)
-        page.locator(".st-key-panel_cardinality").wait_for(state="detached", timeout=30_000)
         page.locator(".st-key-panel_metrics .js-plotly-plot").first.wait_for(timeout=30_000)
-        panels = [p for p in ("metrics", "cardinality", "threshold", "timeline", "rates", "summary")
-                  if page.locator(f".st-key-panel_{p}").count()]
+        # the other panels go as the rerun reaches them (a loaded machine leaves them longer): wait, bounded
+        others = ("cardinality", "threshold", "timeline", "rates", "summary")
+        try:
+            page.wait_for_function("(ps) => ps.every(p => !document.querySelector('.st-key-panel_' + p))",
+                                   arg=list(others), timeout=30_000)
+        except Exception:  # noqa: BLE001 - the assertion below says which panels stayed
+            pass
+        panels = [p for p in ("metrics", *others) if page.locator(f".st-key-panel_{p}").count()]
         assert panels == ["metrics"], panels
         size = page.evaluate("""() => parseFloat(getComputedStyle(
             document.querySelector('.st-key-run_status p')).fontSize)""")
@@ -447,6 +452,9 @@ def test_presentation_mode_one_panel_large_type(browser, server):
         tick = page.evaluate("""() => parseFloat(document.querySelector(
             '.st-key-panel_metrics .ytick text').style.fontSize)""")
         assert tick >= 16, tick
+        chosen = page.evaluate("""() => parseFloat(getComputedStyle(document.querySelector(
+            '.st-key-present_panel input')).fontSize)""")
+        assert chosen >= 18, chosen  # the panel selector reads at the status line's size
         assert page.locator('section[data-testid="stSidebar"]').is_hidden()
         for label in ("Run", "Stop", "Previous", "Next"):  # labelled, on one line
             b = page.get_by_role("button", name=label, exact=True).bounding_box()

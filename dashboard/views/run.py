@@ -114,6 +114,7 @@ PRESENT_CSS = """<style>
 .stMainBlockContainer { padding-top: 3.5rem; max-width: 100%; }
 section[data-testid="stSidebar"] { display: none; }
 .st-key-present_prev button, .st-key-present_next button { white-space: nowrap; }
+.st-key-present_panel input { font-size: 1.3rem; }
 [data-testid="stColumn"]:has(.st-key-present_prev), [data-testid="stColumn"]:has(.st-key-present_next) {
   min-width: 8.5rem; flex: 0 0 auto; width: auto; }
 </style>"""
@@ -334,6 +335,7 @@ def _enlarge(fig):
     """Presentation mode: the figure's type at PRESENT_FONT px, and taller (the panel has the page to itself)."""
     fig.update_layout(font=dict(size=PRESENT_FONT), height=max(fig.layout.height or 340, 460))
     fig.update_annotations(font_size=PRESENT_FONT)
+    F.scale_subtitles(fig, PRESENT_FONT - 4)
     fig.update_layout(legend_font_size=PRESENT_FONT - 2)
     fig.update_xaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
     fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
