@@ -119,8 +119,9 @@ def _prevalence_thresholds(S, prevalence) -> np.ndarray:
     return np.where(m == 0, ordered[0], thr)  # m = 0: above every score (strict >)
 
 
-def _count_thresholds(U, C) -> tuple[float, float, float, float]:
-    """``(tau_f1, tau_f1_bounded, tau_f1_budget, tau_hamming)`` on the corrected scale (module doc)."""
+def _count_thresholds(U, C, bound=None) -> tuple[float, float, float, float]:
+    """``(tau_f1, tau_f1_bounded, tau_f1_budget, tau_hamming)`` on the corrected scale (module doc);
+    ``bound``: the most positives ``"f1-bounded"`` may predict (default: the estimated clean positives)."""
     u = U.ravel()
     c = C.ravel()
     order = np.argsort(-u, kind="stable")
@@ -137,7 +138,7 @@ def _count_thresholds(U, C) -> tuple[float, float, float, float]:
         return float((u[best] + nxt) / 2.0)
 
     best = int(np.argmax(f1))
-    allowed = int(min(np.floor(positives), u.size))
+    allowed = int(min(np.floor(positives if bound is None else max(bound, positives)), u.size))
     best_bounded = int(np.argmax(f1[:allowed])) if allowed >= 1 else 0
     gain = 2.0 * tp - m  # all-negative HL count minus the estimated HL count of the top m
     best_hl = int(np.argmax(gain))
@@ -148,12 +149,17 @@ def _count_thresholds(U, C) -> tuple[float, float, float, float]:
     return tau(best), (tau(best_bounded) if allowed >= 1 else float(u[0])), tau_budget, tau_hl
 
 
-def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalence) -> dict:
+def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalence, rates_estimated=False) -> dict:
     """The running state after one chunk; ``state`` None starts afresh (first chunk, or after a drift reset).
 
     ``scores`` (N, q): the chunk's scores (the model's prequential ones, see the module doc);
     ``Y01`` its observed labels; ``rho_pos, rho_neg`` the chunk's rates (given or estimated);
     ``cardinality`` and ``prevalence`` its moment estimates (:mod:`ncld_core.cardinality`).
+    ``rates_estimated``: the rates are the online estimates, whose ``rho_-`` is only an upper bound where
+    a label has no anchors (:mod:`ncld_core.model.flip_rates`). ``"f1-bounded"`` then bounds its
+    predicted positives by the most clean positives the rates allow, ``sum (y / (1 - rho_+))`` (``rho_-``
+    = 0), not by the count at the estimated ``rho_-``: biased up, that count shrank the bound and with it
+    micro-F1 (``docs/flip-rates.md``).
     Pure: ``state`` is not modified.
     """
     S = np.asarray(scores, dtype=np.float64)
@@ -176,7 +182,8 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     prevalence_run = run("prevalence", prevalence)
     U = corrected_scores(S, rho_pos, rho_neg)
     C = (Y - rho_neg) / (1.0 - rho_pos - rho_neg)  # unbiased clean-label counts per entry
-    tau, tau_bounded, tau_budget, tau_hl = _count_thresholds(U, C)
+    bound = float((Y / (1.0 - rho_pos)).sum()) if rates_estimated else None  # the identified set's largest count
+    tau, tau_bounded, tau_budget, tau_hl = _count_thresholds(U, C, bound)
     return {
         "n_chunks": n,
         "rho_pos": rho_pos,

@@ -568,7 +568,8 @@ class ELMNCLD(ChunkClassifier):
         decision_state = update_state(
             None if action in ("init", "retrain", "adjust") else getattr(self, "decision_state_", None),
             st["H"] @ (coef if action in ("init", "retrain", "adjust") else self.coef_), Y01, st["rho_pos"], st["rho_neg"],
-            cardinality=st["cardinality"].estimate, prevalence=st["cardinality"].prevalence)
+            cardinality=st["cardinality"].estimate, prevalence=st["cardinality"].prevalence,
+            rates_estimated=st["estimator"] is not None)
 
         # Commit: nothing above changed the model.
         if first:
