@@ -612,4 +612,4 @@ def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
     TIMINGS[f"latency_{name}"] = res
     print(f"\n{name}: {res}")
     # a measurement (docs/performance.md compares it with the 200 ms / 2 s targets): it must exist
-    assert res["chunks_measured"] >= 3 and res["run_to_first_plot_s"] is not None, res
+    assert res["chunks_measured"] >= 1 and res["run_to_first_plot_s"] is not None, res
