@@ -955,8 +955,8 @@ def render(res: dict) -> str:
     if dash.get("missing"):
         rows += [_target_row(first_plot, "not measured in this run", None, None),
                  _target_row(update, "not measured in this run", None, None)]
-    elif _per_dataset_latency(dash):
-        rows += _latency_target_rows(_per_dataset_latency(dash), dash, first_plot, update)
+    elif per_dataset := _per_dataset_latency(dash):
+        rows += _latency_target_rows(per_dataset, dash, first_plot, update)
     else:
         k, s = dash["first_plot"]
         txt = f"{s:.2f} s (`{k}`, file of {dash['timestamp'] or dash['mtime']})" if k else "no such field in the file"

@@ -68,6 +68,10 @@ def test_gram_matrix_dense_and_sparse_products_agree_and_are_float64():
         G = gram_matrix(X)
         assert G.dtype == np.float64
         np.testing.assert_allclose(G, (X @ X.T).toarray(), rtol=1e-12, atol=1e-12)
+    for fmt in ("csc", "coo"):  # the choice reads column counts in any sparse format
+        other = narrow.asformat(fmt)
+        assert use_dense_gram(other)
+        np.testing.assert_allclose(gram_matrix(other), (narrow @ narrow.T).toarray(), rtol=1e-12, atol=1e-12)
     counts = sp.csr_matrix((np.full(6, 100, dtype=np.int8), [0, 1, 0, 1, 0, 1], [0, 2, 4, 6]), shape=(3, 2))
     assert use_dense_gram(counts)
     G = gram_matrix(counts)  # int8 data: no overflow in the product

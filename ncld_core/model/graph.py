@@ -72,7 +72,7 @@ def use_dense_gram(X) -> bool:
     n, d = X.shape
     if n * d > DENSE_GRAM_CELLS:
         return False
-    per_column = np.bincount(X.indices, minlength=d).astype(np.float64)
+    per_column = np.asarray(X.getnnz(axis=0), dtype=np.float64)  # any sparse format (CSR, CSC, COO)
     sparse_work = SPARSE_COST_PER_PAIR * float(per_column @ per_column) + SPARSE_COST_PER_CELL * n * n
     return float(n) * n * d <= sparse_work
 
