@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ncld_core.eval.variants import REFERENCES
+
 __all__ = ["PAPER_PUBLISHED", "PAPER_NAMES", "target_rows", "published_rows", "peer_mean_ranks", "hl_below_rows"]
 
 #: Table "Noisy" of the paper (label ``Noisy``): ELM-NCLD's published HL, micro-F1, AP on the datasets
@@ -89,7 +91,7 @@ def peer_mean_ranks(df: pd.DataFrame, method: str, peers, key: str) -> tuple[pd.
     return ranks, left_out
 
 
-def hl_below_rows(df: pd.DataFrame, method: str, references=("all-negative", "noisy-prior")) -> pd.DataFrame:
+def hl_below_rows(df: pd.DataFrame, method: str, references=tuple(REFERENCES)) -> pd.DataFrame:
     """Per noisy stream where some method (the trivial ``references`` aside) has a Hamming loss below the
     all-negative one: the lowest such method, its HL and F1, and ``method``'s HL and F1."""
     means = _means(df)
