@@ -196,7 +196,11 @@ def overlay(figs: dict, base: dict, cur_size: int, n_chunks: int, focus: list, c
             add = [t for t in F.cardinality_figure(*dargs).to_dict()["data"]
                    if _has_data(t) and not t.get("fill") and (t.get("line") or {}).get("width", 1) > 0]
         elif name == "threshold":
-            add = [t for t in F.detector_figure(*dargs).to_dict()["data"] if _has_data(t)]
+            base_fig = F.detector_figure(*dargs).to_dict()
+            add = [t for t in base_fig["data"] if _has_data(t)]
+            # the log axis has a range of its own: wide enough for both runs' statistics
+            ya, yb = spec["layout"]["yaxis"], base_fig["layout"]["yaxis"]
+            ya["range"] = [min(ya["range"][0], yb["range"][0]), max(ya["range"][1], yb["range"][1])]
         elif name == "timeline":
             base_fig = F.timeline_figure(*dargs).to_dict()
             # the baseline's true changes get a row of their own only when they are not the current ones

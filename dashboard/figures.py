@@ -43,6 +43,7 @@ __all__ = [
     "CHANGE_NAME",
     "coinciding_models",
     "model_legend",
+    "fix_y_ranges",
 ]
 
 COLORS = {
@@ -253,7 +254,76 @@ def _x_range(n_chunks: int | None) -> dict:
     return dict(range=[-0.5, max(n_chunks - 0.5, 1)])
 
 
+#: Room left above and below the data by :func:`fix_y_ranges`, a fraction of the data's span (plotly's own
+#: autorange pads about as much), before the range is widened to whole steps of :func:`nice_step`.
+Y_PAD = 0.04
+
+
+def nice_step(span: float, intervals: int = 5) -> float:
+    """A step of 1, 2, 2.5 or 5 times a power of ten that cuts ``span`` into about ``intervals`` pieces.
+
+    >>> nice_step(0.013), nice_step(1.0), nice_step(37)
+    (0.005, 0.2, 10.0)
+    """
+    raw = span / intervals
+    power = 10.0 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw * 0.999)
+
+
+def _axis_name(ref: str | None) -> str:
+    """``"y2"`` -> ``"yaxis2"`` (a trace's or a shape's axis reference)."""
+    ref = ref or "y"
+    return "yaxis" + ref[1:]
+
+
+def fix_y_ranges(fig) -> None:
+    """Give every y axis plotly would autorange an explicit range: the span of the values drawn on it
+    (traces, and shapes drawn in its units), padded by :data:`Y_PAD` and widened to whole steps of
+    :func:`nice_step` (half decades on log axes); ``rangemode="tozero"`` keeps 0 in it.
+
+    Why: the live panels draw a chunk that only adds points as a plotly transition (only the traces are
+    redrawn; ``dashboard/live_chart.py``), and plotly's transitions do not autorange. Widened to whole
+    steps, the range stays the same for most chunks, so most chunks are drawn that way. Category axes and
+    axes with a range of their own are left alone.
+
+    >>> fig = go.Figure(dict(data=[dict(type="scatter", y=[0.061, 0.068])], layout=dict(yaxis=dict())))
+    >>> fix_y_ranges(fig); fig.layout.yaxis.range
+    (0.06, 0.07)
+    """
+    values: dict[str, list[float]] = {}
+    for trace in fig.data:
+        ys = getattr(trace, "y", None)
+        if ys is None:
+            continue
+        values.setdefault(_axis_name(getattr(trace, "yaxis", None)), []).extend(
+            v for v in ys if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+    for shape in fig.layout.shapes or ():
+        if shape.yref and shape.yref.startswith("y") and "domain" not in shape.yref:
+            values.setdefault(_axis_name(shape.yref), []).extend(
+                v for v in (shape.y0, shape.y1) if isinstance(v, (int, float)))
+    for name, vals in values.items():
+        axis = fig.layout[name]
+        if axis.type == "category" or axis.range is not None:
+            continue
+        log = axis.type == "log"
+        if log:
+            vals = [math.log10(v) for v in vals if v > 0]
+        if not vals:
+            continue
+        lo, hi = min(vals), max(vals)
+        tozero = axis.rangemode == "tozero" and not log
+        if tozero:
+            lo, hi = min(lo, 0.0), max(hi, 0.0)
+        span = hi - lo or 0.1 * max(abs(hi), 1.0)
+        lo, hi = (lo if tozero and lo == 0 else lo - Y_PAD * span), hi + Y_PAD * span
+        step = 0.5 if log else nice_step(hi - lo)
+        # rounded: the same range is written the same way every chunk (the page compares them)
+        axis.range = [round(math.floor(lo / step + 1e-9) * step, 12), round(math.ceil(hi / step - 1e-9) * step, 12)]
+
+
 # --------------------------------------------------------------------------- (a) metrics
+#: The live metrics bounded by [0, 1] whatever the data: drawn on that fixed range.
+BOUNDED_METRICS = ("micro_f1", "average_precision")
 #: Type size (px) of the grey line under a subplot's title ("lower is better").
 SUBTITLE_PX = 11
 
@@ -305,7 +375,10 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
         axis = "" if k == 0 else str(k + 1)
         lo = k * (width + gap)
         layout[f"xaxis{axis}"] = dict(domain=[lo, lo + width], anchor=f"y{axis}", **_x_range(n_chunks))
-        layout[f"yaxis{axis}"] = dict(anchor=f"x{axis}", automargin=True)
+        # From 0: a scale that does not magnify small differences. Scores in [0, 1] keep that range for the
+        # whole run (no rescaling mid-stream; a live update then redraws only the traces, see fix_y_ranges).
+        layout[f"yaxis{axis}"] = dict(anchor=f"x{axis}", automargin=True, rangemode="tozero",
+                                      **(dict(range=[-0.03, 1.03]) if _key in BOUNDED_METRICS else {}))
         annotations.append(dict(text=f"<b>{title}</b><br>{_subtitle(direction, SUBTITLE_PX)}",
                                 x=lo + width / 2, y=1.0, yshift=2, xref="paper", yref="paper", xanchor="center",
                                 yanchor="bottom", showarrow=False, font=_FONT))
@@ -645,8 +718,9 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     kinds = {c: k for c, (_, k) in zip(cuts, change_points)}
     n_seen = len(chunks)
     traces = []
-    for s in detector_series(chunks, models):
-        ratio = [_ratio(a, b) for a, b in zip(s["statistic"], s["threshold"])]
+    series = detector_series(chunks, models)
+    for s in series:
+        ratio = s["ratio"] = [_ratio(a, b) for a, b in zip(s["statistic"], s["threshold"])]
         raw = [[("–" if a is None else f"{a:.3g}"), ("–" if b is None else f"{b:.3g}"),
                 ("–" if a is None or b is None else f"{a / b:.3g}" if b > 0 else "∞" if a > 0 else "0")]
                for a, b in zip(s["statistic"], s["threshold"])]
@@ -670,8 +744,12 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     _legend_over_labels(layout, change_points, height)
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
     # one labelled tick per decade: plotly's own log ticks add minor "2" and "5" labels that read as values
+    # From the floor to 10 (a range the live view keeps, see fix_y_ranges), higher in half decades when a
+    # statistic goes above 10 times its threshold; plotly's range of a log axis is in decades.
+    top = max((math.log10(r) for s in series for r in s["ratio"] if r), default=0.0)
     layout["yaxis"] = dict(title=dict(text="statistic ÷ threshold (log)", font=_FONT), type="log",
-                           tickmode="array", tickvals=list(RATIO_TICKS), ticktext=list(RATIO_TICKS.values()))
+                           tickmode="array", tickvals=list(RATIO_TICKS), ticktext=list(RATIO_TICKS.values()),
+                           range=[math.log10(_RATIO_FLOOR) - 0.2, max(1.0, math.ceil((top + 0.1) * 2) / 2)])
     layout["shapes"] = [dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=1, y1=1,
                              line=dict(color="#111", width=1.5, dash="dash"))] + _change_shapes(change_points, chunk_size)
     layout["annotations"] = _change_labels(change_points, chunk_size)

@@ -3,8 +3,11 @@
 ``st.plotly_chart`` derives its element id from the figure, so every redraw of a live panel mounts a
 new chart and plotly.js builds it from nothing, four times per chunk. Here a small ``st.components.v2``
 component keeps each slot's graph in the page and hands it the new figure: plotly.js then updates only
-what changed. The per-chunk update before and after is measured by the browser tests and reported in
-``docs/performance.md`` (section 5b).
+what changed (a chunk that only adds points is a transition: the traces are redrawn, not the axes,
+legend and hover layers). Each panel holds a *mount* (:func:`mount`, once per script run) where its graph
+sits; a chunk's figures travel together in one element (:func:`draw_charts`): every element sent is a
+render of the whole page in the browser. The per-chunk update is measured by the browser tests and
+reported in ``docs/performance.md`` (section 5b).
 
 plotly.js comes from the installed plotly package, served by Streamlit's static file serving
 (``.streamlit/config.toml``: ``enableStaticServing``) from ``dashboard/static/`` (a copy made at start,
@@ -23,15 +26,18 @@ from pathlib import Path
 import plotly
 import streamlit as st
 
+from dashboard.figures import fix_y_ranges
+
 STATIC = Path(__file__).resolve().parent / "static"
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 #: The copy the page loads, at ``app/static/<name>`` (named by the version: a browser never keeps an old one).
 SERVED_JS = STATIC / f"plotly-{plotly.__version__}.min.js"
 
-# The graph of a slot lives in window.__ncldGraphs[slot]: a redraw (a new component instance, since a
-# script run cannot mount the same key twice) moves it under the new instance and updates it in place.
+# The graph of a slot lives in window.__ncldGraphs[slot] and sits in the slot's mount (the element of the
+# newest instance that said {mount: slot}); after a rerun the new mount takes it over, drawn as it was.
 _JS = r"""
 const graphs = (window.__ncldGraphs = window.__ncldGraphs || {});
+const mounts = (window.__ncldMounts = window.__ncldMounts || {});
 
 function plotlyReady(src) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
@@ -49,16 +55,12 @@ function plotlyReady(src) {
   return window.__ncldPlotly;
 }
 
-export default function (component) {
-  const { data, parentElement } = component;
-  if (data && data.preload) { plotlyReady(data.src).catch(() => {}); return; }  // before Run: fetch plotly.js
-  if (!data || !data.slot) return;
-  let gd = graphs[data.slot];
+function graph(slot) {
+  let gd = graphs[slot];
   if (!gd) {
-    parentElement.querySelectorAll('.ncld-panel-error').forEach(e => e.remove());  // a failed earlier graph
     gd = document.createElement('div');
     gd.style.width = '100%';
-    graphs[data.slot] = gd;
+    graphs[slot] = gd;
     // follow the width of wherever the graph is (moved into a wider panel, the sidebar closed, the window)
     let pending = false;
     new ResizeObserver(() => {
@@ -71,27 +73,87 @@ export default function (component) {
       });
     }).observe(gd);
   }
-  if (gd.parentNode !== parentElement) parentElement.appendChild(gd);
-  gd.__ncldNext = data;  // the newest figure wins if several arrive while plotly.js loads
-  plotlyReady(data.src).then(Plotly => {
-    const next = gd.__ncldNext;
-    if (!next) return;
-    gd.__ncldNext = null;
-    const fig = JSON.parse(next.figure);
-    // the app's type, as st.plotly_chart's theme set it (legends and titles are sized for it)
-    fig.layout = fig.layout || {};
-    fig.layout.font = Object.assign({family: '"Source Sans", sans-serif', size: 12}, fig.layout.font || {});
-    // the figure's own height (the div's width follows its parent, its height is the figure's)
-    gd.style.height = (fig.layout && fig.layout.height ? fig.layout.height : 450) + 'px';
-    return Plotly.react(gd, fig.data, fig.layout, next.config || {}).then(() => {
-      if (gd.clientWidth && Math.abs(gd.clientWidth - gd._fullLayout.width) > 1) return Plotly.Plots.resize(gd);
-    });
-  }).catch(err => {
+  return gd;
+}
+
+// Put the slot's graph into its mount; draw what waited for it.
+function place(slot) {
+  const gd = graphs[slot], mount = mounts[slot];
+  if (!gd || !mount || !mount.isConnected) return;
+  if (gd.parentNode !== mount) {
+    mount.querySelectorAll('.ncld-panel-error').forEach(e => e.remove());  // a failed earlier graph
+    mount.appendChild(gd);
+  }
+  if (gd.__ncldNext && !gd.__ncldBusy) drawNext(gd, slot);
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  if (!data) return;
+  if (data.preload) { plotlyReady(data.src).catch(() => {}); return; }  // before Run: fetch plotly.js
+  if (data.mount) { mounts[data.mount] = parentElement; place(data.mount); }
+  for (const [slot, figure] of Object.entries(data.figures || {})) {
+    const gd = graph(slot);
+    // the newest figure wins if several arrive while one is drawn
+    gd.__ncldNext = {figure, chunk: data.chunk, config: data.config, src: data.src};
+    place(slot);
+  }
+}
+
+// One figure at a time per graph (a transition ends after Plotly.react returns), in its mount; then the newest.
+function drawNext(gd, slot) {
+  if (!gd.isConnected) return;  // place() draws it once its mount is in the page
+  gd.__ncldBusy = true;
+  const next = gd.__ncldNext;
+  gd.__ncldNext = null;
+  plotlyReady(next.src).then(Plotly => draw(Plotly, gd, next)).catch(err => {
     // start this slot afresh next time, and say what went wrong where the graph was
     if (window.Plotly) window.Plotly.purge(gd);
-    delete graphs[data.slot];
+    delete graphs[slot];
+    gd.__ncldNext = null;
     gd.className = 'ncld-panel-error';
     gd.textContent = 'The panel could not be drawn: ' + String(err);
+  }).finally(() => {
+    gd.__ncldBusy = false;
+    if (gd.__ncldNext) drawNext(gd, slot);
+  });
+}
+
+function draw(Plotly, gd, next) {
+  const shown = () => { if (next.chunk !== undefined && next.chunk !== null) gd.dataset.chunk = next.chunk; };
+  if (next.figure === gd.__ncldFigure && gd._fullLayout) { shown(); return; }  // nothing changed: no redraw
+  const fig = JSON.parse(next.figure);
+  // the app's type, as st.plotly_chart's theme set it (legends and titles are sized for it)
+  fig.layout = fig.layout || {};
+  fig.layout.font = Object.assign({family: '"Source Sans", sans-serif', size: 12}, fig.layout.font || {});
+  // A chunk that only adds points is drawn as a transition (of no duration): plotly then redraws the
+  // traces, not the whole figure (axes, legend, annotations, shapes, hover layers): about a third of the
+  // work. Plotly takes that path only when every change is animatable (x, y); the hover arrays are not,
+  // so their new values go into the arrays plotly already holds. A moved axis range is drawn in full
+  // (its transition ends in a relayout that costs more than the full draw); dashboard.figures.fix_y_ranges
+  // rounds the ranges so that they rarely move.
+  const held = gd._fullLayout ? gd.layout : null;
+  const moved = !held || Object.keys(fig.layout).some(k => /^[xy]axis\d*$/.test(k) &&
+      JSON.stringify((fig.layout[k] || {}).range) !== JSON.stringify((held[k] || {}).range));
+  if (!moved) fig.layout.transition = {duration: 0};
+  if (!moved && gd.data && gd.data.length === fig.data.length) {
+    fig.data.forEach((trace, i) => {
+      for (const key of ['customdata', 'text', 'hovertext']) {
+        const now = gd.data[i][key];
+        if (Array.isArray(trace[key]) && Array.isArray(now)) {
+          now.length = 0;
+          now.push(...trace[key]);
+          trace[key] = now;
+        }
+      }
+    });
+  }
+  // the figure's own height (the div's width follows its parent, its height is the figure's)
+  gd.style.height = (fig.layout.height ? fig.layout.height : 450) + 'px';
+  return Plotly.react(gd, fig.data, fig.layout, next.config || {}).then(() => {
+    gd.__ncldFigure = next.figure;
+    shown();
+    if (gd.clientWidth && Math.abs(gd.clientWidth - gd._fullLayout.width) > 1) return Plotly.Plots.resize(gd);
   });
 }
 """
@@ -126,20 +188,52 @@ SERVED = ensure_served()
 _component = st.components.v2.component("ncld_live_chart", js=_JS, isolate_styles=False)
 
 
-def live_chart(placeholder, slot: str, fig, *, key: str, config: dict | None = None):
-    """Draw ``fig`` into ``placeholder`` (an ``st.empty``) as the page's graph ``slot``, updated in place.
+def mount(placeholder, slot: str, *, key: str) -> None:
+    """Where the graph of ``slot`` is drawn: an instance in ``placeholder`` (an ``st.empty``), once per
+    script run; :func:`draw_charts` then sends it figures. Without the served plotly.js the placeholder
+    is where :func:`draw_charts` puts the slot's ``st.plotly_chart``."""
+    if SERVED:
+        with placeholder:
+            _component(data={"mount": slot}, key=key, width="stretch")
 
-    ``key`` must be new within a script run: each redraw of a slot in one run takes a fresh one.
+
+def _payload(figs: dict, config: dict | None, chunk: int | None) -> dict:
+    for fig in figs.values():
+        fix_y_ranges(fig)  # a chunk that only adds points is then drawn as a transition, which does not autorange
+    return {"figures": {slot: fig.to_json() for slot, fig in figs.items()}, "config": config or {},
+            "src": SERVED_JS.name, "chunk": chunk}
+
+
+def draw_charts(hub, placeholders: dict, figs: dict, *, key: str, config: dict | None = None,
+                chunk: int | None = None) -> None:
+    """Draw ``figs`` (slot -> figure) into the slots' mounts, all in one element put in ``hub`` (an
+    ``st.empty`` of no height): one render of the page in the browser for all of them.
+
+    ``key`` must be new within a script run. ``chunk`` (the chunks the figures show) is put on each graph,
+    as ``data-chunk``, once it is drawn (the browser tests' latency measurement). The figures' y axes get
+    explicit ranges (:func:`dashboard.figures.fix_y_ranges`).
+    """
+    if not SERVED:
+        for slot, fig in figs.items():
+            placeholders[slot].plotly_chart(fig, config=config or {}, key=f"{key}_{slot}")
+        return
+    with hub:
+        _component(data=_payload(figs, config, chunk), key=key, width="stretch", height=0)
+
+
+def live_chart(placeholder, slot: str, fig, *, key: str, config: dict | None = None, chunk: int | None = None):
+    """Mount the graph ``slot`` in ``placeholder`` (an ``st.empty``) and draw ``fig`` in it, in one element:
+    for a panel rewritten with what surrounds it (the flip-rate panel). ``key`` must be new within a script run.
     """
     if not SERVED:
         placeholder.plotly_chart(fig, config=config or {}, key=key)
         return
-    with placeholder.container():
-        _component(data={"slot": slot, "figure": fig.to_json(), "config": config or {}, "src": SERVED_JS.name},
-                   key=key, width="stretch")
+    with placeholder:
+        _component(data={"mount": slot, **_payload({slot: fig}, config, chunk)}, key=key, width="stretch")
 
 
-def preload_plotly(key: str = "plotly_preload"):
-    """Mount an empty instance that only fetches plotly.js, so the first chunk's panels do not wait for it."""
+def preload_plotly(placeholder, key: str = "plotly_preload"):
+    """Put an instance in ``placeholder`` that only fetches plotly.js, so the first chunk's panels do not wait."""
     if SERVED:
-        _component(data={"preload": True, "src": SERVED_JS.name}, key=key, width="stretch", height=0)
+        with placeholder:
+            _component(data={"preload": True, "src": SERVED_JS.name}, key=key, width="stretch", height=0)

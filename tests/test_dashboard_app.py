@@ -52,7 +52,7 @@ def _figure(at, panel: str) -> dict:
     """The spec (plotly JSON) of the newest figure drawn in a panel of the Live run (dashboard.live_chart)."""
     drawn = [json.loads(c.proto.json) for c in at.get("bidi_component")
              if c.proto.component_name == "ncld_live_chart"]
-    figures = [json.loads(d["figure"]) for d in drawn if d.get("slot") == panel]  # not the preload
+    figures = [json.loads(d["figures"][panel]) for d in drawn if panel in d.get("figures", {})]  # not the mounts
     assert figures, f"no figure in panel {panel}"
     return figures[-1]
 

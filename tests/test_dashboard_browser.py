@@ -506,7 +506,7 @@ def test_layout_at_820_px_keeps_labels_and_titles_apart(browser, server):
 
 
 # JavaScript: every animation frame, note the status text and the chunk count each panel's figure shows
-# (its layout.meta, set by the page to the number of chunks drawn).
+# (its data-chunk, set by dashboard/live_chart.py once the figure of that many chunks is drawn).
 OBSERVE_PANELS = """
 () => {
   window.__frames = [];
@@ -514,7 +514,7 @@ OBSERVE_PANELS = """
     const box = document.querySelector('.st-key-run_status');
     const metas = ['metrics', 'cardinality', 'threshold', 'timeline'].map(p => {
       const gd = document.querySelector('.st-key-panel_' + p + ' .js-plotly-plot');
-      return gd && gd.layout && gd.layout.meta !== undefined ? gd.layout.meta : null; });
+      return gd && gd.dataset.chunk !== undefined ? Number(gd.dataset.chunk) : null; });
     const text = box ? box.innerText : '';
     const key = text + JSON.stringify(metas);
     const last = window.__frames[window.__frames.length - 1];

@@ -25,7 +25,7 @@ import streamlit as st
 from dashboard import compare, data, report
 from dashboard import figures as F
 from dashboard.controls import label_of
-from dashboard.live_chart import live_chart, preload_plotly
+from dashboard.live_chart import draw_charts, live_chart, mount, preload_plotly
 from dashboard.teaching import detector_label, noise_cost_text
 from dashboard.ui import md_escape, teach
 from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
@@ -180,6 +180,7 @@ if not ctx.ok:
 
 # --------------------------------------------------------------------------- layout
 slots = {}
+sent = {}  # what each slot shows in this script run (see _put)
 ALL = "all"
 
 
@@ -250,6 +251,8 @@ if presenting:
         summary_box = st.container(key="panel_summary")
     else:
         slots[shown] = st.container(key=f"panel_{shown}").empty()
+        if shown in dict(PANELS):
+            mount(slots[shown], shown, key=f"mount_{shown}")
     if shown == "cardinality":
         slots["cardinality_note"] = st.empty()
     if shown == "timeline":
@@ -263,6 +266,7 @@ else:
             with t:
                 teach(name)
             slots[name] = st.container(key=f"panel_{name}").empty()
+            mount(slots[name], name, key=f"mount_{name}")
             continue
         if name == "cardinality":
             slots["cardinality_heading"] = st.empty()
@@ -274,6 +278,7 @@ else:
             if name == "cardinality":
                 _panel_options()
             slots[name] = st.container(key=f"panel_{name}").empty()
+            mount(slots[name], name, key=f"mount_{name}")
             if name == "cardinality":
                 slots["cardinality_note"] = st.empty()
             if name == "timeline":
@@ -315,20 +320,30 @@ def draw(run, chunks=None):
     base = compare.baseline_for(run)
     if base is not None:  # the pinned run, dimmed, under every panel
         figs = compare.overlay(figs, base, size, n, focus, cps)
-    for name, fig in figs.items():
-        if presenting:
+    if presenting:
+        for fig in figs.values():
             _enlarge(fig)
-        fig.update_layout(meta=k)  # the chunks drawn, for the browser test's latency measurement
-        live_chart(slots[name], name, fig, key=f"fig_{name}_{k}", config=PLOT_CONFIG)
+    # chunk: each graph says how many chunks it shows (the browser test's latency measurement)
+    draw_charts(hub, slots, figs, key=f"figs_{k}", config=PLOT_CONFIG, chunk=k)
     if "cardinality" in slots:
-        slots["cardinality_heading"].markdown(_cardinality_heading(chunks, focus))
+        _put("cardinality_heading", "markdown", _cardinality_heading(chunks, focus))
         note = F.cardinality_note(chunks, focus)
         if note:
-            slots["cardinality_note"].caption(note)
+            _put("cardinality_note", "caption", note)
     if "rates" in slots:
         _draw_rates(run, chunks, k)
     if "detections" in slots and F.detecting_models(chunks, focus):
-        slots["detections"].table(F.detection_table(chunks, focus, cps, size), hide_index=True)
+        _put("detections", "table", F.detection_table(chunks, focus, cps, size), hide_index=True)
+
+
+def _put(slot: str, kind: str, content, **kw):
+    """Write ``content`` into ``slot`` with its ``kind`` method, unless the slot already shows it in this
+    script run: every element sent is one more update the page renders while the next chunk waits."""
+    seen = content.to_json() if hasattr(content, "to_json") else content
+    if sent.get(slot) == (kind, seen):
+        return
+    sent[slot] = (kind, seen)
+    getattr(slots[slot], kind)(content, **kw)
 
 
 def _enlarge(fig):
@@ -345,11 +360,12 @@ def _draw_rates(run, chunks, k):
     estimating = [m for m in run["models"]
                   if any(m in c.diagnostics and c.diagnostics[m].estimates_rates for c in chunks)]
     if not estimating:
-        slots["rates"].caption("No variant estimates its flip rates in this run: set *The models are told* "
-                               "to *nothing (estimate the rates)* in the sidebar.")
+        _put("rates", "caption", "No variant estimates its flip rates in this run: set *The models are told* "
+                                 "to *nothing (estimate the rates)* in the sidebar.")
         return
     stream = run["stream"]
     over_time, per_label = estimate_errors(chunks, estimating[0], stream.rho_pos, stream.rho_neg)
+    sent.pop("rates", None)
     with slots["rates"].container():
         others = estimating[1:]
         st.caption(f"{estimating[0]}'s estimates"
@@ -588,7 +604,8 @@ def _summary(run):
 
 
 # --------------------------------------------------------------------------- state machine
-preload_plotly()
+hub = st.empty()  # of no height: fetches plotly.js before Run, then carries each chunk's figures (draw_charts)
+preload_plotly(hub)
 if run is None:
     status.caption("Ready: press Run.")
     next(iter(slots.values()), st.empty()).info("Press **Run** to stream the configured data through the selected variants. "

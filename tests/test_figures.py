@@ -1,0 +1,135 @@
+"""The live panels' explicit y ranges (``dashboard.figures.fix_y_ranges``): every value drawn is inside,
+the ranges only grow as chunks arrive (so most updates are drawn as transitions), and the doctests."""
+
+from __future__ import annotations
+
+import doctest
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from dashboard import compare as C
+from dashboard import figures as F
+from ncld_core.config import RunConfig
+
+SMALL = RunConfig(n_instances=2400, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, schedule="growth@1200")
+
+
+@pytest.fixture(scope="module")
+def run():
+    stream = SMALL.stream.build_stream()
+    chunks = list(SMALL.runner().iter_run(stream))
+    models = list(SMALL.models) + (["all-negative", "noisy-prior"] if SMALL.references else [])
+    cps = [(cp.position, cp.kind) for cp in stream.change_points]
+    return chunks, models, cps, SMALL.chunk_size, stream.n_chunks(SMALL.chunk_size)
+
+
+def test_figures_doctests():
+    result = doctest.testmod(F)
+    assert result.attempted >= 3 and result.failed == 0, result
+
+
+def _inside(fig) -> list[str]:
+    """Values drawn outside their axis' range (log axes in decades), as messages; [] when all are inside."""
+    out = []
+    for t in fig.data:
+        axis = fig.layout["yaxis" + ((t.yaxis or "y")[1:])]
+        for v in t.y or ():
+            if v is None or isinstance(v, str):
+                continue
+            if axis.range is None:
+                out.append(f"{t.name}: {v} on an axis without a range")
+                continue
+            lo, hi = axis.range
+            w = math.log10(v) if axis.type == "log" else v
+            if not lo <= w <= hi:
+                out.append(f"{t.name}: {v} outside {axis.range}")
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_values_are_inside_and_padded(seed):
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** rng.integers(-4, 4)
+    ys = list(rng.normal(rng.normal() * scale, scale, size=rng.integers(1, 30)))
+    log = bool(seed % 2)
+    if log:
+        ys = [abs(y) + 1e-9 for y in ys]
+    fig = go.Figure(dict(data=[dict(type="scatter", y=ys + [None])], layout=dict(yaxis=dict(type="log" if log else "linear"))))
+    F.fix_y_ranges(fig)
+    lo, hi = fig.layout.yaxis.range
+    vals = [math.log10(y) for y in ys] if log else ys
+    span = max(vals) - min(vals)
+    assert lo <= min(vals) - F.Y_PAD * span * 0.999 and hi >= max(vals) + F.Y_PAD * span * 0.999, (lo, hi, vals)
+    # widened to whole steps, but not by more than two of them on each side
+    step = 0.5 if log else F.nice_step(hi - lo)
+    assert min(vals) - lo <= 2 * step + F.Y_PAD * span and hi - max(vals) <= 2 * step + F.Y_PAD * span
+
+
+def test_tozero_category_and_own_ranges_are_kept():
+    fig = go.Figure(dict(
+        data=[dict(type="scatter", y=[3.0, 4.0]), dict(type="scatter", y=["a", "b"], yaxis="y2"),
+              dict(type="scatter", y=[5.0, 6.0], yaxis="y3")],
+        layout=dict(yaxis=dict(rangemode="tozero"), yaxis2=dict(type="category"), yaxis3=dict(range=[0, 1]))))
+    F.fix_y_ranges(fig)
+    assert fig.layout.yaxis.range[0] == 0 and fig.layout.yaxis.range[1] >= 4.0
+    assert fig.layout.yaxis2.range is None
+    assert tuple(fig.layout.yaxis3.range) == (0, 1)
+
+
+def test_a_shape_in_the_axis_units_is_inside():
+    fig = go.Figure(dict(data=[dict(type="scatter", y=[0.02, 0.05])], layout=dict(
+        yaxis=dict(type="log"), shapes=[dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=1, y1=1)])))
+    F.fix_y_ranges(fig)
+    assert fig.layout.yaxis.range[1] >= 0  # log10(1)
+
+
+def test_every_panel_draws_inside_its_ranges_and_they_only_grow(run):
+    chunks, models, cps, size, n = run
+    makers = {
+        "metrics": lambda ch: F.metrics_figure(ch, models, cps, size, n),
+        "cardinality": lambda ch: F.cardinality_figure(ch, models, cps, size, n),
+        "threshold": lambda ch: F.detector_figure(ch, models, cps, size, n),
+    }
+    for name, make in makers.items():
+        before, moves = None, 0
+        for k in range(1, len(chunks) + 1):
+            fig = make(chunks[:k])
+            F.fix_y_ranges(fig)
+            assert not _inside(fig), (name, k, _inside(fig))
+            axes = [a for a in fig.to_dict()["layout"] if a.startswith("yaxis")]
+            ranges = {a: tuple(fig.layout[a].range) for a in axes if fig.layout[a].range is not None}
+            if before is not None:
+                for a, (lo, hi) in ranges.items():
+                    if a not in before:  # the first values on this axis
+                        continue
+                    assert lo <= before[a][0] and hi >= before[a][1], (name, k, a, before[a], (lo, hi))
+                moves += ranges != before
+            before = ranges
+        # the ranges settle: most chunks add points inside them (drawn as transitions)
+        assert moves <= len(chunks) // 2, (name, moves, len(chunks))
+
+
+def test_scores_in_0_1_keep_that_range(run):
+    chunks, models, cps, size, n = run
+    fig = F.metrics_figure(chunks, models, cps, size, n)
+    keys = [k for k, _, _ in F.LIVE_METRICS]
+    for i, key in enumerate(keys):
+        axis = fig.layout["yaxis" + ("" if i == 0 else str(i + 1))]
+        if key in F.BOUNDED_METRICS:
+            assert tuple(axis.range) == (-0.03, 1.03)
+        else:
+            assert axis.range is None and axis.rangemode == "tozero"
+
+
+def test_the_baseline_overlay_widens_the_threshold_range(run):
+    chunks, models, cps, size, n = run
+    figs = {"threshold": F.detector_figure(chunks[:3], models, cps, size, n)}
+    own = tuple(figs["threshold"].layout.yaxis.range)
+    base = dict(chunks=chunks, models=models, change_points=cps, chunk_size=size, n_chunks=n, id=1, label="#1")
+    out = C.overlay(figs, base, size, n, models, cps)["threshold"]
+    full = tuple(F.detector_figure(chunks, models, cps, size, n).layout.yaxis.range)
+    lo, hi = out.layout.yaxis.range
+    assert lo <= min(own[0], full[0]) and hi >= max(own[1], full[1])
