@@ -394,3 +394,25 @@ def test_noisy_proba_is_checked(fitted):
     model, X, Y = fitted
     with pytest.raises(ValueError, match="noisy_proba"):
         model.partial_fit(X, Y, noisy_proba=np.full(Y.shape, 1.5))
+
+
+def test_layers_of_one_seed_share_one_draw_of_their_weights():
+    """The ELM variants of a run are seeded alike: one W (d x L) for all of them, read-only, freed with them."""
+    import gc
+
+    from ncld_core.model import elm
+
+    X = np.random.default_rng(0).normal(size=(20, 7))
+    a = elm.RandomHiddenLayer(5, random_state=3).fit(X)
+    b = elm.RandomHiddenLayer(5, random_state=3).fit(X)
+    c = elm.RandomHiddenLayer(5, random_state=4).fit(X)
+    g = elm.RandomHiddenLayer(5, random_state=np.random.default_rng(3)).fit(X)
+    assert a.weights_ is b.weights_ and a.bias_ is b.bias_
+    assert not a.weights_.flags.writeable
+    assert c.weights_ is not a.weights_ and not np.array_equal(c.weights_, a.weights_)
+    # the same numbers as an unshared draw from that seed (a Generator is never shared)
+    assert g.weights_ is not a.weights_ and np.array_equal(g.weights_, a.weights_) and np.array_equal(g.bias_, a.bias_)
+    assert (3, 7, 5) in elm._SHARED_WEIGHTS
+    del a, b
+    gc.collect()
+    assert (3, 7, 5) not in elm._SHARED_WEIGHTS and (3, 7, 5) not in elm._SHARED_BIAS

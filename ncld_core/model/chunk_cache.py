@@ -68,7 +68,8 @@ class ChunkCache:
     def layer_key(self, hidden) -> int:
         """A key for ``hidden`` (a fitted RandomHiddenLayer): equal layers share it.
 
-        Compared by content (weights, bias, scaling), not identity: each model owns its layer.
+        Compared by content (weights, bias, scaling); layers drawn from one seed share their arrays
+        (``ncld_core.model.elm``), which is checked first.
         """
         def state(layer):
             return [layer.mode_, layer.weights_, layer.bias_, getattr(layer, "mean_", None),
@@ -77,7 +78,7 @@ class ChunkCache:
         mine = state(hidden)
         for index, other in enumerate(self._layers):
             if mine[0] == other[0] and all(
-                (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+                a is b or (a is not None and b is not None and np.array_equal(a, b))
                 for a, b in zip(mine[1:], other[1:])
             ):
                 return index

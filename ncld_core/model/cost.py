@@ -101,6 +101,7 @@ def estimate_cost(*, chunk_size: int, n_hidden: int, n_features: int, n_labels: 
     p = (L if columns is None else columns) + 1
     terms = {
         "features N x d": N * d * _F8,
+        "hidden weights d x L (one draw, shared by the variants)": d * L * _F8,
         "hidden outputs N x (L+1), twice": 2 * N * p * _F8,
         "graph: Gram N x N": N * N * _F8,
         "graph: local Grams N x K^2": N * K * K * _F8,
