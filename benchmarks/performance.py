@@ -637,8 +637,11 @@ def dashboard_latency_section(dash: dict) -> list[str]:
     L = ["", "### 5b. Live-run latency against the targets", "",
          "Measured by `pytest tests/test_dashboard_browser.py -k \"latency or slow_chunk\"` in Chromium at "
          "1400 x 1000 (browser clock): per chunk from chunk 2 on, from the status line naming chunk k (sent "
-         "before the figures) to every panel showing it (the panels are updated in place, "
-         "`dashboard/live_chart.py`: `Plotly.react` on the graph already in the page); chunk 1's draw mounts the "
+         "before the figures) to every panel showing it (its graph's `data-chunk`, set once drawn). The panels are "
+         "updated in place (`dashboard/live_chart.py`): a chunk's four figures travel in one element (one render "
+         "of the page), a figure equal to the one drawn is not redrawn, and one that only adds points inside "
+         "the axes' ranges is drawn as a plotly transition (the traces, not the axes, legend and hover layers; "
+         "`dashboard.figures.fix_y_ranges` rounds the ranges so that they rarely move). Chunk 1's draw mounts the "
          "four graphs and is part of Run to first plot, from the click to the four panels drawn (its own column "
          "gives the draw alone); Stop to the status saying *stopped*, inside a chunk of several seconds (enron, "
          "L = 4000). The large datasets are cut to 13 chunks; emotions and medical (3 and 4 chunks) are run on three "

@@ -34,7 +34,8 @@ PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.mi
 SERVED_JS = STATIC / f"plotly-{plotly.__version__}.min.js"
 
 # The graph of a slot lives in window.__ncldGraphs[slot] and sits in the slot's mount (the element of the
-# newest instance that said {mount: slot}); after a rerun the new mount takes it over, drawn as it was.
+# newest instance that said {mount: slot}) when both belong to the same run (its owner token): after a rerun
+# the new mount takes over the run's graph as it was drawn, and never shows another run's.
 _JS = r"""
 const graphs = (window.__ncldGraphs = window.__ncldGraphs || {});
 const mounts = (window.__ncldMounts = window.__ncldMounts || {});
@@ -76,37 +77,61 @@ function graph(slot) {
   return gd;
 }
 
-// Put the slot's graph into its mount; draw what waited for it.
+// The slot's mount, when it is in the page and shows the run the graph's figures are of.
+function mountOf(gd, slot) {
+  const mount = mounts[slot];
+  return mount && mount.el.isConnected && mount.owner === gd.__ncldOwner ? mount.el : null;
+}
+
+// Draw what waits for the slot's mount, or show the graph there as it was drawn (after a rerun).
 function place(slot) {
-  const gd = graphs[slot], mount = mounts[slot];
-  if (!gd || !mount || !mount.isConnected) return;
-  if (gd.parentNode !== mount) {
-    mount.querySelectorAll('.ncld-panel-error').forEach(e => e.remove());  // a failed earlier graph
-    mount.appendChild(gd);
-  }
-  if (gd.__ncldNext && !gd.__ncldBusy) drawNext(gd, slot);
+  const gd = graphs[slot], el = gd && mountOf(gd, slot);
+  if (!el || gd.__ncldBusy) return;
+  if (gd.__ncldNext) drawNext(gd, slot);
+  else if (gd.__ncldDrawn === gd.__ncldOwner && gd.parentNode !== el) el.appendChild(gd);
 }
 
 export default function (component) {
   const { data, parentElement } = component;
   if (!data) return;
   if (data.preload) { plotlyReady(data.src).catch(() => {}); return; }  // before Run: fetch plotly.js
-  if (data.mount) { mounts[data.mount] = parentElement; place(data.mount); }
+  if (data.mount) {
+    mounts[data.mount] = {el: parentElement, owner: data.owner};
+    const held = graphs[data.mount];  // a kept instance keeps its element: take another run's graph out
+    if (held && held.parentNode === parentElement && held.__ncldDrawn !== data.owner && !held.__ncldBusy)
+      parentElement.removeChild(held);
+    place(data.mount);
+  }
   for (const [slot, figure] of Object.entries(data.figures || {})) {
     const gd = graph(slot);
+    if (gd.__ncldOwner !== data.owner && !gd.__ncldBusy && gd.parentNode) gd.parentNode.removeChild(gd);  // another run's
+    gd.__ncldOwner = data.owner;
     // the newest figure wins if several arrive while one is drawn
-    gd.__ncldNext = {figure, chunk: data.chunk, config: data.config, src: data.src};
+    gd.__ncldNext = {figure, owner: data.owner, chunk: data.chunk, config: data.config, src: data.src};
     place(slot);
   }
 }
 
-// One figure at a time per graph (a transition ends after Plotly.react returns), in its mount; then the newest.
+// One figure at a time per graph (a transition ends after Plotly.react returns), in its run's mount; then the
+// newest. Another run's drawing is emptied first: the panel never shows it under this run's status.
 function drawNext(gd, slot) {
-  if (!gd.isConnected) return;  // place() draws it once its mount is in the page
+  const el = mountOf(gd, slot);
+  if (!el) return;  // place() draws it once its mount is in the page
   gd.__ncldBusy = true;
   const next = gd.__ncldNext;
   gd.__ncldNext = null;
-  plotlyReady(next.src).then(Plotly => draw(Plotly, gd, next)).catch(err => {
+  plotlyReady(next.src).then(Plotly => {
+    if (gd.__ncldDrawn !== next.owner) {
+      if (gd._fullLayout) Plotly.purge(gd);
+      delete gd.dataset.chunk;
+      gd.__ncldFigure = null;
+    }
+    if (gd.parentNode !== el) {
+      el.querySelectorAll('.ncld-panel-error').forEach(e => e.remove());  // a failed earlier graph
+      el.appendChild(gd);
+    }
+    return draw(Plotly, gd, next);
+  }).catch(err => {
     // start this slot afresh next time, and say what went wrong where the graph was
     if (window.Plotly) window.Plotly.purge(gd);
     delete graphs[slot];
@@ -152,6 +177,7 @@ function draw(Plotly, gd, next) {
   gd.style.height = (fig.layout.height ? fig.layout.height : 450) + 'px';
   return Plotly.react(gd, fig.data, fig.layout, next.config || {}).then(() => {
     gd.__ncldFigure = next.figure;
+    gd.__ncldDrawn = next.owner;
     shown();
     if (gd.clientWidth && Math.abs(gd.clientWidth - gd._fullLayout.width) > 1) return Plotly.Plots.resize(gd);
   });
@@ -188,28 +214,30 @@ SERVED = ensure_served()
 _component = st.components.v2.component("ncld_live_chart", js=_JS, isolate_styles=False)
 
 
-def mount(placeholder, slot: str, *, key: str) -> None:
+def mount(placeholder, slot: str, *, key: str, owner: str | None) -> None:
     """Where the graph of ``slot`` is drawn: an instance in ``placeholder`` (an ``st.empty``), once per
-    script run; :func:`draw_charts` then sends it figures. Without the served plotly.js the placeholder
-    is where :func:`draw_charts` puts the slot's ``st.plotly_chart``."""
+    script run; :func:`draw_charts` then sends it figures. ``owner`` names the run the page shows (None:
+    none): the mount shows the graph only while it holds that run's figures. Without the served plotly.js
+    the placeholder is where :func:`draw_charts` puts the slot's ``st.plotly_chart``."""
     if SERVED:
         with placeholder:
-            _component(data={"mount": slot}, key=key, width="stretch")
+            _component(data={"mount": slot, "owner": owner}, key=key, width="stretch")
 
 
-def _payload(figs: dict, config: dict | None, chunk: int | None) -> dict:
+def _payload(figs: dict, config: dict | None, chunk: int | None, owner: str | None) -> dict:
     for fig in figs.values():
         fix_y_ranges(fig)  # a chunk that only adds points is then drawn as a transition, which does not autorange
     return {"figures": {slot: fig.to_json() for slot, fig in figs.items()}, "config": config or {},
-            "src": SERVED_JS.name, "chunk": chunk}
+            "src": SERVED_JS.name, "chunk": chunk, "owner": owner}
 
 
-def draw_charts(hub, placeholders: dict, figs: dict, *, key: str, config: dict | None = None,
+def draw_charts(hub, placeholders: dict, figs: dict, *, key: str, owner: str | None, config: dict | None = None,
                 chunk: int | None = None) -> None:
     """Draw ``figs`` (slot -> figure) into the slots' mounts, all in one element put in ``hub`` (an
     ``st.empty`` of no height): one render of the page in the browser for all of them.
 
-    ``key`` must be new within a script run. ``chunk`` (the chunks the figures show) is put on each graph,
+    ``key`` must be new within a script run; ``owner`` names the run (as the mounts'). ``chunk`` (the
+    chunks the figures show) is put on each graph,
     as ``data-chunk``, once it is drawn (the browser tests' latency measurement). The figures' y axes get
     explicit ranges (:func:`dashboard.figures.fix_y_ranges`).
     """
@@ -218,18 +246,7 @@ def draw_charts(hub, placeholders: dict, figs: dict, *, key: str, config: dict |
             placeholders[slot].plotly_chart(fig, config=config or {}, key=f"{key}_{slot}")
         return
     with hub:
-        _component(data=_payload(figs, config, chunk), key=key, width="stretch", height=0)
-
-
-def live_chart(placeholder, slot: str, fig, *, key: str, config: dict | None = None, chunk: int | None = None):
-    """Mount the graph ``slot`` in ``placeholder`` (an ``st.empty``) and draw ``fig`` in it, in one element:
-    for a panel rewritten with what surrounds it (the flip-rate panel). ``key`` must be new within a script run.
-    """
-    if not SERVED:
-        placeholder.plotly_chart(fig, config=config or {}, key=key)
-        return
-    with placeholder:
-        _component(data={"mount": slot, **_payload({slot: fig}, config, chunk)}, key=key, width="stretch")
+        _component(data=_payload(figs, config, chunk, owner), key=key, width="stretch", height=0)
 
 
 def preload_plotly(placeholder, key: str = "plotly_preload"):

@@ -336,6 +336,50 @@ def test_medical_timing(browser, server):
           f"median per-chunk update {timing['median_update_ms_server']} ms (server)")
 
 
+# JavaScript: every animation frame, the status and the chunk each live graph shows (null: no graph in the panel).
+OBSERVE_GRAPHS = """
+() => {
+  window.__graphs = [];
+  const tick = () => {
+    const box = document.querySelector('.st-key-run_status');
+    const text = box ? box.innerText : '';
+    const shown = ['metrics', 'cardinality', 'threshold', 'timeline', 'rates'].map(p => {
+      const gd = document.querySelector('.st-key-panel_' + p + ' .js-plotly-plot');
+      return gd ? gd.dataset.chunk || '' : null; });
+    const last = window.__graphs[window.__graphs.length - 1];
+    if (!last || last[0] !== text || JSON.stringify(last[1]) !== JSON.stringify(shown)) window.__graphs.push([text, shown]);
+    if (!window.__graphsLeft && !/^done/.test(text)) window.__graphsLeft = true;
+    if (!(window.__graphsLeft && /^done/.test(text))) requestAnimationFrame(tick);
+  };
+  tick();
+}
+"""
+
+
+def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, server):
+    """The live graphs stay in the page between runs (dashboard/live_chart.py); a new run's panels never show
+    the previous run's graphs, and every panel ends on the run's last chunk, panel (e) included."""
+    page = _open(browser, f"{server}/?model_rates=estimate&n_instances=1500&chunk_size=250", height=1000)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.get_by_role("button", name="Run", exact=True).click()
+    _wait_status(page, r"^done · chunk 6/6", 300)
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.dataset.chunk === '6')"
+                           ".length >= 5", timeout=30_000)
+    assert page.locator(".st-key-panel_rates [data-testid=stDataFrame]").count() == 1
+    page.evaluate(OBSERVE_GRAPHS)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_function("() => window.__graphsLeft === true", timeout=60_000)  # the new run began
+    _wait_status(page, r"^done · chunk 6/6", 300)
+    frames = page.evaluate("window.__graphs")
+    started = [shown for text, shown in frames if re.match(r"running · chunk [01]/", text)]
+    assert started, frames
+    # before the new run's first figures every panel is empty; then it shows the new run's chunks
+    assert all(v in (None, "1") for shown in started for v in shown), [f for f in frames if re.match(r"running · chunk [01]/", f[0])]
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.dataset.chunk === '6')"
+                           ".length >= 5", timeout=30_000)
+    page.close()
+
+
 def test_nothing_is_loaded_from_the_internet(browser, server):
     """Every request of the page (favicon included) goes to the local server; the favicon is ours."""
     page = browser.new_page(viewport={"width": 1500, "height": 1200})

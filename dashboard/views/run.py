@@ -19,13 +19,14 @@ import re
 import statistics
 import threading
 import time
+import uuid
 
 import streamlit as st
 
 from dashboard import compare, data, report
 from dashboard import figures as F
 from dashboard.controls import label_of
-from dashboard.live_chart import draw_charts, live_chart, mount, preload_plotly
+from dashboard.live_chart import draw_charts, mount, preload_plotly
 from dashboard.teaching import detector_label, noise_cost_text
 from dashboard.ui import md_escape, teach
 from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
@@ -64,7 +65,7 @@ def _start():
         _halt(old)
     cfg = ss["ctx"].cfg
     lock = threading.Lock()
-    ss["run"] = {"status": "starting", "cfg": cfg, "upload": ss["ctx"].upload, "t_click": time.perf_counter(),
+    ss["run"] = {"status": "starting", "token": uuid.uuid4().hex, "cfg": cfg, "upload": ss["ctx"].upload, "t_click": time.perf_counter(),
                  "lock": lock, "cond": threading.Condition(lock), "chunks": [], "update_ms": [], "compute_ms": [],
                  "first_plot_s": None, "n_chunks": 0, "chunk_size": cfg.chunk_size, "models": [],
                  "change_points": [], "stream_s": 0.0, "result": None, "seen": time.monotonic()}
@@ -182,6 +183,21 @@ if not ctx.ok:
 slots = {}
 sent = {}  # what each slot shows in this script run (see _put)
 ALL = "all"
+OWNER = run.get("token") if run else None  # the run the graphs' mounts show (dashboard.live_chart.mount)
+
+
+def _graph_slot(name: str):
+    """A live panel's placeholder, holding the mount of its graph."""
+    slots[name] = st.empty()
+    mount(slots[name], name, key=f"mount_{name}", owner=OWNER)
+
+
+def _rates_slots():
+    """Panel (e): what the estimates are, their graph, the per-label table."""
+    with st.container(key="panel_rates"):
+        slots["rates_caption"] = st.empty()
+        _graph_slot("rates")
+        slots["rates_table"] = st.empty()
 
 
 def _panel_options():
@@ -249,10 +265,11 @@ if presenting:
         st.markdown(f"##### {dict(PANELS)[shown]}")
     if shown == "summary":
         summary_box = st.container(key="panel_summary")
+    elif shown == "rates":
+        _rates_slots()
     else:
-        slots[shown] = st.container(key=f"panel_{shown}").empty()
-        if shown in dict(PANELS):
-            mount(slots[shown], shown, key=f"mount_{shown}")
+        with st.container(key=f"panel_{shown}"):
+            _graph_slot(shown)
     if shown == "cardinality":
         slots["cardinality_note"] = st.empty()
     if shown == "timeline":
@@ -265,8 +282,8 @@ else:
             h.markdown(f"##### {title}")
             with t:
                 teach(name)
-            slots[name] = st.container(key=f"panel_{name}").empty()
-            mount(slots[name], name, key=f"mount_{name}")
+            with st.container(key=f"panel_{name}"):
+                _graph_slot(name)
             continue
         if name == "cardinality":
             slots["cardinality_heading"] = st.empty()
@@ -277,8 +294,8 @@ else:
         with left:
             if name == "cardinality":
                 _panel_options()
-            slots[name] = st.container(key=f"panel_{name}").empty()
-            mount(slots[name], name, key=f"mount_{name}")
+            with st.container(key=f"panel_{name}"):
+                _graph_slot(name)
             if name == "cardinality":
                 slots["cardinality_note"] = st.empty()
             if name == "timeline":
@@ -288,7 +305,7 @@ else:
     st.markdown("##### (e) Flip rates: estimated against the true rates (oracle: hidden from the learner)")
     rl, rr = st.columns([3, 2])
     with rl:
-        slots["rates"] = st.container(key="panel_rates").empty()
+        _rates_slots()
     with rr:
         teach("rates")
     st.markdown("##### (f) Summary")
@@ -320,18 +337,20 @@ def draw(run, chunks=None):
     base = compare.baseline_for(run)
     if base is not None:  # the pinned run, dimmed, under every panel
         figs = compare.overlay(figs, base, size, n, focus, cps)
+    if "rates" in slots:
+        rates = _rates_figure(run, chunks)
+        if rates is not None:
+            figs["rates"] = rates
     if presenting:
         for fig in figs.values():
             _enlarge(fig)
     # chunk: each graph says how many chunks it shows (the browser test's latency measurement)
-    draw_charts(hub, slots, figs, key=f"figs_{k}", config=PLOT_CONFIG, chunk=k)
+    draw_charts(hub, slots, figs, key=f"figs_{k}", owner=OWNER, config=PLOT_CONFIG, chunk=k)
     if "cardinality" in slots:
         _put("cardinality_heading", "markdown", _cardinality_heading(chunks, focus))
         note = F.cardinality_note(chunks, focus)
         if note:
             _put("cardinality_note", "caption", note)
-    if "rates" in slots:
-        _draw_rates(run, chunks, k)
     if "detections" in slots and F.detecting_models(chunks, focus):
         _put("detections", "table", F.detection_table(chunks, focus, cps, size), hide_index=True)
 
@@ -356,33 +375,30 @@ def _enlarge(fig):
     fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
 
 
-def _draw_rates(run, chunks, k):
+def _rates_figure(run, chunks):
+    """Panel (e): its caption and per-label table written, its figure returned (None when no variant
+    estimates its rates: the caption says how to make one)."""
     estimating = [m for m in run["models"]
                   if any(m in c.diagnostics and c.diagnostics[m].estimates_rates for c in chunks)]
     if not estimating:
-        _put("rates", "caption", "No variant estimates its flip rates in this run: set *The models are told* "
-                                 "to *nothing (estimate the rates)* in the sidebar.")
-        return
+        _put("rates_caption", "caption", "No variant estimates its flip rates in this run: set *The models are "
+                                         "told* to *nothing (estimate the rates)* in the sidebar.")
+        return None
     stream = run["stream"]
     over_time, per_label = estimate_errors(chunks, estimating[0], stream.rho_pos, stream.rho_neg)
-    sent.pop("rates", None)
-    with slots["rates"].container():
-        others = estimating[1:]
-        st.caption(f"{estimating[0]}'s estimates"
-                   + (f" ({', '.join(others)} estimate their own; they part from these after a drift they act on)."
-                      if others else "."))
-        fig = F.flip_rate_figure(over_time)
-        if presenting:
-            _enlarge(fig)
-        live_chart(st.empty(), "rates", fig, key=f"fig_rates_{k}", config=PLOT_CONFIG)
-        names = list(getattr(stream, "label_names", ()) or [])
-        if names and len(names) == len(per_label):
-            per_label["label"] = names
-        # the rates as the model holds them (4 decimals, as the sidebar's table)
-        st.dataframe(per_label, hide_index=True, width="stretch", height=220,
-                     column_config={c: st.column_config.NumberColumn(
-                         c + (f" ({F.ORACLE})" if c.endswith(" true") else ""), format="%.4f")
-                         for c in per_label.columns if c != "label"})
+    others = estimating[1:]
+    _put("rates_caption", "caption", f"{estimating[0]}'s estimates"
+         + (f" ({', '.join(others)} estimate their own; they part from these after a drift they act on)."
+            if others else "."))
+    names = list(getattr(stream, "label_names", ()) or [])
+    if names and len(names) == len(per_label):
+        per_label["label"] = names
+    # the rates as the model holds them (4 decimals, as the sidebar's table)
+    _put("rates_table", "dataframe", per_label, hide_index=True, width="stretch", height=220,
+         column_config={c: st.column_config.NumberColumn(
+             c + (f" ({F.ORACLE})" if c.endswith(" true") else ""), format="%.4f")
+             for c in per_label.columns if c != "label"})
+    return F.flip_rate_figure(over_time)
 
 
 def _status_text(run, k=None) -> str:
