@@ -416,3 +416,22 @@ def test_layers_of_one_seed_share_one_draw_of_their_weights():
     del a, b
     gc.collect()
     assert (3, 7, 5) not in elm._SHARED_WEIGHTS and (3, 7, 5) not in elm._SHARED_BIAS
+
+
+def test_threads_drawing_one_seed_get_one_draw():
+    """The dashboard's worker threads may fit layers of one seed at once: one draw, no stale bias."""
+    import gc
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ncld_core.model import elm
+
+    X = np.random.default_rng(1).normal(size=(10, 300))
+    for _ in range(3):
+        with ThreadPoolExecutor(4) as pool:
+            layers = list(pool.map(lambda _: elm.RandomHiddenLayer(64, random_state=11).fit(X), range(8)))
+        assert len({id(layer.weights_) for layer in layers}) == 1
+        expected = elm.RandomHiddenLayer(64, random_state=np.random.default_rng(11)).fit(X)
+        assert np.array_equal(layers[0].bias_, expected.bias_)
+        del layers
+        gc.collect()
+        assert (11, 300, 64) not in elm._SHARED_BIAS

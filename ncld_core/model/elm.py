@@ -23,6 +23,7 @@ is only the batch solution if every chunk went through the same feature map.
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 import numpy as np
@@ -35,25 +36,37 @@ __all__ = ["RandomHiddenLayer"]
 # seed: one draw of W (d x L: 113 MB for rcv1subset5 at L = 300) instead of one per variant.
 _SHARED_WEIGHTS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _SHARED_BIAS: dict = {}
+_SHARED_LOCK = threading.Lock()  # threads of one process (the dashboard's workers) draw a key once
+
+
+def _uniform(random_state, d: int, n_hidden: int):
+    rng = np.random.default_rng(random_state)
+    return rng.uniform(-1.0, 1.0, size=(d, n_hidden)), rng.uniform(-1.0, 1.0, size=n_hidden)
+
+
+def _forget_bias(key, ident: int) -> None:
+    # runs when a shared W is freed (in whichever thread frees it: no lock); a newer W's bias is kept
+    held = _SHARED_BIAS.get(key)
+    if held is not None and held[0] == ident:
+        _SHARED_BIAS.pop(key, None)
 
 
 def _draw(random_state, d: int, n_hidden: int):
     """``W`` (d, L) and ``b`` (L,) uniform in [-1, 1] from ``random_state``; for an integer seed, the
     arrays already drawn for that seed and shape (read-only) while a layer still holds them."""
-    key = (random_state, d, n_hidden) if isinstance(random_state, (int, np.integer)) else None
-    if key is not None:
-        weights = _SHARED_WEIGHTS.get(key)
-        if weights is not None:
-            return weights, _SHARED_BIAS[key]
-    rng = np.random.default_rng(random_state)
-    weights = rng.uniform(-1.0, 1.0, size=(d, n_hidden))
-    bias = rng.uniform(-1.0, 1.0, size=n_hidden)
-    if key is not None:
+    if not isinstance(random_state, (int, np.integer)) or isinstance(random_state, bool):
+        return _uniform(random_state, d, n_hidden)
+    key = (int(random_state), d, n_hidden)
+    with _SHARED_LOCK:
+        weights, held = _SHARED_WEIGHTS.get(key), _SHARED_BIAS.get(key)
+        if weights is not None and held is not None and held[0] == id(weights):
+            return weights, held[1]
+        weights, bias = _uniform(random_state, d, n_hidden)
         weights.flags.writeable = False
         bias.flags.writeable = False
         _SHARED_WEIGHTS[key] = weights
-        _SHARED_BIAS[key] = bias
-        weakref.finalize(weights, _SHARED_BIAS.pop, key, None)
+        _SHARED_BIAS[key] = (id(weights), bias)
+        weakref.finalize(weights, _forget_bias, key, id(weights))
     return weights, bias
 
 
