@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import math
+import numbers
 
 import plotly.graph_objects as go
 
@@ -296,11 +297,11 @@ def fix_y_ranges(fig) -> None:
         if ys is None:
             continue
         values.setdefault(_axis_name(getattr(trace, "yaxis", None)), []).extend(
-            v for v in ys if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+            float(v) for v in ys if isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v))
     for shape in fig.layout.shapes or ():
         if shape.yref and shape.yref.startswith("y") and "domain" not in shape.yref:
             values.setdefault(_axis_name(shape.yref), []).extend(
-                v for v in (shape.y0, shape.y1) if isinstance(v, (int, float)))
+                float(v) for v in (shape.y0, shape.y1) if isinstance(v, numbers.Real) and math.isfinite(v))
     for name, vals in values.items():
         axis = fig.layout[name]
         if axis.type == "category" or axis.range is not None:
@@ -314,11 +315,20 @@ def fix_y_ranges(fig) -> None:
         tozero = axis.rangemode == "tozero" and not log
         if tozero:
             lo, hi = min(lo, 0.0), max(hi, 0.0)
-        span = hi - lo or 0.1 * max(abs(hi), 1.0)
+        span = hi - lo
+        if span <= 1e-9 * max(abs(lo), abs(hi)):  # flat (to float precision): a range around the value
+            span = 0.1 * max(abs(hi), 1.0)
         lo, hi = (lo if tozero and lo == 0 else lo - Y_PAD * span), hi + Y_PAD * span
         step = 0.5 if log else nice_step(hi - lo)
-        # rounded: the same range is written the same way every chunk (the page compares them)
-        axis.range = [round(math.floor(lo / step + 1e-9) * step, 12), round(math.ceil(hi / step - 1e-9) * step, 12)]
+        # rounded to the step's digits: the same range is written the same way every chunk (the page compares
+        # the figures); a step down / up where rounding crossed the data
+        digits = max(0, 3 - math.floor(math.log10(step)))
+        low, high = round(math.floor(lo / step) * step, digits), round(math.ceil(hi / step) * step, digits)
+        if low > lo:
+            low = round(low - step, digits)
+        if high < hi or high <= low:
+            high = round(max(high, low) + step, digits)
+        axis.range = [low, high]
 
 
 # --------------------------------------------------------------------------- (a) metrics
@@ -413,7 +423,7 @@ def _estimate_groups(chunks, models, keys=("lcard_hat", "lcard_low", "lcard_high
     return coinciding_groups(series)
 
 
-def flip_rate_figure(over_time, *, height=300):
+def flip_rate_figure(over_time, *, n_chunks=None, height=300):
     """Error of the estimated flip rates per chunk (or the mean estimates when the truth is unknown)."""
     traces = []
     x = list(over_time["chunk"]) if len(over_time) else []
@@ -424,7 +434,7 @@ def flip_rate_figure(over_time, *, height=300):
             traces.append(dict(type="scatter", x=x, y=list(over_time[key]), mode="lines+markers", name=name,
                                line=dict(color=color, width=2), marker=dict(size=5)))
     layout = _layout(height)
-    layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT))
+    layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
     layout["yaxis"] = dict(title=dict(text=f"mean |estimate − true rate|<br>(true rate: {ORACLE})" if known
                                       else "mean estimate", font=dict(size=11)),
                            rangemode="tozero")

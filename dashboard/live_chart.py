@@ -49,7 +49,7 @@ function plotlyReady(src) {
       const tag = document.createElement('script');
       tag.src = root + '/app/static/' + src;
       tag.onload = () => resolve(window.Plotly);
-      tag.onerror = () => { window.__ncldPlotly = null; reject(new Error('plotly.js did not load')); };
+      tag.onerror = () => { tag.remove(); window.__ncldPlotly = null; reject(new Error('plotly.js did not load')); };
       document.head.appendChild(tag);
     });
   }
@@ -115,16 +115,20 @@ export default function (component) {
 // One figure at a time per graph (a transition ends after Plotly.react returns), in its run's mount; then the
 // newest. Another run's drawing is emptied first: the panel never shows it under this run's status.
 function drawNext(gd, slot) {
-  const el = mountOf(gd, slot);
-  if (!el) return;  // place() draws it once its mount is in the page
+  if (!mountOf(gd, slot)) return;  // place() draws it once its mount is in the page
   gd.__ncldBusy = true;
   const next = gd.__ncldNext;
   gd.__ncldNext = null;
   plotlyReady(next.src).then(Plotly => {
+    const el = mountOf(gd, slot);  // the mount may have changed while plotly.js loaded
+    if (!el || next.owner !== gd.__ncldOwner) {
+      if (!gd.__ncldNext && next.owner === gd.__ncldOwner) gd.__ncldNext = next;  // drawn once the mount is back
+      return;
+    }
     if (gd.__ncldDrawn !== next.owner) {
       if (gd._fullLayout) Plotly.purge(gd);
       delete gd.dataset.chunk;
-      gd.__ncldFigure = null;
+      gd.__ncldFigure = gd.__ncldShape = null;
     }
     if (gd.parentNode !== el) {
       el.querySelectorAll('.ncld-panel-error').forEach(e => e.remove());  // a failed earlier graph
@@ -132,15 +136,27 @@ function drawNext(gd, slot) {
     }
     return draw(Plotly, gd, next);
   }).catch(err => {
-    // start this slot afresh next time, and say what went wrong where the graph was
-    if (window.Plotly) window.Plotly.purge(gd);
+    // say what went wrong where the graph is (or would be); the slot starts afresh with what waits for it
+    if (window.Plotly && gd._fullLayout) window.Plotly.purge(gd);
     delete graphs[slot];
+    const waiting = gd.__ncldNext;
     gd.__ncldNext = null;
     gd.className = 'ncld-panel-error';
     gd.textContent = 'The panel could not be drawn: ' + String(err);
+    const el = mounts[slot] && mounts[slot].el;
+    if (!gd.isConnected && el && el.isConnected) el.appendChild(gd);
+    if (waiting) {
+      const fresh = graph(slot);
+      fresh.__ncldOwner = waiting.owner;
+      fresh.__ncldNext = waiting;
+    }
   }).finally(() => {
     gd.__ncldBusy = false;
-    if (gd.__ncldNext) drawNext(gd, slot);
+    // a new run's mount while this one drew: take the graph out, it is another run's
+    const mount = mounts[slot];
+    if (graphs[slot] === gd && mount && gd.parentNode === mount.el && mount.owner !== gd.__ncldDrawn)
+      mount.el.removeChild(gd);
+    place(slot);
   });
 }
 
@@ -151,19 +167,19 @@ function draw(Plotly, gd, next) {
   // the app's type, as st.plotly_chart's theme set it (legends and titles are sized for it)
   fig.layout = fig.layout || {};
   fig.layout.font = Object.assign({family: '"Source Sans", sans-serif', size: 12}, fig.layout.font || {});
-  // A chunk that only adds points is drawn as a transition (of no duration): plotly then redraws the
-  // traces, not the whole figure (axes, legend, annotations, shapes, hover layers): about a third of the
-  // work. Plotly takes that path only when every change is animatable (x, y); the hover arrays are not,
-  // so their new values go into the arrays plotly already holds. A moved axis range is drawn in full
-  // (its transition ends in a relayout that costs more than the full draw); dashboard.figures.fix_y_ranges
-  // rounds the ranges so that they rarely move.
-  const held = gd._fullLayout ? gd.layout : null;
-  const moved = !held || Object.keys(fig.layout).some(k => /^[xy]axis\d*$/.test(k) &&
-      JSON.stringify((fig.layout[k] || {}).range) !== JSON.stringify((held[k] || {}).range));
-  if (!moved) fig.layout.transition = {duration: 0};
-  if (!moved && gd.data && gd.data.length === fig.data.length) {
+  // A chunk that only adds points is drawn as a transition (of no duration): plotly then redraws the traces,
+  // not the whole figure (axes, legend, annotations, shapes, hover layers): about a third of the work.
+  // Plotly takes that path as soon as one change is animatable (x, y), and then draws no other layout change
+  // (and draws everything again after it when a trace changed otherwise). So a transition only when the
+  // layout and every trace but its data arrays are as last drawn; fix_y_ranges keeps the ranges still for
+  // most chunks. The hover arrays are not animatable: their values go into the arrays plotly already holds.
+  const hover = t => ['customdata', 'hovertext'].concat(String(t.mode || '').includes('text') ? [] : ['text']);
+  const shape = JSON.stringify([fig.layout, fig.data.map(t => Object.fromEntries(
+      Object.entries(t).filter(([k]) => k !== 'x' && k !== 'y' && !hover(t).includes(k))))]);
+  if (gd._fullLayout && shape === gd.__ncldShape && gd.data && gd.data.length === fig.data.length) {
+    fig.layout.transition = {duration: 0};
     fig.data.forEach((trace, i) => {
-      for (const key of ['customdata', 'text', 'hovertext']) {
+      for (const key of hover(trace)) {
         const now = gd.data[i][key];
         if (Array.isArray(trace[key]) && Array.isArray(now)) {
           now.length = 0;
@@ -177,6 +193,7 @@ function draw(Plotly, gd, next) {
   gd.style.height = (fig.layout.height ? fig.layout.height : 450) + 'px';
   return Plotly.react(gd, fig.data, fig.layout, next.config || {}).then(() => {
     gd.__ncldFigure = next.figure;
+    gd.__ncldShape = shape;
     gd.__ncldDrawn = next.owner;
     shown();
     if (gd.clientWidth && Math.abs(gd.clientWidth - gd._fullLayout.width) > 1) return Plotly.Plots.resize(gd);

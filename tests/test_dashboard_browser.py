@@ -373,8 +373,9 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
     frames = page.evaluate("window.__graphs")
     started = [shown for text, shown in frames if re.match(r"running · chunk [01]/", text)]
     assert started, frames
-    # before the new run's first figures every panel is empty; then it shows the new run's chunks
-    assert all(v in (None, "1") for shown in started for v in shown), [f for f in frames if re.match(r"running · chunk [01]/", f[0])]
+    # before the new run's first figures every panel is empty (or a graph being drawn: no chunk yet); then it
+    # shows the new run's chunks
+    assert all(v in (None, "", "1") for shown in started for v in shown), [f for f in frames if re.match(r"running · chunk [01]/", f[0])]
     page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.dataset.chunk === '6')"
                            ".length >= 5", timeout=30_000)
     page.close()

@@ -133,3 +133,13 @@ def test_the_baseline_overlay_widens_the_threshold_range(run):
     full = tuple(F.detector_figure(chunks, models, cps, size, n).layout.yaxis.range)
     lo, hi = out.layout.yaxis.range
     assert lo <= min(own[0], full[0]) and hi >= max(own[1], full[1])
+
+
+@pytest.mark.parametrize("ys", [[0.1, 0.1 + 1e-16], [1e-14, 3e-14], [1e6, 1e6 + 1e-9], [np.float32(0.5), np.int64(3)],
+                                [5.0], [0.0, 0.0], [-2.5, -2.4999]])
+def test_flat_tiny_and_numpy_values_get_a_proper_range(ys):
+    """Rounding never gives an empty range or one that misses a value; numpy numbers count."""
+    fig = go.Figure(dict(data=[dict(type="scatter", y=ys)], layout=dict(yaxis=dict())))
+    F.fix_y_ranges(fig)
+    lo, hi = fig.layout.yaxis.range
+    assert lo <= min(ys) and hi >= max(ys) and hi - lo >= 1e-6 * max(abs(lo), abs(hi), 1e-300), (lo, hi)

@@ -337,15 +337,16 @@ def draw(run, chunks=None):
     base = compare.baseline_for(run)
     if base is not None:  # the pinned run, dimmed, under every panel
         figs = compare.overlay(figs, base, size, n, focus, cps)
-    if "rates" in slots:
-        rates = _rates_figure(run, chunks)
-        if rates is not None:
-            figs["rates"] = rates
+    rates_fig, rates_text = _rates_panel(run, chunks) if "rates" in slots else (None, None)
+    if rates_fig is not None:
+        figs["rates"] = rates_fig
     if presenting:
         for fig in figs.values():
             _enlarge(fig)
     # chunk: each graph says how many chunks it shows (the browser test's latency measurement)
     draw_charts(hub, slots, figs, key=f"figs_{k}", owner=OWNER, config=PLOT_CONFIG, chunk=k)
+    if rates_text is not None:
+        rates_text()
     if "cardinality" in slots:
         _put("cardinality_heading", "markdown", _cardinality_heading(chunks, focus))
         note = F.cardinality_note(chunks, focus)
@@ -356,9 +357,10 @@ def draw(run, chunks=None):
 
 
 def _put(slot: str, kind: str, content, **kw):
-    """Write ``content`` into ``slot`` with its ``kind`` method, unless the slot already shows it in this
-    script run: every element sent is one more update the page renders while the next chunk waits."""
-    seen = content.to_json() if hasattr(content, "to_json") else content
+    """Write ``content`` into ``slot`` with its ``kind`` method (and options ``kw``), unless the slot already
+    shows it in this script run: every element sent is one more update the page renders while the next
+    chunk waits."""
+    seen = (content.to_json() if hasattr(content, "to_json") else content, repr(sorted(kw.items())))
     if sent.get(slot) == (kind, seen):
         return
     sent[slot] = (kind, seen)
@@ -375,30 +377,32 @@ def _enlarge(fig):
     fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
 
 
-def _rates_figure(run, chunks):
-    """Panel (e): its caption and per-label table written, its figure returned (None when no variant
-    estimates its rates: the caption says how to make one)."""
+def _rates_panel(run, chunks):
+    """Panel (e): its figure (None when no variant estimates its rates) and a function writing its caption
+    and per-label table (called after the figures are sent: they come first to the page)."""
     estimating = [m for m in run["models"]
                   if any(m in c.diagnostics and c.diagnostics[m].estimates_rates for c in chunks)]
     if not estimating:
-        _put("rates_caption", "caption", "No variant estimates its flip rates in this run: set *The models are "
-                                         "told* to *nothing (estimate the rates)* in the sidebar.")
-        return None
+        return None, lambda: _put("rates_caption", "caption", "No variant estimates its flip rates in this run: "
+                                  "set *The models are told* to *nothing (estimate the rates)* in the sidebar.")
     stream = run["stream"]
     over_time, per_label = estimate_errors(chunks, estimating[0], stream.rho_pos, stream.rho_neg)
     others = estimating[1:]
-    _put("rates_caption", "caption", f"{estimating[0]}'s estimates"
-         + (f" ({', '.join(others)} estimate their own; they part from these after a drift they act on)."
-            if others else "."))
     names = list(getattr(stream, "label_names", ()) or [])
     if names and len(names) == len(per_label):
         per_label["label"] = names
-    # the rates as the model holds them (4 decimals, as the sidebar's table)
-    _put("rates_table", "dataframe", per_label, hide_index=True, width="stretch", height=220,
-         column_config={c: st.column_config.NumberColumn(
-             c + (f" ({F.ORACLE})" if c.endswith(" true") else ""), format="%.4f")
-             for c in per_label.columns if c != "label"})
-    return F.flip_rate_figure(over_time)
+
+    def write():
+        _put("rates_caption", "caption", f"{estimating[0]}'s estimates"
+             + (f" ({', '.join(others)} estimate their own; they part from these after a drift they act on)."
+                if others else "."))
+        # the rates as the model holds them (4 decimals, as the sidebar's table)
+        _put("rates_table", "dataframe", per_label, hide_index=True, width="stretch", height=220,
+             column_config={c: st.column_config.NumberColumn(
+                 c + (f" ({F.ORACLE})" if c.endswith(" true") else ""), format="%.4f")
+                 for c in per_label.columns if c != "label"})
+
+    return F.flip_rate_figure(over_time, n_chunks=run["n_chunks"]), write
 
 
 def _status_text(run, k=None) -> str:
