@@ -677,6 +677,14 @@ def detector_series(chunks, models) -> list[dict]:
     return series
 
 
+def _g3(v) -> str:
+    """``v`` to 3 significant digits for a hover label ("–" for none; a zero is "0", never "-0")."""
+    if v is None:
+        return "–"
+    text = f"{v:.3g}"
+    return "0" if text == "-0" else text
+
+
 def _ratio(stat, thr):
     if stat is None or thr is None:
         return None
@@ -731,13 +739,12 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     series = detector_series(chunks, models)
     for s in series:
         ratio = s["ratio"] = [_ratio(a, b) for a, b in zip(s["statistic"], s["threshold"])]
-        raw = [[("–" if a is None else f"{a:.3g}"), ("–" if b is None else f"{b:.3g}"),
-                ("–" if a is None or b is None else f"{a / b:.3g}" if b > 0 else "∞" if a > 0 else "0")]
+        raw = [[_g3(a), _g3(b), ("–" if a is None or b is None else _g3(a / b) if b > 0 else "∞" if a > 0 else "0")]
                for a, b in zip(s["statistic"], s["threshold"])]
         group = s["label"]
         traces.append(dict(type="scatter", x=s["x"], y=ratio, mode="lines", name=_esc(group), legendgroup=_esc(group),
                            line=dict(color=s["color"], width=2, dash=s["dash"]),
-                           customdata=raw, hovertemplate=_esc(group) + ": statistic %{customdata[0]} / threshold "
+                           customdata=raw, hovertemplate=_esc(group) + "<br>statistic %{customdata[0]} / threshold "
                            "%{customdata[1]} = %{customdata[2]}<extra></extra>"))
         by_chunk = dict(zip(s["x"], ratio))
         texts = _classified(s["fired"], cuts, kinds, n_seen)

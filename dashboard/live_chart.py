@@ -167,6 +167,18 @@ function draw(Plotly, gd, next) {
   // the app's type, as st.plotly_chart's theme set it (legends and titles are sized for it)
   fig.layout = fig.layout || {};
   fig.layout.font = Object.assign({family: '"Source Sans", sans-serif', size: 12}, fig.layout.font || {});
+  // A new size or type size (presentation mode toggled) is drawn afresh: plotly's react keeps margins pushed
+  // by the old legend and titles, and the change labels then overlap the legend.
+  if (gd._fullLayout && (fig.layout.height !== gd.layout.height ||
+      JSON.stringify(fig.layout.font) !== JSON.stringify(gd.layout.font))) {
+    Plotly.purge(gd);
+    gd.__ncldShape = null;
+  }
+  // A zoom (layout.uirevision) is kept while the figure's range of that axis stays; when the range moves the
+  // axis shows the new one whole (plotly alone would keep the end the figure did not move and take the other).
+  for (const [k, axis] of Object.entries(fig.layout))
+    if (/^[xy]axis\d*$/.test(k) && axis && Array.isArray(axis.range) && axis.uirevision === undefined)
+      axis.uirevision = JSON.stringify(axis.range);
   // A chunk that only adds points is drawn as a transition (of no duration): plotly then redraws the traces,
   // not the whole figure (axes, legend, annotations, shapes, hover layers): about a third of the work.
   // Plotly takes that path as soon as one change is animatable (x, y), and then draws no other layout change

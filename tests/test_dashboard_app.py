@@ -794,3 +794,16 @@ def test_a_rerun_through_the_start_of_a_run_does_not_leave_it_starting(monkeypat
     assert calls == [626262, 626262], calls  # begun again after the interruption
     assert at.session_state["run"]["status"] == "done", at.session_state["run"]["status"]
     assert not at.exception
+
+
+def test_presentation_mode_keeps_the_records_chosen_for_b_to_d():
+    """The choice is drawn as a widget on panel (b) only in presentation mode; panels (c) and (d) keep it."""
+    at = _app()
+    at.selectbox(key="w_model_rates").set_value("estimate").run()
+    at.selectbox(key="focus_variant").set_value("ELM-II").run()
+    at.toggle(key="presenting").set_value(True).run()
+    for panel in ("threshold", "timeline", "cardinality"):
+        at.selectbox(key="present_panel").set_value(panel).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.session_state["focus_choice"] == "ELM-II", panel
+    assert at.selectbox(key="focus_variant").value == "ELM-II"

@@ -206,25 +206,54 @@ def _panel_options():
     c1.checkbox("show the paper's estimate", key="show_paper",
                 help="Adds the paper's Eq. (card): importance weights clipped at 0, P_D fitted on the same "
                      "chunk; biased upwards, unlike the moment estimate it is drawn beside.")
-    cfg = run["cfg"] if run else ctx.cfg
-    elm = [m for m in cfg.models if m in ELM_VARIANTS]
-    if len(elm) < 2:
-        ss.pop("focus_variant", None)
+    options = _focus_options()
+    if options is None:
         return
-    options = [ALL, *elm]
     if ss.get("focus_variant") not in options:
-        # variants that estimate their own rates part after a drift they act on: one at a time by default
-        ss["focus_variant"] = elm[0] if cfg.model_rates == "estimate" else ALL
-    c2.selectbox("(b)–(d) show the records of", options, key="focus_variant",
+        ss["focus_variant"] = _focus_choice(options)
+    ss[FOCUS] = ss["focus_variant"]
+    c2.selectbox("(b)–(d) show the records of", options, key="focus_variant", on_change=_keep_focus,
                  format_func=lambda m: "every variant (identical ones share a line)" if m == ALL else m,
                  help="The variants' cardinality estimates and detectors agree when they are told the same "
                       "rates; with estimated rates they part after a drift they act on.")
 
 
+#: The choice of "(b)-(d) show the records of", kept outside the widget: presentation mode draws the widget
+#: on panel (b) only, and Streamlit forgets a widget's value in a run that does not draw it.
+FOCUS = "focus_choice"
+
+
+def _keep_focus():
+    ss[FOCUS] = ss.get("focus_variant")
+
+
+def _focus_options():
+    """[ALL, the ELM variants] when there are several, else None (and the choice is dropped)."""
+    cfg = run["cfg"] if run else ctx.cfg
+    elm = [m for m in cfg.models if m in ELM_VARIANTS]
+    if len(elm) < 2:
+        ss.pop("focus_variant", None)
+        ss.pop(FOCUS, None)
+        return None
+    return [ALL, *elm]
+
+
+def _focus_choice(options) -> str:
+    """The kept choice, else the default: variants that estimate their own rates part after a drift they act
+    on, so one at a time; otherwise every variant."""
+    if ss.get(FOCUS) in options:
+        return ss[FOCUS]
+    cfg = run["cfg"] if run else ctx.cfg
+    return options[1] if cfg.model_rates == "estimate" else ALL
+
+
 def _focus(run) -> list:
     """The models whose estimates and detectors panels (b)-(d) draw."""
-    pick = ss.get("focus_variant")
+    options = _focus_options()
+    pick = None if options is None else _focus_choice(options)
     return [pick] if pick in run["models"] else run["models"]
+
+
 def _cardinality_heading(chunks=(), models=()) -> str:
     """Panel (b)'s heading: what its band is for the records drawn (before any, for the settings)."""
     cfg = run["cfg"] if run else ctx.cfg
@@ -264,7 +293,7 @@ if presenting:
     else:
         st.markdown(f"##### {dict(PANELS)[shown]}")
     if shown == "summary":
-        summary_box = st.container(key="panel_summary")
+        summary_box = st.container(key="panel_summary").empty()  # one child: a new run's layout clears it
     elif shown == "rates":
         _rates_slots()
     else:
@@ -311,7 +340,7 @@ else:
     st.markdown("##### (f) Summary")
     sl, sr = st.columns([4, 1])
     with sl:
-        summary_box = st.container(key="panel_summary")
+        summary_box = st.container(key="panel_summary").empty()  # one child: a new run's layout clears it
     with sr:
         teach("summary")
 
@@ -579,7 +608,7 @@ def _summary(run):
         return
     result = _result(run)
     table = report.summary_table(result, readable=True)
-    with summary_box:
+    with summary_box.container():
         if table.empty or "Hamming loss" not in table.columns:
             st.info("No chunk was scored yet: chunk 0 only initialises the models, so the stream needs at "
                     "least two chunks.", icon=":material/info:")
