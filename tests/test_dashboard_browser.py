@@ -433,7 +433,7 @@ def test_stop_inside_a_slow_chunk_takes_effect_at_once(browser, server):
     page = _open(browser, f"{server}/?dataset=enron&n_hidden=4000&models=%5B%22ELM-O%22%5D", height=1000)
     page.set_viewport_size({"width": 1400, "height": 1000})
     estimate = page.locator(".st-key-run_estimate").inner_text()
-    assert re.search(r"about \d+ MB of arrays per chunk \(budget 2 GB\) · about [\d.]+ s per chunk", estimate), estimate
+    assert re.search(r"about [\d.]+ [MG]B of arrays per chunk \(budget 2 GB\) · about [\d.]+ s per chunk", estimate), estimate
     page.get_by_role("button", name="Run", exact=True).click()
     # inside the second chunk, two seconds after it began
     before = _wait_status(page, r"running · chunk 1/7 .*computing chunk 2: ([2-9]|\d\d+) s", 300)
