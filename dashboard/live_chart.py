@@ -104,7 +104,8 @@ export default function (component) {
   }
   for (const [slot, figure] of Object.entries(data.figures || {})) {
     const gd = graph(slot);
-    if (gd.__ncldOwner !== data.owner && !gd.__ncldBusy && gd.parentNode) gd.parentNode.removeChild(gd);  // another run's
+    // another run's graph leaves the page until it is drawn anew
+    if (gd.__ncldOwner !== data.owner && !gd.__ncldBusy && gd.parentNode) gd.parentNode.removeChild(gd);
     gd.__ncldOwner = data.owner;
     // the newest figure wins if several arrive while one is drawn
     gd.__ncldNext = {figure, owner: data.owner, chunk: data.chunk, config: data.config, src: data.src};

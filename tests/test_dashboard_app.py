@@ -807,3 +807,22 @@ def test_presentation_mode_keeps_the_records_chosen_for_b_to_d():
         assert not at.exception, [e.value for e in at.exception]
         assert at.session_state["focus_choice"] == "ELM-II", panel
     assert at.selectbox(key="focus_variant").value == "ELM-II"
+
+
+def test_without_the_served_plotly_js_the_panels_are_plotly_charts(monkeypatch):
+    """Where dashboard/static cannot be written (live_chart.SERVED False) every live panel, (e) included, is an
+    st.plotly_chart of the run's last chunk, and no component instance is sent."""
+    from dashboard import live_chart
+
+    monkeypatch.setattr(live_chart, "SERVED", False)
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.selectbox(key="w_model_rates").set_value("estimate")
+    at.run()
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["run"]["status"] == "done"
+    charts = at.get("plotly_chart")
+    assert len(charts) >= 5, len(charts)
+    assert not [c for c in at.get("bidi_component") if c.proto.component_name == "ncld_live_chart"]

@@ -347,13 +347,20 @@ OBSERVE_GRAPHS = """
       const gd = document.querySelector('.st-key-panel_' + p + ' .js-plotly-plot');
       return gd ? gd.dataset.chunk || '' : null; });
     const last = window.__graphs[window.__graphs.length - 1];
-    if (!last || last[0] !== text || JSON.stringify(last[1]) !== JSON.stringify(shown)) window.__graphs.push([text, shown]);
+    if (!last || last[0] !== text || JSON.stringify(last[1]) !== JSON.stringify(shown))
+      window.__graphs.push([text, shown]);
     if (!window.__graphsLeft && !/^done/.test(text)) window.__graphsLeft = true;
     if (!(window.__graphsLeft && /^done/.test(text))) requestAnimationFrame(tick);
   };
   tick();
 }
 """
+
+
+def _wait_all_graphs_at(page, k: int):
+    """Until the five live graphs (panels (a)-(e)) show chunk ``k``; bounded."""
+    page.wait_for_function(f"() => [...document.querySelectorAll('.js-plotly-plot')]"
+                           f".filter(g => g.dataset.chunk === '{k}').length >= 5", timeout=30_000)
 
 
 def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, server):
@@ -363,8 +370,7 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.get_by_role("button", name="Run", exact=True).click()
     _wait_status(page, r"^done · chunk 6/6", 300)
-    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.dataset.chunk === '6')"
-                           ".length >= 5", timeout=30_000)
+    _wait_all_graphs_at(page, 6)
     assert page.locator(".st-key-panel_rates [data-testid=stDataFrame]").count() == 1
     page.evaluate(OBSERVE_GRAPHS)
     page.get_by_role("button", name="Run", exact=True).click()
@@ -375,9 +381,9 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
     assert started, frames
     # before the new run's first figures every panel is empty (or a graph being drawn: no chunk yet); then it
     # shows the new run's chunks
-    assert all(v in (None, "", "1") for shown in started for v in shown), [f for f in frames if re.match(r"running · chunk [01]/", f[0])]
-    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.dataset.chunk === '6')"
-                           ".length >= 5", timeout=30_000)
+    early = [f for f in frames if re.match(r"running · chunk [01]/", f[0])]
+    assert all(v in (None, "", "1") for shown in started for v in shown), early
+    _wait_all_graphs_at(page, 6)
     page.close()
 
 

@@ -65,8 +65,8 @@ def _start():
         _halt(old)
     cfg = ss["ctx"].cfg
     lock = threading.Lock()
-    ss["run"] = {"status": "starting", "token": uuid.uuid4().hex, "cfg": cfg, "upload": ss["ctx"].upload, "t_click": time.perf_counter(),
-                 "lock": lock, "cond": threading.Condition(lock), "chunks": [], "update_ms": [], "compute_ms": [],
+    ss["run"] = {"status": "starting", "token": uuid.uuid4().hex, "cfg": cfg, "upload": ss["ctx"].upload,
+                 "t_click": time.perf_counter(), "lock": lock, "cond": threading.Condition(lock), "chunks": [], "update_ms": [], "compute_ms": [],
                  "first_plot_s": None, "n_chunks": 0, "chunk_size": cfg.chunk_size, "models": [],
                  "change_points": [], "stream_s": 0.0, "result": None, "seen": time.monotonic()}
 
