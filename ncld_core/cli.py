@@ -170,6 +170,8 @@ def format_summary(result) -> str:
     drift = [c for c in ("firings", "detected", "false_alarms", "mean_delay") if c in table.columns]
     lines = [f"stream {result.stream_name}: {len(result.chunks)} chunks of {result.chunk_size}; "
              f"true change points: {result.change_points or 'none'}"]
+    if result.coverage_note:
+        lines.append(f"note: the stream {result.coverage_note}")
     lines.append(table[cols + drift].to_string(float_format=lambda v: f"{v:.4f}", na_rep="-"))
     return "\n".join(lines)
 

@@ -289,3 +289,46 @@ def test_schedule_is_hashable_and_picklable():
     assert pickle.loads(pickle.dumps(s)) == s
     assert len({s, DriftSchedule.parse("growth@600,reduction@1500")}) == 1
     assert repr(s) == "DriftSchedule('growth@600, reduction@1500')"
+
+
+# ------------------------------------------------------------------ nothing left out silently
+def _pools(n_single=30, n_multi=10, q=4, seed=0):
+    rng = np.random.default_rng(seed)
+    Y = np.zeros((n_single + n_multi, q), dtype=np.int8)
+    Y[np.arange(n_single), rng.integers(0, q, n_single)] = 1
+    Y[n_single:, :2] = 1
+    return rng.normal(size=(len(Y), 3)), Y
+
+
+def test_schedule_reports_every_instance_it_leaves_out():
+    X, Y = _pools()
+    # growth@5: 5 single-label instances, then every multi-label one; 25 single-label ones unused.
+    s = build_stream(X, Y, name="toy", schedule="growth@5", random_state=0)
+    assert s.n_instances == 15 and s.n_left_out == 25
+    assert s.meta["left_out"] == {"single-label": 25, "multi-label": 0}
+    assert s.coverage_note() == ("uses 15 of the 40 instances of its source: the schedule 'growth@5' "
+                                 "leaves out 25 single-label ones")
+
+
+def test_stream_using_its_whole_source_has_no_note():
+    X, Y = _pools()
+    s = build_stream(X, Y, name="toy", random_state=0)
+    assert s.n_left_out == 0 and s.coverage_note() is None
+    cut = build_stream(X, Y, name="toy", n_instances=32, random_state=0)
+    assert cut.n_left_out == 8 and sum(cut.meta["left_out"].values()) == 8
+    assert cut.coverage_note().startswith("uses 32 of the 40") and "n_instances leaves out" in cut.coverage_note()
+
+
+def test_run_summary_and_cli_report_left_out_instances(tmp_path, capsys):
+    from ncld_core.cli import format_summary
+    from ncld_core.config import RunConfig
+    from ncld_core.eval.runner import RunResult
+
+    X, Y = _pools()
+    s = build_stream(X, Y, name="toy", schedule="growth@5", random_state=0)
+    cfg = RunConfig(models=("all-negative",), chunk_size=5)
+    result = RunResult(list(cfg.runner().iter_run(s)), s, 5, config=cfg.to_dict())
+    assert "note: the stream uses 15 of the 40 instances" in format_summary(result)
+    import json
+    doc = json.loads(result.summary_json())
+    assert doc["n_left_out"] == 25 and "25 single-label" in doc["coverage_note"]

@@ -114,6 +114,9 @@ class RunResult:
         self.stream_name = stream.name
         self.chunk_size = chunk_size
         self.change_points = [(cp.position, cp.kind) for cp in stream.change_points]
+        #: The stream's sentence on source instances it leaves out (None when it uses them all).
+        self.coverage_note = stream.coverage_note()
+        self.n_left_out = stream.n_left_out
         self.config = dict(config or {})
         self.records = pd.DataFrame([row for c in chunks for row in c.rows()])
 
@@ -195,6 +198,8 @@ class RunResult:
             "n_chunks": self.n_chunks,
             "status": self.status,
             "change_points": [{"position": p, "kind": k} for p, k in self.change_points],
+            "n_left_out": self.n_left_out,
+            "coverage_note": self.coverage_note,
             "config": self.config,
             "summary": json.loads(summary.to_json(orient="index")),
         }

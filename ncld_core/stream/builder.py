@@ -150,12 +150,23 @@ def build_stream(
         Y_noisy = apply_label_noise(Y_ord, rho_pos, rho_neg, random_state=rng_noise)
 
     card = Y.sum(axis=1)
+    used_card = card[order]
+    left_single = int(np.count_nonzero(card <= 1) - np.count_nonzero(used_card <= 1))
+    left_multi = int(np.count_nonzero(card >= 2) - np.count_nonzero(used_card >= 2))
     meta = {
         "source": "dataset",
         "n_source_instances": int(n_total),
         "n_single_label": int(np.count_nonzero(card <= 1)),
         "n_multi_label": int(np.count_nonzero(card >= 2)),
         "schedule": None if schedule is None else str(schedule),
+        # Reported, never silent (CLI summary, the page, summary.json): a schedule takes each regime
+        # from its own pool, so the pool it needs less of is not used up.
+        "left_out": {"single-label": left_single, "multi-label": left_multi},
+        "left_out_by": (
+            "n_instances" if n_instances is not None and (schedule is None or not schedule.regime_points)
+            else f"n_instances and the schedule {str(schedule)!r}" if n_instances is not None
+            else f"the schedule {str(schedule)!r}"
+        ),
         "shuffle": bool(shuffle),
         "flip_rates_mode": mode,
         "random_state": (

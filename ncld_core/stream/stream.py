@@ -98,6 +98,34 @@ class Stream:
         """
         return sum(1 for _ in self.chunk_bounds(size)) if self.n_instances else 0
 
+    @property
+    def n_left_out(self) -> int:
+        """Instances of the source the stream does not use (0 for a generated stream).
+
+        A schedule on real data takes each regime's instances from its own pool (single- or
+        multi-label), so the pool the schedule needs less of is not used up; ``n_instances``
+        cuts the order. ``meta["left_out"]`` says why, per pool.
+        """
+        return int(self.meta.get("n_source_instances", self.n_instances)) - self.n_instances
+
+    def coverage_note(self) -> str | None:
+        """One sentence on the instances left out, or None when the stream uses its whole source.
+
+        >>> import numpy as np
+        >>> s = Stream(X=np.zeros((3, 1)), Y_true=np.zeros((3, 2), np.int8), Y_noisy=np.zeros((3, 2), np.int8),
+        ...            meta={"n_source_instances": 5, "left_out": {"single-label": 2, "multi-label": 0},
+        ...                  "left_out_by": "the schedule"})
+        >>> s.coverage_note()
+        'uses 3 of the 5 instances of its source: the schedule leaves out 2 single-label ones'
+        """
+        n_out = self.n_left_out
+        if n_out <= 0:
+            return None
+        pools = [f"{k} {name}" for name, k in self.meta.get("left_out", {}).items() if k]
+        parts = " and ".join(pools) if pools else str(n_out)
+        return (f"uses {self.n_instances} of the {self.meta['n_source_instances']} instances of its source: "
+                f"{self.meta.get('left_out_by', 'the configuration')} leaves out {parts} ones")
+
     def true_cardinality(self, start: int = 0, stop: int | None = None) -> float:
         return float(self.Y_true[start:stop].sum(axis=1).mean())
 
