@@ -12,7 +12,7 @@ ifdef NCLD_DATA_DIR
 export NCLD_DATA_DIR
 endif
 
-.PHONY: demo test bench setup clean
+.PHONY: demo test bench screenshot setup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
+
+screenshot: $(STAMP)
+	$(PY) -m benchmarks.screenshot
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
