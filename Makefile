@@ -1,8 +1,11 @@
-# ncld: make demo | make test | make bench
+# ncld: make demo | make test | make bench | make screenshot
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# Two install stamps: the page needs only the library's own dependencies (make demo answers sooner on a
+# fresh clone); tests and benchmarks add the test and bench extras (playwright, dask, river, ...).
+APP_STAMP := $(VENV)/.installed-app
+STAMP     := $(VENV)/.installed
 # The shared benchmark datasets sit beside the repository (override to point elsewhere);
 # without them the dataset tests are skipped.
 ifneq ($(wildcard ../shared/datasets/SHA256SUMS),)
@@ -11,22 +14,28 @@ endif
 ifdef NCLD_DATA_DIR
 export NCLD_DATA_DIR
 endif
+# pytest workers: one per core (tests/conftest.py keeps the browser tests on one worker).
+TEST_WORKERS ?= auto
 
 .PHONY: demo test bench screenshot setup clean
 
-$(STAMP): pyproject.toml
+$(APP_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(APP_STAMP)
+
+$(STAMP): $(APP_STAMP) pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
 setup: $(STAMP)
 
-demo: $(STAMP)
+demo: $(APP_STAMP)
 	$(PY) -m streamlit run dashboard/app.py --server.address 127.0.0.1 --server.port 8501
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

@@ -176,13 +176,24 @@ def format_summary(result) -> str:
     return "\n".join(lines)
 
 
+def format_datasets() -> str:
+    """The ``datasets`` command's text: the table, or where to put data when no folder holds any."""
+    from .data import data_dirs, list_datasets
+
+    table = list_datasets()
+    if table.empty:
+        folders = ", ".join(str(d) for d in data_dirs()) or "none"
+        return (f"no datasets found (searched: {folders}). Put MULAN .arff + .xml files in data/, or set "
+                "NCLD_DATA_DIR to a folder that holds them; the synthetic generator needs none "
+                "(ncld run without --dataset).")
+    return table.to_string(index=False)
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "datasets":
-            from .data import list_datasets
-
-            print(list_datasets().to_string(index=False))
+            print(format_datasets())
         elif args.command == "download":
             from .data import download
 

@@ -90,3 +90,14 @@ def test_enron_paper_protocol_prints_the_table(data_dir):
         row = next(line for line in lines if line.startswith(name))
         values = [float(v) for v in row[len(name):].split()[:3]]
         assert all(0 <= v <= 1 for v in values)
+
+
+def test_datasets_without_a_data_folder_says_where_to_put_them(monkeypatch, capsys, tmp_path):
+    import ncld_core.data.catalog as catalog
+
+    monkeypatch.delenv("NCLD_DATA_DIR", raising=False)
+    monkeypatch.setattr(catalog, "REPO_DATA_DIR", tmp_path)  # an empty data/ folder
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "Empty DataFrame" not in out
+    assert out.startswith("no datasets found") and str(tmp_path) in out and "NCLD_DATA_DIR" in out
