@@ -40,3 +40,12 @@ def _parsed_cache_of_this_session(tmp_path_factory):
         os.environ.pop("NCLD_CACHE_DIR", None)
     else:
         os.environ["NCLD_CACHE_DIR"] = old
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``make test`` runs ``-n auto --dist loadgroup``), every browser test runs on one
+    worker, one after another: each starts a dashboard server and Chromium, and their timings and the
+    ten-visitor test assume no second browser test beside them. The other worker takes the rest."""
+    for item in items:
+        if item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.xdist_group("browser"))
