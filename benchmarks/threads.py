@@ -1,0 +1,141 @@
+"""Throughput of the default model beside busy cores, per BLAS thread count: ``python -m benchmarks.threads``.
+
+For 0, 1 and 2 other busy cores (processes spinning in a loop, started by this script and stopped by it),
+the default ``ELMNCLD`` runs test-then-train chunks of 500 of the paper's noisy stream with its BLAS pools
+limited to 1, 2 (every core of this machine) and the project's setting (``ncld_core.threads.resolve("auto")``),
+and reports instances per second (the median of the timed chunks after a warm-up chunk). ``make bench``
+includes the table (section "Threads under load" of ``docs/performance.md``); alone, the script prints it.
+
+The measurement runs in a child process started without the one-thread environment the other benchmark
+scripts set (``benchmarks/_env.py``): BLAS must be free to use more threads for the comparison to mean
+anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import time
+
+DATASETS = ("rcv1subset5", "enron")
+BUSY = (0, 1, 2)
+CHUNK = 500
+TIMED = 6
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _spin(deadline: float) -> None:
+    x = 0
+    while time.monotonic() < deadline:
+        x += 1
+
+
+def _chunks(name: str, n_chunks: int):
+    from ncld_core.data import load_dataset
+    from ncld_core.stream import build_stream
+
+    ds = load_dataset(name)
+    s = build_stream(ds.X, ds.Y, name=name, flip_rates="paper", n_instances=min(ds.n_instances, CHUNK * n_chunks),
+                     random_state=0)
+    return s, [(s.X[a:b], s.Y_noisy[a:b]) for a, b in s.chunk_bounds(CHUNK)]
+
+
+def _rate(stream, chunks, n_threads) -> float:
+    """Instances per second of test-then-train over ``chunks[1:]`` (chunk 0 initialises), median chunk."""
+    from ncld_core.model import ELMNCLD
+    from ncld_core.threads import limit
+
+    model = ELMNCLD(rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, random_state=0)
+    times = []
+    with limit(n_threads):
+        model.partial_fit(*chunks[0])
+        for X, Y in chunks[1:]:
+            t = time.perf_counter()
+            model.decision_function(X)
+            model.partial_fit(X, Y)
+            times.append(time.perf_counter() - t)
+    times.sort()
+    return len(chunks[1][0]) / times[len(times) // 2]
+
+
+def measure(datasets=DATASETS, busy=BUSY, timed: int = TIMED) -> dict:
+    """``{dataset: {busy: {"1": rate, "2": rate, "auto": rate, "auto_threads": n}}}`` (instances/s)."""
+    from ncld_core.threads import resolve
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    counts = sorted({1, cores})
+    out = {"cores": cores, "datasets": {}}
+    ctx = mp.get_context("spawn")
+    for name in datasets:
+        stream, chunks = _chunks(name, timed + 2)
+        auto = resolve("auto")
+        per = {}
+        for n_busy in busy:
+            spinners = [ctx.Process(target=_spin, args=(time.monotonic() + 600,), daemon=True) for _ in range(n_busy)]
+            for p in spinners:
+                p.start()
+            try:
+                time.sleep(0.5 if n_busy else 0)
+                row = {str(n): _rate(stream, chunks, n) for n in counts}
+                row["auto"] = _rate(stream, chunks, auto)
+                row["auto_threads"] = auto
+            finally:
+                for p in spinners:
+                    p.terminate()
+                for p in spinners:
+                    p.join(timeout=10)
+            per[str(n_busy)] = row
+        out["datasets"][name] = per
+    return out
+
+
+def measure_in_child(timeout_s: float = 1800) -> dict:
+    """:func:`measure` in a fresh interpreter whose BLAS may use every core (no one-thread environment)."""
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    done = subprocess.run([sys.executable, "-m", "benchmarks.threads", "--json"], env=env, capture_output=True,
+                          text=True, timeout=timeout_s, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def render(res: dict) -> list[str]:
+    """Markdown lines of the section: the table, and per load case the setting's ratio to the best count."""
+    lines = ["", "## Threads under load (`python -m benchmarks.threads`)", "",
+             f"Default model, chunks of {CHUNK}, instances/s (median chunk); other busy cores are processes "
+             f"spinning beside it on this {res['cores']}-core machine. \"auto\" is the project's setting "
+             "(`ncld_core.threads`).", "",
+             "| dataset | other busy cores | " + " | ".join(f"{k} thread(s)" for k in _counts(res)) +
+             " | auto (threads) | auto / best | kept of idle (auto) |",
+             "|---|---:|" + "---:|" * len(_counts(res)) + "---:|---:|---:|"]
+    for name, per in res["datasets"].items():
+        idle = per["0"]["auto"]
+        for n_busy, row in per.items():
+            best = max(row[k] for k in _counts(res))
+            lines.append(f"| {name} | {n_busy} | " + " | ".join(f"{row[k]:,.0f}" for k in _counts(res)) +
+                         f" | {row['auto']:,.0f} ({row['auto_threads']}) | {row['auto'] / best:.2f} | "
+                         f"{row['auto'] / idle:.2f} |")
+    return lines
+
+
+def _counts(res) -> list[str]:
+    first = next(iter(res["datasets"].values()))["0"]
+    return [k for k in first if k.isdigit()]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="measure here and print the result as JSON")
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    args = parser.parse_args(argv)
+    if args.json:
+        print(json.dumps(measure(tuple(args.datasets))))
+    else:
+        print("\n".join(render(measure_in_child())))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
