@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._io import write_atomic
+from .files import write_atomic
 from .eval.metrics import MetricAccumulator
 from .eval.references import AllNegative, NoisyPrior
 from .eval.runner import ChunkResult, RunState
