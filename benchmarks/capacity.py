@@ -45,7 +45,7 @@ import pandas as pd  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
-from ncld_core._io import write_atomic  # noqa: E402
+from ncld_core.files import write_atomic  # noqa: E402
 from ncld_core.data import load_dataset  # noqa: E402
 from ncld_core.eval.runner import PrequentialRunner  # noqa: E402
 from ncld_core.eval.variants import make_model  # noqa: E402

@@ -58,7 +58,7 @@ from benchmarks.grid import (  # noqa: E402
     stream_order,
     summarize,
 )
-from ncld_core._io import write_atomic  # noqa: E402
+from ncld_core.files import write_atomic  # noqa: E402
 from ncld_core.eval.baselines import BASELINES, OPTIONAL  # noqa: E402
 from ncld_core.eval.variants import ELM_VARIANTS, PAPER_VARIANT, REFERENCES  # noqa: E402
 

@@ -40,7 +40,7 @@ import pandas as pd  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
-from ncld_core._io import write_atomic  # noqa: E402
+from ncld_core.files import write_atomic  # noqa: E402
 from ncld_core.model.decision import DECISIONS, decide  # noqa: E402
 from benchmarks.grid import Cell  # noqa: E402
 from ncld_core.eval.metrics import MetricAccumulator  # noqa: E402

@@ -47,7 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 from benchmarks.common import md_table  # noqa: E402
 from benchmarks.parallel import dask_client, map_parallel  # noqa: E402
-from ncld_core._io import write_atomic  # noqa: E402
+from ncld_core.files import write_atomic  # noqa: E402
 from ncld_core.eval.drift_eval import change_chunks, detection_report  # noqa: E402
 from ncld_core.model import ELMNCLD  # noqa: E402
 from ncld_core.model.cardinality import moment_cardinality  # noqa: E402

@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 from benchmarks.common import md_table  # noqa: E402
 from benchmarks.parallel import map_parallel  # noqa: E402
-from ncld_core._io import write_atomic  # noqa: E402
+from ncld_core.files import write_atomic  # noqa: E402
 from ncld_core.model.flip_rates import FlipRateEstimator  # noqa: E402
 from ncld_core.stream.synthetic import make_synthetic_stream  # noqa: E402
 

@@ -57,7 +57,7 @@ import pandas as pd
 
 from benchmarks.common import md_table
 from benchmarks.parallel import as_finished, dask_client
-from ncld_core._io import json_default, write_atomic
+from ncld_core.files import json_default, write_atomic
 
 __all__ = [
     "Cell",

@@ -45,7 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from benchmarks.common import git_revision, md_table
-from ncld_core._io import write_atomic
+from ncld_core.files import write_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 DOC_PATH = REPO / "docs" / "performance.md"

@@ -196,7 +196,8 @@ class Range:
         return None
 
 
-def _label_name(j: int, label_names) -> str:
+def describe_label(j: int, label_names=None) -> str:
+    """How messages name label ``j``: ``label 3``, or ``label 3 ('news')`` when its name is known."""
     if label_names is not None and len(label_names) > j:
         return f"label {j} ({label_names[j]!r})"
     return f"label {j}"
@@ -234,7 +235,7 @@ def check_flip_rates(rho_pos, rho_neg, n_labels: int | None = None, *, label_nam
         bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0) | (arr >= 1))
         if bad.size:
             j = int(bad[0])
-            raise ValueError(f"{source}: {name} of {_label_name(j, label_names)} must be in [0, 1), got {arr[j]:g}")
+            raise ValueError(f"{source}: {name} of {describe_label(j, label_names)} must be in [0, 1), got {arr[j]:g}")
         out.append(arr)
     pos, neg = out
     if pos.size != neg.size and pos.size != 1 and neg.size != 1:
@@ -245,6 +246,6 @@ def check_flip_rates(rho_pos, rho_neg, n_labels: int | None = None, *, label_nam
         j = int(bad[0])
         raise ValueError(
             f"{source}: rho_pos + rho_neg must be < 1 for every label (Eq. NR), "
-            f"but {_label_name(j, label_names)} has {pos[j]:g} + {neg[j]:g}"
+            f"but {describe_label(j, label_names)} has {pos[j]:g} + {neg[j]:g}"
         )
     return pos.copy(), neg.copy()

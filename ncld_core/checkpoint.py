@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._io import write_atomic
+from .files import write_atomic
 from .eval.metrics import MetricAccumulator
 from .eval.references import AllNegative, NoisyPrior
 from .eval.runner import ChunkResult, RunState
@@ -38,6 +38,7 @@ from .model.detector import DETECTORS
 from .model.elm import RandomHiddenLayer
 from .model.elm_ncld import ELMNCLD
 from .model.flip_rates import FlipRateEstimator
+from .model.record import ModelChunkRecord
 from .model.statistics import SufficientStatistics
 
 __all__ = ["save_checkpoint", "load_checkpoint", "save_run", "load_run", "FORMAT", "VERSION", "checkpointable"]
@@ -82,6 +83,8 @@ def _encode(value, arrays: dict, path: str):
         if not all(isinstance(k, str) for k in value):
             raise ValueError(f"cannot checkpoint a dict with non-string keys at {path}")
         return {"__dict__": {k: _encode(v, arrays, f"{path}.{k}") for k, v in value.items()}}
+    if isinstance(value, ModelChunkRecord):  # a model's history: read back by from_dict
+        return {"__record__": _encode(value.to_dict(), arrays, path)}
     if checkpointable(value):
         return {"__object__": type(value).__name__, "state": _encode(vars(value), arrays, path)}
     raise ValueError(
@@ -98,6 +101,8 @@ def _decode(value, arrays):
             return [_decode(v, arrays) for v in value["__list__"]]
         if "__dict__" in value:
             return {k: _decode(v, arrays) for k, v in value["__dict__"].items()}
+        if "__record__" in value:
+            return ModelChunkRecord.from_dict(_decode(value["__record__"], arrays))
         if "__object__" in value:
             cls = _classes().get(value["__object__"])
             if cls is None:

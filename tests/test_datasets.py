@@ -636,7 +636,7 @@ def test_parsed_cache_round_trip_and_invalidation(tmp_path, monkeypatch):
         first = load_dataset(tmp_path / f"{name}.arff")
         assert len(list(cache.rglob("*.npz"))) >= 1
         # the second load reads the entry: the parser is not called
-        monkeypatch.setattr(D, "_parse_arff", lambda *a, **k: pytest.fail("parsed again despite the cache"))
+        monkeypatch.setattr(D, "parse_arff", lambda *a, **k: pytest.fail("parsed again despite the cache"))
         second = load_dataset(tmp_path / f"{name}.arff")
         monkeypatch.undo()
         monkeypatch.setenv(parsed_cache.CACHE_ENV, str(cache))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from scipy.special import expit
@@ -276,6 +277,53 @@ def test_history_has_the_documented_columns():
     assert (hist["threshold"] > 0).all() and (hist["seconds"] > 0).all()
 
 
+def test_history_is_kept_as_records_and_read_as_rows():
+    X, eta, G = clean_stream(600, seed=21)
+    Y = add_noise(G, 0.1, 0.2, seed=21)
+    model = ELMNCLD(n_hidden=30, n_neighbors=5, monitors=("welch",), random_state=0)  # rates estimated
+    seen = []
+    for start in range(0, 600, 150):
+        model.partial_fit(X[start:start + 150], Y[start:start + 150])
+        seen.append(model.last_record_)
+    assert model.last_record_ is seen[-1]  # kept, not rebuilt on each read
+    assert [r.chunk for r in seen] == [0, 1, 2, 3]
+    # every chunk's record keeps its per-label estimates, not only the newest one's
+    assert all(len(r.prevalence_hat) == 5 and len(r.rho_pos_est) == 5 for r in seen)
+    assert seen[0].rho_pos_est != seen[-1].rho_pos_est
+    rows = model.history_
+    assert list(rows.columns) == [*HISTORY_COLUMNS, "welch_statistic", "welch_threshold", "welch_fired"]
+    for i, record in enumerate(seen):
+        assert rows.iloc[i].to_dict() == pytest.approx(record.row(), nan_ok=True)
+    model.fit(X, Y)  # fit learns no chunk
+    assert model.last_record_ is None and len(model.history_) == 0
+
+
+def test_a_model_checkpointed_with_history_rows_reads_them_as_records(tmp_path):
+    """Checkpoints written when the history was kept as rows (``_history``, the newest chunk's prevalences in
+    ``_prevalence``) load with the same history_ and last_record_, and learn on identically."""
+    from ncld_core.checkpoint import load_checkpoint, save_checkpoint
+
+    X, eta, G = clean_stream(600, seed=22)
+    Y = add_noise(G, 0.1, 0.2, seed=22)
+    model = ELMNCLD(n_hidden=30, n_neighbors=5, random_state=0)
+    for start in range(0, 450, 150):
+        model.partial_fit(X[start:start + 150], Y[start:start + 150])
+    last = model.last_record_
+    old = ELMNCLD(n_hidden=30, n_neighbors=5, random_state=0).partial_fit(X[:150], Y[:150])
+    vars(old).clear()
+    vars(old).update({k: v for k, v in vars(model).items() if k != "_records"})
+    old._history = [r.row() for r in model._chunk_records()]  # the rows, as they were kept
+    old._prevalence = np.array(last.prevalence_hat)
+    save_checkpoint(old, tmp_path / "old.npz")
+    again = load_checkpoint(tmp_path / "old.npz", expected=ELMNCLD)
+    assert repr(again.last_record_) == repr(last)
+    pd.testing.assert_frame_equal(again.history_, model.history_)
+    model.partial_fit(X[450:], Y[450:])
+    again.partial_fit(X[450:], Y[450:])
+    assert np.array_equal(again.coef_, model.coef_)
+    pd.testing.assert_frame_equal(again.history_.drop(columns="seconds"), model.history_.drop(columns="seconds"))
+
+
 def test_sparse_high_dimensional_input_is_not_densified():
     import tracemalloc
 
@@ -314,7 +362,7 @@ def fitted():
 
 
 def _state(model):
-    return (model.statistics_.HtH.copy(), model.statistics_.HtA.copy(), model.coef_.copy(), len(model._history))
+    return (model.statistics_.HtH.copy(), model.statistics_.HtA.copy(), model.coef_.copy(), len(model.history_))
 
 
 @pytest.mark.parametrize(

@@ -2,12 +2,13 @@
 
 * :mod:`~ncld_core.data.dataset` -- the dataset type;
 * :mod:`~ncld_core.data.arff` -- MULAN / MEKA ARFF and label XML reading (uploads included);
+* :mod:`~ncld_core.data.paths` -- path arguments and file reads, with messages naming the parameter;
 * :mod:`~ncld_core.data.catalog` -- the known benchmarks, their folders and checksums;
   :func:`list_datasets`, :func:`load_dataset`;
 * :mod:`~ncld_core.data.download` -- checksum-verified downloads.
 """
 
-from .arff import MAX_FEATURE, check_features, load_arff, load_arff_bytes
+from .arff import MAX_FEATURE, check_features, load_arff, load_arff_bytes, parse_arff
 from .catalog import (
     CHECKSUM_FILE,
     ENV_VAR,
@@ -22,7 +23,7 @@ from .dataset import Dataset
 from .download import download
 
 __all__ = [
-    "Dataset", "load_arff", "load_arff_bytes", "check_features", "MAX_FEATURE",
+    "Dataset", "load_arff", "load_arff_bytes", "parse_arff", "check_features", "MAX_FEATURE",
     "load_dataset", "list_datasets", "data_dirs", "registry", "download",
     "ENV_VAR", "REPO_DATA_DIR", "REGISTRY_PATH", "CHECKSUM_FILE",
 ]

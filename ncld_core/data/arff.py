@@ -59,16 +59,15 @@ ValueError: arff_bytes: malformed ARFF at line 6: Bad @DATA instance format: oop
 from __future__ import annotations
 
 import math
-import os
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import arff  # liac-arff
 import numpy as np
 import scipy.sparse as sp
 
 from .dataset import Dataset
+from .paths import as_path, read_file
 
 
 # ---------------------------------------------------------------------------
@@ -78,23 +77,6 @@ def _show(items, k: int = 10) -> str:
     items = [str(i) for i in items]
     shown = ", ".join(repr(i) for i in items[:k])
     return shown + (f", ... (+{len(items) - k} more)" if len(items) > k else "")
-
-
-def _as_path(value, param: str) -> Path:
-    if isinstance(value, (str, os.PathLike)) and str(value):
-        return Path(value).expanduser()
-    raise ValueError(f"{param} must be a path (str or os.PathLike), got {value!r}")
-
-
-def _read_file(path: Path, param: str) -> bytes:
-    if not path.exists():
-        raise ValueError(f"{param}: no such file: {path}")
-    if not path.is_file():
-        raise ValueError(f"{param}: not a regular file: {path}")
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"{param}: cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _as_bytes(value, param: str) -> bytes:
@@ -179,6 +161,20 @@ def _meka_label_count(relation: str | None) -> int | None:
 def _prescan_relation(text: str) -> str | None:
     m = _RELATION_RE.search(text[:1 << 16])
     return m.group(1).strip("'\"") if m else None
+
+
+def header_label_count(text: str) -> int | None:
+    """The MEKA ``-C n`` of the ``@relation`` line in the first 64 KiB of an ARFF's ``text``, or None.
+
+    Tells, without parsing the data, whether a file without a label XML is loadable (and where
+    its labels are: the first ``n`` attributes when ``n > 0``, the last ``|n|`` when ``n < 0``).
+
+    >>> header_label_count("% comment\\n@relation 'scene: -C 6'\\n@attribute a numeric\\n")
+    6
+    >>> header_label_count("@relation plain\\n") is None
+    True
+    """
+    return _meka_label_count(_prescan_relation(text))
 
 
 def _arff_message(exc: Exception) -> str:
@@ -363,6 +359,40 @@ def _parse_arff(text, *, source, name, xml_labels=None, label_count=None, label_
     )
 
 
+def parse_arff(arff_bytes: bytes, xml_bytes: bytes | None = None, *, name: str, source: str,
+               xml_source: str | None = None, label_count=None, label_location="end",
+               dataset_source: str | None = None) -> Dataset:
+    """Parse the content of a MULAN or MEKA ARFF (and of its label XML) into a :class:`Dataset`.
+
+    The one parse behind :func:`load_arff`, :func:`load_arff_bytes` and the registry's
+    :func:`~ncld_core.data.catalog.load_dataset` (which reads the bytes itself, to check their
+    checksums first). The labels are those the XML names, else ``label_count`` attributes at
+    ``label_location``, else the MEKA ``-C n`` of the relation name.
+
+    Parameters
+    ----------
+    arff_bytes, xml_bytes : bytes
+        The files' content (UTF-8); ``xml_bytes`` optional.
+    name : str
+        The dataset's name.
+    source, xml_source : str
+        How messages name the ARFF and the XML (a path, or ``arff_bytes`` for an upload);
+        ``source`` is also the dataset's ``source`` unless ``dataset_source`` is given.
+
+    >>> ds = parse_arff(b"@relation 'r: -C 1'\\n@attribute y {0,1}\\n@attribute x numeric\\n@data\\n1,2.5\\n",
+    ...                 name="r", source="r.arff")
+    >>> ds.label_names, ds.X.tolist(), ds.Y.tolist(), ds.source
+    (('y',), [[2.5]], [[1]], 'r.arff')
+    """
+    label_count = _check_label_args(label_count, label_location)
+    text = _decode_text(arff_bytes, source)
+    xml_labels = None
+    if xml_bytes is not None:
+        xml_labels = _parse_label_xml(xml_bytes, xml_source or f"{source} (label XML)")
+    return _parse_arff(text, source=source, name=name, xml_labels=xml_labels, label_count=label_count,
+                       label_location=label_location, dataset_source=dataset_source)
+
+
 def load_arff(arff_path, xml_path=None, *, label_count=None, name=None, label_location="end") -> Dataset:
     """Load a MULAN or MEKA ARFF file (dense or sparse).
 
@@ -397,21 +427,20 @@ def load_arff(arff_path, xml_path=None, *, label_count=None, name=None, label_lo
     the sibling ``NAME.xml`` when it exists; the MEKA ``-C n`` option of the relation
     name (``n > 0``: the first ``n`` attributes, ``n < 0``: the last ``|n|``).
     """
-    path = _as_path(arff_path, "arff_path")
+    path = as_path(arff_path, "arff_path")
     label_count = _check_label_args(label_count, label_location)
     if name is not None and (not isinstance(name, str) or not name):
         raise ValueError(f"name must be a non-empty string, got {name!r}")
-    text = _decode_text(_read_file(path, "arff_path"), str(path))
-    xml_labels = None
+    data = read_file(path, "arff_path")
+    xpath = None
     if xml_path is not None:
-        xpath = _as_path(xml_path, "xml_path")
-        xml_labels = _parse_label_xml(_read_file(xpath, "xml_path"), str(xpath))
-    elif label_count is None:
-        sibling = path.with_suffix(".xml")
-        if sibling.is_file():
-            xml_labels = _parse_label_xml(_read_file(sibling, "xml_path"), str(sibling))
-    return _parse_arff(text, source=str(path), name=name or path.stem, xml_labels=xml_labels,
-                       label_count=label_count, label_location=label_location)
+        xpath = as_path(xml_path, "xml_path")
+    elif label_count is None and path.with_suffix(".xml").is_file():
+        xpath = path.with_suffix(".xml")
+    xml_data = None if xpath is None else read_file(xpath, "xml_path")
+    return parse_arff(data, xml_data, name=name or path.stem, source=str(path),
+                      xml_source=None if xpath is None else str(xpath),
+                      label_count=label_count, label_location=label_location)
 
 
 def load_arff_bytes(arff_bytes, xml_bytes=None, *, name="upload", label_count=None,
@@ -448,12 +477,10 @@ def load_arff_bytes(arff_bytes, xml_bytes=None, *, name="upload", label_count=No
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     label_count = _check_label_args(label_count, label_location)
     tag = "" if name == "upload" else f" ({name})"
-    text = _decode_text(_as_bytes(arff_bytes, "arff_bytes"), f"arff_bytes{tag}")
-    xml_labels = None
-    if xml_bytes is not None:
-        xml_labels = _parse_label_xml(_as_bytes(xml_bytes, "xml_bytes"), f"xml_bytes{tag}")
-    return _parse_arff(text, source=f"arff_bytes{tag}", name=name, xml_labels=xml_labels,
-                       label_count=label_count, label_location=label_location, dataset_source="upload")
+    data = _as_bytes(arff_bytes, "arff_bytes")
+    xml_data = None if xml_bytes is None else _as_bytes(xml_bytes, "xml_bytes")
+    return parse_arff(data, xml_data, name=name, source=f"arff_bytes{tag}", xml_source=f"xml_bytes{tag}",
+                      label_count=label_count, label_location=label_location, dataset_source="upload")
 
 
 #: Largest feature magnitude a model accepts: beyond it the squared distances of the graph

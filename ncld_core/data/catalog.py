@@ -21,18 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .arff import (
-    _as_path,
-    _decode_text,
-    _meka_label_count,
-    _parse_arff,
-    _parse_label_xml,
-    _prescan_relation,
-    _read_file,
-    load_arff,
-)
 from . import parsed_cache
+from .arff import header_label_count, load_arff, parse_arff
 from .dataset import Dataset
+from .paths import as_path, read_file
 
 #: Environment variable naming an extra folder (or ``os.pathsep``-separated folders) of datasets.
 ENV_VAR = "NCLD_DATA_DIR"
@@ -96,10 +88,15 @@ def registry(path=None) -> dict[str, dict]:
         (``arff``, ``xml``, ``arff_sha256``, ``instances``, ``paper_instances``, ...).
         A copy: mutating it does not affect the module.
     """
-    return copy.deepcopy(_registry(None if path is None else _as_path(path, "path")))
+    return copy.deepcopy(_registry(None if path is None else as_path(path, "path")))
 
 
-def _canonical_name(name: str, reg: dict) -> str | None:
+def canonical_name(name: str, reg: dict | None = None) -> str | None:
+    """The registry key of ``name``: itself, or the dataset whose paper name or alias it is; None if unknown.
+
+    ``reg`` is a registry as :func:`registry` returns it (default the repository's).
+    """
+    reg = _registry() if reg is None else reg
     if name in reg:
         return name
     for key, entry in reg.items():
@@ -146,7 +143,7 @@ def _resolve_dirs(dirs) -> list[Path]:
         dirs = [dirs]
     out = []
     for d in dirs:
-        folder = _as_path(d, "dirs")
+        folder = as_path(d, "dirs")
         if not folder.is_dir():
             raise ValueError(f"dirs: {folder} is not an existing directory")
         if folder not in out:
@@ -163,7 +160,8 @@ def _sha256_cached(path: str, mtime_ns: int, size: int) -> str:
     return h.hexdigest()
 
 
-def _sha256_file(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """The sha256 hex digest of the file ``path`` (remembered while its size and mtime stay the same)."""
     st = path.stat()
     return _sha256_cached(str(path), st.st_mtime_ns, st.st_size)
 
@@ -226,7 +224,7 @@ def _meka_header_cached(path: str, mtime_ns: int, size: int) -> int | None:
             head = fh.read(1 << 16).decode("utf-8", errors="replace")
     except OSError:
         return None
-    return _meka_label_count(_prescan_relation(head))
+    return header_label_count(head)
 
 
 def _scan_folder(folder: Path):
@@ -406,7 +404,7 @@ def load_dataset(name, *, dirs=None, verify=True) -> Dataset:
     if not isinstance(verify, bool):
         raise ValueError(f"verify must be True or False, got {verify!r}")
     if isinstance(name, os.PathLike) or (isinstance(name, str) and _looks_like_path(name)):
-        arff_path = _as_path(name, "name")
+        arff_path = as_path(name, "name")
         if not arff_path.is_file():
             raise ValueError(f"name: no such file: {arff_path}")
         key = arff_path.stem
@@ -418,7 +416,7 @@ def load_dataset(name, *, dirs=None, verify=True) -> Dataset:
         folders = _resolve_dirs(dirs)
         found = _available(folders)
         reg = _registry()
-        key = name if name in found else _canonical_name(name, reg)
+        key = name if name in found else canonical_name(name, reg)
         if key not in found:
             where = ", ".join(str(f) for f in folders) or "(no data folder)"
             available = ", ".join(sorted(found)) or "(none)"
@@ -430,8 +428,8 @@ def load_dataset(name, *, dirs=None, verify=True) -> Dataset:
                 )
             raise ValueError(f"unknown dataset {name!r}; available: {available} (searched {where})")
         arff_path, xml_path = found[key]
-    data = _read_file(arff_path, "name")
-    xml_data = _read_file(xml_path, "name") if xml_path is not None else None
+    data = read_file(arff_path, "name")
+    xml_data = read_file(xml_path, "name") if xml_path is not None else None
     if verify:
         _verify_bytes(arff_path, data, key)
         if xml_path is not None:
@@ -440,8 +438,7 @@ def load_dataset(name, *, dirs=None, verify=True) -> Dataset:
     cached = parsed_cache.fetch(cache_key, name=key, source=str(arff_path))
     if cached is not None:
         return cached
-    text = _decode_text(data, str(arff_path))
-    xml_labels = _parse_label_xml(xml_data, str(xml_path)) if xml_path is not None else None
-    ds = _parse_arff(text, source=str(arff_path), name=key, xml_labels=xml_labels)
+    ds = parse_arff(data, xml_data, name=key, source=str(arff_path),
+                    xml_source=None if xml_path is None else str(xml_path))
     parsed_cache.store(ds, cache_key)
     return ds

@@ -9,15 +9,8 @@ import tempfile
 import urllib.parse
 from pathlib import Path
 
-from .arff import _as_path
-from .catalog import (
-    ENV_VAR,
-    REGISTRY_PATH,
-    REPO_DATA_DIR,
-    _canonical_name,
-    _registry,
-    _sha256_file,
-)
+from .catalog import ENV_VAR, REGISTRY_PATH, REPO_DATA_DIR, canonical_name, registry, sha256_file
+from .paths import as_path
 
 
 def _file_url(template: str, fname: str) -> str:
@@ -80,10 +73,10 @@ def download(name, dest=None, *, base_url=None, timeout=30) -> Path:
         a non-http(s) URL, no checksum in the registry, a network error, or a checksum
         mismatch (the message names the file and both hash prefixes).
     """
-    reg = _registry()
+    reg = registry()
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a dataset name, got {name!r}")
-    key = _canonical_name(name, reg)
+    key = canonical_name(name, reg)
     if key is None:
         raise ValueError(f"unknown dataset {name!r}; the registry knows: {', '.join(sorted(reg)) or '(none)'}")
     entry = reg[key]
@@ -108,12 +101,12 @@ def download(name, dest=None, *, base_url=None, timeout=30) -> Path:
         if not sha:
             raise ValueError(f"{REGISTRY_PATH}: [datasets.{key}] has no {kind}_sha256: refusing an unverifiable download")
         files.append((fname, sha.lower()))
-    folder = REPO_DATA_DIR if dest is None else _as_path(dest, "dest")
+    folder = REPO_DATA_DIR if dest is None else as_path(dest, "dest")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ValueError(f"dest: cannot create {folder}: {exc.strerror or exc}") from None
-    missing = [(f, sha) for f, sha in files if not ((folder / f).is_file() and _sha256_file(folder / f) == sha)]
+    missing = [(f, sha) for f, sha in files if not ((folder / f).is_file() and sha256_file(folder / f) == sha)]
     if missing:
         staging = Path(tempfile.mkdtemp(dir=folder, prefix=f".{key}.", suffix=".part"))
         try:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._io import json_default, write_atomic
+from ..files import json_default, write_atomic
 from ..model.chunk_cache import ChunkCache
 from ..model.elm_ncld import ELMNCLD
 from ..model.record import ModelChunkRecord

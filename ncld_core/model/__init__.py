@@ -8,6 +8,7 @@
 * :mod:`~ncld_core.model.cardinality` -- the noise-corrected cardinality (Eq. card);
 * :mod:`~ncld_core.model.detector` -- drift detectors (Eq. Hfd and others);
 * :mod:`~ncld_core.model.chunk_cache` -- per-chunk work shared between models;
+* :mod:`~ncld_core.model.chunk_terms` -- :class:`ChunkTerms`, what one chunk contributes to the model;
 * :mod:`~ncld_core.model.elm_ncld` -- :class:`ELMNCLD`, the sufficient statistics and their solve;
 * :mod:`~ncld_core.model.record` -- :class:`ModelChunkRecord`, what the model records per chunk.
 """

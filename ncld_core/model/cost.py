@@ -2,7 +2,7 @@
 
 An analytic estimate from the shapes alone (no data is touched), for a dashboard to show before
 Run and to refuse settings past a budget.  It counts the arrays the update of one chunk holds at
-once (:meth:`ELMNCLD._chunk_statistics` and the logistic ``P_D`` fit of
+once (the model's per-chunk terms, :class:`~ncld_core.model.chunk_terms.ChunkTerms`, and the logistic ``P_D`` fit of
 :class:`~ncld_core.model.probability.LogisticProbability`), with ``N`` the chunk size, ``L`` the
 hidden nodes, ``p = L + 1``, ``q`` the labels, ``d`` the features and ``K`` the neighbours:
 

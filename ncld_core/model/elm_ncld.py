@@ -79,6 +79,7 @@ Examples
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 
 import numpy as np
@@ -96,6 +97,7 @@ from .capacity import (
     start_alpha,
 )
 from .cardinality import moment_cardinality
+from .chunk_terms import ChunkTerms
 from .cost import check_budget
 from .decision import check_decision, decide, update_state
 from .detector import DETECTORS, ChunkSignal, make_detector
@@ -130,6 +132,11 @@ def _whole_data_cardinality(Y01, rho_pos, rho_neg, estimator) -> dict:
     bounds = None if estimator is None else (rho_pos, rho_neg)
     est = moment_cardinality(Y01, rho_pos, rho_neg, rho_bounds=bounds)
     return {"cardinality": est.estimate, "prevalence": est.prevalence}
+
+
+def _floats(values) -> tuple:
+    """A per-label array as the tuple of floats a record holds."""
+    return tuple(float(v) for v in values)
 
 
 def _residual_gram(H, S):
@@ -387,9 +394,10 @@ class ELMNCLD(ChunkClassifier):
         return {"check_classifier_multioutput": reason, "check_classifiers_train": reason}
 
     # ------------------------------------------------------------------ one chunk
-    def _chunk_statistics(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator=None,
-                          coef=None, cache=None, n_neighbors=None):
-        """Everything one chunk contributes: its :class:`SufficientStatistics` and diagnostics.
+    def _chunk_terms(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator=None,
+                     coef=None, cache=None, n_neighbors=None) -> ChunkTerms:
+        """Everything one chunk contributes (:class:`~ncld_core.model.chunk_terms.ChunkTerms`): its
+        :class:`SufficientStatistics` and what was computed beside them; the model is not changed.
 
         With ``estimator`` (a FlipRateEstimator) the rates are its estimates after this chunk;
         ``coef``, the output weights before the chunk, gives it the chunk's prequential scores.
@@ -440,19 +448,18 @@ class ELMNCLD(ChunkClassifier):
             EtE = memo(("EtE", layer, k, self.graph_reg), lambda: _residual_gram(H, S))
         else:  # beta = 1: the graph term has weight 0 (it stays 0 if beta is changed later)
             EtE = np.zeros_like(HtH)
-        return {
-            "sufficient": SufficientStatistics(HtH, EtE, H.T @ Y_pm, H.T @ A),
-            "H": H,
-            "Y01": Y01,
-            "cardinality": cardinality,
-            "signal": signal,
-            "observed_cardinality": float(Y01.sum(axis=1).mean()),
-            "mean_weight": float(W.mean()),
-            "n": X.shape[0],
-            "rho_pos": rho_pos,
-            "rho_neg": rho_neg,
-            "estimator": estimator,
-        }
+        return ChunkTerms(
+            sufficient=SufficientStatistics(HtH, EtE, H.T @ Y_pm, H.T @ A),
+            H=H,
+            Y01=Y01,
+            rho_pos=rho_pos,
+            rho_neg=rho_neg,
+            estimator=estimator,
+            cardinality=cardinality,
+            signal=signal,
+            observed_cardinality=float(Y01.sum(axis=1).mean()),
+            mean_weight=float(W.mean()),
+        )
 
     def _solve_statistics(self, stats: SufficientStatistics, alpha: float | None = None):
         """``Phi``, ``Psi`` and cond(K) of the sums ``stats`` at the current parameters (ridge ``alpha``,
@@ -469,7 +476,7 @@ class ELMNCLD(ChunkClassifier):
         grid = alpha_grid(self.alpha)
         return float(self.alpha) if grid is None else start_alpha(grid)
 
-    def _select_alpha(self, grid, st, stats, losses):
+    def _select_alpha(self, grid, terms: ChunkTerms | None, stats, losses):
         """With a grid (``alpha="auto"``, :mod:`ncld_core.model.capacity`): the ridge to solve with after
         this chunk and the discounted losses.  Every grid value's model of the sums ``stats`` before the
         chunk (None: the first chunk) is scored on the chunk before it is learnt; one ``eigh`` gives them all."""
@@ -480,13 +487,13 @@ class ELMNCLD(ChunkClassifier):
         acc = np.zeros(len(grid)) if losses is None or len(losses) != len(grid) else np.asarray(losses, float)
         mu, V = np.linalg.eigh(stats.K(0.0, self.beta, self.hessian))  # the data part: K - alpha I
         B = stats.B_score(self.beta) - stats.B_rank(self.gamma)
-        chunk = st["sufficient"]
+        chunk = terms.sufficient
         if alpha_criterion(self.alpha) == "mse":
-            new = prequential_losses(mu, V, B, chunk.HtH, chunk.HtY, st["n"],
-                                     label_weights(st["rho_pos"], st["rho_neg"], chunk.HtY.shape[1]), grid)
+            new = prequential_losses(mu, V, B, chunk.HtH, chunk.HtY, terms.n_instances,
+                                     label_weights(terms.rho_pos, terms.rho_neg, chunk.HtY.shape[1]), grid)
         else:
-            new = prequential_ap_losses(mu, V, B, st["H"], st["Y01"], grid, criterion=alpha_criterion(self.alpha),
-                                        rho_pos=st["rho_pos"], rho_neg=st["rho_neg"])
+            new = prequential_ap_losses(mu, V, B, terms.H, terms.Y01, grid, criterion=alpha_criterion(self.alpha),
+                                        rho_pos=terms.rho_pos, rho_neg=terms.rho_neg)
         acc = ALPHA_DISCOUNT * acc + new
         if not np.any(np.isfinite(acc)):
             raise ValueError("alpha: no grid value keeps K positive definite; use larger values")
@@ -550,66 +557,68 @@ class ELMNCLD(ChunkClassifier):
                 raise ValueError("flip_rates: this model was fitted with given rates; it cannot switch to 'estimate'")
             if not estimating:
                 estimator = None
-        st = self._chunk_statistics(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator,
-                                    coef=None if first else self.coef_, cache=cache)
-        results = {name: det.update(st["signal"]) for name, det in detectors.items()}
+        terms = self._chunk_terms(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator,
+                                  coef=None if first else self.coef_, cache=cache)
+        results = {name: det.update(terms.signal) for name, det in detectors.items()}
         result = results[""]
         action = drift_action(result.fired, self.strategy, first)
         grid = alpha_grid(self.alpha)
-        alpha, losses = self._select_alpha(grid, st, None if first else self.statistics_,
+        alpha, losses = self._select_alpha(grid, terms, None if first else self.statistics_,
                                            None if first else getattr(self, "alpha_losses_", None))
-        stats = accumulate(None if first else self.statistics_, st["sufficient"], action)
+        stats = accumulate(None if first else self.statistics_, terms.sufficient, action)
         coef, psi, cond = self._solve_statistics(stats, alpha)
-        estimator = st["estimator"]
+        estimator = terms.estimator
         if estimator is not None and action in ("retrain", "adjust"):
             estimator = estimator.after_drift()
         # The decision state reads the chunk's prequential scores (the model before it), or, when the
         # model starts afresh (first chunk, drift reset), the new model's scores, and restarts.
         decision_state = update_state(
             None if action in ("init", "retrain", "adjust") else getattr(self, "decision_state_", None),
-            st["H"] @ (coef if action in ("init", "retrain", "adjust") else self.coef_), Y01, st["rho_pos"], st["rho_neg"],
-            cardinality=st["cardinality"].estimate, prevalence=st["cardinality"].prevalence,
-            rates_estimated=st["estimator"] is not None)
+            terms.H @ (coef if action in ("init", "retrain", "adjust") else self.coef_), Y01, terms.rho_pos,
+            terms.rho_neg, cardinality=terms.cardinality.estimate, prevalence=terms.cardinality.prevalence,
+            rates_estimated=terms.estimator is not None)
+        record = ModelChunkRecord(
+            chunk=0 if first else len(self._chunk_records()),
+            n_instances=terms.n_instances,
+            observed_cardinality=terms.observed_cardinality,
+            lcard_hat=terms.cardinality.estimate,
+            lcard_se=terms.cardinality.se,
+            lcard_low=terms.cardinality.low,
+            lcard_high=terms.cardinality.high,
+            lcard_paper=float(terms.signal.paper.mean()),
+            detector=getattr(self, "detector", "paper"),
+            statistic=result.statistic,
+            threshold=result.threshold,
+            fired=bool(result.fired),
+            action=action,
+            mean_weight=terms.mean_weight,
+            k_condition=cond,
+            alpha=alpha,
+            rho_pos_mean=float(np.mean(terms.rho_pos)),
+            rho_neg_mean=float(np.mean(terms.rho_neg)),
+            seconds=time.perf_counter() - t0,
+            prevalence_hat=_floats(terms.cardinality.prevalence),
+            rho_pos_est=None if estimator is None else _floats(terms.rho_pos),
+            rho_neg_est=None if estimator is None else _floats(terms.rho_neg),
+            monitors={name: MonitorResult(r.statistic, r.threshold, bool(r.fired)) for name, r in results.items() if name},
+        )
 
         # Commit: nothing above changed the model.
         if first:
             self.hidden_ = hidden
             self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
             self._binary_classes = binary
-            self._history = []
             self._rates = []
+            self._records = []
+        self._chunk_records().append(record)
         self.flip_rate_estimator_ = estimator
-        self._rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
+        self._rates.append((np.array(terms.rho_pos, dtype=float), np.array(terms.rho_neg, dtype=float)))
         self.detector_, self.monitors_ = detectors.pop(""), detectors
-        self.statistics_, self.chunk_statistics_ = stats, st["sufficient"]
+        self.statistics_, self.chunk_statistics_ = stats, terms.sufficient
         self.coef_, self.psi_ = coef, psi
         self.decision_state_ = decision_state
         self.alpha_, self.alpha_losses_ = alpha, losses
         self.alpha_grid_ = None if grid is None else np.asarray(grid, dtype=float)
-        record = ModelChunkRecord(
-            chunk=len(self._history),
-            n_instances=st["n"],
-            observed_cardinality=st["observed_cardinality"],
-            lcard_hat=st["cardinality"].estimate,
-            lcard_se=st["cardinality"].se,
-            lcard_low=st["cardinality"].low,
-            lcard_high=st["cardinality"].high,
-            lcard_paper=float(st["signal"].paper.mean()),
-            detector=getattr(self, "detector", "paper"),
-            statistic=result.statistic,
-            threshold=result.threshold,
-            fired=bool(result.fired),
-            action=action,
-            mean_weight=st["mean_weight"],
-            k_condition=cond,
-            alpha=alpha,
-            rho_pos_mean=float(np.mean(st["rho_pos"])),
-            rho_neg_mean=float(np.mean(st["rho_neg"])),
-            seconds=time.perf_counter() - t0,
-            monitors={name: MonitorResult(r.statistic, r.threshold, bool(r.fired)) for name, r in results.items() if name},
-        )
-        self._history.append(record.row())
-        self._prevalence = st["cardinality"].prevalence
         return self
 
     def _current_detectors(self) -> dict:
@@ -669,13 +678,13 @@ class ELMNCLD(ChunkClassifier):
             # The estimator ranks each block by the scores of the model fitted on the blocks before
             # it (as the online model does); only then is a solve per block needed.
             coef = None if estimator is None or start == 0 else self._solve_statistics(stats, alpha)[0]
-            st = self._chunk_statistics(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P,
-                                        estimator, coef=coef, n_neighbors=k)
-            estimator = st["estimator"]
-            rates.append((np.array(st["rho_pos"], dtype=float), np.array(st["rho_neg"], dtype=float)))
+            terms = self._chunk_terms(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P,
+                                      estimator, coef=coef, n_neighbors=k)
+            estimator = terms.estimator
+            rates.append((np.array(terms.rho_pos, dtype=float), np.array(terms.rho_neg, dtype=float)))
             if grid is not None and start > 0:
-                alpha, losses = self._select_alpha(grid, st, stats, losses)
-            stats = accumulate(stats, st["sufficient"], "init" if start == 0 else "none")
+                alpha, losses = self._select_alpha(grid, terms, stats, losses)
+            stats = accumulate(stats, terms.sufficient, "init" if start == 0 else "none")
         coef, psi, _ = self._solve_statistics(stats, alpha)
         rates_pos, rates_neg = rates[-1]
         decision_state = update_state(None, hidden.transform(X) @ coef, Y01, rates_pos, rates_neg,
@@ -684,16 +693,17 @@ class ELMNCLD(ChunkClassifier):
         detectors = self._new_detectors()
         self.detector_, self.monitors_ = detectors.pop(""), detectors
         self.n_features_in_, self.n_labels_ = X.shape[1], Y01.shape[1]
-        self.statistics_, self.chunk_statistics_ = stats, st["sufficient"]
+        self.statistics_, self.chunk_statistics_ = stats, terms.sufficient
         self.coef_, self.psi_ = coef, psi
         self.decision_state_ = decision_state
         self.alpha_, self.alpha_losses_ = alpha, losses
         self.alpha_grid_ = None if grid is None else np.asarray(grid, dtype=float)
         self.flip_rate_estimator_ = estimator
         self._binary_classes = binary
-        self._history = []
+        self._records = []  # fit learns no chunk: no record
+        for old in ("_history", "_prevalence"):  # of a model read from a checkpoint written before records
+            vars(self).pop(old, None)
         self._rates = rates
-        vars(self).pop("_prevalence", None)  # of a chunk learnt before: forgotten
         return self
 
     def _check_fitted(self):
@@ -718,12 +728,33 @@ class ELMNCLD(ChunkClassifier):
         rule = check_decision(getattr(self, "decision", "paper"))
         return decide(rule, getattr(self, "decision_state_", None), scores)
 
+    def _chunk_records(self) -> list[ModelChunkRecord]:
+        """The records of the chunks learnt, oldest first (the model's history).
+
+        A model read from a checkpoint written when the history was kept as rows (``_history``, with the
+        newest chunk's prevalences and estimated rates kept beside them) has them made into records here, once.
+        """
+        records = vars(self).get("_records")
+        if records is None:
+            records = [ModelChunkRecord.from_dict(row) for row in vars(self).pop("_history", [])]
+            prevalence = vars(self).pop("_prevalence", None)
+            if records:
+                rates = getattr(self, "_rates", None) if getattr(self, "flip_rate_estimator_", None) is not None else None
+                records[-1] = dataclasses.replace(
+                    records[-1], prevalence_hat=None if prevalence is None else _floats(prevalence),
+                    rho_pos_est=_floats(rates[-1][0]) if rates else None,
+                    rho_neg_est=_floats(rates[-1][1]) if rates else None)
+            self._records = records
+        return records
+
     @property
     def history_(self) -> pd.DataFrame:
-        """Per-chunk diagnostics (see :data:`HISTORY_COLUMNS`; then the monitors' columns)."""
+        """Per-chunk diagnostics, one row per chunk learnt (see :data:`HISTORY_COLUMNS`; then the monitors'
+        columns): :meth:`ModelChunkRecord.row <ncld_core.model.record.ModelChunkRecord.row>` of each record."""
         self._check_fitted()
-        extra = [k for k in (self._history[-1] if self._history else {}) if k not in HISTORY_COLUMNS]
-        return pd.DataFrame(self._history, columns=[*HISTORY_COLUMNS, *extra])
+        rows = [record.row() for record in self._chunk_records()]
+        extra = [k for k in (rows[-1] if rows else {}) if k not in HISTORY_COLUMNS]
+        return pd.DataFrame(rows, columns=[*HISTORY_COLUMNS, *extra])
 
     @property
     def flip_rates_history_(self) -> pd.DataFrame:
@@ -754,11 +785,5 @@ class ELMNCLD(ChunkClassifier):
         rates, ``rho_pos_est`` / ``rho_neg_est``.
         """
         self._check_fitted()
-        if not self._history:
-            return None
-        record = dict(self._history[-1])
-        if getattr(self, "_prevalence", None) is not None:
-            record["prevalence_hat"] = self._prevalence
-        if getattr(self, "flip_rate_estimator_", None) is not None and getattr(self, "_rates", None):
-            record["rho_pos_est"], record["rho_neg_est"] = self._rates[-1]
-        return ModelChunkRecord.from_dict(record)
+        records = self._chunk_records()
+        return records[-1] if records else None

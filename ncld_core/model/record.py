@@ -4,15 +4,16 @@
 (``model.last_record_``), carried per model in the runner's
 :class:`~ncld_core.eval.runner.ChunkResult` and read by attribute by the dashboard, the benchmarks
 and the command line. Its scalar fields are the columns of ``ELMNCLD.history_``
-(:data:`HISTORY_COLUMNS`, derived from the fields); :meth:`ModelChunkRecord.row` is the flat
-form (a history row, the ``diag_*`` columns of the CSV) and :meth:`ModelChunkRecord.from_dict`
-reads it back, as well as :func:`dataclasses.asdict`'s nested form (run checkpoints).
+(:data:`HISTORY_COLUMNS`, derived from the fields). The model keeps its history as these records
+(``history_`` is their rows, made when read). :meth:`ModelChunkRecord.row` is the flat form (a
+history row, the ``diag_*`` columns of the CSV); :meth:`ModelChunkRecord.to_dict` the nested plain
+form (checkpoints); :meth:`ModelChunkRecord.from_dict` reads either back.
 
 >>> r = ModelChunkRecord.from_dict({**dict.fromkeys(HISTORY_COLUMNS, 0.0), "detector": "paper", "action": "init",
 ...                                 "fired": False, "welch_statistic": 1.0, "welch_threshold": 2.0, "welch_fired": False})
 >>> r.monitors["welch"].threshold, r.acting.fired
 (2.0, False)
->>> ModelChunkRecord.from_dict(dataclasses.asdict(r)) == r
+>>> ModelChunkRecord.from_dict(r.to_dict()) == r == ModelChunkRecord.from_dict(r.row())
 True
 """
 
@@ -84,10 +85,15 @@ class ModelChunkRecord:
             out.update({f"{name}_{f}": getattr(result, f) for f in _MONITOR_FIELDS})
         return out
 
+    def to_dict(self) -> dict:
+        """The nested plain form (:func:`dataclasses.asdict`): every field, the per-label ones as tuples
+        of floats (or None), ``monitors`` as ``{name: {"statistic", "threshold", "fired"}}``."""
+        return dataclasses.asdict(self)
+
     @classmethod
     def from_dict(cls, data: Mapping) -> "ModelChunkRecord":
-        """A record from :meth:`row` (plus the per-label fields) or from ``dataclasses.asdict``
-        (runs saved before the record was typed hold the flat form)."""
+        """A record from :meth:`to_dict` or from :meth:`row` (plus the per-label fields; runs saved
+        before the record was typed hold the flat form)."""
         data = dict(data)
         kw = {name: data.pop(name, float("nan")) if name == "alpha" else data.pop(name)  # alpha: runs saved before it
               for name in HISTORY_COLUMNS}

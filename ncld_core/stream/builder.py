@@ -31,13 +31,14 @@ import numbers
 import numpy as np
 
 from ncld_core._validation import check_in_range, check_X, check_Y
-from ncld_core.stream.noise import _spawn, apply_label_noise, resolve_flip_rates
+from ncld_core.stream.noise import apply_label_noise, resolve_flip_rates
 from ncld_core.stream.schedule import (
     apply_label_shifts,
     as_schedule,
     reorder_for_schedule,
     shift_permutation,
 )
+from ncld_core.stream.seeding import spawn_generators
 from ncld_core.stream.stream import Stream
 
 __all__ = ["build_stream"]
@@ -122,7 +123,7 @@ def build_stream(
     schedule = as_schedule(schedule, optional=True)
 
     # One independent generator per step (see the random_state doc).
-    rng_order, rng_rates, rng_noise = _spawn(random_state, 3)
+    rng_order, rng_rates, rng_noise = spawn_generators(random_state, 3)
 
     # 1. Order (and truncate).
     if schedule is not None:

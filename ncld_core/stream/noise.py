@@ -36,7 +36,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ncld_core._validation import _label_name, check_flip_rates, check_in_range, check_Y
+from ncld_core._validation import check_flip_rates, check_in_range, check_Y, describe_label
+from ncld_core.stream.seeding import as_generator
 
 __all__ = [
     "PAPER_FLIP_RANGE",
@@ -53,43 +54,6 @@ PAPER_FLIP_RANGE = (0.2, 0.4)
 # on large benchmarks (bookmarks: 87856 x 208) without changing the result, since
 # consecutive calls of Generator.random produce the same numbers as one big call.
 _NOISE_BLOCK_ENTRIES = 1 << 22
-
-
-def _as_generator(random_state, name: str = "random_state") -> np.random.Generator:
-    """Return a ``numpy.random.Generator`` from None, an int, a SeedSequence or a Generator."""
-    if isinstance(random_state, bool):
-        raise ValueError(f"{name} must be None, an integer or a numpy Generator, got {random_state!r}")
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"{name} must be None, a non-negative integer or a numpy Generator, got {random_state!r} ({exc})"
-        ) from None
-
-
-def _spawn(random_state, n: int, name: str = "random_state") -> list[np.random.Generator]:
-    """Split one seed into ``n`` independent generators.
-
-    Each step of a pipeline (ordering, drawing rates, flipping) gets its own
-    stream, so that changing one step (e.g. no shuffling) does not change the
-    random numbers seen by the others: the noise of a given ordered stream then
-    depends only on the seed.
-    """
-    if isinstance(random_state, np.random.Generator):
-        return list(random_state.spawn(n))
-    if isinstance(random_state, bool):
-        raise ValueError(f"{name} must be None, an integer or a numpy Generator, got {random_state!r}")
-    try:
-        seq = (
-            random_state
-            if isinstance(random_state, np.random.SeedSequence)
-            else np.random.SeedSequence(random_state)
-        )
-        return [np.random.default_rng(s) for s in seq.spawn(n)]
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"{name} must be None, a non-negative integer or a numpy Generator, got {random_state!r} ({exc})"
-        ) from None
 
 
 def draw_flip_rates(n_labels: int, low: float = 0.2, high: float = 0.4, *, random_state=None):
@@ -135,7 +99,7 @@ def draw_flip_rates(n_labels: int, low: float = 0.2, high: float = 0.4, *, rando
             f"flip rate range [{low:g}, {high:g}]: every drawn pair would have rho_pos + rho_neg >= 1 "
             "(Eq. NR needs < 1); use low < 0.5"
         )
-    rng = _as_generator(random_state)
+    rng = as_generator(random_state)
     rho_pos = rng.uniform(low, high, size=n_labels)
     rho_neg = rng.uniform(low, high, size=n_labels)
     # Rounding can push uniform(low, high) onto high only by an ulp; clip keeps [low, high].
@@ -181,7 +145,7 @@ def _rates_from_frame(df: pd.DataFrame, n_labels: int, label_names, source: str)
         if bad.size:
             j = int(bad[0])
             raise ValueError(
-                f"{source}: column {col} of {_label_name(j, label_names)} is not a number: {df[col].iloc[j]!r}"
+                f"{source}: column {col} of {describe_label(j, label_names)} is not a number: {df[col].iloc[j]!r}"
             )
         cols.append(values)
     return check_flip_rates(cols[0], cols[1], n_labels, label_names=label_names, source=source)
@@ -359,7 +323,7 @@ def apply_label_noise(Y_true, rho_pos, rho_neg, *, random_state=None) -> np.ndar
     Y = check_Y(Y_true, name="Y_true")
     n, q = Y.shape
     rho_pos, rho_neg = check_flip_rates(rho_pos, rho_neg, n_labels=q)
-    rng = _as_generator(random_state)
+    rng = as_generator(random_state)
     out = np.empty_like(Y)
     rows = max(1, _NOISE_BLOCK_ENTRIES // q)
     for start in range(0, n, rows):

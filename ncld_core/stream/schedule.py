@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncld_core._validation import check_in_range, check_Y
-from ncld_core.stream.noise import _as_generator
+from ncld_core.stream.seeding import as_generator
 from ncld_core.stream.stream import ChangePoint
 
 __all__ = [
@@ -509,7 +509,7 @@ def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, ra
         # Shifts only: no pools, the order of a stream without drift.
         n = n_total if n_instances is None else n_instances
         sched.validate(n)
-        rng = _as_generator(random_state)
+        rng = as_generator(random_state)
         order = rng.permutation(n_total) if shuffle else np.arange(n_total)
         return order[:n].astype(np.int64, copy=False), sched.change_points
 
@@ -559,7 +559,7 @@ def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, ra
             f"{need['multi']} multi-label instances, but {counts}"
         )
 
-    rng = _as_generator(random_state)
+    rng = as_generator(random_state)
     # One permutation per pool, cut into consecutive slices: segments are disjoint
     # (no instance twice) and each is in random order.
     drawn = {}

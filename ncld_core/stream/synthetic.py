@@ -45,13 +45,9 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from ncld_core._validation import check_in_range
-from ncld_core.stream.noise import (
-    _is_number_pair,
-    _spawn,
-    apply_label_noise,
-    resolve_flip_rates,
-)
+from ncld_core.stream.noise import apply_label_noise, resolve_flip_rates
 from ncld_core.stream.schedule import apply_label_shifts, as_schedule, shift_permutation
+from ncld_core.stream.seeding import spawn_generators
 from ncld_core.stream.stream import Stream
 
 __all__ = ["make_synthetic_stream", "solve_offset"]
@@ -194,7 +190,7 @@ def make_synthetic_stream(
             )
 
     # Independent streams per step: e.g. changing flip_rates does not change X or Y_true.
-    rng_struct, rng_ref, rng_x, rng_y, rng_rates, rng_noise = _spawn(random_state, 6)
+    rng_struct, rng_ref, rng_x, rng_y, rng_rates, rng_noise = spawn_generators(random_state, 6)
     n, d = int(n_instances), int(n_features)
 
     # --- structure: clusters, label weights, per-label biases ----------------------
@@ -263,10 +259,11 @@ def make_synthetic_stream(
         "schedule": None if schedule is None else str(schedule),
         "low_cardinality": float(low_cardinality),
         "high_cardinality": float(high_cardinality),
-        # JSON-friendly; a [low, high] list means the same range when passed back.
+        # JSON-friendly; a [low, high] list means the same range when passed back (a range is the
+        # only non-string spec resolve_flip_rates draws from).
         "flip_rates": (
             flip_rates if isinstance(flip_rates, (str, type(None)))
-            else [float(v) for v in flip_rates] if _is_number_pair(flip_rates)
+            else [float(v) for v in flip_rates] if mode == "drawn"
             else "explicit"
         ),
         "n_clusters": int(n_clusters),

@@ -61,7 +61,7 @@ import numpy as np
 
 from ..._validation import check_in_range
 from ._base import ChunkBaseline, as_csr
-from .river_peer import _river, row_dicts
+from .river_peer import import_river, row_dicts
 
 __all__ = ["RiverClassifierChain"]
 
@@ -130,7 +130,7 @@ class RiverClassifierChain(ChunkBaseline):
     def _start(self, X, Y01):
         d, q = X.shape[1], Y01.shape[1]
         if self.engine == "river":
-            linear_model, multioutput, optim = _river()
+            linear_model, multioutput, optim = import_river()
             order = [_label_key(j) for j in range(q)]
             template = linear_model.LogisticRegression(optimizer=optim.SGD(self.learning_rate))
             return {"model_": multioutput.ClassifierChain(template, order=order),

@@ -44,13 +44,15 @@ import numpy as np
 from ..._validation import check_in_range
 from ._base import ChunkBaseline, as_csr
 
-__all__ = ["RiverBinaryRelevance", "row_dicts"]
+__all__ = ["RiverBinaryRelevance", "row_dicts", "import_river"]
 
 if importlib.util.find_spec("river") is None:  # keep the doctests runnable without River
     __doc__ = __doc__.split("Examples\n--------")[0] + "(Examples need River.)\n"
 
 
-def _river():
+def import_river():
+    """River's ``linear_model``, ``multioutput`` and ``optim`` modules, imported on first use (River is
+    optional); without River a ``ValueError`` saying how to install it."""
     try:
         from river import linear_model, multioutput, optim
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -109,7 +111,7 @@ class RiverBinaryRelevance(ChunkBaseline):
         check_in_range(self.l2, "l2", 0, math.inf, high_open=True)
 
     def _new_model(self, q):
-        linear_model, multioutput, optim = _river()
+        linear_model, multioutput, optim = import_river()
         template = linear_model.LogisticRegression(optimizer=optim.SGD(self.learning_rate), l2=self.l2)
         model = multioutput.PerOutputClassifier(template)
         for j in range(q):  # create every label's model now, in label order

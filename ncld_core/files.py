@@ -1,7 +1,8 @@
-"""Atomic file writes: a temporary file in the same folder, fsync, then rename.
+"""Writing result files: atomic writes, and JSON of numpy values.
 
-A reader (or a crash) sees either the old file or the complete new one, never a
-half-written one.
+:func:`write_atomic` writes a temporary file in the same folder, fsyncs it, then renames it: a
+reader (or a crash) sees either the old file or the complete new one, never a half-written one.
+Checkpoints, the runner's exports and the benchmarks' reports are all written through it.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "out", "a.txt")
