@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 from dataclasses import dataclass, field
 
 from ._validation import Range, check_flip_rates
@@ -53,7 +54,7 @@ _RATE = Range(0, 1, high_open=True)
 
 
 def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 #: What each non-numeric field must hold (the numeric ones are checked by their ``Range``): a check
@@ -179,6 +180,8 @@ class StreamSpec:
                 check_flip_rates(self.rho_pos, self.rho_neg, n_labels, source="flip-rate table")
             except ValueError as exc:
                 err["rates"] = str(exc)
+                err.pop("rho_pos", None)  # the table's message names the label and the value: said once
+                err.pop("rho_neg", None)
         has_schedule = "schedule" not in err and bool(self.schedule.strip())
         if self.dataset == "synthetic" and has_schedule and "n_labels" not in err and self.n_labels <= 3:
             err["schedule"] = "a drift schedule on the synthetic stream needs more than 3 labels (its multi-label regime has cardinality 3)"
