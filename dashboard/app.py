@@ -2,6 +2,8 @@
 
 The sidebar (every control, shared by all pages) is drawn here; each view is a page
 of ``st.navigation``. The app is a thin layer over ``ncld_core``: no model math here.
+The sidebar and every page run guarded (``dashboard.ui.guarded``): an unexpected error shows a short
+message with an error id, and its traceback goes to the server's log under that id.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ st.set_page_config(page_title="ncld · ELM-NCLD lab", page_icon=str(Path(__file_
 
 from dashboard.controls import render_sidebar  # noqa: E402
 from dashboard.data import warm_up  # noqa: E402
+from dashboard.ui import guarded  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 pages = [
@@ -29,7 +32,11 @@ pages = [
     st.Page(HERE / "views" / "data.py", title="Datasets & stream", icon=":material/dataset:", url_path="data"),
 ]
 page = st.navigation(pages, position="top")
-with st.sidebar:
+st.session_state.pop("ctx", None)
+with st.sidebar, guarded("drawing the settings"):
     st.session_state["ctx"] = render_sidebar()
+if "ctx" not in st.session_state:  # the settings could not be drawn: no page without them
+    st.stop()
 warm_up()
-page.run()
+with guarded("drawing the page"):
+    page.run()

@@ -5,10 +5,10 @@ State (this visitor only, ``st.session_state``):
 
 * ``run_history``: snapshots of the last :data:`MAX_RUNS` finished (or stopped) runs, oldest first:
   their settings and per-chunk records, never the stream's data;
-* ``pinned_run``: the id of the pinned snapshot (kept even when it is older than the others);
-* ``link_extra``: query parameters beside the settings that :func:`dashboard.controls.sync_url`
-  keeps in the URL: ``baseline`` holds the pinned run's settings (the JSON of its own link values),
-  so a link re-runs it, deterministically (its seeds are settings), in a fresh session.
+* ``pinned_run``: the id of the pinned snapshot (kept even when it is older than the others).
+
+Pinning puts the run's settings in the link (:func:`dashboard.link.set_baseline`); a link read in a fresh
+session offers to re-run it (:func:`run_baseline`, deterministic: its seeds are settings) on a click.
 
 Drawing only: the grouping, the scores and the chunk axis of another chunk size come from
 :mod:`ncld_core.eval.compare`.
@@ -24,13 +24,14 @@ import streamlit as st
 from ncld_core.config import RunConfig
 from ncld_core.eval.compare import differing_settings, rescale_chunks, run_scores
 
-from . import data
-from .controls import label_of, read_link, worded
+from . import data, link
+from .labels import label_of
 
-HISTORY, PINNED, LINK_EXTRA = "run_history", "pinned_run", "link_extra"
-#: The query parameter of the pinned run; the link's other parameters are the current settings.
-LINK_PARAM = "baseline"
+HISTORY, PINNED = "run_history", "pinned_run"
 MAX_RUNS = 10
+#: The longest a re-run of a link's pinned run may be expected to take (seconds; it runs in the page's own
+#: thread, where Stop cannot reach it): a longer one is loaded into the controls and run with Run instead.
+REPLAY_LIMIT_S = 120
 #: How much a baseline's curves are dimmed.
 DIM = 0.3
 
@@ -73,15 +74,12 @@ def pin(sid: int):
     if snap is None:
         return
     st.session_state[PINNED] = sid
-    cfg = snap["cfg"]
-    st.session_state[LINK_EXTRA] = ({} if cfg.dataset == data.UPLOAD else
-                                    {LINK_PARAM: json.dumps(cfg.to_query_params(), sort_keys=True,
-                                                            separators=(",", ":"))})
+    link.set_baseline(snap["cfg"])
 
 
 def unpin():
     st.session_state.pop(PINNED, None)
-    st.session_state[LINK_EXTRA] = {}
+    link.set_baseline(None)
 
 
 def baseline_for(run: dict | None) -> dict | None:
@@ -96,37 +94,9 @@ def label(snap: dict) -> str:
     return f"#{snap['id']}" + (" (from the link)" if snap.get("origin") == "link" else "")
 
 
-# --------------------------------------------------------------------------- the link
-def read_link_baseline(params: dict) -> tuple[RunConfig | None, list[str]]:
-    """The pinned run a link carries (``baseline=<its link values as JSON>``), and what cannot be used.
-
-    Any value of it that cannot be applied is named (as the link's other values are) and no baseline
-    is pinned: a baseline re-run with a default in place of one of its values would not be that run.
-    """
-    raw = params.get(LINK_PARAM)
-    if raw is None:
-        return None, []
-    try:
-        values = json.loads(raw)
-        if not isinstance(values, dict):
-            raise ValueError
-    except ValueError:
-        return None, [f"{LINK_PARAM}={raw!r} (the pinned run: cannot read it; no baseline is pinned)"]
-    cfg, notes = read_link({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in values.items()})
-    notes = [n.replace("; the default is used", "") for n in notes]  # nothing is used: no baseline
-    if not notes:
-        if cfg.dataset == data.UPLOAD:
-            notes = ["dataset 'upload' (an uploaded file cannot travel in a link)"]
-        else:
-            errors = cfg.errors()
-            notes = [worded(v) for v in errors.values()]
-    if notes:
-        return None, [f"{LINK_PARAM} (the pinned run: {'; '.join(notes)}; no baseline is pinned)"]
-    return cfg, []
-
-
+# --------------------------------------------------------------------------- a link's pinned run
 @st.cache_data(max_entries=8, show_spinner=False)
-def _replay(cfg_json: str) -> dict:
+def replay(cfg_json: str) -> dict:
     """Run a configuration to the end (seeded: the same records as the run it reproduces)."""
     cfg = RunConfig(**json.loads(cfg_json))
     stream = data.build_stream(cfg)
@@ -136,15 +106,13 @@ def _replay(cfg_json: str) -> dict:
             "n_chunks": stream.n_chunks(cfg.chunk_size), "stream_name": stream.name}
 
 
-def restore_from_link() -> str | None:
-    """Re-run the pinned run a link carried (once per session) and pin it; an error message or None."""
-    cfg = st.session_state.pop("link_baseline", None)
-    if cfg is None:
-        return None
+def run_baseline(cfg: RunConfig) -> str | None:
+    """Re-run a link's pinned run (checked by :func:`dashboard.link.read_baseline`) and pin it: the click's
+    work. An error message, or None."""
     try:
         with st.spinner("Re-running the pinned baseline from the link…"):
-            out = _replay(json.dumps(cfg.to_dict(), sort_keys=True))
-    except Exception as exc:  # noqa: BLE001 - said inline, never a traceback
+            out = replay(json.dumps(cfg.to_dict(), sort_keys=True))
+    except ValueError as exc:  # the core's message; anything else is the page's error (with its id)
         return f"The pinned baseline of the link could not be re-run: {exc}"
     snap = remember({**out, "cfg": cfg, "status": "done"}, origin="link")
     pin(snap["id"])
@@ -273,8 +241,8 @@ def render(run: dict | None):
         travel = ("" if base["cfg"].dataset != data.UPLOAD else
                   " It ran on an uploaded file, which cannot travel in a link: the link does not carry it.")
         st.caption(f"Pinned baseline: run {label(base)}, drawn dimmed (“baseline {label(base)}: …” in the legends) "
-                   f"under the panels of every other run; a link to this page re-runs it from its settings "
-                   f"(its seeds included) and runs the current settings.{travel}")
+                   f"under the panels of every other run; a link to this page carries its settings (its seeds included) "
+                   f"and offers to re-run it.{travel}")
     if len(snaps) > 1 or (snaps and base is None):
         with st.container(key="panel_compare"):
             df = table(snaps)

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import json
 
+import pandas as pd
 import streamlit as st
 
 from ncld_core.config import RunConfig, StreamSpec
@@ -28,23 +29,68 @@ def list_datasets():
     try:
         return _list(), None
     except ValueError as exc:  # e.g. NCLD_DATA_DIR points to a missing folder
-        import pandas as pd
-
         return pd.DataFrame(columns=["name", "instances", "features", "labels", "cardinality"]), str(exc)
 
 
-def dataset_row(name: str):
-    """The listing row of a registry dataset as a dict, or None when it is not available."""
+@dataclasses.dataclass(frozen=True)
+class DatasetFacts:
+    """What the controls need to know of the chosen data: its sizes (None: not known) and label names."""
+
+    name: str
+    n_instances: int | None = None
+    n_features: int | None = None
+    n_labels: int | None = None
+    label_names: tuple = ()
+    cardinality: float | None = None
+
+    @property
+    def note(self) -> str:
+        """The sizes in a line (empty for the synthetic generator, whose sizes are settings)."""
+        if self.n_instances is None:
+            return ""
+        card = "" if self.cardinality is None else f" · cardinality {self.cardinality:.3f}"
+        return f"{self.n_instances} instances · {self.n_features} features · {self.n_labels} labels{card}"
+
+
+#: Said for an upload that is not there (a link, or the uploader still empty).
+NO_UPLOAD = "upload an ARFF file (MEKA: labels given by -C n in @relation)"
+
+
+def resolve(name, upload=None) -> DatasetFacts:
+    """The one door from a dataset name to data, for the control, the link, the pinned run and the data page:
+    the synthetic generator, a dataset listed in the data folders (``ncld_core.data.resolve_dataset``) or this
+    session's own upload (``upload``: (Dataset, digest)). Anything else is a ValueError that names no file
+    and no folder. The synthetic generator's sizes are settings: its facts are all None."""
+    from ncld_core.data import resolve_dataset
+
+    if name == "synthetic":
+        return DatasetFacts("synthetic")
+    if name == UPLOAD:
+        if upload is None:
+            raise ValueError(NO_UPLOAD)
+        ds = upload[0]
+        return DatasetFacts(ds.name, ds.n_instances, ds.n_features, ds.n_labels, tuple(ds.label_names),
+                            float(ds.cardinality))
+    key = resolve_dataset(name).name
     df, _ = list_datasets()
-    hit = df[df["name"] == name]
-    return None if hit.empty else hit.iloc[0].to_dict()
+    hit = df[df["name"] == key]
+    if hit.empty:  # listed a moment ago (the listing is re-scanned every 30 s): refused the same way
+        raise ValueError(f"unknown dataset {key!r}: choose one of the listed datasets")
+    row = hit.iloc[0]
+
+    def size(col):
+        return None if pd.isna(row[col]) else int(row[col])
+
+    card = None if pd.isna(row["cardinality"]) else float(row["cardinality"])
+    return DatasetFacts(key, size("instances"), size("features"), size("labels"), cardinality=card)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def load_dataset(name: str):
+    """A dataset listed in the data folders (never a path: ``ncld_core.data.load_dataset(paths=False)``)."""
     from ncld_core.data import load_dataset as _load
 
-    return _load(name)
+    return _load(name, paths=False)
 
 
 @st.cache_data(max_entries=4, show_spinner="Reading the upload…")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import re
+import uuid
+from contextlib import contextmanager
 
 import streamlit as st
 
@@ -23,3 +26,26 @@ def teach(panel: str, *, expanded: bool = False):
         for eq in info["latex"]:
             st.latex(r"\small " + eq)
         st.markdown(info["text"])
+
+
+#: The server's log of the dashboard: where an unexpected error's traceback goes, under its error id.
+log = logging.getLogger("ncld.dashboard")
+
+
+def error_text(what: str, error_id: str) -> str:
+    """What a visitor reads when something unexpected fails: what, and the id that finds it in the log."""
+    return (f"Something went wrong while {what} (error id {error_id}). Nothing about it is shown here; "
+            "the server's log has the details under that id.")
+
+
+@contextmanager
+def guarded(what: str, slot=None):
+    """Run a page's work: an unexpected error is a short message with an error id on the page (in ``slot``,
+    else where the work was), its traceback goes to the server's log with that id, never to the visitor.
+    Streamlit's own rerun and stop pass through (they are not ``Exception``)."""
+    try:
+        yield
+    except Exception:  # noqa: BLE001 - the whole point: nothing reaches the visitor but the id
+        error_id = uuid.uuid4().hex[:12]
+        log.exception("dashboard error %s while %s", error_id, what)
+        (slot or st).error(error_text(what, error_id), icon=":material/error:")

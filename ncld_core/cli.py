@@ -108,7 +108,7 @@ def config_from_args(args) -> RunConfig:
         if cfg.dataset != "synthetic":
             from .data import load_dataset
 
-            names = list(load_dataset(cfg.dataset).label_names)
+            names = list(load_dataset(cfg.dataset, paths=False).label_names)
         rho_pos, rho_neg = parse_flip_rates(args.rates_csv, len(names) if names else cfg.n_labels, names)
         data.update(noise="table", rho_pos=rho_pos.tolist(), rho_neg=rho_neg.tolist())
     return RunConfig.from_dict(data)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 from dataclasses import dataclass, field
 
 from ._validation import Range, check_flip_rates
@@ -27,22 +28,50 @@ from .eval.runner import RATE_MODES, PrequentialRunner
 from .eval.variants import ELM_VARIANTS, ORACLES
 from .model.elm_ncld import ELMNCLD, PARAM_RANGES
 
-__all__ = ["RunConfig", "StreamSpec", "ModelParams", "MODEL_PARAMS", "STREAM_FIELDS", "PRESETS"]
+__all__ = ["RunConfig", "StreamSpec", "ModelParams", "MODEL_PARAMS", "STREAM_FIELDS", "PRESETS", "MAX_INSTANCES",
+           "SYNTHETIC_BUDGET_BYTES"]
 
 #: Length of the synthetic stream when ``n_instances`` is not given.
 SYNTHETIC_DEFAULT_LENGTH = 5000
+#: The longest stream a configuration may ask for (a dataset's own size bounds it further).
+MAX_INSTANCES = 1_000_000
+#: The memory the synthetic generator's arrays may take (``ncld_core.stream.synthetic.synthetic_bytes``):
+#: its sizes (length, features, labels) are bounded together, not only one by one.
+SYNTHETIC_BUDGET_BYTES = 512 * 1024**2
 
 _DEFAULTS = ELMNCLD()
 
 #: Allowed values of the stream's numeric fields (the model's own are ``PARAM_RANGES``).
 _SEED = Range(0, 2**32 - 1, integer=True)
 _STREAM_RANGES = {
+    "n_instances": Range(2, MAX_INSTANCES, integer=True),
     "shuffle_seed": _SEED,
     "n_features": Range(1, 100_000, integer=True),
     "n_labels": Range(1, 1000, integer=True),
     "label_correlation": Range(0, 1),
 }
 _RATE = Range(0, 1, high_open=True)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+#: What each non-numeric field must hold (the numeric ones are checked by their ``Range``): a check
+#: and the message. A configuration read from a link or a TOML file can hold anything.
+_KINDS = {
+    "dataset": (lambda v: isinstance(v, str) and bool(v.strip()), "dataset must be a dataset name"),
+    "schedule": (lambda v: isinstance(v, str), "schedule must be text such as 'growth@2500' (empty: none)"),
+    "rho_pos": (lambda v: isinstance(v, list) and all(map(_is_number, v)), "rho_pos must be a list of numbers"),
+    "rho_neg": (lambda v: isinstance(v, list) and all(map(_is_number, v)), "rho_neg must be a list of numbers"),
+    "references": (lambda v: isinstance(v, bool), "references must be true or false"),
+    "models": (lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v),
+               "models must be a list of model names"),
+}
+
+
+def _kind_errors(obj, names) -> dict:
+    return {k: msg for k, (ok, msg) in _KINDS.items() if k in names and not ok(getattr(obj, k))}
 
 
 def _cached(obj, name: str, make):
@@ -121,18 +150,23 @@ class StreamSpec:
                 err[key] = msg
             return msg is None
 
+        err.update(_kind_errors(self, STREAM_FIELDS))
         if check("chunk_size", Range(-math.inf, math.inf, integer=True)):
             need(self.chunk_size >= 2, "chunk_size", "chunk size must be at least 2")
-        if self.n_instances is not None and check("n_instances", Range(2, math.inf, integer=True)):
+        if self.n_instances is not None and check("n_instances", _STREAM_RANGES["n_instances"]):
             if n_available is not None:
                 need(self.n_instances <= n_available, "n_instances",
                      f"the dataset has only {n_available} instances")
         check("shuffle_seed", _STREAM_RANGES["shuffle_seed"])
         if self.dataset == "synthetic":
-            check("n_features", _STREAM_RANGES["n_features"])
+            sizes_ok = check("n_features", _STREAM_RANGES["n_features"])
             if check("n_labels", _STREAM_RANGES["n_labels"]):
                 check("cardinality", Range(0, self.n_labels, low_open=True, high_open=True))
+            else:
+                sizes_ok = False
             check("label_correlation", _STREAM_RANGES["label_correlation"])
+            if sizes_ok and "n_instances" not in err:
+                self._synthetic_budget(err)
         if self.noise not in ("none", "range", "table"):
             err["noise"] = "noise must be 'none', 'range' or 'table'"
         elif self.noise == "range":
@@ -146,7 +180,10 @@ class StreamSpec:
                 check_flip_rates(self.rho_pos, self.rho_neg, n_labels, source="flip-rate table")
             except ValueError as exc:
                 err["rates"] = str(exc)
-        if self.dataset == "synthetic" and self.schedule.strip() and "n_labels" not in err and self.n_labels <= 3:
+                err.pop("rho_pos", None)  # the table's message names the label and the value: said once
+                err.pop("rho_neg", None)
+        has_schedule = "schedule" not in err and bool(self.schedule.strip())
+        if self.dataset == "synthetic" and has_schedule and "n_labels" not in err and self.n_labels <= 3:
             err["schedule"] = "a drift schedule on the synthetic stream needs more than 3 labels (its multi-label regime has cardinality 3)"
         length = self.length(n_available)
         # a shorter last chunk counts (medical: 978 instances in chunks of 500 is 500 + 478)
@@ -160,7 +197,7 @@ class StreamSpec:
                     sched.validate(length)
             except ValueError as exc:
                 err["schedule"] = str(exc)
-        if (Y_true is not None and self.dataset != "synthetic" and self.schedule.strip()
+        if (Y_true is not None and self.dataset != "synthetic" and has_schedule
                 and not {"schedule", "n_instances", "chunk_size"} & set(err)):
             from .stream.schedule import reorder_for_schedule
 
@@ -169,6 +206,23 @@ class StreamSpec:
             except ValueError as exc:
                 err["schedule"] = str(exc)
         return err
+
+    def _synthetic_budget(self, err: dict):
+        """The generator's arrays past :data:`SYNTHETIC_BUDGET_BYTES`: said on the size that weighs most."""
+        from .stream.synthetic import REFERENCE_SIZE, synthetic_bytes
+
+        n = self.length()
+        need = synthetic_bytes(n, self.n_features, self.n_labels)
+        if need <= SYNTHETIC_BUDGET_BYTES:
+            return
+        if self.n_instances is not None and n > REFERENCE_SIZE:
+            key = "n_instances"
+        else:
+            key = "n_features" if self.n_features >= 2 * self.n_labels else "n_labels"
+        mib = 1024**2
+        err[key] = (f"the synthetic stream needs about {need / mib:,.0f} MB of arrays ({n} instances x "
+                    f"{self.n_features} features, {self.n_labels} labels), past the budget of "
+                    f"{SYNTHETIC_BUDGET_BYTES / mib:,.0f} MB: lower the stream length, the features or the labels")
 
     def check(self, **kwargs) -> "StreamSpec":
         """Raise a ValueError listing every invalid stream field (arguments of :meth:`errors`)."""
@@ -197,10 +251,10 @@ class StreamSpec:
                 flip_rates=self.flip_rates_spec(),
                 random_state=self.shuffle_seed,
             )
-        if dataset is None:
+        if dataset is None:  # a name listed in the data folders, never a path (ncld_core.data.resolve_dataset)
             from .data import load_dataset
 
-            dataset = load_dataset(self.dataset)
+            dataset = load_dataset(self.dataset, paths=False)
         StreamSpec.check(self, n_available=dataset.n_instances, n_labels_available=dataset.n_labels)
         from .stream.builder import build_stream
 
@@ -279,18 +333,20 @@ class RunConfig(ModelParams, StreamSpec):
         Range messages are the model's own (``PARAM_RANGES``).
         """
         err = self.stream.errors(n_available, n_labels_available, Y_true)
+        err.update(_kind_errors(self, ("references", "models")))
         msg = _SEED.error(self.seed, "seed")
         if msg:
             err["seed"] = msg
         if self.model_rates not in RATE_MODES:
             err["model_rates"] = f"model_rates must be one of {', '.join(RATE_MODES)}"
-        if not self.models and not self.references:
-            err["models"] = "choose at least one model"
-        from .eval.baselines import BASELINES
+        if "models" not in err:
+            from .eval.baselines import BASELINES
 
-        unknown = [m for m in self.models if m not in ELM_VARIANTS and m not in ORACLES and m not in BASELINES]
-        if unknown:
-            err["models"] = f"unknown model(s): {', '.join(unknown)}"
+            if not self.models and self.references is not True:
+                err["models"] = "choose at least one model"
+            unknown = [m for m in self.models if m not in ELM_VARIANTS and m not in ORACLES and m not in BASELINES]
+            if unknown:
+                err["models"] = f"unknown model(s): {', '.join(unknown)}"
         for name in MODEL_PARAMS:
             if name == "alpha" and isinstance(self.alpha, (str, list, tuple)):  # chosen online: "auto" or a grid
                 from .model.capacity import alpha_grid
@@ -305,17 +361,30 @@ class RunConfig(ModelParams, StreamSpec):
                 err[name] = msg
         from .model.detector import DETECTORS
 
-        if self.detector not in DETECTORS:
+        if not isinstance(self.detector, str) or self.detector not in DETECTORS:
             err["detector"] = f"detector must be one of {', '.join(DETECTORS)}"
         from .model.decision import DECISIONS
 
-        if self.decision not in DECISIONS:
+        if not isinstance(self.decision, str) or self.decision not in DECISIONS:
             err["decision"] = f"decision must be one of {', '.join(DECISIONS)}"
-        if not isinstance(self.monitors, list) or any(m not in DETECTORS for m in self.monitors):
-            err["monitors"] = f"monitors must be a list of detector names from {', '.join(DETECTORS)}"
+        msg = self._monitors_error(DETECTORS)
+        if msg:
+            err["monitors"] = msg
         if "n_neighbors" not in err and "chunk_size" not in err and self.n_neighbors + 1 > self.chunk_size:
             err["n_neighbors"] = f"n_neighbors must be below the chunk size ({self.chunk_size})"
         return err
+
+    def _monitors_error(self, detectors) -> str | None:
+        """What is wrong with :attr:`monitors`: not detector names, the acting detector, a name twice."""
+        if not isinstance(self.monitors, list) or any(not isinstance(m, str) or m not in detectors
+                                                      for m in self.monitors):
+            return f"monitors must be a list of detector names from {', '.join(detectors)}"
+        if self.detector in self.monitors:
+            return f"monitors must not repeat the acting detector {self.detector!r} (it is recorded already)"
+        twice = sorted({m for m in self.monitors if self.monitors.count(m) > 1})
+        if twice:
+            return f"monitors must name each detector once ({', '.join(map(repr, twice))} more than once)"
+        return None
 
     def check(self, *, stream_only: bool = False, **kwargs) -> "RunConfig":
         """Raise a ValueError listing every invalid field (``stream_only``: those that define the stream)."""

@@ -66,6 +66,33 @@ def _checkpoint_case(tmp: Path, damage: str):
     load_checkpoint(path, expected=ELMNCLD)
 
 
+def _only_folder(folder: Path, fn):
+    """``fn()`` with the data folders reduced to ``folder`` (the doc must not depend on this machine's datasets)."""
+    import os
+
+    from ncld_core.data import ENV_VAR, catalog
+
+    old_env, old_repo = os.environ.get(ENV_VAR), catalog.REPO_DATA_DIR
+    os.environ[ENV_VAR], catalog.REPO_DATA_DIR = str(folder), folder / "no-repo-data"
+    try:
+        fn()
+    finally:
+        catalog.REPO_DATA_DIR = old_repo
+        if old_env is None:
+            os.environ.pop(ENV_VAR, None)
+        else:
+            os.environ[ENV_VAR] = old_env
+
+
+def _stream_from_path(tmp: Path, path: str):
+    """A run configuration naming a file (as a link or its pinned run can): refused by the resolver."""
+    from ncld_core.config import RunConfig
+
+    folder = tmp / "folders"
+    folder.mkdir(exist_ok=True)
+    _only_folder(folder, lambda: RunConfig(dataset=path, chunk_size=2, n_neighbors=1).build_stream())
+
+
 def cases(tmp: Path):
     """All catalogued bad inputs; ``tmp`` is a scratch folder."""
     from ncld_core.cli import main as cli
@@ -144,6 +171,12 @@ def cases(tmp: Path):
         ("config", "rho_high >= 0.5 (pairs could reach 1)", lambda: RunConfig(rho_high=0.6).check(), "keep rho_high below 0.5"),
         ("config", "a TOML file that does not parse", lambda: RunConfig.from_toml("beta = = 1"), "not valid TOML"),
         ("config", "an unknown key in the configuration", lambda: RunConfig.from_toml("betta = 1"), "unknown configuration key(s): betta"),
+        ("config", "a stream length past the bound (n_instances = 10^13)", lambda: RunConfig(n_instances=10**13).check(), "n_instances must be in [2, 1000000]"),
+        ("config", "a synthetic stream past the memory budget (1,000,000 instances x 100 features)", lambda: RunConfig(n_instances=10**6, n_features=100).check(), "past the budget of 512 MB"),
+        ("config", "a compared detector that is the acting one", lambda: RunConfig(monitors=[RunConfig().detector]).check(), "must not repeat the acting detector"),
+        ("link", "a dataset named by a server path (?dataset=/etc/passwd, or the pinned run's)", lambda: _stream_from_path(tmp, "/etc/passwd"), "unknown dataset: choose one of the listed datasets"),
+        ("link", "a dataset named by a path that does not exist", lambda: _stream_from_path(tmp, "/no/such/file.arff"), "unknown dataset: choose one of the listed datasets"),
+        ("link", "a dataset named by the path of a valid ARFF outside the data folders", lambda: (tmp.joinpath("outside.arff").write_text(GOOD_ARFF), _stream_from_path(tmp, str(tmp / "outside.arff"))), "unknown dataset: choose one of the listed datasets"),
         ("config", "a link (URL) with a malformed value", lambda: RunConfig.from_query_params({"chunk_size": "ten"}), "chunk_size: cannot read 'ten' from the link"),
         ("cli", "a missing --config file", lambda: cli_error(["run", "--config", str(tmp / "none.toml")]), "cannot read --config"),
         ("cli", "a rates CSV without rho_pos/rho_neg columns", lambda: (tmp.joinpath("r.csv").write_text("a,b\n1,2\n"), cli_error(["run", "--rates-csv", str(tmp / "r.csv")])), "missing column(s) rho_pos, rho_neg"),

@@ -25,12 +25,38 @@ from ncld_core.config import PRESETS, RunConfig
         (dict(delta=0.0), "delta", "(0, 1)"),
         (dict(models=["ELM-Z"]), "models", "unknown model"),
         (dict(cardinality=12.0), "cardinality", "(0, 10)"),
+        (dict(n_instances=10**13), "n_instances", "must be in [2, 1000000]"),
+        (dict(n_instances=10**6, n_features=100), "n_instances", "past the budget of 512 MB"),
+        (dict(n_features=100_000), "n_features", "past the budget of 512 MB"),
+        (dict(n_labels=1000), "n_labels", "past the budget of 512 MB"),
+        (dict(monitors=["welch", "welch"], detector="paper"), "monitors", "each detector once"),
+        (dict(monitors=["paper"], detector="paper"), "monitors", "must not repeat the acting detector 'paper'"),
+        (dict(references="yes"), "references", "true or false"),
+        (dict(rho_pos=["a"]), "rho_pos", "list of numbers"),
+        (dict(schedule=3), "schedule", "must be text"),
+        (dict(models="ELM-O"), "models", "list of model names"),
+        (dict(detector=["paper"]), "detector", "must be one of"),
     ],
 )
 def test_errors_name_the_field(changes, field, text):
     err = RunConfig(**changes).errors()
     assert field in err, err
     assert text in err[field]
+
+
+def test_the_synthetic_budget_bounds_what_the_generator_holds():
+    """synthetic_bytes is an upper bound of the generator's peak (tracemalloc), so the budget is one too."""
+    import tracemalloc
+
+    from ncld_core.stream.synthetic import make_synthetic_stream, synthetic_bytes
+
+    for n, d, q in ((2000, 60, 10), (2000, 5, 40), (60_000, 5, 5)):
+        tracemalloc.start()
+        make_synthetic_stream(n, d, q, random_state=0)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert 0.5 * synthetic_bytes(n, d, q) < peak <= synthetic_bytes(n, d, q), (n, d, q)
+    assert RunConfig(n_instances=500_000).errors() == {}  # long streams of the default sizes still fit
 
 
 def test_defaults_and_presets_are_valid():

@@ -201,9 +201,9 @@ def test_url_round_trip_out():
     "query, message",
     [
         ({"chunk_size": "abc"}, "chunk_size='abc' (chunk size N: cannot read it; the default is used)"),
-        ({"models": '["bogus", "ELM-I"]'}, "model(s) 'bogus' (dropped)"),
-        ({"noise": "bogus"}, "noise 'bogus' (using 'range')"),
-        ({"dataset": "nosuch"}, "dataset 'nosuch' is not in the data folders"),
+        ({"models": '["bogus", "ELM-I"]'}, "model 'bogus' (unknown model(s): bogus; dropped)"),
+        ({"noise": "bogus"}, "noise 'bogus' (noise must be 'none', 'range' or 'table'; the default 'range' is used)"),
+        ({"dataset": "nosuch"}, "dataset (unknown dataset 'nosuch': choose one of the listed datasets"),
         ({"chunk_size": "null"}, "chunk size N must be an integer"),
     ],
 )
@@ -214,6 +214,8 @@ def test_broken_link_is_an_inline_error(query, message):
         assert at.number_input(key="w_chunk_size").value == RunConfig().chunk_size
     if "models" in query:
         assert at.multiselect(key="w_models").value == ["ELM-I"]
+    if "dataset" in query:  # refused by the resolver: the synthetic generator is used
+        assert at.selectbox(key="w_dataset").value == "synthetic"
 
 
 def test_short_run_completes_with_summary_and_downloads():
@@ -550,8 +552,8 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     "query, message",
     [
         ({"detector": "bogus"}, "detector 'bogus' is not known: choose one in the list"),
-        ({"monitors": '["bogus"]'}, "compared detector(s) 'bogus' not known: remove them"),
-        ({"monitors": '"welch"'}, "monitors 'welch' (not a list: dropped)"),
+        ({"monitors": '["bogus"]'}, "monitor 'bogus' (monitors must be a list of detector names from"),
+        ({"monitors": '"welch"'}, "monitors 'welch' (monitors must be a list of detector names from"),
     ],
 )
 def test_bad_detector_in_the_link_is_reported(query, message):
@@ -564,15 +566,16 @@ def test_bad_detector_in_the_link_is_reported(query, message):
         at.selectbox(key="w_detector").set_value(RunConfig().detector).run()
         assert not at.exception and not _errors(at), _errors(at)
         assert _run_button(at).disabled is False
-    if query.get("monitors") == '["bogus"]':
-        assert at.multiselect(key="w_monitors").value == ["bogus"]
-        assert _run_button(at).disabled is True
+    if "monitors" in query:  # no list of detectors can hold it: dropped, said so, and Run works
+        assert at.multiselect(key="w_monitors").value == []
+        assert _run_button(at).disabled is False
 
 
 def test_a_monitor_equal_to_the_acting_detector_is_dropped_and_said_so():
     acting = RunConfig().detector
     at = _app({"monitors": json.dumps([acting, OTHER])})
-    assert any(f"monitor '{acting}' (it is the acting detector: dropped)" in e for e in _errors(at)), _errors(at)
+    said = f"monitor '{acting}' (monitors must not repeat the acting detector '{acting}'"
+    assert any(said in e and "dropped" in e for e in _errors(at)), _errors(at)
     assert at.multiselect(key="w_monitors").value == [OTHER]
     assert _run_button(at).disabled is False
 

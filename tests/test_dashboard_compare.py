@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import compare as C
 from dashboard import figures as F
+from dashboard.link import LINK_PARAM, PENDING
 from ncld_core.config import RunConfig
 from ncld_core.eval.compare import coincide
 from tests.test_dashboard_app import _figure
@@ -44,10 +45,10 @@ def test_pin_and_compare_round_trip_through_the_link():
     at = _app(SMALL.to_query_params())
     at.button(key="run_button").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert C.LINK_PARAM not in at.query_params
+    assert LINK_PARAM not in at.query_params
     at.button(key="pin_button").click().run()
     # the link carries the pinned run's settings
-    assert RunConfig.from_query_params(json.loads(at.query_params[C.LINK_PARAM])) == SMALL
+    assert RunConfig.from_query_params(json.loads(at.query_params[LINK_PARAM])) == SMALL
     assert at.button(key="pin_button").disabled is True
     # change a setting, run again: the baseline's curves are under every panel, dimmed, named as the baseline's
     at.number_input(key="w_beta").set_value(0.5).run()
@@ -76,11 +77,20 @@ def test_pin_and_compare_round_trip_through_the_link():
     assert table["model"].tolist()[:5] == ["ELM-O", "ELM-I", "ELM-II", "all-negative", "noisy-prior"]
     assert table["micro-F1"].iloc[0] == pytest.approx(first[-1].cumulative["ELM-O"]["micro_f1"])
 
-    # a fresh session opened with the link: the pinned run is re-run (seeded: the same curves) and pinned,
-    # the current settings are run beside it
+    # a fresh session opened with the link: nothing runs; the controls hold the current settings and the
+    # pinned run waits for a click
     link = dict(at.query_params)
     fresh = _app(link)
     assert not _errors(fresh), _errors(fresh)
+    assert fresh.session_state.get("run") is None and not fresh.session_state["run_history"]
+    assert fresh.session_state[PENDING] == SMALL and fresh.session_state["cfg_values"]["beta"] == 0.5
+    assert fresh.query_params[LINK_PARAM] == link[LINK_PARAM]
+    # the click re-runs it (seeded: the same curves) and pins it; Run runs the current settings beside it
+    fresh.button(key="pending_rerun").click().run()
+    assert not fresh.exception, [e.value for e in fresh.exception]
+    assert fresh.session_state.get("run") is None and fresh.session_state[PENDING] is None
+    fresh.button(key="run_button").click().run()
+    assert not fresh.exception, [e.value for e in fresh.exception]
     assert fresh.session_state["run"]["status"] == "done"
     hist = fresh.session_state["run_history"]
     assert fresh.session_state["pinned_run"] == hist[0]["id"] and hist[0]["origin"] == "link"
@@ -90,7 +100,7 @@ def test_pin_and_compare_round_trip_through_the_link():
         assert coincide(_curve(fresh.session_state["run"]["chunks"], name), _curve(second, name)), name
     legend = _legend(_figure(fresh, "metrics"))
     assert "baseline #1 (from the link): ELM-O = ELM-I = ELM-II" in legend and "ELM-O = ELM-I = ELM-II" in legend
-    assert fresh.query_params[C.LINK_PARAM] == link[C.LINK_PARAM]  # and the link stays as it came
+    assert fresh.query_params[LINK_PARAM] == link[LINK_PARAM]  # and the link stays as it came
 
 
 @pytest.mark.parametrize("raw, message", [
@@ -100,12 +110,13 @@ def test_pin_and_compare_round_trip_through_the_link():
     ('{"n_hidden": "0"}', "baseline (the pinned run: L (hidden nodes) must be in"),
 ])
 def test_an_unusable_pinned_run_in_the_link_is_named(raw, message):
-    at = _app({"beta": "0.3", C.LINK_PARAM: raw})
+    at = _app({"beta": "0.3", LINK_PARAM: raw})
     errors = _errors(at)
     assert any(message in e for e in errors), errors
     assert not any("not a setting" in e for e in errors), errors  # baseline is a known link value
     assert at.session_state["cfg_values"]["beta"] == 0.3  # the rest of the link is applied
     assert at.session_state.get("run") is None and not at.session_state["run_history"]  # nothing re-run
+    assert at.session_state[PENDING] is None and LINK_PARAM not in at.query_params  # nothing pending
 
 
 def _chunks(**kw):

@@ -500,7 +500,7 @@ def test_user_file_listed_with_computed_figures(tmp_path):
 def test_unknown_name_lists_available(tmp_path, isolated_repo_data):
     (tmp_path / "tiny.arff").write_text(DENSE_MULAN)
     (tmp_path / "tiny.xml").write_text(_xml("l1", "l2", "l3"))
-    with pytest.raises(ValueError, match=r"unknown dataset 'nope'; available: tiny"):
+    with pytest.raises(ValueError, match=r"unknown dataset 'nope': choose one of the listed datasets \(available: tiny\)"):
         load_dataset("nope", dirs=[tmp_path])
     with pytest.raises(ValueError, match=r"'medical' is a known benchmark .*NCLD_DATA_DIR.*Available: tiny"):
         load_dataset("medical", dirs=[tmp_path])

@@ -7,7 +7,8 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.figures import schedule_figure
-from dashboard.ui import md_escape
+from dashboard.labels import label_of
+from dashboard.ui import guarded, md_escape
 
 ss = st.session_state
 ctx = ss["ctx"]
@@ -31,16 +32,21 @@ else:
 
 st.markdown("##### The configured stream")
 if not ctx.ok:
-    st.warning("Fix the sidebar's settings to preview the stream.", icon=":material/block:")
+    fix = "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(v)}" for k, v in ctx.errors.items())
+    st.warning(f"Fix the sidebar's settings to preview the stream: {fix}", icon=":material/block:")
 else:
     if st.button("Build the stream", icon=":material/construction:", key="data_build"):
         ss["data_preview"] = True
+    stream = None
     if ss.get("data_preview"):
-        try:
-            stream = data.build_stream(cfg, ctx.upload)
-        except ValueError as exc:
-            st.error(md_escape(exc), icon=":material/error:")
-        else:
+        problem = st.empty()  # an error of the build is said here, under the button
+        with guarded("building the stream", slot=problem):
+            try:  # the dataset through the one resolver (dashboard.data.resolve), as the controls found it
+                data.resolve(cfg.dataset, ctx.upload)
+                stream = data.build_stream(cfg, ctx.upload)
+            except ValueError as exc:
+                problem.error(md_escape(exc), icon=":material/error:")
+        if stream is not None:
             m = st.columns(5)
             m[0].metric("instances", stream.n_instances)
             m[1].metric("chunks", stream.n_chunks(cfg.chunk_size))

@@ -88,9 +88,6 @@ def _describe(cfg) -> str:
             + (f" · compared: {', '.join(detector_label(m) for m in cfg.monitors)}" if cfg.monitors else ""))
 
 
-link_error = compare.restore_from_link()  # a link's pinned run: re-run and pinned, once per session
-if ss.pop("autostart", False) and ctx.ok and ss.get("run") is None:
-    _start()  # the link's current settings run beside it
 run = ss.get("run")
 running = bool(run) and run["status"] in ("starting", "running")
 
@@ -704,8 +701,6 @@ else:
         if run["status"] in ("done", "stopped", "error") and run["chunks"]:
             compare.remember(run)
             _summary(run)
-if link_error:
-    alert.error(md_escape(link_error), icon=":material/error:")
 st.markdown("##### (g) Compare runs")
 with st.container(key="compare_section"):
     compare.render(run if run and run.get("compare_id") is not None else None)

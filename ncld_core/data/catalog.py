@@ -18,6 +18,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -373,23 +374,93 @@ def _looks_like_path(name: str) -> bool:
     return any(s in name for s in seps) or name.lower().endswith(".arff")
 
 
-def load_dataset(name, *, dirs=None, verify=True) -> Dataset:
+#: What a dataset name may look like when a message quotes it back (anything else is not quoted).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,79}")
+
+
+def _quoted(name) -> str:
+    """``name`` quoted in a message when it is a plain name; a path or anything else is not repeated."""
+    if isinstance(name, str) and _PLAIN_NAME.fullmatch(name) and not _looks_like_path(name):
+        return f" {name!r}"
+    return ""
+
+
+class DatasetFiles(NamedTuple):
+    """A dataset found in the data folders: its canonical name and files (``xml`` None for MEKA)."""
+
+    name: str
+    arff: Path
+    xml: Path | None
+
+
+def resolve_dataset(name, *, dirs=None) -> DatasetFiles:
+    """The files of a dataset listed in the data folders, found by its name or alias -- never by a path.
+
+    The one door from a dataset name to a file for names that come from outside the program (a link,
+    a configuration file, a visitor): a path, an unknown name or anything but a string is refused with
+    the same message, which names no folder and no file, so it does not tell whether a path exists.
+
+    Parameters
+    ----------
+    name : str
+        A name as :func:`list_datasets` lists it (``"medical"``), or the paper's name or an alias
+        from the registry (``"languagelog"``).
+    dirs : path or list of paths, optional
+        Folders to search; default :func:`data_dirs`.
+
+    Returns
+    -------
+    DatasetFiles
+        ``(name, arff, xml)``: the canonical name and the files :func:`load_dataset` reads.
+
+    Raises
+    ------
+    ValueError
+        ``unknown dataset 'x': choose one of the listed datasets (available: ...)``; for a registry
+        benchmark missing from the folders, how to get it.
+
+    >>> resolve_dataset("/etc/passwd", dirs=[])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown dataset: choose one of the listed datasets (available: none)
+    """
+    folders = _resolve_dirs(dirs)
+    found = _available(folders)
+    available = ", ".join(sorted(found)) or "none"
+    if isinstance(name, str) and name.strip() and not _looks_like_path(name):
+        reg = _registry()
+        key = name if name in found else canonical_name(name, reg)
+        if key in found:
+            return DatasetFiles(key, *found[key])
+        if key is not None:
+            raise ValueError(
+                f"dataset{_quoted(name)} is a known benchmark but {reg[key]['arff']} is not in the data "
+                f"folders: set {ENV_VAR} to the folder holding it, or put the files in the repository's "
+                f"data/ folder (see download()). Available: {available}")
+    raise ValueError(f"unknown dataset{_quoted(name)}: choose one of the listed datasets (available: {available})")
+
+
+def load_dataset(name, *, dirs=None, verify=True, paths=True) -> Dataset:
     """Load a dataset by registry/file name, or by path.
 
     Parameters
     ----------
     name : str or os.PathLike
         A dataset name (``"medical"``; the paper's names such as ``"languagelog"`` are
-        accepted as aliases), searched as ``NAME.arff`` in the data folders; or a path
-        to an ``.arff`` file (any string containing a path separator or ending in
-        ``.arff``). A sibling ``NAME.xml`` makes it a MULAN dataset, otherwise the MEKA
-        ``-C n`` relation option is required.
+        accepted as aliases), searched as ``NAME.arff`` in the data folders
+        (:func:`resolve_dataset`); or, with ``paths``, a path to an ``.arff`` file (any
+        string containing a path separator or ending in ``.arff``). A sibling ``NAME.xml``
+        makes it a MULAN dataset, otherwise the MEKA ``-C n`` relation option is required.
     dirs : path or list of paths, optional
         Folders to search; default :func:`data_dirs`.
     verify : bool
         Check the sha256 of the ARFF and XML against the folder's ``SHA256SUMS`` (or,
         when that does not list the file, the registry's checksum for that name) and
         refuse a mismatch. Files with no known checksum load unverified.
+    paths : bool
+        Whether a path is read. False for a name that comes from outside the program (a
+        run configuration, a link): then only datasets listed in the data folders load,
+        and anything else is refused as :func:`resolve_dataset` refuses it.
 
     Returns
     -------
@@ -403,7 +474,7 @@ def load_dataset(name, *, dirs=None, verify=True) -> Dataset:
     """
     if not isinstance(verify, bool):
         raise ValueError(f"verify must be True or False, got {verify!r}")
-    if isinstance(name, os.PathLike) or (isinstance(name, str) and _looks_like_path(name)):
+    if paths and (isinstance(name, os.PathLike) or (isinstance(name, str) and _looks_like_path(name))):
         arff_path = as_path(name, "name")
         if not arff_path.is_file():
             raise ValueError(f"name: no such file: {arff_path}")
@@ -411,23 +482,7 @@ def load_dataset(name, *, dirs=None, verify=True) -> Dataset:
         xml_path = arff_path.with_suffix(".xml")
         xml_path = xml_path if xml_path.is_file() else None
     else:
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"name must be a dataset name or a path, got {name!r}")
-        folders = _resolve_dirs(dirs)
-        found = _available(folders)
-        reg = _registry()
-        key = name if name in found else canonical_name(name, reg)
-        if key not in found:
-            where = ", ".join(str(f) for f in folders) or "(no data folder)"
-            available = ", ".join(sorted(found)) or "(none)"
-            if key is not None:
-                raise ValueError(
-                    f"dataset {name!r} is a known benchmark but {reg[key]['arff']} was not found in "
-                    f"{where}; set {ENV_VAR} to the folder holding it, or put the files in "
-                    f"{REPO_DATA_DIR} (see download()). Available: {available}"
-                )
-            raise ValueError(f"unknown dataset {name!r}; available: {available} (searched {where})")
-        arff_path, xml_path = found[key]
+        key, arff_path, xml_path = resolve_dataset(name, dirs=dirs)
     data = read_file(arff_path, "name")
     xml_data = read_file(xml_path, "name") if xml_path is not None else None
     if verify:

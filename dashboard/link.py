@@ -1,0 +1,220 @@
+"""The URL state in one place: a link read into the controls' settings and a pending pinned run, and the
+link written back from the settings.
+
+A link only fills controls: nothing it carries runs by itself.
+
+* **Its settings** (:func:`read_settings`), value by value. A value that cannot be read, or that no control
+  can hold (an unknown noise kind or model, a schedule that does not parse, a list where a number goes), is
+  named and left at its default; the others are kept as they came, right or wrong: the controls show them,
+  :meth:`ncld_core.config.RunConfig.errors` flags the wrong ones next to their control and Run waits. The
+  dataset goes through the dashboard's one resolver (:func:`dashboard.data.resolve`): a name listed in the
+  data folders, the synthetic generator, or this session's own upload; anything else is refused with a
+  message that names no file and no folder.
+* **Its pinned run** (``baseline=<that run's link values as JSON>``, :func:`read_baseline`) must be usable
+  as it is, checked as the controls check a run (:func:`dashboard.checks.check`: the data's sizes, the memory
+  budget); otherwise it is refused whole (a re-run with a default in place of one of its values would not be
+  that run) and the reason is said beside the link's other notes. A usable one is *pending*: the sidebar
+  offers to re-run it (:mod:`dashboard.controls`), and it runs on that click only.
+
+State (this visitor only, ``st.session_state``): :data:`CANON` the settings the controls hold (a dict of
+RunConfig fields), :data:`URL_ERROR` what the link had that could not be applied, :data:`PENDING` the
+pinned run waiting for a click, :data:`LINK_EXTRA` the query parameters beside the settings (the pinned
+run) that :func:`sync_url` keeps in the URL.
+
+>>> cfg, notes = read_settings({"beta": "0.3", "noise": "bogus"})
+>>> cfg.beta, cfg.noise, notes[0].text()
+(0.3, 'range', "noise 'bogus' (noise must be 'none', 'range' or 'table'; the default 'range' is used)")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import NamedTuple
+
+import streamlit as st
+
+from ncld_core.config import RunConfig
+
+from . import checks, data
+from .labels import label_of, worded
+
+CANON, URL_ERROR, PENDING, LINK_EXTRA = "cfg_values", "url_error", "pending_baseline", "link_extra"
+#: The query parameter of the pinned run; the link's other parameters are the current settings.
+LINK_PARAM = "baseline"
+#: Query parameters Streamlit itself reads (not settings of a run).
+STREAMLIT_PARAMS = frozenset({"embed", "embed_options"})
+
+_DEFAULT = RunConfig()
+FIELDS = tuple(f.name for f in dataclasses.fields(RunConfig))
+#: Settings edited in a number box: a link must give a number there (or nothing, for the stream length).
+NUMBER_FIELDS = frozenset(
+    name for name in FIELDS
+    if isinstance(getattr(_DEFAULT, name), (int, float)) and not isinstance(getattr(_DEFAULT, name), bool)
+) | {"n_instances"}
+#: Settings whose control offers a fixed set of choices (or has no control): a value RunConfig refuses is
+#: replaced by the default, since no control could show it.
+CHOICE_FIELDS = ("noise", "model_rates", "references", "decision", "rho_pos", "rho_neg")
+
+
+class Note(NamedTuple):
+    """A link value that was not applied: what it was, why, and what is used instead."""
+
+    what: str
+    why: str
+    action: str = ""
+
+    def text(self, action: bool = True) -> str:
+        tail = f"; {self.action}" if action and self.action else ""
+        return f"{self.what} ({self.why}{tail})"
+
+
+def _shown(raw) -> str:
+    """A link value quoted back in a note, cut short (a link can be long)."""
+    text = repr(raw)
+    return text if len(text) <= 80 else text[:77] + "...'"
+
+
+def _number_like(value) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _read_values(params: dict) -> tuple[dict, list[Note]]:
+    """The link values that can be read (as strings, the way the URL carries them), and notes on the others."""
+    kept, notes = {}, []
+    for key, raw in params.items():
+        if key in STREAMLIT_PARAMS or key == LINK_PARAM:
+            continue
+        if key not in FIELDS:
+            notes.append(Note(f"{key}={_shown(raw)}", "not a setting: ignored"))
+            continue
+        try:
+            value = getattr(RunConfig.from_query_params({key: raw}), key)
+        except (ValueError, TypeError):
+            value, readable = None, False
+        else:
+            readable = key not in NUMBER_FIELDS or _number_like(value)
+        if readable:
+            kept[key] = raw
+        else:
+            notes.append(Note(f"{key}={_shown(raw)}", f"{label_of(key)}: cannot read it", "the default is used"))
+    return kept, notes
+
+
+def _kept_items(cfg: RunConfig, name: str, what: str) -> tuple[list, list[Note]]:
+    """The items of a list setting (models, monitors) that RunConfig accepts one by one, and notes on the others."""
+    kept, notes = [], []
+    for item in getattr(cfg, name):
+        error = dataclasses.replace(cfg, **{name: [*kept, item]}).errors().get(name)
+        if error:
+            notes.append(Note(f"{what} {item!r}", worded(error), "dropped"))
+        else:
+            kept.append(item)
+    return kept, notes
+
+
+def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
+    """The settings a link gives (its ``baseline`` aside), and a note for every value not applied."""
+    kept, notes = _read_values(params)
+    cfg = RunConfig.from_query_params(kept)
+    errors, fix = cfg.errors(), {}
+    for key in CHOICE_FIELDS:
+        if key in errors:
+            default = getattr(_DEFAULT, key)
+            notes.append(Note(f"{key} {getattr(cfg, key)!r}", worded(errors[key]), f"the default {default!r} is used"))
+            fix[key] = default
+    try:  # the schedule's editor holds parsed rows only: a text that does not parse would vanish from it
+        cfg.drift_schedule
+    except ValueError as exc:
+        notes.append(Note(f"schedule {cfg.schedule!r}", f"cannot read it: {worded(exc)}", "using none"))
+        fix["schedule"] = ""
+    if not isinstance(cfg.detector, str):  # an unknown name stays: its box shows it, flagged, and Run waits
+        notes.append(Note(f"detector {cfg.detector!r}", worded(errors["detector"]), "the default is used"))
+        fix["detector"] = _DEFAULT.detector
+    for name, what in (("models", "model"), ("monitors", "monitor")):
+        if not isinstance(getattr(cfg, name), list):
+            notes.append(Note(f"{name} {getattr(cfg, name)!r}", worded(errors[name]), "the default is used"))
+            fix[name] = getattr(_DEFAULT, name)
+        else:
+            items, more = _kept_items(dataclasses.replace(cfg, **fix), name, what)
+            notes += more
+            if more:
+                fix[name] = items
+    if cfg.dataset != data.UPLOAD:  # this session's own upload is asked for by the dataset control
+        try:
+            fix["dataset"] = data.resolve(cfg.dataset).name  # an alias becomes the listed name
+        except ValueError as exc:
+            notes.append(Note("dataset", str(exc), "the synthetic generator is used"))
+            fix["dataset"] = "synthetic"
+    return dataclasses.replace(cfg, **fix), notes
+
+
+def read_baseline(raw: str | None) -> tuple[RunConfig | None, list[Note]]:
+    """The pinned run a link carries, usable as it is, or None and why not (nothing is run here)."""
+    if raw is None:
+        return None, []
+    try:
+        values = json.loads(raw)
+    except ValueError:
+        values = None
+    if not isinstance(values, dict):
+        return None, [Note(f"{LINK_PARAM}={_shown(raw)}", "the pinned run: cannot read it", "no baseline is pinned")]
+    cfg, notes = read_settings({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in values.items()
+                                if str(k) != LINK_PARAM})
+    reasons = [n.text(action=False) for n in notes]
+    if not reasons and cfg.dataset == data.UPLOAD:
+        reasons = ["dataset 'upload' (an uploaded file cannot travel in a link)"]
+    if not reasons:
+        errors, _ = checks.check(cfg, data.resolve(cfg.dataset))
+        reasons = [worded(v) for v in errors.values()]
+    if reasons:
+        return None, [Note(LINK_PARAM, "the pinned run: " + "; ".join(reasons), "no baseline is pinned")]
+    return cfg, []
+
+
+def baseline_param(cfg: RunConfig | None) -> dict:
+    """The query parameter that carries a pinned run (none for an upload: the file cannot travel)."""
+    if cfg is None or cfg.dataset == data.UPLOAD:
+        return {}
+    return {LINK_PARAM: json.dumps(cfg.to_query_params(), sort_keys=True, separators=(",", ":"))}
+
+
+def message(notes: list[Note]) -> str | None:
+    if not notes:
+        return None
+    return "The link had values that cannot be applied: " + "; ".join(n.text() for n in notes) + "."
+
+
+# --------------------------------------------------------------------------- the session's link state
+def init_state() -> bool:
+    """First run of a session: the controls' settings and the pending pinned run from the URL (or the
+    defaults). True when this run did it."""
+    ss = st.session_state
+    if CANON in ss:
+        return False
+    params = st.query_params.to_dict()
+    cfg, notes = read_settings(params)
+    baseline, more = read_baseline(params.get(LINK_PARAM))
+    ss[CANON] = cfg.to_dict()
+    ss[URL_ERROR] = message(notes + more)
+    ss[PENDING] = baseline
+    ss[LINK_EXTRA] = baseline_param(baseline)
+    return True
+
+
+def pending() -> RunConfig | None:
+    """The link's pinned run, waiting for the visitor's click."""
+    return st.session_state.get(PENDING)
+
+
+def set_baseline(cfg: RunConfig | None):
+    """The pinned run the link carries from now on (None: none); a pending one is dropped."""
+    st.session_state[PENDING] = None
+    st.session_state[LINK_EXTRA] = baseline_param(cfg)
+
+
+def sync_url(cfg: RunConfig):
+    """Put the settings (and the pinned run) in the URL so that the link reproduces them."""
+    want = {**cfg.to_query_params(), **(st.session_state.get(LINK_EXTRA) or {})}
+    if want != st.query_params.to_dict():
+        st.query_params.from_dict(want)

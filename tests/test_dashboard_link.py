@@ -1,0 +1,343 @@
+"""Hostile links and unexpected errors: a link only fills controls (its pinned run included), every dataset goes
+through the one resolver, every size is bounded, and a visitor never sees a traceback, a server path or a
+server file's content.
+
+Each attack a tester found is a test here: refused before any work (no stream built, no dataset read, no run
+started), the message quotes nothing of the server, the page has no exception element.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ncld_core.data
+from dashboard import link as L
+from ncld_core.config import MAX_INSTANCES, StreamSpec, RunConfig
+from ncld_core.data import resolve_dataset
+from ncld_core.eval.runner import PrequentialRunner
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "dashboard" / "app.py"
+#: What a page must never show: a server file's content or a server path.
+SECRET = "ncld-secret-line-7f3a"
+ARFF_WITH_DATA = f"@relation r\n@attribute a numeric\n@data\n{SECRET},1,2\n"
+VALID_ARFF = ("@relation 'outside: -C 2'\n@attribute l0 {0,1}\n@attribute l1 {0,1}\n@attribute x numeric\n@data\n"
+              + "".join(f"{i % 2},{(i // 2) % 2},{i}.5\n" for i in range(40)))
+SMALL = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, shuffle_seed=4242)
+
+
+@pytest.fixture
+def work(monkeypatch):
+    """Counts of the work a page can start: streams built, datasets read by name or path, runs iterated."""
+    from dashboard.data import warm_up
+
+    warm_up()  # the server's own warm-up (once per process, a fixed tiny run) is not a link's work
+    counts = {"stream": 0, "load": 0, "run": 0}
+    build, load, iter_run = StreamSpec.build_stream, ncld_core.data.load_dataset, PrequentialRunner.iter_run
+
+    def counting_build(self, dataset=None):
+        counts["stream"] += 1
+        return build(self, dataset=dataset)
+
+    def counting_load(*args, **kwargs):
+        counts["load"] += 1
+        return load(*args, **kwargs)
+
+    def counting_run(self, *args, **kwargs):
+        counts["run"] += 1
+        return iter_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(StreamSpec, "build_stream", counting_build)
+    monkeypatch.setattr(ncld_core.data, "load_dataset", counting_load)
+    monkeypatch.setattr(PrequentialRunner, "iter_run", counting_run)
+    return counts
+
+
+def _app(query: dict | None = None, page: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    if query:
+        at.query_params.update(query)
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _walk(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
+
+
+def _page_text(at) -> str:
+    """Everything the page sends (every element's message, the sidebar's too) and the URL it shows."""
+    nodes = [*_walk(at.main), *_walk(at.sidebar)]
+    return "\n".join(str(getattr(n, "proto", "")) for n in nodes) + "\n" + json.dumps(dict(at.query_params))
+
+
+def _errors(at) -> list[str]:
+    return [e.value.replace("\\", "") for e in at.error]
+
+
+def _assert_nothing_of_the_server(at, *paths):
+    text = _page_text(at)
+    for secret in ("/etc", "root:", SECRET, str(ROOT), *map(str, paths)):
+        assert secret not in text, secret
+    assert not at.exception and "Traceback" not in text
+
+
+# --------------------------------------------------------------------------- the resolver (ncld_core)
+def test_the_resolver_refuses_every_path_alike(tmp_path):
+    """An existing file, a missing one, a file with an @data line and a valid ARFF outside the data folders:
+    one message, which names no path and so tells nothing of what exists."""
+    (tmp_path / "data.arff").write_text(ARFF_WITH_DATA)
+    (tmp_path / "outside.arff").write_text(VALID_ARFF)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    messages = set()
+    for name in ("/etc/passwd", "/no/such/file.arff", str(tmp_path / "data.arff"), str(tmp_path / "outside.arff"),
+                 "../../etc/passwd", "outside.arff", ["medical"]):
+        with pytest.raises(ValueError) as info:
+            resolve_dataset(name, dirs=[folder])
+        messages.add(str(info.value))
+    assert messages == {"unknown dataset: choose one of the listed datasets (available: none)"}
+    # a plain unknown name is quoted (it is the visitor's own word), and a listed one resolves
+    (folder / "outside.arff").write_text(VALID_ARFF)
+    with pytest.raises(ValueError, match=r"^unknown dataset 'nosuch': choose one of the listed datasets "
+                                         r"\(available: outside\)$"):
+        resolve_dataset("nosuch", dirs=[folder])
+    assert resolve_dataset("outside", dirs=[folder]).arff == folder / "outside.arff"
+
+
+def test_a_configuration_never_reads_a_path(tmp_path, monkeypatch):
+    """The library's run path (CLI, TOML, the dashboard's streams) loads listed names only."""
+    (tmp_path / "outside.arff").write_text(VALID_ARFF)
+    monkeypatch.setenv("NCLD_DATA_DIR", str(tmp_path / "empty"))
+    (tmp_path / "empty").mkdir()
+    for name in ("/etc/passwd", str(tmp_path / "outside.arff")):
+        with pytest.raises(ValueError, match="^unknown dataset: choose one of the listed datasets"):
+            RunConfig(dataset=name, chunk_size=2, n_neighbors=1).build_stream()
+    # the library itself still reads a path its programmer gives
+    assert ncld_core.data.load_dataset(tmp_path / "outside.arff").n_instances == 40
+
+
+# --------------------------------------------------------------------------- the link reader (no Streamlit run)
+@pytest.mark.parametrize("name", ["/etc/passwd", "/no/such/file.arff", "DATA", "OUTSIDE"])
+def test_a_pinned_run_naming_a_file_is_refused_before_any_work(tmp_path, work, name):
+    (tmp_path / "data.arff").write_text(ARFF_WITH_DATA)
+    (tmp_path / "outside.arff").write_text(VALID_ARFF)
+    name = {"DATA": str(tmp_path / "data.arff"), "OUTSIDE": str(tmp_path / "outside.arff")}.get(name, name)
+    cfg, notes = L.read_baseline(json.dumps({"dataset": name}))
+    assert cfg is None and len(notes) == 1
+    text = notes[0].text()
+    assert "unknown dataset: choose one of the listed datasets" in text and "no baseline is pinned" in text
+    for secret in ("/etc", "root:", SECRET, str(tmp_path), str(ROOT), "no such file", "malformed"):
+        assert secret not in text, secret
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+@pytest.mark.parametrize("values, field, text", [
+    ({"n_instances": 1_000_000, "n_features": 100}, "stream length", "past the budget of 512 MB"),
+    ({"n_instances": 10**13}, "stream length", f"must be in [2, {MAX_INSTANCES}]"),
+    ({"n_features": 100_000}, "features d", "past the budget of 512 MB"),
+    ({"n_hidden": 100_000}, "L (hidden nodes)", "past the budget"),
+])
+def test_a_pinned_run_of_unbounded_size_is_refused_before_any_work(work, values, field, text):
+    cfg, notes = L.read_baseline(json.dumps(values))
+    assert cfg is None and text in notes[0].text(), notes
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_a_usable_pinned_run_is_read_and_not_run(work):
+    cfg, notes = L.read_baseline(json.dumps(SMALL.to_query_params()))
+    assert cfg == SMALL and notes == []
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_sizes_from_a_link_are_kept_for_their_controls_and_flagged_by_runconfig():
+    cfg, notes = L.read_settings({"n_instances": str(10**13), "alpha": "[1, 2]", "chunk_size": "true"})
+    assert cfg.n_instances == 10**13 and "n_instances" in cfg.errors()  # the control shows it, flagged
+    assert cfg.alpha == RunConfig().alpha and cfg.chunk_size == RunConfig().chunk_size  # no number box holds them
+    assert [n.what for n in notes] == ["alpha='[1, 2]'", "chunk_size='true'"]
+
+
+# --------------------------------------------------------------------------- the app
+@pytest.mark.parametrize("name", ["/etc/passwd", "/no/such/file.arff", "DATA", "OUTSIDE"])
+def test_hostile_pinned_run_links_are_refused_in_the_app(tmp_path, work, name):
+    (tmp_path / "data.arff").write_text(ARFF_WITH_DATA)
+    (tmp_path / "outside.arff").write_text(VALID_ARFF)
+    name = {"DATA": str(tmp_path / "data.arff"), "OUTSIDE": str(tmp_path / "outside.arff")}.get(name, name)
+    at = _app({"chunk_size": "1", "baseline": json.dumps({"dataset": name})})
+    errors = " ".join(_errors(at))
+    assert "the pinned run: dataset (unknown dataset: choose one of the listed datasets" in errors, errors
+    _assert_nothing_of_the_server(at, tmp_path)
+    assert at.session_state[L.PENDING] is None and not at.session_state.get("run_history")
+    assert "baseline" not in at.query_params
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_a_link_naming_a_server_file_as_its_dataset_is_refused(work):
+    at = _app({"dataset": "/etc/passwd", "beta": "0.3"})
+    assert any("dataset (unknown dataset: choose one of the listed datasets" in e for e in _errors(at)), _errors(at)
+    assert at.selectbox(key="w_dataset").value == "synthetic" and at.session_state["cfg_values"]["beta"] == 0.3
+    _assert_nothing_of_the_server(at)
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_an_unbounded_pinned_run_starts_nothing(work):
+    at = _app({"chunk_size": "1", "baseline": json.dumps({"n_instances": 1_000_000, "n_features": 100})})
+    errors = " ".join(_errors(at))
+    assert "the pinned run: the synthetic stream needs about" in errors and "no baseline is pinned" in errors
+    assert at.session_state.get("run") is None and at.session_state[L.PENDING] is None
+    _assert_nothing_of_the_server(at)
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_a_huge_stream_length_is_an_inline_error_on_every_page(work):
+    at = _app({"n_instances": str(10**13)}, page="views/data.py")
+    assert any(e.startswith("stream length must be in [2, 1000000]") for e in _errors(at)), _errors(at)
+    warning = " ".join(w.value.replace("\\", "") for w in at.warning)
+    assert "Fix the sidebar's settings to preview the stream" in warning and "stream length" in warning
+    assert not [b for b in at.button if b.key == "data_build"]  # nothing to click: refused before any work
+    at.switch_page("views/run.py").run()
+    assert at.button(key="run_button").disabled is True
+    _assert_nothing_of_the_server(at)
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_a_failing_build_on_the_data_page_is_a_message_with_an_error_id(monkeypatch, caplog):
+    def failing(self, dataset=None):
+        raise MemoryError(f"cannot allocate: {ROOT}/ncld_core/stream/synthetic.py")
+
+    at = _app({"n_instances": "600", "chunk_size": "200", "shuffle_seed": "31337"}, page="views/data.py")
+    monkeypatch.setattr(StreamSpec, "build_stream", failing)
+    with caplog.at_level(logging.ERROR, logger="ncld.dashboard"):
+        at.button(key="data_build").click().run()
+    errors = _errors(at)
+    found = [re.search(r"error id ([0-9a-f]{12})", e) for e in errors]
+    ids = [m.group(1) for m in found if m]
+    assert ids and any("building the stream" in e for e in errors), errors
+    _assert_nothing_of_the_server(at)
+    # the traceback is in the server's log, under that id
+    record = next(r for r in caplog.records if ids[0] in r.getMessage())
+    assert record.exc_info and record.exc_info[0] is MemoryError
+
+
+@pytest.mark.parametrize("module, name, where", [
+    ("dashboard.controls", "schedule_figure", "drawing the settings"),  # the sidebar
+    ("dashboard.compare", "render", "drawing the page"),  # the Live run page's compare section
+])
+def test_an_unexpected_error_is_a_message_with_an_error_id(monkeypatch, caplog, module, name, where):
+    import importlib
+
+    def broken(*args, **kwargs):
+        raise RuntimeError(f"{ROOT}/secret/path: root:x:0:0")
+
+    monkeypatch.setattr(importlib.import_module(module), name, broken)
+    with caplog.at_level(logging.ERROR, logger="ncld.dashboard"):
+        at = _app()
+    said = [e for e in _errors(at) if f"Something went wrong while {where} (error id" in e]
+    assert said, _errors(at)
+    _assert_nothing_of_the_server(at)
+    error_id = re.search(r"error id ([0-9a-f]{12})", said[0]).group(1)
+    record = next(r for r in caplog.records if error_id in r.getMessage())
+    assert record.exc_info and record.exc_info[0] is RuntimeError
+
+
+def test_a_pinned_run_waits_for_a_click_and_its_error_stays_beside_a_run(work):
+    """A link with good settings and a pinned run: nothing runs; the click re-runs and pins it. A link whose
+    pinned run is refused says so, and still says so after the visitor's own run."""
+    at = _app({**SMALL.to_query_params(), "beta": "0.4", "baseline": json.dumps(SMALL.to_query_params())})
+    assert at.session_state[L.PENDING] == SMALL and at.session_state.get("run") is None
+    assert work == {"stream": 0, "load": 0, "run": 0}
+    assert at.button(key="pending_rerun").disabled is False
+    at.button(key="pending_rerun").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert work["stream"] == 1 and work["run"] == 1 and at.session_state.get("run") is None
+    snap = at.session_state["run_history"][0]
+    assert snap["origin"] == "link" and at.session_state["pinned_run"] == snap["id"] and snap["cfg"] == SMALL
+
+    bad = _app({**SMALL.to_query_params(), "baseline": json.dumps({"n_hidden": "0"})})
+    said = "baseline (the pinned run: L (hidden nodes) must be in"
+    assert any(said in e for e in _errors(bad)), _errors(bad)
+    bad.button(key="run_button").click().run()
+    assert not bad.exception, [e.value for e in bad.exception]
+    assert bad.session_state["run"]["status"] == "done"
+    assert any(said in e for e in _errors(bad)), _errors(bad)
+
+
+def test_a_long_pinned_run_is_not_re_run_but_can_be_loaded(work, monkeypatch):
+    from dashboard import compare
+
+    monkeypatch.setattr(compare, "REPLAY_LIMIT_S", 0)
+    at = _app({"baseline": json.dumps(SMALL.to_query_params())})
+    assert at.button(key="pending_rerun").disabled is True
+    at.button(key="pending_load").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert RunConfig(**at.session_state["cfg_values"]) == SMALL and at.session_state[L.PENDING] is None
+    assert "baseline" not in at.query_params and work == {"stream": 0, "load": 0, "run": 0}
+
+
+# --------------------------------------------------------------------------- layout
+def test_the_dashboard_has_no_import_circles():
+    """dashboard/*.py import one another one way only (the link reading used to sit in two modules that
+    imported each other)."""
+    folder = ROOT / "dashboard"
+    graph = {}
+    for path in folder.glob("*.py"):
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level == 1:
+                    found |= {node.module} if node.module else {a.name for a in node.names}
+                elif (node.module or "").startswith("dashboard"):
+                    rest = node.module.split(".")[1:]
+                    found |= {rest[0]} if rest else {a.name for a in node.names}
+        graph[path.stem] = {m for m in found if (folder / f"{m}.py").exists()}
+    for start in graph:
+        todo, seen = list(graph[start]), set()
+        while todo:
+            m = todo.pop()
+            assert m != start, f"dashboard.{start} imports itself through a circle"
+            if m not in seen:
+                seen.add(m)
+                todo.extend(graph.get(m, ()))
+
+
+def test_every_sidebar_section_is_short():
+    """render_sidebar is a list of sections, each a function of a screen or less."""
+    tree = ast.parse((ROOT / "dashboard" / "controls.py").read_text())
+    lengths = {n.name: n.end_lineno - n.lineno + 1 for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert lengths["render_sidebar"] <= 20
+    assert max(lengths.values()) <= 60, lengths
+
+
+def test_the_server_shows_no_error_details_and_listens_on_this_machine_only():
+    """The repository's .streamlit/config.toml, as this Streamlit reads it (run from the repository's root, as
+    ``make demo`` does): no exception type, message or traceback in the browser, and a local address."""
+    import subprocess
+    import sys
+
+    code = ("import streamlit.config as c; print(c.get_option('client.showErrorDetails'), "
+            "c.get_option('server.address'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["none", "127.0.0.1"]
+
+
+def test_the_link_modules_doctests_pass():
+    """dashboard/ is outside pytest's doctest paths: its link modules' examples are run here."""
+    import doctest
+
+    from dashboard import labels
+
+    for module in (L, labels):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
