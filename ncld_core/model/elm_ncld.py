@@ -280,6 +280,11 @@ class ELMNCLD(ChunkClassifier):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
+    def check_params(self) -> None:
+        """Refuse a parameter outside its allowed values (ValueError naming it), as ``partial_fit`` would;
+        a fitted model's flip rates are checked against its label count (checkpoints call it on load)."""
+        self._validate_params(self.n_labels_ if self.is_fitted else None)
+
     def _validate_params(self, n_labels):
         for name, allowed in PARAM_RANGES.items():
             if name == "alpha" and alpha_grid(self.alpha) is not None:
@@ -287,14 +292,14 @@ class ELMNCLD(ChunkClassifier):
             allowed.check(getattr(self, name), name)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        detector = getattr(self, "detector", "paper")  # checkpoints from before detectors had names
+        detector = self.detector
         if not isinstance(detector, str) or detector not in DETECTORS:
             raise ValueError(f"detector must be one of {list(DETECTORS)}; got {detector!r}")
         monitors = self._monitor_names()
         for name in monitors:
             if not isinstance(name, str) or name not in DETECTORS:
                 raise ValueError(f"monitors: each must be one of {list(DETECTORS)}; got {name!r}")
-        check_decision(getattr(self, "decision", "paper"))  # checkpoints from before it: "paper"
+        check_decision(self.decision)
         if self.hessian not in HESSIANS:
             raise ValueError(f"hessian must be one of {HESSIANS}, got {self.hessian!r}")
         if self._estimates_rates():
@@ -308,7 +313,7 @@ class ELMNCLD(ChunkClassifier):
         return rho_pos, rho_neg, make_probability_model(self.probability_model)
 
     def _monitor_names(self) -> tuple:
-        monitors = getattr(self, "monitors", ())
+        monitors = self.monitors
         if isinstance(monitors, str):
             monitors = (monitors,)
         try:
@@ -318,13 +323,13 @@ class ELMNCLD(ChunkClassifier):
 
     def _new_detectors(self) -> dict:
         """The acting detector under "" and each monitor under its name, fresh."""
-        detectors = {"": make_detector(getattr(self, "detector", "paper"), self.delta)}
+        detectors = {"": make_detector(self.detector, self.delta)}
         for name in self._monitor_names():
             detectors[name] = make_detector(name, self.delta)
         return detectors
 
     def _estimates_rates(self) -> bool:
-        mode = getattr(self, "flip_rates", "auto")  # absent in checkpoints written before it existed
+        mode = self.flip_rates
         given = self.rho_pos is not None or self.rho_neg is not None
         if isinstance(mode, FlipRateEstimator):
             mode = "estimate"
@@ -380,7 +385,7 @@ class ELMNCLD(ChunkClassifier):
         return self.statistics_.B_rank(self.gamma)
 
     def _more_expected_failed_checks(self) -> dict[str, str]:
-        if getattr(self, "decision", "paper") == "paper":
+        if self.decision == "paper":
             return {}
         reason = ("predict applies the noise-aware rule `decision` (ncld_core.model.decision), not "
                   "decision_function > 0 as the check assumes; with decision='paper' the check passes")
@@ -462,12 +467,10 @@ class ELMNCLD(ChunkClassifier):
                            stats.B_rank(self.gamma))
 
     def _alpha_in_use(self) -> float:
-        """The ridge of ``K_``: the parameter, or with ``alpha="auto"`` / a grid the value chosen online."""
-        chosen = getattr(self, "alpha_", None)
-        if chosen is not None:
-            return float(chosen)
-        grid = alpha_grid(self.alpha)
-        return float(self.alpha) if grid is None else start_alpha(grid)
+        """The ridge of ``K_``: the one used by the last chunk learnt (the parameter, or with
+        ``alpha="auto"`` / a grid the value chosen online)."""
+        self._check_fitted()
+        return float(self.alpha_)
 
     def _select_alpha(self, grid, st, stats, losses):
         """With a grid (``alpha="auto"``, :mod:`ncld_core.model.capacity`): the ridge to solve with after
@@ -545,7 +548,7 @@ class ELMNCLD(ChunkClassifier):
         else:
             hidden = self.hidden_
             detectors = self._current_detectors()
-            estimator = getattr(self, "flip_rate_estimator_", None)
+            estimator = self.flip_rate_estimator_
             if estimating and estimator is None:
                 raise ValueError("flip_rates: this model was fitted with given rates; it cannot switch to 'estimate'")
             if not estimating:
@@ -557,7 +560,7 @@ class ELMNCLD(ChunkClassifier):
         action = drift_action(result.fired, self.strategy, first)
         grid = alpha_grid(self.alpha)
         alpha, losses = self._select_alpha(grid, st, None if first else self.statistics_,
-                                           None if first else getattr(self, "alpha_losses_", None))
+                                           None if first else self.alpha_losses_)
         stats = accumulate(None if first else self.statistics_, st["sufficient"], action)
         coef, psi, cond = self._solve_statistics(stats, alpha)
         estimator = st["estimator"]
@@ -566,7 +569,7 @@ class ELMNCLD(ChunkClassifier):
         # The decision state reads the chunk's prequential scores (the model before it), or, when the
         # model starts afresh (first chunk, drift reset), the new model's scores, and restarts.
         decision_state = update_state(
-            None if action in ("init", "retrain", "adjust") else getattr(self, "decision_state_", None),
+            None if action in ("init", "retrain", "adjust") else self.decision_state_,
             st["H"] @ (coef if action in ("init", "retrain", "adjust") else self.coef_), Y01, st["rho_pos"], st["rho_neg"],
             cardinality=st["cardinality"].estimate, prevalence=st["cardinality"].prevalence,
             rates_estimated=st["estimator"] is not None)
@@ -595,7 +598,7 @@ class ELMNCLD(ChunkClassifier):
             lcard_low=st["cardinality"].low,
             lcard_high=st["cardinality"].high,
             lcard_paper=float(st["signal"].paper.mean()),
-            detector=getattr(self, "detector", "paper"),
+            detector=self.detector,
             statistic=result.statistic,
             threshold=result.threshold,
             fired=bool(result.fired),
@@ -615,8 +618,8 @@ class ELMNCLD(ChunkClassifier):
     def _current_detectors(self) -> dict:
         """Copies of the fitted detectors (committed only if the chunk succeeds) at the current
         ``delta``; fresh ones where ``detector`` or ``monitors`` changed since (set_params)."""
-        wanted = {"": getattr(self, "detector", "paper"), **{name: name for name in self._monitor_names()}}
-        current = {"": self.detector_, **getattr(self, "monitors_", {})}
+        wanted = {"": self.detector, **{name: name for name in self._monitor_names()}}
+        current = {"": self.detector_, **self.monitors_}
         out = {}
         for key, name in wanted.items():
             old = current.get(key)
@@ -715,8 +718,8 @@ class ELMNCLD(ChunkClassifier):
     def decide(self, scores) -> np.ndarray:
         """0/1 int8 predictions from :meth:`decision_function` scores by the rule ``decision``."""
         self._check_fitted()
-        rule = check_decision(getattr(self, "decision", "paper"))
-        return decide(rule, getattr(self, "decision_state_", None), scores)
+        rule = check_decision(self.decision)
+        return decide(rule, self.decision_state_, scores)
 
     @property
     def history_(self) -> pd.DataFrame:
@@ -729,7 +732,7 @@ class ELMNCLD(ChunkClassifier):
     def flip_rates_history_(self) -> pd.DataFrame:
         """The per-label rates used at each chunk: columns ``chunk, label, rho_pos, rho_neg``."""
         self._check_fitted()
-        rates = getattr(self, "_rates", [])
+        rates = self._rates
         q = self.n_labels_
         return pd.DataFrame({
             "chunk": np.repeat(np.arange(len(rates)), q),
@@ -742,7 +745,7 @@ class ELMNCLD(ChunkClassifier):
     def estimated_flip_rates_(self):
         """``(rho_pos, rho_neg)`` estimated so far, arrays (q,); None when the rates are given."""
         self._check_fitted()
-        est = getattr(self, "flip_rate_estimator_", None)
+        est = self.flip_rate_estimator_
         return None if est is None else (est.rho_pos_.copy(), est.rho_neg_.copy())
 
     @property
@@ -759,6 +762,6 @@ class ELMNCLD(ChunkClassifier):
         record = dict(self._history[-1])
         if getattr(self, "_prevalence", None) is not None:
             record["prevalence_hat"] = self._prevalence
-        if getattr(self, "flip_rate_estimator_", None) is not None and getattr(self, "_rates", None):
+        if self.flip_rate_estimator_ is not None and self._rates:
             record["rho_pos_est"], record["rho_neg_est"] = self._rates[-1]
         return ModelChunkRecord.from_dict(record)
