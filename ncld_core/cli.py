@@ -156,12 +156,21 @@ def run_config(config: RunConfig, *, out: Path | None = None, quiet: bool = Fals
 
 
 def resume(path: Path, **kwargs):
-    """Continue the run checkpointed in ``path`` (the stream is rebuilt from its configuration)."""
-    from .checkpoint import load_run
+    """Continue the run checkpointed in ``path`` (the stream is rebuilt from its configuration).
+
+    A checkpoint that cannot be read, or whose configuration cannot be run, is a
+    :class:`~ncld_core.checkpoint.CheckpointError` (a ValueError: ``error: ...``, exit status 2).
+    """
+    from .checkpoint import CheckpointError, load_run
 
     state, chunks, config, _ = load_run(path)
-    cfg = RunConfig.from_dict(config)
-    return run_config(cfg, checkpoint=path, resume_from=(state, chunks), **kwargs)
+    try:
+        cfg = RunConfig.from_dict(config)
+        cfg.check()
+        stream = cfg.build_stream()
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:  # the file's values, not the user's
+        raise CheckpointError(f"checkpoint {path}: its run configuration cannot be run: {exc}") from None
+    return run_config(cfg, checkpoint=path, resume_from=(state, chunks), stream=stream, **kwargs)
 
 
 def format_summary(result) -> str:

@@ -4,20 +4,37 @@
 reader (or a crash) sees either the old file or the complete new one, never a half-written one.
 Checkpoints, the runner's exports and the benchmarks' reports are all written through it.
 
+A reader (or a crash) sees either the old file or the complete new one, never a
+half-written one.  On any error or interrupt (``KeyboardInterrupt`` included) the
+temporary file is removed; a process killed outright cannot remove it, so each write
+first removes the temporaries of earlier writes of the same path that are older than
+:data:`STALE_TEMP_SECONDS` (a write in progress elsewhere keeps touching its own).
+
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "out", "a.txt")
 >>> write_atomic(path, "hello")
 >>> open(path).read(), sorted(os.listdir(os.path.dirname(path)))
 ('hello', ['a.txt'])
+>>> with atomic_writer(path) as fh:
+...     _ = fh.write(b"bye")
+>>> open(path).read(), sorted(os.listdir(os.path.dirname(path)))
+('bye', ['a.txt'])
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import tempfile
+import time
 from pathlib import Path
 
-__all__ = ["json_default", "write_atomic"]
+__all__ = ["json_default", "write_atomic", "atomic_writer", "remove_stale_temps", "STALE_TEMP_SECONDS"]
+
+#: A temporary file of a write of the same path older than this (seconds) was left by a killed
+#: process: the next write of that path removes it.
+STALE_TEMP_SECONDS = 15 * 60
 
 
 def json_default(obj):
@@ -31,20 +48,57 @@ def json_default(obj):
     return str(obj)
 
 
-def write_atomic(path, data: str | bytes) -> None:
-    """Write ``data`` (text as UTF-8, or bytes) to ``path`` atomically; parent folders are created."""
+def _temp_pattern(path: Path) -> re.Pattern:
+    # tempfile.mkstemp's names: prefix, 8 characters of [a-z0-9_], suffix
+    return re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+
+
+def remove_stale_temps(path, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """Remove the temporary files of earlier writes of ``path`` older than ``older_than`` seconds.
+
+    Only names :func:`atomic_writer` makes for this very path are touched; returns those removed.
+    """
+    path = Path(path)
+    pattern, cutoff, removed = _temp_pattern(path), time.time() - older_than, []
+    try:
+        candidates = [p for p in path.parent.iterdir() if pattern.fullmatch(p.name)]
+    except OSError:
+        return removed
+    for tmp in candidates:
+        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to remove: left alone
+            if tmp.is_file() and not tmp.is_symlink() and tmp.stat().st_mtime < cutoff:
+                tmp.unlink()
+                removed.append(tmp)
+    return removed
+
+
+@contextlib.contextmanager
+def atomic_writer(path):
+    """A binary file to write ``path``'s new content into; it replaces ``path`` when the block ends.
+
+    The file is a temporary in ``path``'s folder (created with its parents), flushed, fsynced and
+    renamed onto ``path``; if the block raises anything (``KeyboardInterrupt`` too) it is removed and
+    ``path`` is left as it was.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    remove_stale_temps(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; the result is an ordinary readable file
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_atomic(path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` atomically; parent folders are created."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    with atomic_writer(path) as fh:
+        fh.write(payload)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+import struct
+import tracemalloc
 import zipfile
+import zlib
+from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +18,7 @@ import pytest
 from ncld_core.checkpoint import (
     FORMAT,
     VERSION,
+    CheckpointError,
     load_checkpoint,
     load_run,
     save_checkpoint,
@@ -112,7 +119,7 @@ def test_version_mismatch_and_foreign_classes_are_refused(tmp_path):
     path = tmp_path / "m.npz"
     save_checkpoint(ELMNCLD(n_neighbors=3, random_state=0).partial_fit(np.eye(8), np.eye(8)[:, :2]), path)
     _rewrite_meta(path, lambda m: m.update(version=99))
-    with pytest.raises(ValueError, match="format version 99"):
+    with pytest.raises(CheckpointError, match="checkpoint format 99 written by ncld"):
         load_checkpoint(path, expected=ELMNCLD)
     _rewrite_meta(path, lambda m: m.update(version=VERSION, payload={"__object__": "Popen", "state": {"__dict__": {}}}))
     with pytest.raises(ValueError, match="unknown class 'Popen'"):
@@ -124,10 +131,11 @@ def test_version_mismatch_and_foreign_classes_are_refused(tmp_path):
 
 def test_pickled_arrays_are_never_loaded(tmp_path):
     path = tmp_path / "evil.npz"
-    meta = {"format": FORMAT, "version": VERSION, "payload": {"__array__": "a0"}, "extra": {"__dict__": {}}}
+    meta = {"format": FORMAT, "version": VERSION, "payload": {"__array__": "a0"}, "extra": {"__dict__": {}},
+            "arrays": {"a0": ["|O", [1]]}}
     np.savez(path, __meta__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-             a0=np.array([object()], dtype=object))
-    with pytest.raises(ValueError, match="corrupt or not an ncld checkpoint"):
+             a0=np.array([object()], dtype=object), allow_pickle=True)
+    with pytest.raises(CheckpointError, match="holds object values; a checkpoint holds only numbers and text"):
         load_checkpoint(path)
 
 
@@ -178,3 +186,486 @@ def test_saved_run_keeps_typed_records_and_reads_the_older_flat_form(tmp_path):
 
     assert all(isinstance(r, ModelChunkRecord) for c in old for r in c.diagnostics.values())
     assert text(old) == text(chunks)
+
+
+# ------------------------------------------------------------------ crafted files (issues 22.7, 23.2)
+# Each attack is built in tmp_path; the memory a load allocates is measured with tracemalloc (NumPy
+# reports its array buffers to it). Bound: 50 MB, for files that asked for 256 MiB to 1 GiB.
+PEAK_BOUND = 50 * 2**20
+
+
+def _small_model():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(40, 4)), (rng.random((40, 3)) < 0.4).astype(int)
+    return ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0).partial_fit(X, Y), X
+
+
+def _peak_bytes(load):
+    """Peak traced memory while ``load()`` runs (a CheckpointError is returned, not raised)."""
+    tracemalloc.start()
+    try:
+        try:
+            outcome = load()
+        except CheckpointError as exc:
+            outcome = exc
+        return tracemalloc.get_traced_memory()[1], outcome
+    finally:
+        tracemalloc.stop()
+
+
+def _members(path) -> list:
+    """The (name, method, raw bytes, crc, size) of each member of a stored (uncompressed) archive."""
+    with zipfile.ZipFile(path) as z:
+        return [(i.filename, zipfile.ZIP_STORED, z.read(i), i.CRC, i.file_size) for i in z.infolist()]
+
+
+def _write_zip(path, members) -> None:
+    """A zip of ``members`` (name, method, raw bytes as stored, crc, declared size), written by hand so a
+    member may be deflated data we built, or declare what it does not hold."""
+    out, directory = bytearray(), bytearray()
+    for name, method, raw, crc, size in members:
+        name_b = name.encode()
+        fields = struct.pack("<HHHHHIII", 20, 0, method, 0, 0, crc, len(raw), size)
+        directory += b"PK\x01\x02" + struct.pack("<H", 20) + fields + struct.pack("<HHHHHII", len(name_b), 0, 0, 0, 0,
+                                                                                  0, len(out)) + name_b
+        out += b"PK\x03\x04" + fields + struct.pack("<HH", len(name_b), 0) + name_b + raw
+    end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, len(members), len(members), len(directory), len(out), 0)
+    Path(path).write_bytes(bytes(out + directory + end))
+
+
+def _npy_header(shape, dtype="<f8") -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": dtype, "fortran_order": False, "shape": shape})
+    return buffer.getvalue()
+
+
+def test_an_unused_member_is_never_read(tmp_path):
+    # The testers' file: 3.77 MB, a valid checkpoint plus members the format does not use, one of
+    # which declares a 1 GiB array. Every member used to be read: 1 GiB allocated, then an error.
+    model, X = _small_model()
+    save_checkpoint(model, tmp_path / "m.npz")
+    pad = _npy_header((460_000,)) + bytes(8 * 460_000)
+    bomb = _npy_header((2**27,)) + bytes(64)
+    _write_zip(tmp_path / "crafted.npz", _members(tmp_path / "m.npz") + [
+        ("pad.npy", zipfile.ZIP_STORED, pad, zlib.crc32(pad), len(pad)),
+        ("bomb.npy", zipfile.ZIP_STORED, bomb, zlib.crc32(bomb), len(bomb))])
+    assert 3.5e6 < (tmp_path / "crafted.npz").stat().st_size < 4e6
+    peak, again = _peak_bytes(lambda: load_checkpoint(tmp_path / "crafted.npz"))
+    assert peak < PEAK_BOUND, peak
+    assert np.array_equal(again.decision_function(X), model.decision_function(X))
+
+
+def test_a_member_declaring_more_than_it_holds_is_refused_before_reading(tmp_path):
+    model, _ = _small_model()
+    save_checkpoint(model, tmp_path / "m.npz")
+    members = _members(tmp_path / "m.npz")
+    name, *_ = next(m for m in members if m[0] != "__meta__.npy")
+    bomb = _npy_header((2**27,)) + bytes(64)  # the .npy header claims 1 GiB; the member holds 64 bytes
+    members = [m if m[0] != name else (name, zipfile.ZIP_STORED, bomb, zlib.crc32(bomb), len(bomb)) for m in members]
+    _write_zip(tmp_path / "crafted.npz", members)
+    peak, error = _peak_bytes(lambda: load_checkpoint(tmp_path / "crafted.npz"))
+    assert peak < PEAK_BOUND, peak
+    assert isinstance(error, CheckpointError)
+    assert "holds 64 bytes of data but its header declares 1073741824" in str(error)
+
+
+def test_a_compression_bomb_is_refused_by_its_declared_size(tmp_path):
+    # 256 MiB of zeros deflated to 0.25 MB, as the array the header refers to (dtype and shape agree).
+    model, _ = _small_model()
+    save_checkpoint(model, tmp_path / "m.npz")
+    members = _members(tmp_path / "m.npz")
+    meta = json.loads(np.lib.format.read_array(io.BytesIO(members[0][2])).tobytes())
+    name = next(m[0] for m in members if m[0] != "__meta__.npy")
+    n = 2**25
+    meta["arrays"][name[:-4]] = ["<f8", [n]]
+    header = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, header)
+    members[0] = ("__meta__.npy", zipfile.ZIP_STORED, buffer.getvalue(), zlib.crc32(buffer.getvalue()),
+                  len(buffer.getvalue()))
+    head, block = _npy_header((n,)), bytes(2**20)
+    first = zlib.compressobj(9, zlib.DEFLATED, -15)
+    data = first.compress(head) + first.flush(zlib.Z_FULL_FLUSH)
+    zero = zlib.compressobj(9, zlib.DEFLATED, -15)
+    one = zero.compress(block) + zero.flush(zlib.Z_FULL_FLUSH)  # independent blocks: repeatable
+    data += one * (8 * n // len(block)) + zlib.compressobj(9, zlib.DEFLATED, -15).flush()
+    crc = zlib.crc32(head)
+    for _ in range(8 * n // len(block)):
+        crc = zlib.crc32(block, crc)
+    members = [m if m[0] != name else (name, zipfile.ZIP_DEFLATED, data, crc, len(head) + 8 * n) for m in members]
+    _write_zip(tmp_path / "bomb.npz", members)
+    assert (tmp_path / "bomb.npz").stat().st_size < 1e6
+    with zipfile.ZipFile(tmp_path / "bomb.npz") as z:  # a genuine archive: it does expand to 256 MiB
+        with z.open(name) as member:
+            assert len(member.read(len(head) + 2**20)) == len(head) + 2**20
+    peak, error = _peak_bytes(lambda: load_checkpoint(tmp_path / "bomb.npz"))
+    assert peak < PEAK_BOUND, peak
+    assert isinstance(error, CheckpointError) and f"declares {len(head) + 8 * n} bytes once expanded" in str(error)
+
+
+def test_the_arrays_read_have_a_total_bound(tmp_path):
+    model, _ = _small_model()
+    save_checkpoint(model, tmp_path / "m.npz")
+    with pytest.raises(CheckpointError, match=r"its arrays declare \d+ bytes; at most 1000 are read"):
+        load_checkpoint(tmp_path / "m.npz", max_bytes=1000)
+
+
+def _with_header(path, text: bytes) -> None:
+    np.savez(path, __meta__=np.frombuffer(text, dtype=np.uint8))
+
+
+def test_a_deeply_nested_header_is_a_named_error_not_a_recursion_error(tmp_path, capsys):
+    path = tmp_path / "deep.npz"
+    depth = 100_000
+    _with_header(path, b'{"format": "ncld-checkpoint", "version": 3, "payload": ' + b"[" * depth + b"]" * depth + b"}")
+    with pytest.raises(CheckpointError, match="its header is nested more than 64 levels deep"):
+        load_checkpoint(path)
+    # brackets inside strings do not count
+    _with_header(path, json.dumps({"format": "ncld-checkpoint", "version": 3, "payload": "[" * 500,
+                                   "arrays": {}}).encode())
+    assert load_checkpoint(path) == "[" * 500
+    _with_header(path, b'{"format": "ncld-checkpoint", "version": 3, "payload": ' + b"[" * depth + b"]" * depth + b"}")
+    assert main(["resume", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: checkpoint ") and "nested more than 64" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_an_oversized_header_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import ncld_core.checkpoint as checkpoint
+
+    model, _ = _small_model()
+    save_checkpoint(model, tmp_path / "m.npz")
+    monkeypatch.setattr(checkpoint, "MAX_HEADER_BYTES", 100)
+    with pytest.raises(CheckpointError, match=r"its header has \d+ bytes; at most 100 are read"):
+        load_checkpoint(tmp_path / "m.npz")
+
+
+def _rewrite_state(path, change) -> None:
+    """Apply ``change`` to the JSON state of the checkpoint's top object (arrays kept)."""
+    _rewrite_meta(path, lambda meta: change(meta["payload"]["state"]["__dict__"], meta))
+
+
+@pytest.mark.parametrize("attack, message", [
+    (lambda s, m: s.update(n_hidden="lots"), "n_hidden must be"),
+    (lambda s, m: s.update(beta=7.0), r"beta must be in \[0, 1\], got 7.0"),
+    (lambda s, m: s.update(strategy="rm -rf"), "strategy must be one of"),
+    (lambda s, m: s.update(decision_function=1), "the attribute 'decision_function' would hide ELMNCLD.decision_function"),
+    (lambda s, m: s.update(history_={"__list__": []}), "would hide ELMNCLD.history_"),
+    (lambda s, m: s.update(__class__="x"), "would hide ELMNCLD.__class__"),
+    (lambda s, m: s.update(surprise=1), "'surprise' is not a parameter or fitted attribute of ELMNCLD"),
+    (lambda s, m: s.pop("coef_"), "missing coef_"),
+    (lambda s, m: s.pop("alpha"), "missing alpha"),
+    (lambda s, m: s.update(coef_="weights"), "coef_ must be a 2-D float array; got 'weights'"),
+    (lambda s, m: s.update(coef_=s["statistics_"]["state"]["__dict__"]["HtH"]), r"coef_ has shape \(20, 20\), "
+                                                                                  r"expected \(20, 3\)"),
+    (lambda s, m: s.update(n_labels_=4), r"has shape \(20, 3\), expected \(20, 4\)"),
+    (lambda s, m: s["hidden_"]["state"]["__dict__"].update(mode_="exec"), "mode_ must be one of 'l2', 'standard'"),
+    (lambda s, m: s["detector_"]["state"]["__dict__"].update(max_window=-1), "max_window must be"),
+    (lambda s, m: s.update(decision_state_={"__dict__": {"n_chunks": "x"}}), "does not work as loaded"),
+    (lambda s, m: s.update(flip_rate_estimator_={"__object__": "FlipRateEstimator",
+                                                 "state": {"__dict__": {"quantile": 3}}}), "missing anchor_fraction"),
+])
+def test_loaded_attributes_are_checked_against_the_class(tmp_path, attack, message):
+    model, X = _small_model()
+    path = tmp_path / "m.npz"
+    save_checkpoint(model, path)
+    _rewrite_state(path, attack)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
+def test_the_format_and_ncld_versions_are_stored_and_a_newer_format_is_refused_by_name(tmp_path):
+    import ncld_core
+
+    model, _ = _small_model()
+    path = tmp_path / "m.npz"
+    save_checkpoint(model, path)
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(z["__meta__"].tobytes())
+    assert meta["version"] == VERSION == 3 and meta["ncld"] == ncld_core.__version__
+    _rewrite_meta(path, lambda m: m.update(version=4, ncld="0.3"))
+    with pytest.raises(CheckpointError, match=rf"checkpoint format 4 written by ncld 0.3; this ncld "
+                                              rf"{ncld_core.__version__} reads formats 2-3"):
+        load_checkpoint(path)
+    _rewrite_meta(path, lambda m: (m.update(version=1), m.pop("ncld")))
+    with pytest.raises(CheckpointError, match="checkpoint format 1 written by an ncld that did not record its "
+                                              "version; .* cannot be recovered"):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("damage", ["not a zip", "empty zip", "no header", "header not JSON", "header not a dict",
+                                    "array missing", "array of another shape", "array of another dtype",
+                                    "unreadable npy header", "bzip2 member", "entry unreadable", "state not a dict"])
+def test_every_bad_file_is_one_named_error_and_resume_prints_it(tmp_path, damage, capsys):
+    model, _ = _small_model()
+    path = tmp_path / "m.npz"
+    save_checkpoint(model, path)
+    members = _members(path)
+    array = next(m for m in members if m[0] != "__meta__.npy")
+    if damage == "not a zip":
+        path.write_bytes(b"PK\x03\x04" + bytes(100))
+    elif damage == "empty zip":
+        _write_zip(path, [])
+    elif damage == "no header":
+        _write_zip(path, [array])
+    elif damage in ("header not JSON", "header not a dict"):
+        _with_header(path, b"{{{" if damage == "header not JSON" else b"[1, 2]")
+    elif damage == "array missing":
+        _write_zip(path, [members[0]])
+    elif damage in ("array of another shape", "array of another dtype"):
+        with zipfile.ZipFile(path) as z:
+            value = np.lib.format.read_array(z.open(array[0]))
+        value = value.ravel() if damage == "array of another shape" else value.astype(np.float32)
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, value)
+        raw = buffer.getvalue()
+        _write_zip(path, [members[0], (array[0], zipfile.ZIP_STORED, raw, zlib.crc32(raw), len(raw))])
+    elif damage == "unreadable npy header":
+        raw = b"\x93NUMPY\x01\x00" + struct.pack("<H", 16) + b"{'descr': os.sys"
+        _write_zip(path, [members[0], (array[0], zipfile.ZIP_STORED, raw, zlib.crc32(raw), len(raw))])
+    elif damage == "bzip2 member":
+        _write_zip(path, [members[0], (array[0], zipfile.ZIP_BZIP2, array[2], array[3], array[4])])
+    elif damage == "entry unreadable":
+        _rewrite_meta(path, lambda m: m["payload"]["state"]["__dict__"].update(coef_={"__eval__": "1"}))
+    else:
+        _rewrite_meta(path, lambda m: m["payload"].update(state=[1]))
+    with pytest.raises(CheckpointError) as caught:
+        load_checkpoint(path)
+    assert isinstance(caught.value, ValueError) and str(path) in str(caught.value)
+    assert main(["resume", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+# ------------------------------------------------------------------ old formats, through MIGRATIONS
+def write_format_2(obj, path, *, extra=None, drop=(), history_drop=()) -> None:
+    """Write ``obj`` as format 2 did: the header without an arrays table or ncld version, every array
+    its own member, the state as ``vars``; without the model attributes ``drop`` and the history
+    columns ``history_drop``, which format 2 files written before them lacked."""
+    arrays = {}
+
+    def encode(value):
+        if isinstance(value, np.ndarray):
+            arrays[f"a{len(arrays)}"] = value
+            return {"__array__": f"a{len(arrays) - 1}"}
+        if isinstance(value, (np.integer, np.floating, np.bool_)):
+            return value.item()
+        if isinstance(value, (list, tuple)):
+            return {"__list__": [encode(v) for v in value]}
+        if isinstance(value, dict):
+            return {"__dict__": {k: encode(v) for k, v in value.items()}}
+        if hasattr(value, "__dict__"):
+            state = dict(vars(value))
+            if isinstance(value, ELMNCLD):
+                state = {k: v for k, v in state.items() if k not in drop}
+                if "_records" in state:  # format 2 kept rows, and the newest chunk's prevalences beside them
+                    records = state.pop("_records")
+                    state["_history"] = [r.row() for r in records]
+                    if records and records[-1].prevalence_hat is not None:
+                        state["_prevalence"] = np.asarray(records[-1].prevalence_hat)
+                if "_history" in state:
+                    state["_history"] = [{k: v for k, v in row.items() if k not in history_drop}
+                                         for row in state["_history"]]
+            return {"__object__": type(value).__name__, "state": encode(state)}
+        return value
+
+    meta = {"format": FORMAT, "version": 2, "payload": encode(obj), "extra": encode(extra or {})}
+    np.savez(path, __meta__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
+
+
+#: What format 2 models written before the decision rules, the online ridge and the monitors lacked.
+FORMAT_2_MISSING = ("decision", "decision_state_", "alpha_", "alpha_losses_", "alpha_grid_", "monitors", "monitors_")
+
+
+def test_a_format_2_checkpoint_loads_through_migration_and_continues_exactly(tmp_path):
+    rng = np.random.default_rng(3)
+    X, Y = rng.normal(size=(300, 6)), (rng.random((300, 4)) < 0.3).astype(int)
+    model = ELMNCLD(n_neighbors=5, rho_pos=0.1, rho_neg=0.2, detector="paper", decision="paper", random_state=0)
+    model.partial_fit(X[:100], Y[:100])
+    model.partial_fit(X[100:200], Y[100:200])
+    # history rows did not record the ridge either
+    write_format_2(model, tmp_path / "old.npz", drop=FORMAT_2_MISSING, history_drop=("alpha",))
+    with zipfile.ZipFile(tmp_path / "old.npz") as z:
+        meta = json.loads(np.lib.format.read_array(z.open("__meta__.npy")).tobytes())
+    assert meta["version"] == 2 and "arrays" not in meta and "decision" not in meta["payload"]["state"]["__dict__"]
+
+    old = load_checkpoint(tmp_path / "old.npz", expected=ELMNCLD)
+    assert (old.decision, old.detector, tuple(old.monitors), old.monitors_) == ("paper", "paper", (), {})
+    assert old.alpha_ == model.alpha and old.decision_state_ is None
+    np.testing.assert_array_equal(old.predict(X[200:]), (old.decision_function(X[200:]) > 0).astype(np.int8))
+    np.testing.assert_array_equal(old.predict(X[200:]), model.predict(X[200:]))
+    assert np.isnan(old.history_["alpha"]).all() and np.isnan(old.last_record_.alpha)
+    model.partial_fit(X[200:], Y[200:])
+    old.partial_fit(X[200:], Y[200:])
+    assert np.array_equal(old.coef_, model.coef_)
+    # and it is written back in the current format
+    save_checkpoint(old, tmp_path / "new.npz")
+    assert np.array_equal(load_checkpoint(tmp_path / "new.npz").coef_, model.coef_)
+
+
+def test_a_format_2_run_loads_through_migration(tmp_path):
+    cfg = RunConfig(n_instances=600, chunk_size=150, models=["ELM-O"])
+    runner = cfg.runner()
+    chunks = list(runner.iter_run(cfg.build_stream()))
+    records = [asdict(c) for c in chunks]
+    for r in records:
+        for d in r["diagnostics"].values():
+            d.pop("alpha")
+    write_format_2({"models": runner.state_.models, "accumulators": runner.state_.accumulators},
+                   tmp_path / "old.npz", drop=("decision", "decision_state_"),
+                   extra={"next_chunk": 4, "config": cfg.to_dict(), "chunk_size": 150, "chunks": records})
+    state, loaded, config, size = load_run(tmp_path / "old.npz")
+    assert state.next_chunk == 4 and size == 150 and RunConfig.from_dict(config) == cfg
+    assert state.models["ELM-O"].decision == "paper"
+    assert all(np.isnan(c.diagnostics["ELM-O"].alpha) for c in loaded)
+    assert json.dumps([c.metrics for c in loaded]) == json.dumps([c.metrics for c in chunks])
+
+
+def test_the_schemas_cover_every_attribute_a_model_has(tmp_path):
+    """SCHEMAS name every attribute of the checkpointable classes in each configuration (a new attribute
+    must be added there, with a migration for the files without it); each round-trips."""
+    import inspect
+
+    from ncld_core.checkpoint import SCHEMAS
+    from ncld_core.eval.metrics import MetricAccumulator
+    from ncld_core.eval.references import AllNegative, NoisyPrior
+    from ncld_core.model.flip_rates import FlipRateEstimator
+
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(120, 5)), (rng.random((120, 3)) < 0.3).astype(int)
+    fitted = [
+        ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0),
+        ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0, monitors=("paper", "welch", "adaptive", "labels")),
+        ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0, rho_pos=0.1, alpha="auto", scaling="l2"),
+        ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0, flip_rates=FlipRateEstimator(negative_anchor="mixture")),
+        NoisyPrior(), AllNegative(),
+    ]
+    for model in fitted:
+        model.partial_fit(X[:60], Y[:60])
+        model.partial_fit(X[60:], Y[60:])
+    fitted += [ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0).fit(X, Y[:, 0]), ELMNCLD(), NoisyPrior(),
+               MetricAccumulator(), ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0).fit(X, Y, chunk_size=60)]
+    acc = MetricAccumulator()
+    acc.update(Y[:10], rng.normal(size=(10, 3)))
+    fitted.append(acc)
+
+    def objects(value, out):
+        if type(value) in SCHEMAS:
+            out.append(value)
+            for v in vars(value).values():
+                objects(v, out)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                objects(v, out)
+        elif isinstance(value, dict):
+            for v in value.values():
+                objects(v, out)
+        return out
+
+    seen = set()
+    for i, model in enumerate(fitted):
+        for obj in objects(model, []):
+            schema = SCHEMAS[type(obj)]
+            known = {*schema.state, *schema.fitted, *schema.optional, *schema.params}
+            params = {p for p in inspect.signature(type(obj).__init__).parameters if p != "self"}
+            unknown = set(vars(obj)) - known - params
+            assert not unknown, f"{type(obj).__name__}: add {sorted(unknown)} to checkpoint.SCHEMAS (and a migration)"
+            seen.add(type(obj))
+        save_checkpoint(model, tmp_path / f"{i}.npz")
+        again = load_checkpoint(tmp_path / f"{i}.npz")
+        assert type(again) is type(model) and set(vars(again)) == set(vars(model))
+    assert seen == set(SCHEMAS)
+
+
+def test_an_array_held_by_several_models_is_stored_once(tmp_path):
+    cfg = RunConfig(n_instances=600, chunk_size=150, models=["ELM-O", "ELM-I", "ELM-II"])
+    runner = cfg.runner()
+    chunks = list(runner.iter_run(cfg.build_stream()))
+    models = runner.state_.models
+    assert models["ELM-O"].hidden_.weights_ is models["ELM-I"].hidden_.weights_  # the run's shared draw
+    save_run(tmp_path / "run.npz", runner.state_, chunks, config=cfg.to_dict(), chunk_size=cfg.chunk_size)
+    with np.load(tmp_path / "run.npz", allow_pickle=False) as z:
+        meta = json.loads(z["__meta__"].tobytes())
+    shape = list(models["ELM-O"].hidden_.weights_.shape)
+    assert sum(1 for _, s in meta["arrays"].values() if s == shape) == 1
+    state, *_ = load_run(tmp_path / "run.npz")
+    assert state.models["ELM-O"].hidden_.weights_ is state.models["ELM-II"].hidden_.weights_
+    np.testing.assert_array_equal(state.models["ELM-I"].hidden_.weights_, models["ELM-I"].hidden_.weights_)
+
+
+# ------------------------------------------------------------------ temporary files
+def test_a_save_interrupted_midway_leaves_no_temporary_file_and_the_old_checkpoint(tmp_path, monkeypatch):
+    model, X = _small_model()
+    path = tmp_path / "m.npz"
+    save_checkpoint(model, path)
+    before = path.read_bytes()
+    written = []
+    original = np.lib.format.write_array
+
+    def killed(fp, array, **kw):
+        if len(written) == 2:  # the header and the first array are written, then the user presses Ctrl-C
+            fp.write(b"half an array")
+            raise KeyboardInterrupt
+        original(fp, array, **kw)
+        written.append(array.shape)
+
+    monkeypatch.setattr(np.lib.format, "write_array", killed)
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(model, path)
+    assert len(written) == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+    assert path.read_bytes() == before
+
+    def disk_full(fp, array, **kw):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np.lib.format, "write_array", disk_full)
+    with pytest.raises(CheckpointError, match="cannot write checkpoint .*No space left"):
+        save_checkpoint(model, path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+    assert np.array_equal(load_checkpoint(path).decision_function(X), model.decision_function(X))
+
+
+def test_temporaries_left_by_a_killed_save_are_removed_by_the_next_save(tmp_path):
+    import os
+    import time
+
+    from ncld_core.files import STALE_TEMP_SECONDS
+
+    model, _ = _small_model()
+    stale, fresh = tmp_path / ".m.npz.k1ll3d_x.tmp", tmp_path / ".m.npz.running1.tmp"
+    other, mine = tmp_path / ".other.npz.k1ll3d_x.tmp", tmp_path / "notes.tmp"
+    for p in (stale, fresh, other, mine):
+        p.write_bytes(bytes(1000))
+    old = time.time() - STALE_TEMP_SECONDS - 60
+    for p in (stale, other, mine):
+        os.utime(p, (old, old))
+    save_checkpoint(model, tmp_path / "m.npz")
+    # only the old temporary of this very path goes: a fresh one may be a save in progress
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["m.npz", fresh.name, other.name, mine.name])
+
+
+def test_a_run_checkpoint_is_checked_as_a_run(tmp_path, capsys):
+    cfg = RunConfig(n_instances=300, chunk_size=150, models=["ELM-O"])
+    runner = cfg.runner()
+    chunks = list(runner.iter_run(cfg.build_stream()))
+    path = tmp_path / "run.npz"
+
+    def save(**change):
+        save_run(path, runner.state_, chunks, config=cfg.to_dict(), chunk_size=cfg.chunk_size)
+        _rewrite_meta(path, lambda m: m["extra"]["__dict__"].update(change))
+
+    save(config={"__dict__": {"schedule": 7}})  # RunConfig.check() meets it with an AttributeError
+    assert main(["resume", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: checkpoint {path}: its run configuration cannot be run") and "Traceback" not in err
+    save(next_chunk=5)
+    with pytest.raises(CheckpointError, match="next_chunk 5 does not count its chunks"):
+        load_run(path)
+    save(chunks={"__list__": [{"__dict__": {"chunk": 0}}, {"__dict__": {"chunk": 1}}]})
+    with pytest.raises(CheckpointError, match="a chunk record is unreadable"):
+        load_run(path)
+    save_checkpoint({"models": {"ELM-O": runner.state_.accumulators["ELM-O"]}, "accumulators": {}}, path,
+                    extra={"next_chunk": 0, "chunks": []})
+    with pytest.raises(CheckpointError, match="its models are not ncld models"):
+        load_run(path)

@@ -146,12 +146,13 @@ def test_checkpoint_round_trips_the_decision_state(tmp_path):
 
 
 def test_a_checkpoint_without_decision_reads_as_the_paper_rule(tmp_path):
+    from tests.test_checkpoint import write_format_2
+
     model, s = _fitted("paper")
-    del model.decision  # as written before the parameter existed
-    del model.decision_state_
     path = tmp_path / "old.npz"
-    save_checkpoint(model, path)
+    write_format_2(model, path, drop=("decision", "decision_state_"))  # as written before the parameter existed
     old = load_checkpoint(path)
+    assert old.decision == "paper" and old.decision_state_ is None
     np.testing.assert_array_equal(old.predict(s.X), (old.decision_function(s.X) > 0).astype(np.int8))
 
 

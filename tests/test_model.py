@@ -299,9 +299,11 @@ def test_history_is_kept_as_records_and_read_as_rows():
 
 
 def test_a_model_checkpointed_with_history_rows_reads_them_as_records(tmp_path):
-    """Checkpoints written when the history was kept as rows (``_history``, the newest chunk's prevalences in
-    ``_prevalence``) load with the same history_ and last_record_, and learn on identically."""
-    from ncld_core.checkpoint import load_checkpoint, save_checkpoint
+    """Checkpoints of format 2 kept the history as rows (``_history``, the newest chunk's prevalences in
+    ``_prevalence``); the checkpoint's migration makes them records with the same history_ and last_record_,
+    and the model learns on identically."""
+    from ncld_core.checkpoint import load_checkpoint
+    from tests.test_checkpoint import write_format_2
 
     X, eta, G = clean_stream(600, seed=22)
     Y = add_noise(G, 0.1, 0.2, seed=22)
@@ -309,12 +311,7 @@ def test_a_model_checkpointed_with_history_rows_reads_them_as_records(tmp_path):
     for start in range(0, 450, 150):
         model.partial_fit(X[start:start + 150], Y[start:start + 150])
     last = model.last_record_
-    old = ELMNCLD(n_hidden=30, n_neighbors=5, random_state=0).partial_fit(X[:150], Y[:150])
-    vars(old).clear()
-    vars(old).update({k: v for k, v in vars(model).items() if k != "_records"})
-    old._history = [r.row() for r in model._chunk_records()]  # the rows, as they were kept
-    old._prevalence = np.array(last.prevalence_hat)
-    save_checkpoint(old, tmp_path / "old.npz")
+    write_format_2(model, tmp_path / "old.npz")
     again = load_checkpoint(tmp_path / "old.npz", expected=ELMNCLD)
     assert repr(again.last_record_) == repr(last)
     pd.testing.assert_frame_equal(again.history_, model.history_)

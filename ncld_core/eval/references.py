@@ -57,6 +57,10 @@ class _Reference(ChunkClassifier):
     def _validate_params(self) -> None:
         pass
 
+    def check_params(self) -> None:
+        """Refuse a parameter outside its allowed values (ValueError naming it), as ``partial_fit`` would."""
+        self._validate_params()
+
     def partial_fit(self, X, Y, *, classes=None):
         """Update with one chunk of instances and their observed labels.
 

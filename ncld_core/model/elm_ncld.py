@@ -79,7 +79,6 @@ Examples
 from __future__ import annotations
 
 import copy
-import dataclasses
 import time
 
 import numpy as np
@@ -287,6 +286,11 @@ class ELMNCLD(ChunkClassifier):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
+    def check_params(self) -> None:
+        """Refuse a parameter outside its allowed values (ValueError naming it), as ``partial_fit`` would;
+        a fitted model's flip rates are checked against its label count (checkpoints call it on load)."""
+        self._validate_params(self.n_labels_ if self.is_fitted else None)
+
     def _validate_params(self, n_labels):
         for name, allowed in PARAM_RANGES.items():
             if name == "alpha" and alpha_grid(self.alpha) is not None:
@@ -294,14 +298,14 @@ class ELMNCLD(ChunkClassifier):
             allowed.check(getattr(self, name), name)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        detector = getattr(self, "detector", "paper")  # checkpoints from before detectors had names
+        detector = self.detector
         if not isinstance(detector, str) or detector not in DETECTORS:
             raise ValueError(f"detector must be one of {list(DETECTORS)}; got {detector!r}")
         monitors = self._monitor_names()
         for name in monitors:
             if not isinstance(name, str) or name not in DETECTORS:
                 raise ValueError(f"monitors: each must be one of {list(DETECTORS)}; got {name!r}")
-        check_decision(getattr(self, "decision", "paper"))  # checkpoints from before it: "paper"
+        check_decision(self.decision)
         if self.hessian not in HESSIANS:
             raise ValueError(f"hessian must be one of {HESSIANS}, got {self.hessian!r}")
         if self._estimates_rates():
@@ -315,7 +319,7 @@ class ELMNCLD(ChunkClassifier):
         return rho_pos, rho_neg, make_probability_model(self.probability_model)
 
     def _monitor_names(self) -> tuple:
-        monitors = getattr(self, "monitors", ())
+        monitors = self.monitors
         if isinstance(monitors, str):
             monitors = (monitors,)
         try:
@@ -325,13 +329,13 @@ class ELMNCLD(ChunkClassifier):
 
     def _new_detectors(self) -> dict:
         """The acting detector under "" and each monitor under its name, fresh."""
-        detectors = {"": make_detector(getattr(self, "detector", "paper"), self.delta)}
+        detectors = {"": make_detector(self.detector, self.delta)}
         for name in self._monitor_names():
             detectors[name] = make_detector(name, self.delta)
         return detectors
 
     def _estimates_rates(self) -> bool:
-        mode = getattr(self, "flip_rates", "auto")  # absent in checkpoints written before it existed
+        mode = self.flip_rates
         given = self.rho_pos is not None or self.rho_neg is not None
         if isinstance(mode, FlipRateEstimator):
             mode = "estimate"
@@ -387,7 +391,7 @@ class ELMNCLD(ChunkClassifier):
         return self.statistics_.B_rank(self.gamma)
 
     def _more_expected_failed_checks(self) -> dict[str, str]:
-        if getattr(self, "decision", "paper") == "paper":
+        if self.decision == "paper":
             return {}
         reason = ("predict applies the noise-aware rule `decision` (ncld_core.model.decision), not "
                   "decision_function > 0 as the check assumes; with decision='paper' the check passes")
@@ -469,12 +473,10 @@ class ELMNCLD(ChunkClassifier):
                            stats.B_rank(self.gamma))
 
     def _alpha_in_use(self) -> float:
-        """The ridge of ``K_``: the parameter, or with ``alpha="auto"`` / a grid the value chosen online."""
-        chosen = getattr(self, "alpha_", None)
-        if chosen is not None:
-            return float(chosen)
-        grid = alpha_grid(self.alpha)
-        return float(self.alpha) if grid is None else start_alpha(grid)
+        """The ridge of ``K_``: the one used by the last chunk learnt (the parameter, or with
+        ``alpha="auto"`` / a grid the value chosen online)."""
+        self._check_fitted()
+        return float(self.alpha_)
 
     def _select_alpha(self, grid, terms: ChunkTerms | None, stats, losses):
         """With a grid (``alpha="auto"``, :mod:`ncld_core.model.capacity`): the ridge to solve with after
@@ -552,7 +554,7 @@ class ELMNCLD(ChunkClassifier):
         else:
             hidden = self.hidden_
             detectors = self._current_detectors()
-            estimator = getattr(self, "flip_rate_estimator_", None)
+            estimator = self.flip_rate_estimator_
             if estimating and estimator is None:
                 raise ValueError("flip_rates: this model was fitted with given rates; it cannot switch to 'estimate'")
             if not estimating:
@@ -564,7 +566,7 @@ class ELMNCLD(ChunkClassifier):
         action = drift_action(result.fired, self.strategy, first)
         grid = alpha_grid(self.alpha)
         alpha, losses = self._select_alpha(grid, terms, None if first else self.statistics_,
-                                           None if first else getattr(self, "alpha_losses_", None))
+                                           None if first else self.alpha_losses_)
         stats = accumulate(None if first else self.statistics_, terms.sufficient, action)
         coef, psi, cond = self._solve_statistics(stats, alpha)
         estimator = terms.estimator
@@ -573,7 +575,7 @@ class ELMNCLD(ChunkClassifier):
         # The decision state reads the chunk's prequential scores (the model before it), or, when the
         # model starts afresh (first chunk, drift reset), the new model's scores, and restarts.
         decision_state = update_state(
-            None if action in ("init", "retrain", "adjust") else getattr(self, "decision_state_", None),
+            None if action in ("init", "retrain", "adjust") else self.decision_state_,
             terms.H @ (coef if action in ("init", "retrain", "adjust") else self.coef_), Y01, terms.rho_pos,
             terms.rho_neg, cardinality=terms.cardinality.estimate, prevalence=terms.cardinality.prevalence,
             rates_estimated=terms.estimator is not None)
@@ -586,7 +588,7 @@ class ELMNCLD(ChunkClassifier):
             lcard_low=terms.cardinality.low,
             lcard_high=terms.cardinality.high,
             lcard_paper=float(terms.signal.paper.mean()),
-            detector=getattr(self, "detector", "paper"),
+            detector=self.detector,
             statistic=result.statistic,
             threshold=result.threshold,
             fired=bool(result.fired),
@@ -624,8 +626,8 @@ class ELMNCLD(ChunkClassifier):
     def _current_detectors(self) -> dict:
         """Copies of the fitted detectors (committed only if the chunk succeeds) at the current
         ``delta``; fresh ones where ``detector`` or ``monitors`` changed since (set_params)."""
-        wanted = {"": getattr(self, "detector", "paper"), **{name: name for name in self._monitor_names()}}
-        current = {"": self.detector_, **getattr(self, "monitors_", {})}
+        wanted = {"": self.detector, **{name: name for name in self._monitor_names()}}
+        current = {"": self.detector_, **self.monitors_}
         out = {}
         for key, name in wanted.items():
             old = current.get(key)
@@ -701,8 +703,6 @@ class ELMNCLD(ChunkClassifier):
         self.flip_rate_estimator_ = estimator
         self._binary_classes = binary
         self._records = []  # fit learns no chunk: no record
-        for old in ("_history", "_prevalence"):  # of a model read from a checkpoint written before records
-            vars(self).pop(old, None)
         self._rates = rates
         return self
 
@@ -725,27 +725,13 @@ class ELMNCLD(ChunkClassifier):
     def decide(self, scores) -> np.ndarray:
         """0/1 int8 predictions from :meth:`decision_function` scores by the rule ``decision``."""
         self._check_fitted()
-        rule = check_decision(getattr(self, "decision", "paper"))
-        return decide(rule, getattr(self, "decision_state_", None), scores)
+        rule = check_decision(self.decision)
+        return decide(rule, self.decision_state_, scores)
 
     def _chunk_records(self) -> list[ModelChunkRecord]:
-        """The records of the chunks learnt, oldest first (the model's history).
-
-        A model read from a checkpoint written when the history was kept as rows (``_history``, with the
-        newest chunk's prevalences and estimated rates kept beside them) has them made into records here, once.
-        """
-        records = vars(self).get("_records")
-        if records is None:
-            records = [ModelChunkRecord.from_dict(row) for row in vars(self).pop("_history", [])]
-            prevalence = vars(self).pop("_prevalence", None)
-            if records:
-                rates = getattr(self, "_rates", None) if getattr(self, "flip_rate_estimator_", None) is not None else None
-                records[-1] = dataclasses.replace(
-                    records[-1], prevalence_hat=None if prevalence is None else _floats(prevalence),
-                    rho_pos_est=_floats(rates[-1][0]) if rates else None,
-                    rho_neg_est=_floats(rates[-1][1]) if rates else None)
-            self._records = records
-        return records
+        """The records of the chunks learnt, oldest first (the model's history; checkpoints of the
+        format that kept rows are turned into records by :mod:`ncld_core.checkpoint`'s migration)."""
+        return self._records
 
     @property
     def history_(self) -> pd.DataFrame:
@@ -760,7 +746,7 @@ class ELMNCLD(ChunkClassifier):
     def flip_rates_history_(self) -> pd.DataFrame:
         """The per-label rates used at each chunk: columns ``chunk, label, rho_pos, rho_neg``."""
         self._check_fitted()
-        rates = getattr(self, "_rates", [])
+        rates = self._rates
         q = self.n_labels_
         return pd.DataFrame({
             "chunk": np.repeat(np.arange(len(rates)), q),
@@ -773,7 +759,7 @@ class ELMNCLD(ChunkClassifier):
     def estimated_flip_rates_(self):
         """``(rho_pos, rho_neg)`` estimated so far, arrays (q,); None when the rates are given."""
         self._check_fitted()
-        est = getattr(self, "flip_rate_estimator_", None)
+        est = self.flip_rate_estimator_
         return None if est is None else (est.rho_pos_.copy(), est.rho_neg_.copy())
 
     @property

@@ -192,6 +192,10 @@ class FlipRateEstimator:
         self.max_rate = max_rate
         self.drift_decay = drift_decay
 
+    def check_params(self) -> None:
+        """Refuse a parameter outside its allowed values (ValueError naming it), as :meth:`updated` would."""
+        self._validate()
+
     def _validate(self):
         check_in_range(self.anchor_fraction, "anchor_fraction", 0, 1, low_open=True, high_open=True)
         check_in_range(self.n_neighbors, "n_neighbors", 1, 100_000, integer=True)
