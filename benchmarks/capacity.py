@@ -31,7 +31,6 @@ import os
 
 from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
-import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
@@ -42,7 +41,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchmarks.common import (  # noqa: E402
-    REPO, command_line, fnum, git_revision, md_table, paper_datasets, utc_now, write_atomic,
+    REPO, argument_parser, command_line, fnum, git_revision, md_table, paper_datasets, utc_now, write_atomic,
 )
 from benchmarks.parallel import dask_client, map_parallel  # noqa: E402
 from ncld_core.data import load_dataset  # noqa: E402
@@ -178,7 +177,7 @@ def choose(means: pd.DataFrame, names, fast) -> tuple[str, pd.Series, pd.Series]
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    p = argparse.ArgumentParser(prog="python -m benchmarks.capacity", description=__doc__.split("\n")[0])
+    p = argument_parser("benchmarks.capacity", __doc__)
     p.add_argument("--quick", action="store_true", help="medical, enron, langlog; 4 settings; L = 20, 200")
     p.add_argument("--seeds", type=int, default=1, help="seeds 0..n-1 (default 1)")
     p.add_argument("--out", type=Path, default=None, help="default docs/capacity.md (--quick: /tmp/capacity-quick.md)")

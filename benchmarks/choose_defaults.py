@@ -58,7 +58,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from benchmarks.common import REPO, command_line, fnum, git_revision, md_table, paper_datasets, paper_drift_datasets  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, command_line, fnum, git_revision, md_table, paper_datasets, paper_drift_datasets,
+)
 from benchmarks.parallel import as_finished, dask_client  # noqa: E402
 from ncld_core.data import load_dataset  # noqa: E402
 from ncld_core.eval.drift_eval import change_chunks, detection_report  # noqa: E402
@@ -459,7 +461,7 @@ def section_probability(ex, cfg, seeds, base):
         "P_D = (1-rho_pos) P_true + rho_neg (1-P_true). `w MAE`: the same for the importance weights "
         "(Eq. RL_New) they give. `LCard bias / RMSE`: `history_['lcard_paper']` (the paper's Eq. (card)) minus the chunk's expected "
         "true cardinality mean_t sum_j P_true. `firings`: drift-test firings per stream at delta = "
-        f"{base['delta']:g} (no true change: all false alarms). `oracle`: the true P_D passed as `noisy_proba` "
+        f"{base['delta']:g} (no true change: all false alarms). `oracle`: the true P_D in place of a fitted one "
         "(the floor left by finite chunks). F1/AP/HL: test-then-train against the ground truth.", ""]
     rows = []
     for name, r in syn_mean.iterrows():
@@ -472,28 +474,14 @@ def section_probability(ex, cfg, seeds, base):
 
     lines += [f"(b) The {len(cfg['datasets'])} datasets (shuffled, no drift), ELM-O at the current defaults with "
               f"each probability model; mean over {len(seeds)} seed(s). GM = sqrt((1-HL) F1).", ""]
-    header = ["dataset"] + [f"{p} {m}" for p in PROB_MODELS for m in ("GM", "F1", "AP")]
-    rows = []
-    for d in cfg["datasets"]:
-        row = [d]
-        for p in PROB_MODELS:
-            r = means.loc[(d, p)]
-            row += [fnum(r.gm), fnum(r.micro_f1), fnum(r.average_precision)]
-        rows.append(row)
-    lines += [md_table(header, rows), ""]
+    lines += [per_model_table(means, cfg["datasets"], (("GM", "gm", 3), ("F1", "micro_f1", 3),
+                                                        ("AP", "average_precision", 3))), ""]
     extra = stat.groupby(["dataset", "model"])[["hamming_loss", "lcard_bias", "firings"]].mean()
     lines += ["Hamming loss, `LCard bias` (mean over chunks of the paper's Eq. (card) estimate, lcard_paper, minus the chunk's ground-truth "
               f"cardinality) and drift-test firings per stream at delta = {base['delta']:g} (all false alarms "
               "here):", ""]
-    header = ["dataset"] + [f"{p} {m}" for p in PROB_MODELS for m in ("HL", "LCard bias", "firings")]
-    rows = []
-    for d in cfg["datasets"]:
-        row = [d]
-        for p in PROB_MODELS:
-            r = extra.loc[(d, p)]
-            row += [fnum(r.hamming_loss, 4), fnum(r.lcard_bias, 2), fnum(r.firings, 1)]
-        rows.append(row)
-    lines += [md_table(header, rows), ""]
+    lines += [per_model_table(extra, cfg["datasets"], (("HL", "hamming_loss", 4), ("LCard bias", "lcard_bias", 2),
+                                                        ("firings", "firings", 1))), ""]
 
     lines += [f"(c) The drift test each probability model gives: ELM-O as in (b) on the concept growth and "
               f"reduction streams of {', '.join(cfg['drift_datasets'])} (section 4 describes them) and on the "
@@ -556,6 +544,14 @@ def run_beta_gamma(ex, cfg, seeds, params, desc, points=None):
         key[name] = (b, g)
     summ, _ = split(ex.map(data_tasks("grid", cfg["datasets"], seeds, settings), desc))
     return summ, key
+
+
+def per_model_table(frame, datasets, columns) -> str:
+    """Per dataset, for each probability model, the ``(label, column, decimals)`` cells of ``frame`` (indexed by
+    dataset and model)."""
+    header = ["dataset"] + [f"{p} {label}" for p in PROB_MODELS for label, _, _ in columns]
+    rows = [[d] + [fnum(frame.loc[(d, p), col], nd) for p in PROB_MODELS for _, col, nd in columns] for d in datasets]
+    return md_table(header, rows)
 
 
 def rank_grids(header, row_values, col_values, name, best, gm_rank, ap_rank) -> list[str]:

@@ -7,6 +7,7 @@ dataset to every benchmark is one ``suites = ["paper"]`` line in its registry en
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import math
 import shlex
@@ -20,7 +21,7 @@ from ncld_core.data.catalog import suite
 from ncld_core.eval.runner import write_atomic
 
 __all__ = ["REPO", "paper_datasets", "paper_drift_datasets", "md_table", "fnum", "git_revision", "utc_now",
-           "command_line", "write_atomic"]
+           "command_line", "argument_parser", "write_atomic"]
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -105,3 +106,8 @@ def command_line(module: str, argv=()) -> str:
     """
     argv = list(argv)
     return f"python -m {module}" + (" " + shlex.join(argv) if argv else "")
+
+
+def argument_parser(module: str, doc: str, **kwargs) -> argparse.ArgumentParser:
+    """The command line of ``python -m MODULE``, described by the first paragraph of its docstring ``doc``."""
+    return argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n\n")[0], **kwargs)

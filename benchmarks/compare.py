@@ -43,7 +43,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchmarks import common  # noqa: E402
-from benchmarks.common import REPO, fnum, git_revision, paper_datasets, paper_drift_datasets, write_atomic  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, argument_parser, fnum, git_revision, paper_datasets, paper_drift_datasets, write_atomic,
+)
 from benchmarks.grid import (  # noqa: E402
     METRICS,
     SETTINGS,
@@ -422,8 +424,7 @@ def reading(df, settings, results, methods) -> list[str]:
 
 # ----------------------------------------------------------------------------- command
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argument_parser("benchmarks.compare", __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--datasets", nargs="+", default=None, help="default: the registry's paper suite")
     p.add_argument("--drift-datasets", nargs="+", default=None,
                    help="datasets of the growth/reduction streams (default: --datasets)")

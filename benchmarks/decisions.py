@@ -28,14 +28,15 @@ from __future__ import annotations
 
 from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
-import argparse  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from benchmarks.common import REPO, command_line, git_revision, md_table, paper_datasets, utc_now, write_atomic  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, argument_parser, command_line, git_revision, md_table, paper_datasets, utc_now, write_atomic,
+)
 from benchmarks.grid import Cell  # noqa: E402
 from benchmarks.parallel import map_parallel  # noqa: E402
 from ncld_core.data.catalog import registry  # noqa: E402
@@ -179,8 +180,8 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, worker
         c = crit.loc[r]
         rank = "—" if r == "paper" else f"{c.f1_rank:.2f}"
         mark = "**" if r == best else ""
-        rows.append([f"{mark}{r}{mark}", f"{c.worst_ratio:.2f}", f"{c.mean_ratio:.2f}", f"{int(c.below)}/{len(datasets)}",
-                     f"{c.mean_f1:.3f}", rank, "yes" if c.admissible else "no"])
+        rows.append([f"{mark}{r}{mark}", f"{c.worst_ratio:.2f}", f"{c.mean_ratio:.2f}",
+                     f"{int(c.below)}/{len(datasets)}", f"{c.mean_f1:.3f}", rank, "yes" if c.admissible else "no"])
     lines.append(md_table(["rule", "worst ratio", "mean ratio", "datasets below all-neg", "mean F1", "mean F1 rank",
                            "admissible"], rows))
     c, p = crit.loc[best], crit.loc["paper"]
@@ -198,7 +199,7 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, worker
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    p = argparse.ArgumentParser(prog="python -m benchmarks.decisions", description=__doc__.split("\n\n")[0])
+    p = argument_parser("benchmarks.decisions", __doc__)
     p.add_argument("--datasets", nargs="+", default=None, help="default: the registry's paper suite")
     p.add_argument("--seeds", type=int, default=2, help="seeds 0..n-1 (default 2)")
     p.add_argument("--max-instances", type=int, default=0,

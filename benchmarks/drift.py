@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
-import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import dataclasses  # noqa: E402
 import sys  # noqa: E402
@@ -42,7 +41,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy.stats import norm, ttest_1samp  # noqa: E402
 
-from benchmarks.common import REPO, command_line, md_table, utc_now, write_atomic  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, argument_parser, command_line, md_table, utc_now, write_atomic,
+)
 from benchmarks.parallel import dask_client, map_calls, map_parallel  # noqa: E402
 from ncld_core.data.catalog import registry  # noqa: E402
 from ncld_core.eval.drift_eval import change_chunks, detection_report  # noqa: E402
@@ -514,7 +515,7 @@ def report(cells, card_cells, scores, *, seeds, card_draws, wall, command, worke
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    p = argparse.ArgumentParser(prog="python -m benchmarks.drift", description=__doc__.split("\n\n")[0])
+    p = argument_parser("benchmarks.drift", __doc__)
     p.add_argument("--quick", action="store_true", help="1 seed; medical, enron and the synthetic generator")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--workers", type=int, default=2)

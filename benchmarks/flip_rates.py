@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
-import argparse  # noqa: E402
 import inspect  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -32,7 +31,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from benchmarks.common import REPO, command_line, md_table, paper_datasets, utc_now, write_atomic  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, argument_parser, command_line, md_table, paper_datasets, utc_now, write_atomic,
+)
 from benchmarks.parallel import map_calls  # noqa: E402
 from ncld_core.model.flip_rates import FlipRateEstimator  # noqa: E402
 from ncld_core.stream.synthetic import make_synthetic_stream  # noqa: E402
@@ -370,7 +371,7 @@ def report(syn: pd.DataFrame, real: pd.DataFrame, anchors: pd.DataFrame, *, seed
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    p = argparse.ArgumentParser(prog="python -m benchmarks.flip_rates", description=__doc__.split("\n\n")[0])
+    p = argument_parser("benchmarks.flip_rates", __doc__)
     p.add_argument("--quick", action="store_true", help="2 seeds, medical and enron only")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--doc", default=None, help="report path (default docs/flip-rates.md; --quick: /tmp)")
@@ -381,7 +382,8 @@ def main(argv=None) -> int:
     doc = Path(a.doc) if a.doc else (Path("/tmp/flip-rates.md") if a.quick else REPO / "docs" / "flip-rates.md")
     t0 = time.perf_counter()
     pairs = [(d, s) for d in datasets for s in seeds_real]
-    jobs = [(synthetic_cell, s) for s in seeds_syn] + [(dataset_cell, p) for p in pairs] + [(anchor_cell, p) for p in pairs]
+    jobs = ([(synthetic_cell, s) for s in seeds_syn] + [(dataset_cell, p) for p in pairs]
+            + [(anchor_cell, p) for p in pairs])
     done = map_calls(jobs, a.workers, progress=True, desc="cells")
     syn_rows, real_rows, anchor_rows = done[:len(seeds_syn)], done[len(seeds_syn):-len(pairs)], done[-len(pairs):]
     syn, real, anchors = (pd.DataFrame([r for rows in part for r in rows]) for part in (syn_rows, real_rows, anchor_rows))
