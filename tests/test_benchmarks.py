@@ -63,6 +63,8 @@ def test_one_registry_line_adds_a_dataset_to_every_benchmark(registry_with_a_new
     assert "newset" not in common.paper_drift_datasets()
     drift = script("drift")
     assert "newset" in drift.all_datasets()  # drift runs every registered dataset
+    assert script("choose_defaults").protocol(quick=False)["datasets"][-1] == "newset"
+    assert script("choose_defaults").protocol(quick=True)["datasets"] == ("medical", "langlog", "enron")
 
 
 def _dataset_literals(tree, names):
