@@ -1,6 +1,6 @@
 """Capacity of ELM-NCLD: hidden nodes L, the ridge chosen online, P_D cost; writes ``docs/capacity.md``.
 
-    python -m benchmarks.capacity                 # 8 datasets, 1 seed (about 7 min on 2 loaded cores)
+    python -m benchmarks.capacity                 # the paper suite (8 datasets), 1 seed (about 7 min on 2 loaded cores)
     python -m benchmarks.capacity --seeds 2
     python -m benchmarks.capacity --quick         # 3 small datasets, fewer settings (< 2 min)
 
@@ -16,7 +16,7 @@ Sections:
 
 1. ``P_D`` models on the synthetic generator (the truth is known): mean |P_hat - P_D| and
    seconds of one ``predict_proba`` per chunk at L = 20, 200, 500;
-2. the 8 datasets: the code's old defaults (L = 20, alpha = 1.8, logistic) against larger L
+2. the paper suite's datasets: the code's old defaults (L = 20, alpha = 1.8, logistic) against larger L
    with fixed and online-chosen alpha and both P_D models; the chosen alphas;
 3. throughput (decision_function + partial_fit per chunk, median) on enron and rcv1subset5
    of every setting; the proposed defaults are the best mean AP rank among the settings that
@@ -31,11 +31,8 @@ import os
 
 from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
-import argparse  # noqa: E402
-import datetime  # noqa: E402
-import multiprocessing as mp  # noqa: E402
+import contextlib  # noqa: E402
 import platform  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -43,9 +40,10 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-
-from ncld_core.files import write_atomic  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, argument_parser, command_line, fnum, git_revision, md_table, paper_datasets, utc_now, write_atomic,
+)
+from benchmarks.parallel import dask_client, map_parallel  # noqa: E402
 from ncld_core.data import load_dataset  # noqa: E402
 from ncld_core.eval.runner import PrequentialRunner  # noqa: E402
 from ncld_core.eval.variants import make_model  # noqa: E402
@@ -60,7 +58,6 @@ from ncld_core.stream.synthetic import make_synthetic_stream  # noqa: E402
 
 CHUNK = 500
 FLIP_RATES = (0.2, 0.4)
-DATASETS = ("medical", "langlog", "enron", "corel16k001", "rcv1subset5", "arts", "health", "tmc2007_500")
 OLD = {"n_hidden": 20, "alpha": 1.8, "probability_model": "logistic"}
 #: The settings of section 2 (name -> ELMNCLD parameters over the code's other defaults).
 SETTINGS = {
@@ -170,16 +167,6 @@ def throughput(dataset: str, params: dict, n_timed: int = 8) -> dict:
 
 
 # ----------------------------------------------------------------------------- report
-def fnum(x, nd=3):
-    return "n/a" if x is None or not np.isfinite(x) else f"{x:.{nd}f}"
-
-
-def md_table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
 def choose(means: pd.DataFrame, names, fast) -> tuple[str, pd.Series, pd.Series]:
     """Best mean AP rank among the settings in ``fast`` (those meeting the throughput targets)."""
     ap = means["average_precision"].unstack("setting")[list(names)]
@@ -189,33 +176,27 @@ def choose(means: pd.DataFrame, names, fast) -> tuple[str, pd.Series, pd.Series]
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.capacity", description=__doc__.split("\n")[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    p = argument_parser("benchmarks.capacity", __doc__)
     p.add_argument("--quick", action="store_true", help="medical, enron, langlog; 4 settings; L = 20, 200")
     p.add_argument("--seeds", type=int, default=1, help="seeds 0..n-1 (default 1)")
     p.add_argument("--out", type=Path, default=None, help="default docs/capacity.md (--quick: /tmp/capacity-quick.md)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     args = p.parse_args(argv)
     out = args.out or (Path("/tmp/capacity-quick.md") if args.quick else REPO / "docs" / "capacity.md")
-    datasets = ("medical", "langlog", "enron") if args.quick else DATASETS
+    datasets = ("medical", "langlog", "enron") if args.quick else tuple(paper_datasets())
     names = QUICK_SETTINGS if args.quick else tuple(SETTINGS)
     Ls = (20, 200) if args.quick else (20, 200, 500)
     seeds = list(range(args.seeds))
     t_start, c_start = time.time(), time.process_time()
 
-    pool = mp.get_context("fork").Pool(args.workers) if args.workers > 1 else None
-    imap = pool.imap_unordered if pool else map
     tasks = sorted(((d, s, names) for d in datasets for s in seeds),
-                   key=lambda t: -load_dataset(t[0]).n_instances)
-    rows = []
-    for r in imap(run_stream, tasks):
-        rows.extend(r)
-        print(f"  {r[0]['dataset']} seed {r[0]['seed']}: {r[0]['stream_seconds']:.0f} s", file=sys.stderr, flush=True)
-    pd_rows = []
-    for r in imap(_pd_task, [(L, s, 6 if args.quick else 10) for L in Ls for s in seeds]):
-        pd_rows.extend(r)
-    if pool:
-        pool.close()
-        pool.join()
+                   key=lambda t: -load_dataset(t[0]).n_instances)  # the largest first: the workers finish together
+    with contextlib.ExitStack() as stack:
+        client = stack.enter_context(dask_client(None, args.workers)) if args.workers > 1 else None
+        rows = [r for rs in map_parallel(run_stream, tasks, client=client, progress=True, desc="streams") for r in rs]
+        pd_rows = [r for rs in map_parallel(_pd_task, [(L, s, 6 if args.quick else 10) for L in Ls for s in seeds],
+                                            client=client, progress=True, desc="P_D models") for r in rs]
     df = pd.DataFrame(rows)
     means = df.groupby(["dataset", "setting"])[["average_precision", "micro_f1", "hamming_loss",
                                                  "alpha_median"]].mean()
@@ -228,7 +209,8 @@ def main(argv=None) -> int:
             if all(t["corrected"] >= TARGET_MARGIN * TARGET_RATE[t["dataset"]] for t in th if t["which"] == n)}
     best, ranks, mean_ap = choose(means, names, fast)
     wall, cpu = (time.time() - t_start) / 60, (time.process_time() - c_start) / 60
-    text = render(df, means, pd.DataFrame(pd_rows), th, best, ranks, mean_ap, names, datasets, seeds, wall, cpu)
+    text = render(df, means, pd.DataFrame(pd_rows), th, best, ranks, mean_ap, names, datasets, seeds, wall, cpu,
+                  command=command_line("benchmarks.capacity", argv))
     write_atomic(out, text.encode())
     print(text)
     print(f"written to {out}", file=sys.stderr)
@@ -239,24 +221,16 @@ def _pd_task(args):
     return synthetic_pd(*args)
 
 
-def _git():
-    try:
-        return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except Exception:  # noqa: BLE001
-        return "unknown"
-
-
-def render(df, means, pdf, th, best, ranks, mean_ap, names, datasets, seeds, wall, cpu) -> str:
+def render(df, means, pdf, th, best, ranks, mean_ap, names, datasets, seeds, wall, cpu,
+           command="python -m benchmarks.capacity") -> str:
     rate = {(t["which"], t["dataset"]): t["corrected"] for t in th}
     meets = {n: all(rate[(n, d)] >= TARGET_MARGIN * TARGET_RATE[d] for d in THROUGHPUT) for n in names}
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     L = [
         "# Capacity of ELM-NCLD: hidden nodes, the ridge chosen online, the cost of P_D (measured)",
         "",
-        f"_Generated by `python -m benchmarks.capacity` on {now}; wall time {wall:.1f} min, CPU time of the "
-        f"main process {cpu:.1f} min; CPython {platform.python_version()}; code at {_git()} (plus uncommitted "
-        "changes if any). Every number below comes from this run; do not edit by hand, re-run the command._",
+        f"_Generated by `{command}` on {utc_now()}; wall time {wall:.1f} min, CPU time of the "
+        f"main process {cpu:.1f} min; CPython {platform.python_version()}; code at {git_revision()}. "
+        "Every number below comes from this run; do not edit by hand, re-run the command._",
         "",
         "Protocol (NOTES §5): per-label rho_pos, rho_neg ~ U[0.2, 0.4] known to the model; chunks of N = 500; "
         "test-then-train; metrics cumulative over the stream against the ground truth; "
@@ -280,13 +254,13 @@ def render(df, means, pdf, th, best, ranks, mean_ap, names, datasets, seeds, wal
         f"rank {ranks[best]:.2f}, mean AP {mean_ap[best]:.3f} vs {mean_ap[names[0]]:.3f} "
         "at the old defaults.",
         "",
-        "| setting | mean AP rank | mean AP | mean micro-F1 | meets the throughput targets (with the margin) |",
-        "|---|---|---|---|---|",
     ]
     f1m = means["micro_f1"].unstack("setting").mean(axis=0)
     ap = means["average_precision"].unstack("setting")
-    L += [f"| {n} | {ranks[n]:.2f} | {mean_ap[n]:.3f} | {f1m[n]:.3f} | {'yes' if meets[n] else 'no'} |"
-          for n in ranks.index]
+    L.append(md_table(["setting", "mean AP rank", "mean AP", "mean micro-F1",
+                       "meets the throughput targets (with the margin)"],
+                      [[n, f"{ranks[n]:.2f}", f"{mean_ap[n]:.3f}", f"{f1m[n]:.3f}", "yes" if meets[n] else "no"]
+                       for n in ranks.index]))
     L += ["", "Reading (computed from the tables below):", ""]
     for size in (20, 200, 300, 500):
         fixed, auto = f"L{size} a1.8 knn", f"L{size} auto knn"

@@ -1,6 +1,6 @@
 """Measure the default hyper-parameters of ELM-NCLD and write ``docs/defaults.md``.
 
-    python -m benchmarks.choose_defaults                 # full: 8 datasets, 3 seeds
+    python -m benchmarks.choose_defaults                 # full: the paper suite (8 datasets), 3 seeds
     python -m benchmarks.choose_defaults --quick         # smoke test: 1 seed, 3 small datasets (< 2 min)
     python -m benchmarks.choose_defaults --seeds 3 --out docs/defaults.md
 
@@ -47,7 +47,6 @@ import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import datetime  # noqa: E402
 import functools  # noqa: E402
-import math  # noqa: E402
 import platform  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
@@ -59,13 +58,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-
-from benchmarks.common import git_revision, md_table  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, command_line, fnum, git_revision, md_table, paper_datasets, paper_drift_datasets,
+)
 from benchmarks.parallel import as_finished, dask_client  # noqa: E402
 from ncld_core.data import load_dataset  # noqa: E402
 from ncld_core.eval.drift_eval import change_chunks, detection_report  # noqa: E402
-from ncld_core.eval.metrics import MetricAccumulator  # noqa: E402
 from ncld_core.eval.runner import PrequentialRunner, write_atomic  # noqa: E402
 from ncld_core.eval.variants import REFERENCES, make_model  # noqa: E402
 from ncld_core.model import ELMNCLD  # noqa: E402
@@ -84,12 +82,11 @@ GRID_ALPHA, GRID_K = 1.8, 10  # the beta x gamma grid is run here (the mapped pa
 FA_RATE_MAX = 0.05  # a usable drift test: at most one false alarm per 20 no-change chunks
 RECHECK_TOP = 10  # section 3b: how many of section 2's best settings are re-ranked
 
-PAPER_DATASETS = ("medical", "langlog", "enron", "corel16k001", "rcv1subset5", "arts", "health", "tmc2007_500")
-DRIFT_DATASETS = ("arts", "rcv1subset5", "tmc2007_500", "medical", "enron")
+#: Drift streams (section 4) are made of the paper's drift datasets and these two smaller ones.
+DRIFT_EXTRA = ("medical", "enron")
 
+#: The full run; its datasets are the registry's suites (see :func:`protocol`).
 FULL = {
-    "datasets": PAPER_DATASETS,
-    "drift_datasets": DRIFT_DATASETS,
     "seeds": 3,
     "betas": (0.05, 0.1, 0.18, 0.3, 0.5, 0.7, 1.0),
     "gammas": (0.0, 2.0**-10, 2.0**-8, 0.005, 2.0**-6, 2.0**-4),
@@ -113,6 +110,14 @@ QUICK = {
 }
 
 _GAMMA_NAMES = {2.0**-10: "2^-10", 2.0**-8: "2^-8", 2.0**-6: "2^-6", 2.0**-4: "2^-4"}
+
+
+def protocol(quick: bool) -> dict:
+    """The protocol of a run: :data:`QUICK`, or :data:`FULL` on the paper suite (section 4 on the paper's drift
+    datasets and :data:`DRIFT_EXTRA`)."""
+    if quick:
+        return dict(QUICK)
+    return dict(FULL, datasets=tuple(paper_datasets()), drift_datasets=(*paper_drift_datasets(), *DRIFT_EXTRA))
 
 
 def gamma_label(g: float) -> str:
@@ -220,19 +225,32 @@ def _run_task(task: dict) -> list[dict]:
 
 
 class _Recorder:
-    """A probability model that keeps its last output (to compare it with the truth)."""
+    """A probability model that keeps its last output (to compare it with the truth).
 
-    def __init__(self, name):
+    ``truth`` (the stream's true ``P_D``, rows in stream order) makes it the oracle: it returns the true
+    ``P_D`` of each chunk it is asked about, chunk after chunk, whatever the model would have fitted.
+    """
+
+    def __init__(self, name, truth=None):
         self.inner = make_probability_model(name)
+        self.truth, self.offset = truth, 0
         self.last = None
 
     def predict_proba(self, H, Y01, neighbors=None):
-        self.last = self.inner.predict_proba(H, Y01, neighbors)
+        if self.truth is None:
+            self.last = self.inner.predict_proba(H, Y01, neighbors)
+        else:
+            self.last = self.truth[self.offset:self.offset + H.shape[0]]
+            self.offset += H.shape[0]
         return self.last
 
 
 def _synthetic_probability_task(task: dict) -> list[dict]:
-    """Section 1a: estimated vs true ``P_D(y=+1|x)`` and cardinality on the synthetic generator."""
+    """Section 1a: estimated vs true ``P_D(y=+1|x)`` and cardinality on the synthetic generator.
+
+    Each probability model in its own runner pass (a recorder keeps its ``P_D`` of the chunk learnt last);
+    predictions by the paper's threshold 0.
+    """
     seed, n_chunks, params = task["seed"], task["n_chunks"], task["params"]
     stream = make_synthetic_stream(n_instances=n_chunks * CHUNK, flip_rates=FLIP_RATES, random_state=seed)
     rp, rn = stream.rho_pos, stream.rho_neg
@@ -240,27 +258,20 @@ def _synthetic_probability_task(task: dict) -> list[dict]:
     P_D = (1.0 - rp) * P_true + rn * (1.0 - P_true)
     rows = []
     for name in (*PROB_MODELS, "oracle"):
-        rec = _Recorder("prior" if name == "oracle" else name)
+        rec = _Recorder("prior", truth=P_D) if name == "oracle" else _Recorder(name)
         model = ELMNCLD(n_hidden=N_HIDDEN, rho_pos=rp, rho_neg=rn, random_state=seed, detector="paper",
-                        **{**params, "probability_model": rec})
-        acc = MetricAccumulator()
+                        **{**params, "probability_model": rec, "decision": "paper"})
         p_err, w_err, true_card = [], [], []
-        for i, (a, b) in enumerate(stream.chunk_bounds(CHUNK)):
-            X, Yt, Yn = stream.X[a:b], stream.Y_true[a:b], stream.Y_noisy[a:b]
-            if i > 0:
-                scores = model.decision_function(X)
-                acc.update(Yt, scores, (scores > 0).astype(np.int8))
-            oracle = P_D[a:b] if name == "oracle" else None
-            model.partial_fit(X, Yn, noisy_proba=oracle)
-            P_hat = P_D[a:b] if name == "oracle" else rec.last
-            Y_pm = 2.0 * Yn - 1.0
-            p_err.append(np.abs(P_hat - P_D[a:b]).ravel())
+        for chunk in PrequentialRunner({name: model}, CHUNK).iter_run(stream):
+            rows_ = slice(chunk.start, chunk.stop)
+            P_hat, Y_pm = rec.last, 2.0 * stream.Y_noisy[rows_] - 1.0
+            p_err.append(np.abs(P_hat - P_D[rows_]).ravel())
             w_err.append(np.abs(importance_weights(Y_pm, P_hat, rp, rn)
-                                - importance_weights(Y_pm, P_D[a:b], rp, rn)).ravel())
-            true_card.append(P_true[a:b].sum(axis=1).mean())
+                                - importance_weights(Y_pm, P_D[rows_], rp, rn)).ravel())
+            true_card.append(P_true[rows_].sum(axis=1).mean())
         hist = model.history_
         err = hist["lcard_paper"].to_numpy(float) - np.asarray(true_card)
-        cum = acc.cumulative()
+        cum = chunk.cumulative[name]
         rows.append({
             "kind": "synthetic", "model": name, "seed": seed,
             "pd_mae": float(np.concatenate(p_err).mean()),
@@ -371,13 +382,6 @@ OPERATING_RULE = (f"the highest detection rate among the deltas whose false-alar
 
 
 # ----------------------------------------------------------------------------- formatting
-def fnum(x, nd=3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    return f"{x:.{nd}f}"
-
 
 def pm(values, nd=3) -> str:
     v = np.asarray(values, dtype=float)
@@ -457,7 +461,7 @@ def section_probability(ex, cfg, seeds, base):
         "P_D = (1-rho_pos) P_true + rho_neg (1-P_true). `w MAE`: the same for the importance weights "
         "(Eq. RL_New) they give. `LCard bias / RMSE`: `history_['lcard_paper']` (the paper's Eq. (card)) minus the chunk's expected "
         "true cardinality mean_t sum_j P_true. `firings`: drift-test firings per stream at delta = "
-        f"{base['delta']:g} (no true change: all false alarms). `oracle`: the true P_D passed as `noisy_proba` "
+        f"{base['delta']:g} (no true change: all false alarms). `oracle`: the true P_D in place of a fitted one "
         "(the floor left by finite chunks). F1/AP/HL: test-then-train against the ground truth.", ""]
     rows = []
     for name, r in syn_mean.iterrows():
@@ -470,28 +474,14 @@ def section_probability(ex, cfg, seeds, base):
 
     lines += [f"(b) The {len(cfg['datasets'])} datasets (shuffled, no drift), ELM-O at the current defaults with "
               f"each probability model; mean over {len(seeds)} seed(s). GM = sqrt((1-HL) F1).", ""]
-    header = ["dataset"] + [f"{p} {m}" for p in PROB_MODELS for m in ("GM", "F1", "AP")]
-    rows = []
-    for d in cfg["datasets"]:
-        row = [d]
-        for p in PROB_MODELS:
-            r = means.loc[(d, p)]
-            row += [fnum(r.gm), fnum(r.micro_f1), fnum(r.average_precision)]
-        rows.append(row)
-    lines += [md_table(header, rows), ""]
+    lines += [per_model_table(means, cfg["datasets"], (("GM", "gm", 3), ("F1", "micro_f1", 3),
+                                                        ("AP", "average_precision", 3))), ""]
     extra = stat.groupby(["dataset", "model"])[["hamming_loss", "lcard_bias", "firings"]].mean()
     lines += ["Hamming loss, `LCard bias` (mean over chunks of the paper's Eq. (card) estimate, lcard_paper, minus the chunk's ground-truth "
               f"cardinality) and drift-test firings per stream at delta = {base['delta']:g} (all false alarms "
               "here):", ""]
-    header = ["dataset"] + [f"{p} {m}" for p in PROB_MODELS for m in ("HL", "LCard bias", "firings")]
-    rows = []
-    for d in cfg["datasets"]:
-        row = [d]
-        for p in PROB_MODELS:
-            r = extra.loc[(d, p)]
-            row += [fnum(r.hamming_loss, 4), fnum(r.lcard_bias, 2), fnum(r.firings, 1)]
-        rows.append(row)
-    lines += [md_table(header, rows), ""]
+    lines += [per_model_table(extra, cfg["datasets"], (("HL", "hamming_loss", 4), ("LCard bias", "lcard_bias", 2),
+                                                        ("firings", "firings", 1))), ""]
 
     lines += [f"(c) The drift test each probability model gives: ELM-O as in (b) on the concept growth and "
               f"reduction streams of {', '.join(cfg['drift_datasets'])} (section 4 describes them) and on the "
@@ -556,6 +546,26 @@ def run_beta_gamma(ex, cfg, seeds, params, desc, points=None):
     return summ, key
 
 
+def per_model_table(frame, datasets, columns) -> str:
+    """Per dataset, for each probability model, the ``(label, column, decimals)`` cells of ``frame`` (indexed by
+    dataset and model)."""
+    header = ["dataset"] + [f"{p} {label}" for p in PROB_MODELS for label, _, _ in columns]
+    rows = [[d] + [fnum(frame.loc[(d, p), col], nd) for p in PROB_MODELS for _, col, nd in columns] for d in datasets]
+    return md_table(header, rows)
+
+
+def rank_grids(header, row_values, col_values, name, best, gm_rank, ap_rank) -> list[str]:
+    """The mean ranks of GM and of AP over a two-parameter grid (``name(row, col)``: the setting), best in bold."""
+    lines = []
+    for label, ranks in (("Mean rank of GM", gm_rank), ("Mean rank of AP", ap_rank)):
+        rows = []
+        for r in row_values:
+            cells = [fnum(ranks[name(r, c)], 1) for c in col_values]
+            rows.append([f"{r:g}"] + [f"**{x}**" if name(r, c) == best else x for c, x in zip(col_values, cells)])
+        lines += [f"{label}:", "", md_table(header, rows), ""]
+    return lines
+
+
 def report_beta_gamma(df, key, cfg, params):
     means = per_dataset_means(df)
     gm_rank, ap_rank = mean_ranks(means, "gm"), mean_ranks(means, "average_precision")
@@ -566,16 +576,7 @@ def report_beta_gamma(df, key, cfg, params):
              f"{len(cfg['datasets'])} datasets. Rows beta, columns gamma. **Rule: the smallest mean rank of GM** "
              "(ties: smaller mean rank of AP).", ""]
     head = ["beta \\ gamma"] + [gamma_label(g) for g in cfg["gammas"]]
-    for label, ranks in (("Mean rank of GM", gm_rank), ("Mean rank of AP", ap_rank)):
-        rows = []
-        for b in cfg["betas"]:
-            row = [f"{b:g}"]
-            for g in cfg["gammas"]:
-                n = _grid_name(b, g)
-                cell = fnum(ranks[n], 1)
-                row.append(f"**{cell}**" if n == best else cell)
-            rows.append(row)
-        lines += [f"{label}:", "", md_table(head, rows), ""]
+    lines += rank_grids(head, cfg["betas"], cfg["gammas"], _grid_name, best, gm_rank, ap_rank)
     for label, col in (("Mean over datasets of the seed-mean GM", "gm"),
                        ("Mean over datasets of the seed-mean AP", "average_precision"),
                        ("Mean over datasets of the seed-mean Hamming loss", "hamming_loss")):
@@ -625,16 +626,8 @@ def section_alpha_k(ex, cfg, seeds, params):
              f"{len(key)} (alpha, K) settings. **Rule: the smallest mean rank of GM** (ties: AP). "
              "The plain online ELM (beta=1, gamma=0) at each alpha is shown for reference (not ranked).", ""]
     header = ["alpha \\ K"] + [str(k) for k in cfg["neighbors"]]
-    for label, ranks in (("Mean rank of GM", gm_rank), ("Mean rank of AP", ap_rank)):
-        rows = []
-        for a in cfg["alphas"]:
-            row = [f"{a:g}"]
-            for k in cfg["neighbors"]:
-                n = f"alpha={a:g},K={k}"
-                cell = fnum(ranks[n], 1)
-                row.append(f"**{cell}**" if n == best else cell)
-            rows.append(row)
-        lines += [f"{label}:", "", md_table(header, rows), ""]
+    lines += rank_grids(header, cfg["alphas"], cfg["neighbors"], lambda a, k: f"alpha={a:g},K={k}", best,
+                        gm_rank, ap_rank)
     rows = []
     for a in cfg["alphas"]:
         row = [f"{a:g}"]
@@ -850,7 +843,7 @@ def build_parser():
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    cfg = dict(QUICK if args.quick else FULL)
+    cfg = protocol(args.quick)
     n_seeds = args.seeds if args.seeds is not None else cfg["seeds"]
     if n_seeds < 1:
         print("error: --seeds must be at least 1", file=sys.stderr)
@@ -864,8 +857,7 @@ def main(argv=None) -> int:
         out = REPO / "docs" / "defaults.md"
     workers = args.workers or min(2, os.cpu_count() or 1)
     n_syn = cfg["synthetic_drift_instances"]
-    given = sys.argv[1:] if argv is None else list(argv)
-    command = " ".join(["python -m benchmarks.choose_defaults", *given])
+    command = command_line("benchmarks.choose_defaults", sys.argv[1:] if argv is None else argv)
     for d in sorted(set(cfg["datasets"]) | set(cfg["drift_datasets"])):  # fail early on a missing dataset
         try:
             _dataset(d)

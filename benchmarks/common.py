@@ -1,13 +1,39 @@
-"""What the benchmark scripts share: Markdown tables through pandas, the git revision of the code."""
+"""What the benchmark scripts share: their datasets, report pieces (Markdown tables, numbers, the stamp of
+the code and the command), and writing a report.
+
+The datasets every benchmark runs are a suite of ``data/registry.toml`` (:func:`paper_datasets`), so adding a
+dataset to every benchmark is one ``suites = ["paper"]`` line in its registry entry.
+"""
 
 from __future__ import annotations
 
+import argparse
+import datetime
+import math
+import shlex
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from ncld_core.data.catalog import suite
+from ncld_core.eval.runner import write_atomic
+
+__all__ = ["REPO", "paper_datasets", "paper_drift_datasets", "md_table", "fnum", "git_revision", "utc_now",
+           "command_line", "argument_parser", "write_atomic"]
+
 REPO = Path(__file__).resolve().parents[1]
+
+
+def paper_datasets() -> list[str]:
+    """The datasets of every benchmark's full run: the registry's ``"paper"`` suite, in registry order."""
+    return suite("paper")
+
+
+def paper_drift_datasets() -> list[str]:
+    """The paper's drift datasets (its Table IV) available here: the registry's ``"paper-drift"`` suite."""
+    return suite("paper-drift")
 
 
 def md_table(header, rows, align: str | None = None) -> str:
@@ -16,6 +42,11 @@ def md_table(header, rows, align: str | None = None) -> str:
     Cells are written as given (``disable_numparse``: "0.5000" stays "0.5000"), so marks such as
     ``**best**`` stay where they are. ``align``: one of ``l``/``r``/``c`` per column (``:--``,
     ``--:``, ``:-:``); without it the separator has no colons.
+
+    >>> print(md_table(["a", "b"], [["0.50", "**1**"]]))
+    | a    | b     |
+    |------|-------|
+    | 0.50 | **1** |
     """
     frame = pd.DataFrame([["" if c is None else str(c) for c in r] for r in rows], columns=[str(h) for h in header])
     if align is None:
@@ -23,6 +54,23 @@ def md_table(header, rows, align: str | None = None) -> str:
     names = {"l": "left", "r": "right", "c": "center"}
     return frame.to_markdown(index=False, tablefmt="pipe", disable_numparse=True,
                              colalign=[names[a] for a in align])
+
+
+def fnum(x, nd: int = 3) -> str:
+    """A number for a report cell: ``nd`` decimals, integers as they are, ``—`` for None / NaN, ``∞``.
+
+    >>> fnum(0.12345), fnum(3), fnum(float("nan")), fnum(None), fnum(-math.inf, 1)
+    ('0.123', '3', '—', '—', '-∞')
+    """
+    if x is None or (isinstance(x, (float, np.floating)) and math.isnan(x)):
+        return "—"
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    return f"{x:.{nd}f}"
 
 
 def git_revision(path: str = "ncld_core") -> str:
@@ -43,3 +91,23 @@ def git_revision(path: str = "ncld_core") -> str:
         return head
     shown = ", ".join(dirty[:4]) + (f" and {len(dirty) - 4} more" if len(dirty) > 4 else "")
     return f"{head} with uncommitted changes in {shown}"
+
+
+def utc_now() -> str:
+    """The time a report is generated, e.g. ``2026-01-31 17:05 UTC``."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def command_line(module: str, argv=()) -> str:
+    """The command that generated a report: ``python -m MODULE ARGS`` (arguments shell-quoted).
+
+    >>> command_line("benchmarks.decisions", ["--quick", "--out", "my report.md"])
+    "python -m benchmarks.decisions --quick --out 'my report.md'"
+    """
+    argv = list(argv)
+    return f"python -m {module}" + (" " + shlex.join(argv) if argv else "")
+
+
+def argument_parser(module: str, doc: str, **kwargs) -> argparse.ArgumentParser:
+    """The command line of ``python -m MODULE``, described by the first paragraph of its docstring ``doc``."""
+    return argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n\n")[0], **kwargs)

@@ -42,10 +42,10 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-
 from benchmarks import common  # noqa: E402
-from benchmarks.common import git_revision  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, argument_parser, fnum, git_revision, paper_datasets, paper_drift_datasets, write_atomic,
+)
 from benchmarks.grid import (  # noqa: E402
     METRICS,
     SETTINGS,
@@ -58,16 +58,11 @@ from benchmarks.grid import (  # noqa: E402
     stream_order,
     summarize,
 )
-from ncld_core.files import write_atomic  # noqa: E402
 from ncld_core.eval.baselines import BASELINES, OPTIONAL  # noqa: E402
 from ncld_core.eval.variants import ELM_VARIANTS, PAPER_VARIANT, REFERENCES  # noqa: E402
 
 from benchmarks.targets import targets_markdown  # noqa: E402
 
-#: The paper's datasets available in the shared folder (NOTES, datasets/README.md).
-PAPER_DATASETS = ["medical", "langlog", "enron", "corel16k001", "rcv1subset5", "arts", "health", "tmc2007_500"]
-#: The paper's drift datasets (Table IV) that are available here; the others are added where possible.
-PAPER_DRIFT_DATASETS = ["rcv1subset5", "arts", "tmc2007_500"]
 QUICK_DATASETS = ["medical", "langlog"]
 NCLD_VARIANTS = ["ELM-O", "ELM-I", "ELM-II"]
 #: Where each baseline's mechanism and defaults come from (checked with the search tool; see each
@@ -201,14 +196,6 @@ def log_invocation(out: Path, entry: dict) -> list[dict]:
     entries.append(entry)
     write_atomic(path, "".join(json.dumps(e) + "\n" for e in entries))
     return entries
-
-
-def fnum(v, nd=4) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    if isinstance(v, float) and math.isinf(v):
-        return "∞"
-    return f"{v:.{nd}f}"
 
 
 def md_table(header, rows) -> str:
@@ -437,9 +424,8 @@ def reading(df, settings, results, methods) -> list[str]:
 
 # ----------------------------------------------------------------------------- command
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--datasets", nargs="+", default=None, help=f"default: {' '.join(PAPER_DATASETS)}")
+    p = argument_parser("benchmarks.compare", __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--datasets", nargs="+", default=None, help="default: the registry's paper suite")
     p.add_argument("--drift-datasets", nargs="+", default=None,
                    help="datasets of the growth/reduction streams (default: --datasets)")
     p.add_argument("--seeds", type=int, default=None, help="seeds 0..n-1 (default 5; --quick: 1)")
@@ -473,7 +459,7 @@ def main(argv=None) -> int:
     load_start = os.getloadavg()
     started = datetime.datetime.now(datetime.timezone.utc)
     quick = args.quick
-    datasets = args.datasets or (QUICK_DATASETS if quick else PAPER_DATASETS)
+    datasets = args.datasets or (QUICK_DATASETS if quick else paper_datasets())
     drift_datasets = args.drift_datasets or datasets
     seeds = args.seeds if args.seeds is not None else (1 if quick else 5)
     drift_seeds = seeds if args.drift_seeds is None else args.drift_seeds
@@ -567,8 +553,8 @@ def main(argv=None) -> int:
         sub = df[df["setting"].isin(settings)] if not df.empty else df
         L += [f"## {title}", ""]
         if slug == "drift":
-            paper = [d for d in ds if d in PAPER_DRIFT_DATASETS]
-            extra = [d for d in ds if d not in PAPER_DRIFT_DATASETS]
+            paper = [d for d in ds if d in paper_drift_datasets()]
+            extra = [d for d in ds if d not in paper]
             L.append(f"Datasets: the paper's drift datasets available here ({', '.join(paper) or 'none'})"
                      + (f" and {', '.join(extra)}" if extra else "") + ". The paper's mediamill, mirflickr and "
                      "recreation are not available."

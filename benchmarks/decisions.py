@@ -1,6 +1,6 @@
 """Measure ELM-NCLD's decision rules (issue 16) and choose the default; write ``docs/decisions.md``.
 
-    python -m benchmarks.decisions                 # 8 shared datasets, seeds 0 and 1 (~5-10 min, 2 cores)
+    python -m benchmarks.decisions                 # the paper suite (8 datasets), seeds 0 and 1 (~5-10 min, 2 cores)
     python -m benchmarks.decisions --quick         # 2 datasets, 1 seed, report to /tmp/decisions.md
 
 Protocol: the paper's noisy streams exactly as ``benchmarks.compare`` builds a ``noisy`` cell
@@ -28,26 +28,22 @@ from __future__ import annotations
 
 from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
-import argparse  # noqa: E402
-import datetime  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-
-from ncld_core.files import write_atomic  # noqa: E402
-from ncld_core.model.decision import DECISIONS, decide  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, argument_parser, command_line, git_revision, md_table, paper_datasets, utc_now, write_atomic,
+)
 from benchmarks.grid import Cell  # noqa: E402
+from benchmarks.parallel import map_parallel  # noqa: E402
+from ncld_core.data.catalog import registry  # noqa: E402
 from ncld_core.eval.metrics import MetricAccumulator  # noqa: E402
 from ncld_core.model import ELMNCLD  # noqa: E402
-from ncld_core.eval.variants import make_model  # noqa: E402
+from ncld_core.model.decision import DECISIONS, decide  # noqa: E402
 
-DATASETS = ["medical", "langlog", "enron", "corel16k001", "rcv1subset5", "arts", "health", "tmc2007_500"]
 QUICK = ["medical", "enron"]
 RULES = list(DECISIONS)
 CANDIDATES = [r for r in RULES if r != "paper"]
@@ -55,35 +51,34 @@ FLOOD_FACTOR = 2.0  # admissible: HL <= 2 x the all-negative HL on every dataset
 F1_TIE = 0.01  # mean micro-F1 differences below this are not told apart (2 seeds)
 
 
-def run_stream(dataset: str, seed: int, max_instances: int | None) -> list[dict]:
-    """One noisy stream: ELM-O learns it; every rule predicts each chunk before it is learnt."""
+def run_stream(job) -> list[dict]:
+    """One noisy stream ``(dataset, seed, max_instances)``: ELM-O learns it in the runner; every rule
+    predicts each chunk from the state the model scored it with (the runner's ``on_scores``)."""
     from ncld_core.data import load_dataset
 
-    cell = Cell(dataset, "noisy", seed, methods=("ELM-O",))
-    cfg = cell.config()
+    dataset, seed, max_instances = job
     data = load_dataset(dataset)
-    if max_instances is not None and data.n_instances > max_instances:
-        cfg.n_instances = int(max_instances)
+    cut = {"n_instances": int(max_instances)} if max_instances and data.n_instances > max_instances else {}
+    cfg = Cell(dataset, "noisy", seed, methods=("ELM-O",), references=False, options=cut).config()
     stream = cfg.build_stream(data)
-    model = make_model("ELM-O", rates=(stream.rho_pos, stream.rho_neg), **cfg.model_params())
     acc = {rule: MetricAccumulator() for rule in RULES}
     predicted = dict.fromkeys(RULES, 0.0)
+    counts = {"scored": 0, "true_pos": 0.0}
+
+    def every_rule(name, model, scores, chunk):
+        Y_true = stream.Y_true[chunk.start:chunk.stop]
+        for rule in RULES:
+            pred = decide(rule, model.decision_state_, scores)
+            acc[rule].update(Y_true, scores, pred)
+            predicted[rule] += float(pred.sum())
+        counts["scored"] += chunk.stop - chunk.start
+        counts["true_pos"] += float(Y_true.sum())
+
     t0 = time.perf_counter()
-    n_scored = 0
-    true_pos = 0.0
-    for index, (start, stop) in enumerate(stream.chunk_bounds(cfg.chunk_size)):
-        X, Y_true, Y_noisy = stream.X[start:stop], stream.Y_true[start:stop], stream.Y_noisy[start:stop]
-        if index > 0:
-            scores = model.decision_function(X)
-            for rule in RULES:
-                pred = decide(rule, model.decision_state_, scores)
-                acc[rule].update(Y_true, scores, pred)
-                predicted[rule] += float(pred.sum())
-            n_scored += stop - start
-            true_pos += float(Y_true.sum())
-        if stop - start >= model.n_neighbors + 1:
-            model.partial_fit(X, Y_noisy)
+    for _ in cfg.runner().iter_run(stream, on_scores=every_rule):
+        pass
     seconds = time.perf_counter() - t0
+    n_scored, true_pos = counts["scored"], counts["true_pos"]
     rows = []
     for rule in RULES:
         m = acc[rule].cumulative()
@@ -113,25 +108,18 @@ def choose(df: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     return best, crit
 
 
-def _git(*args) -> str:
-    try:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, workers: int, max_instances) -> str:
     best, crit = choose(df)
     current = ELMNCLD().decision
     mean = df.groupby(["dataset", "rule"]).mean(numeric_only=True)
-    datasets = [d for d in DATASETS if d in set(df.dataset)] + sorted(set(df.dataset) - set(DATASETS))
+    paper = paper_datasets()
+    datasets = [d for d in paper if d in set(df.dataset)] + sorted(set(df.dataset) - set(paper))
     seeds = sorted(set(df.seed))
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Decision rules of ELM-NCLD (measured)",
         "",
-        f"_Generated by `{command}` on {now}; wall time {seconds / 60:.1f} min, CPU time {cpu / 60:.1f} min, "
-        f"{workers} worker process(es); code at {_git('rev-parse', '--short', 'HEAD')}. Every number below comes "
+        f"_Generated by `{command}` on {utc_now()}; wall time {seconds / 60:.1f} min, CPU time {cpu / 60:.1f} min, "
+        f"{workers} worker process(es); code at {git_revision()}. Every number below comes "
         "from this run; do not edit by hand, re-run the command._",
         "",
         "Protocol: the `noisy` cells of `benchmarks.compare` (NOTES §5): random order, per-label rho_+, rho_- ~ "
@@ -152,9 +140,8 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, worker
         "",
         "## Per dataset",
         "",
-        "| dataset | all-neg HL | true card | " + " | ".join(f"{r} HL | {r} F1" for r in RULES) + " |",
-        "|---|---|---|" + "---|---|" * len(RULES),
     ]
+    rows = []
     for d in datasets:
         n = int(mean.loc[(d, RULES[0]), "n_instances"])
         name = f"{d} ({n})" if max_instances and n >= max_instances else d
@@ -164,23 +151,20 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, worker
             ratio = hl / mean.loc[(d, r), "allneg_hl"]
             mark = "**" if r == best else ""
             flood = " ⚠" if ratio > FLOOD_FACTOR else ""
-            cells.append(f"{mark}{hl:.4f}{mark}{flood} | {mark}{f1:.3f}{mark}")
-        lines.append(f"| {name} | {mean.loc[(d, RULES[0]), 'allneg_hl']:.4f} | "
-                     f"{mean.loc[(d, RULES[0]), 'true_card']:.2f} | " + " | ".join(cells) + " |")
+            cells += [f"{mark}{hl:.4f}{mark}{flood}", f"{mark}{f1:.3f}{mark}"]
+        rows.append([name, f"{mean.loc[(d, RULES[0]), 'allneg_hl']:.4f}", f"{mean.loc[(d, RULES[0]), 'true_card']:.2f}",
+                     *cells])
     lines += [
+        md_table(["dataset", "all-neg HL", "true card", *[f"{r} {m}" for r in RULES for m in ("HL", "F1")]], rows),
         "",
         f"⚠ = HL above {FLOOD_FACTOR:g} x the all-negative HL. AP of ELM-O (the same for every rule): "
         + ", ".join(f"{d} {mean.loc[(d, RULES[0]), 'ap']:.3f}" for d in datasets) + ".",
         "",
         "Predicted labels per instance (true labels per instance in brackets):",
         "",
-        "| dataset | " + " | ".join(RULES) + " |",
-        "|---|" + "---|" * len(RULES),
-    ]
-    for d in datasets:
-        lines.append(f"| {d} ({mean.loc[(d, RULES[0]), 'true_card']:.2f}) | "
-                     + " | ".join(f"{mean.loc[(d, r), 'pred_card']:.2f}" for r in RULES) + " |")
-    lines += [
+        md_table(["dataset", *RULES],
+                 [[f"{d} ({mean.loc[(d, RULES[0]), 'true_card']:.2f})",
+                   *[f"{mean.loc[(d, r), 'pred_card']:.2f}" for r in RULES]] for d in datasets]),
         "",
         "## Choice of the default",
         "",
@@ -190,15 +174,16 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, worker
         "the lower mean ratio). The mean F1 rank (1 = best among the candidates) is shown for reference; until 2026-11-23 "
         "it was the criterion, which picked `topk` here (worst ratio 1.99, on the edge of the ceiling).",
         "",
-        "| rule | worst ratio | mean ratio | datasets below all-neg | mean F1 | mean F1 rank | admissible |",
-        "|---|---|---|---|---|---|---|",
     ]
+    rows = []
     for r in RULES:
         c = crit.loc[r]
         rank = "—" if r == "paper" else f"{c.f1_rank:.2f}"
         mark = "**" if r == best else ""
-        lines.append(f"| {mark}{r}{mark} | {c.worst_ratio:.2f} | {c.mean_ratio:.2f} | {int(c.below)}/{len(datasets)} | "
-                     f"{c.mean_f1:.3f} | {rank} | {'yes' if c.admissible else 'no'} |")
+        rows.append([f"{mark}{r}{mark}", f"{c.worst_ratio:.2f}", f"{c.mean_ratio:.2f}",
+                     f"{int(c.below)}/{len(datasets)}", f"{c.mean_f1:.3f}", rank, "yes" if c.admissible else "no"])
+    lines.append(md_table(["rule", "worst ratio", "mean ratio", "datasets below all-neg", "mean F1", "mean F1 rank",
+                           "admissible"], rows))
     c, p = crit.loc[best], crit.loc["paper"]
     lines += [
         "",
@@ -213,8 +198,9 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, worker
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.decisions", description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", nargs="+", default=None, help=f"default: {' '.join(DATASETS)}")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    p = argument_parser("benchmarks.decisions", __doc__)
+    p.add_argument("--datasets", nargs="+", default=None, help="default: the registry's paper suite")
     p.add_argument("--seeds", type=int, default=2, help="seeds 0..n-1 (default 2)")
     p.add_argument("--max-instances", type=int, default=0,
                    help="cut each stream to its first N instances after shuffling (default 0: whole streams)")
@@ -222,28 +208,24 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help=f"{' '.join(QUICK)}, 1 seed, report to /tmp")
     p.add_argument("--out", default=None, help="report path (default docs/decisions.md; --quick: /tmp/decisions.md)")
     a = p.parse_args(argv)
-    datasets = a.datasets or (QUICK if a.quick else DATASETS)
+    if a.max_instances < 0:
+        p.error("--max-instances must be 0 (whole streams) or a positive number of instances")
+    datasets = a.datasets or (QUICK if a.quick else paper_datasets())
     seeds = range(1 if a.quick else a.seeds)
     out = Path(a.out or ("/tmp/decisions.md" if a.quick else REPO / "docs" / "decisions.md"))
     max_instances = a.max_instances or None
     t0, c0 = time.perf_counter(), time.process_time()
-    jobs = [(d, s) for d in datasets for s in seeds]
-    jobs.sort(key=lambda j: DATASETS.index(j[0]) if j[0] in DATASETS else 0, reverse=True)
-    rows = []
-    with ProcessPoolExecutor(max_workers=a.workers) as pool:
-        futures = {pool.submit(run_stream, d, s, max_instances): (d, s) for d, s in jobs}
-        for fut, (d, s) in futures.items():
-            got = fut.result()
-            rows += got
-            print(f"{d} seed {s}: {got[0]['seconds']:.0f} s", file=sys.stderr, flush=True)
-    df = pd.DataFrame(rows)
+    size = {name: entry.get("instances", 0) for name, entry in registry().items()}
+    # the largest streams first, so that the workers finish together
+    jobs = sorted(((d, s, max_instances) for d in datasets for s in seeds), key=lambda j: -size.get(j[0], 0))
+    done = map_parallel(run_stream, jobs, a.workers, progress=True, desc="streams")
+    df = pd.DataFrame([row for rows in done for row in rows])
     cpu = float(df.groupby(["dataset", "seed"])["seconds"].first().sum()) + time.process_time() - c0
-    command = "python -m benchmarks.decisions" + (" " + " ".join(argv if argv is not None else sys.argv[1:])
-                                                    if (argv if argv is not None else sys.argv[1:]) else "")
-    text = report(df, command=command.strip(), seconds=time.perf_counter() - t0, cpu=cpu, workers=a.workers,
-                  max_instances=max_instances)
+    text = report(df, command=command_line("benchmarks.decisions", argv), seconds=time.perf_counter() - t0, cpu=cpu,
+                  workers=a.workers, max_instances=max_instances)
     write_atomic(out, text)
-    df.to_csv(out.with_suffix(".csv"), index=False) if a.quick else None
+    if a.quick:
+        df.to_csv(out.with_suffix(".csv"), index=False)
     print(f"wrote {out}", file=sys.stderr)
     best, _ = choose(df)
     print(f"default by measurement: {best}", file=sys.stderr)

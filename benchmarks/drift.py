@@ -31,10 +31,8 @@ from __future__ import annotations
 
 from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
-import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import dataclasses  # noqa: E402
-import datetime  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -43,19 +41,17 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy.stats import norm, ttest_1samp  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-
-from benchmarks.common import md_table  # noqa: E402
-from benchmarks.parallel import dask_client, map_parallel  # noqa: E402
-from ncld_core.files import write_atomic  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, argument_parser, command_line, md_table, utc_now, write_atomic,
+)
+from benchmarks.parallel import dask_client, map_calls, map_parallel  # noqa: E402
+from ncld_core.data.catalog import registry  # noqa: E402
 from ncld_core.eval.drift_eval import change_chunks, detection_report  # noqa: E402
 from ncld_core.model import ELMNCLD  # noqa: E402
 from ncld_core.model.cardinality import moment_cardinality  # noqa: E402
 from ncld_core.model.detector import DETECTORS  # noqa: E402
 from ncld_core.stream import ChangePoint  # noqa: E402
 
-DATASETS = ["arts", "corel16k001", "emotions", "enron", "health", "langlog", "medical", "rcv1subset5",
-            "tmc2007_500"]
 DATASET_KINDS = ("stationary", "regimes", "growth", "reduction", "shift")
 SYNTHETIC_KINDS = ("stationary", "regimes 1<->3", "regimes 1.6<->2.4", "shift")
 CHUNK_SIZES = (500, 250, 100, 50, 25)
@@ -66,6 +62,11 @@ CARD_CHUNK = 500  # the paper's chunk size, for the cardinality study
 CARD_DRAWS = 1000  # independent noise draws per source in the cardinality study
 RIVER = ("River ADWIN (raw)", "River KSWIN (raw)", "River PageHinkley (raw)", "River ADWIN (unbiased)")
 TARGET_DETECTION, TARGET_FALSE_ALARMS, TARGET_BIAS, TARGET_COVERAGE = 0.90, 0.05, 0.05, (0.90, 0.99)
+
+
+def all_datasets() -> list[str]:
+    """Every dataset of the registry (not only the paper suite: the small dense emotions too), by name."""
+    return sorted(registry())
 
 
 def default_detector() -> str:
@@ -203,25 +204,31 @@ def _river_detectors(seed):
 
 
 def stream_cell(args) -> dict:
-    """Run one stream: per-chunk cardinality records and every detector's firing chunks."""
+    """Run one stream in the runner: per-chunk cardinality records and every detector's firing chunks.
+
+    ELM-O ("given": the paper's test acting, the other detectors as monitors) and, on stationary streams,
+    ELM-O estimating the rates learn side by side; River's detectors are fed each learnt chunk.
+    """
+    from ncld_core.eval.runner import PrequentialRunner
+
     source, kind, seed, chunk = args
     stream = make_stream(source, kind, seed, chunk)
     ncld = list(DETECTORS)
-    given = ELMNCLD(rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, random_state=seed, detector="paper",
-                    monitors=tuple(d for d in ncld if d != "paper"))
-    estimating = ELMNCLD(random_state=seed, detector="paper") if kind == "stationary" else None
+    models = {"given": ELMNCLD(rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, random_state=seed, detector="paper",
+                               monitors=tuple(d for d in ncld if d != "paper"))}
+    if kind == "stationary":
+        models["estimating"] = ELMNCLD(random_state=seed, detector="paper")
     river = _river_detectors(seed)
     fired = {name: [] for name in (*ncld, *RIVER)}
     rows = []
     t_model = t_card = 0.0
-    for index, (start, stop) in enumerate(stream.chunk_bounds(chunk)):
-        if stop - start < given.n_neighbors + 1:
+    for result in PrequentialRunner(models, chunk).iter_run(stream):
+        rec = result.diagnostics.get("given")
+        if rec is None:  # a short last chunk: scored, not learnt
             break
-        Y_noisy, Y_true = stream.Y_noisy[start:stop], stream.Y_true[start:stop]
-        t0 = time.perf_counter()
-        given.partial_fit(stream.X[start:stop], Y_noisy)
-        t_model += time.perf_counter() - t0
-        rec = given.last_record_
+        index, start, stop = result.chunk, result.start, result.stop
+        Y_noisy = stream.Y_noisy[start:stop]
+        t_model += result.seconds["given"]
         for name in ncld:
             if (rec.acting if name == "paper" else rec.monitors[name]).fired:
                 fired[name].append(index)
@@ -237,12 +244,11 @@ def stream_cell(args) -> dict:
                 hit = hit or det.drift_detected
             if hit:
                 fired[name].append(index)
-        row = {"chunk": index, "true": float(Y_true.sum(axis=1).mean()), "observed": float(raw.mean()),
+        row = {"chunk": index, "true": result.true_cardinality, "observed": float(raw.mean()),
                "lcard_hat": rec.lcard_hat, "lcard_se": rec.lcard_se, "lcard_low": rec.lcard_low,
                "lcard_high": rec.lcard_high, "lcard_paper": rec.lcard_paper}
-        if estimating is not None:
-            estimating.partial_fit(stream.X[start:stop], Y_noisy)
-            est = estimating.last_record_
+        est = result.diagnostics.get("estimating")
+        if est is not None:
             row.update(est_hat=est.lcard_hat, est_low=est.lcard_low, est_high=est.lcard_high)
         rows.append(row)
     n_chunks = len(rows)
@@ -390,7 +396,7 @@ def power_table(cells, delta):
                       "z at the change (one chunk vs 4)", "predicted power at the change chunk"], table)], z_crit
 
 
-def report(cells, card_cells, scores, *, seeds, card_draws, wall, quick) -> str:
+def report(cells, card_cells, scores, *, seeds, card_draws, wall, command, workers) -> str:
     default = default_detector()
     delta = ELMNCLD().delta
     detectors = [*DETECTORS, *RIVER]
@@ -399,8 +405,8 @@ def report(cells, card_cells, scores, *, seeds, card_draws, wall, quick) -> str:
     out = [
         "# Drift detection and the cardinality estimate",
         "",
-        f"Generated by `python -m benchmarks.drift{' --quick' if quick else ''}` on "
-        f"{datetime.date.today().isoformat()} ({wall / 60:.1f} min wall, 2 workers); seeds {seeds}. "
+        f"Generated by `{command}` on {utc_now()} ({wall / 60:.1f} min wall, {workers} worker process(es)); "
+        f"seeds {seeds}. "
         "Streams, detectors and measures: the module docstring of `benchmarks/drift.py`. The paper's noise "
         "(per-label rates ~ U[0.2, 0.4]) everywhere, the rates told to the model unless said otherwise. "
         f"Default detector `{default}` at the default delta = {delta}.",
@@ -500,27 +506,23 @@ def report(cells, card_cells, scores, *, seeds, card_draws, wall, quick) -> str:
     out += ["", "## 3. Cost", ""]
     model_s = sum(c["seconds_model"] for c in cells)
     moment_s = sum(c["seconds_moment"] for c in cells)
-    out += [f"The moment estimate alone took {moment_s:.2f} s against {model_s:.1f} s of ELM-O learning the same chunks "
+    out += [f"The moment estimate alone took {moment_s:.2f} s against {model_s:.1f} s of ELM-O scoring and learning "
+            "the same chunks "
             f"({100 * moment_s / model_s:.1f} %) in this run; per-chunk cost of the detectors: `make bench` "
             "(`docs/performance.md`).", ""]
     return "\n".join(out)
 
 
-def _cell(job):
-    """One job of main's list: ``(name of a function of this module, its argument)``."""
-    name, arg = job
-    return globals()[name](arg)
-
-
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.drift", description=__doc__.split("\n\n")[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    p = argument_parser("benchmarks.drift", __doc__)
     p.add_argument("--quick", action="store_true", help="1 seed; medical, enron and the synthetic generator")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--doc", default=None, help="report path (default docs/drift.md; --quick: /tmp/drift.md)")
     a = p.parse_args(argv)
     seeds = list(range(1 if a.quick else a.seeds))
-    datasets = ["medical", "enron"] if a.quick else DATASETS
+    datasets = ["medical", "enron"] if a.quick else all_datasets()
     doc = Path(a.doc) if a.doc else (Path("/tmp/drift.md") if a.quick else REPO / "docs" / "drift.md")
     t0 = time.perf_counter()
     jobs = [("synthetic", kind, s, SYNTHETIC_CHUNK) for kind in SYNTHETIC_KINDS for s in seeds]
@@ -530,11 +532,11 @@ def main(argv=None) -> int:
         chunks = dict(zip(datasets, map_parallel(dataset_plan, datasets, client=client)))
         jobs += [(d, kind, s, chunks[d]) for d in datasets for kind in DATASET_KINDS for s in seeds]
         card_jobs = [(src, draws) for src in ["synthetic", *datasets]]
-        done = map_parallel(_cell, [("cardinality_cell", j) for j in card_jobs] + [("stream_cell", j) for j in jobs],
-                            client=client, progress=True, desc="cells")
+        done = map_calls([(cardinality_cell, j) for j in card_jobs] + [(stream_cell, j) for j in jobs],
+                         client=client, progress=True, desc="cells")
         card_cells, cells = done[:len(card_jobs)], done[len(card_jobs):]
     text = report(cells, card_cells, score(cells), seeds=seeds, card_draws=draws, wall=time.perf_counter() - t0,
-                  quick=a.quick)
+                  command=command_line("benchmarks.drift", argv), workers=a.workers)
     write_atomic(doc, text)
     print(f"wrote {doc} ({time.perf_counter() - t0:.0f} s)")
     return 0

@@ -1,6 +1,6 @@
 """Measure the online flip-rate estimator (issue 7); write ``docs/flip-rates.md``.
 
-    python -m benchmarks.flip_rates            # synthetic (5 seeds) + the 8 shared datasets (3 seeds)
+    python -m benchmarks.flip_rates            # synthetic (5 seeds) + the paper suite, 8 datasets (3 seeds)
     python -m benchmarks.flip_rates --quick    # 2 seeds, 2 datasets, report to /tmp
 
 1. Synthetic generator (defaults: 20 features, 10 labels, rates ~ U[0.2, 0.4]), chunks of
@@ -23,8 +23,6 @@ from __future__ import annotations
 
 from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
 
-import argparse  # noqa: E402
-import datetime  # noqa: E402
 import inspect  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -33,15 +31,13 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-
-from benchmarks.common import md_table  # noqa: E402
-from benchmarks.parallel import map_parallel  # noqa: E402
-from ncld_core.files import write_atomic  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO, argument_parser, command_line, md_table, paper_datasets, utc_now, write_atomic,
+)
+from benchmarks.parallel import map_calls  # noqa: E402
 from ncld_core.model.flip_rates import FlipRateEstimator  # noqa: E402
 from ncld_core.stream.synthetic import make_synthetic_stream  # noqa: E402
 
-DATASETS = ["medical", "langlog", "enron", "corel16k001", "rcv1subset5", "arts", "health", "tmc2007_500"]
 CHUNK = 500
 CHECKPOINTS = (1, 2, 5, 10)
 TARGET_MAE = 0.05
@@ -69,6 +65,8 @@ VARIANTS = {
 
 # ----------------------------------------------------------------------------- 1. synthetic
 def synthetic_cell(seed: int) -> list[dict]:
+    """The estimates after each checkpoint chunk, the default and the previous estimator side by side in the runner."""
+    from ncld_core.eval.runner import PrequentialRunner
     from ncld_core.model import ELMNCLD
     from ncld_core.model.elm import RandomHiddenLayer
     from ncld_core.model.probability import LogisticProbability
@@ -80,14 +78,12 @@ def synthetic_cell(seed: int) -> list[dict]:
     previous = ELMNCLD(random_state=seed, flip_rates=FlipRateEstimator(**VARIANTS["previous (mixture, not capped)"]))
     rows, anchors = [], []
     hidden = RandomHiddenLayer(model.n_hidden, model.scaling, seed).fit(s.X[:CHUNK])
-    for i in range(n_chunks):
-        X, Y = s.X[i * CHUNK:(i + 1) * CHUNK], s.Y_noisy[i * CHUNK:(i + 1) * CHUNK]
-        model.partial_fit(X, Y)
-        previous.partial_fit(X, Y)
+    for chunk in PrequentialRunner({"default": model, "previous": previous}, CHUNK).iter_run(s):
+        X, Y = s.X[chunk.start:chunk.stop], s.Y_noisy[chunk.start:chunk.stop]
         Xs = hidden.scale(X)
         P = LogisticProbability().predict_proba(hidden.transform(Xs, scaled=True), Y)
         anchors.append((1.0 - np.quantile(P, 0.99, axis=0), np.quantile(P, 0.01, axis=0)))
-        if i + 1 in CHECKPOINTS:
+        if chunk.chunk + 1 in CHECKPOINTS:
             rp, rn = model.estimated_flip_rates_
             ap, an = (np.mean([a[k] for a in anchors], axis=0) for k in (0, 1))
             for method, (pos, neg) in {"online estimator (ncld)": (rp, rn),
@@ -95,7 +91,7 @@ def synthetic_cell(seed: int) -> list[dict]:
                                        "per-chunk logistic anchors": (ap, an),
                                        "rates 0 (ignore noise)": (0 * rp, 0 * rn)}.items():
                 e_pos, e_neg = np.abs(pos - s.rho_pos).mean(), np.abs(neg - s.rho_neg).mean()
-                rows.append({"seed": seed, "chunks": i + 1, "method": method, "mae_rho_pos": e_pos,
+                rows.append({"seed": seed, "chunks": chunk.chunk + 1, "method": method, "mae_rho_pos": e_pos,
                              "mae_rho_neg": e_neg, "mae_both": (e_pos + e_neg) / 2,
                              "bias_rho_pos": float(np.mean(pos - s.rho_pos)),
                              "bias_rho_neg": float(np.mean(neg - s.rho_neg))})
@@ -155,37 +151,44 @@ def dataset_cell(args) -> list[dict]:
 def anchor_cell(args) -> list[dict]:
     """How clean the low-score anchor sets can be: their share of *clean* positives, per label.
 
-    Two rankings of each chunk after the first: the default model's prequential scores (what the
-    estimator uses) and a ridge regression on the same hidden features fitted to the *clean*
-    labels of every other chunk (cross-fitted: the best a linear ranker of these features can do,
-    with knowledge no estimator has).  A clean positive in an anchor set biases ``rho_-`` up by
+    Two rankings of each full chunk after the first: the default model's prequential scores (what the
+    estimator uses; the runner's ``on_scores``) and a ridge regression on the same hidden features fitted
+    to the *clean* labels of every other chunk (cross-fitted: the best a linear ranker of these features
+    can do, with knowledge no estimator has).  A clean positive in an anchor set biases ``rho_-`` up by
     ``1 - rho_+ - rho_-`` per unit of share, whatever the ranking.
     """
     name, seed = args
     from ncld_core.data import load_dataset
+    from ncld_core.eval.runner import PrequentialRunner
     from ncld_core.model import ELMNCLD
     from ncld_core.stream.builder import build_stream
 
     d = load_dataset(name)
     s = build_stream(d.X, d.Y, name=name, flip_rates="paper", random_state=seed)
     Y_noisy, Y_true = np.asarray(s.Y_noisy, dtype=float), np.asarray(s.Y_true, dtype=float)
-    n_chunks = Y_true.shape[0] // CHUNK
-    model = ELMNCLD(random_state=seed).partial_fit(s.X[:CHUNK], Y_noisy[:CHUNK])
-    H = model.hidden_output(s.X[: n_chunks * CHUNK])
-    gram, cross = H.T @ H, H.T @ (2 * Y_true[: n_chunks * CHUNK] - 1)
-    ridge = np.eye(H.shape[1])
+    n_full = (Y_true.shape[0] // CHUNK) * CHUNK
+    clean = {}  # the hidden features of every full chunk and their sums, once the hidden layer is drawn
     sums = {}
-    for i in range(1, n_chunks):
-        rows = slice(i * CHUNK, (i + 1) * CHUNK)
-        Hi, Yn, Yt = H[rows], Y_noisy[rows], Y_true[rows]
-        coef = np.linalg.solve(gram - Hi.T @ Hi + ridge, cross - Hi.T @ (2 * Yt - 1))
-        for ranking, scores in ((ANCHOR_MODEL, model.decision_function(s.X[rows])), (ANCHOR_CLEAN, Hi @ coef)):
+
+    def anchor_shares(_, model, scores, chunk):
+        if chunk.stop > n_full:  # the short last chunk is not ranked
+            return
+        if not clean:
+            H = model.hidden_output(s.X[:n_full])
+            clean.update(H=H, gram=H.T @ H, cross=H.T @ (2 * Y_true[:n_full] - 1), ridge=np.eye(H.shape[1]))
+        rows = slice(chunk.start, chunk.stop)
+        Hi, Yn, Yt = clean["H"][rows], Y_noisy[rows], Y_true[rows]
+        coef = np.linalg.solve(clean["gram"] - Hi.T @ Hi + clean["ridge"], clean["cross"] - Hi.T @ (2 * Yt - 1))
+        for ranking, ranked in ((ANCHOR_MODEL, scores), (ANCHOR_CLEAN, Hi @ coef)):
             for f in ANCHOR_FRACTIONS:
                 k = int(np.ceil(f * CHUNK))
-                low = np.argpartition(scores, k - 1, axis=0)[:k]
+                low = np.argpartition(ranked, k - 1, axis=0)[:k]
                 acc = sums.setdefault((ranking, f), np.zeros((3, Y_true.shape[1])))
-                acc += [np.take_along_axis(Yn, low, 0).sum(0), np.take_along_axis(Yt, low, 0).sum(0), np.full(Y_true.shape[1], k)]
-        model.partial_fit(s.X[rows], Y_noisy[rows])
+                acc += [np.take_along_axis(Yn, low, 0).sum(0), np.take_along_axis(Yt, low, 0).sum(0),
+                        np.full(Y_true.shape[1], k)]
+
+    for _ in PrequentialRunner({"default": ELMNCLD(random_state=seed)}, CHUNK).iter_run(s, on_scores=anchor_shares):
+        pass
     freq = Y_true.mean(axis=0)
     frequent = freq >= np.quantile(freq, 2 / 3)
     out = []
@@ -204,12 +207,12 @@ def _pm(series) -> str:
     return f"{series.mean():.4f} ± {series.std(ddof=1):.4f}"  # sample std, as docs/results.md
 
 
-def report(syn: pd.DataFrame, real: pd.DataFrame, anchors: pd.DataFrame, *, seeds_syn, seeds_real, datasets, wall) -> str:
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+def report(syn: pd.DataFrame, real: pd.DataFrame, anchors: pd.DataFrame, *, seeds_syn, seeds_real, datasets, wall,
+           command="python -m benchmarks.flip_rates") -> str:
     out = [
         "# Estimating the flip rates online (issue 7)",
         "",
-        f"_Generated by `python -m benchmarks.flip_rates` on {now} in {wall:.0f} s; do not edit by hand._",
+        f"_Generated by `{command}` on {utc_now()} in {wall:.0f} s; do not edit by hand._",
         "",
         "The estimator is `ncld_core.model.flip_rates.FlipRateEstimator` (its docstring has the math): "
         f"`rho_-` is the share of observed positives among the {100 * _DEFAULT.anchor_fraction:.0f} % of each "
@@ -366,30 +369,26 @@ def report(syn: pd.DataFrame, real: pd.DataFrame, anchors: pd.DataFrame, *, seed
     return "\n".join(out)
 
 
-def _cell(job):
-    """One job of main's list: ``(name of a function of this module, its argument)``."""
-    name, arg = job
-    return globals()[name](arg)
-
-
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.flip_rates", description=__doc__.split("\n\n")[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    p = argument_parser("benchmarks.flip_rates", __doc__)
     p.add_argument("--quick", action="store_true", help="2 seeds, medical and enron only")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--doc", default=None, help="report path (default docs/flip-rates.md; --quick: /tmp)")
     a = p.parse_args(argv)
     seeds_syn = list(range(2 if a.quick else 5))
     seeds_real = list(range(2 if a.quick else 3))
-    datasets = ["medical", "enron"] if a.quick else DATASETS
+    datasets = ["medical", "enron"] if a.quick else paper_datasets()
     doc = Path(a.doc) if a.doc else (Path("/tmp/flip-rates.md") if a.quick else REPO / "docs" / "flip-rates.md")
     t0 = time.perf_counter()
     pairs = [(d, s) for d in datasets for s in seeds_real]
-    jobs = [("synthetic_cell", s) for s in seeds_syn] + [("dataset_cell", p) for p in pairs] + [("anchor_cell", p) for p in pairs]
-    done = map_parallel(_cell, jobs, a.workers, progress=True, desc="cells")
+    jobs = ([(synthetic_cell, s) for s in seeds_syn] + [(dataset_cell, p) for p in pairs]
+            + [(anchor_cell, p) for p in pairs])
+    done = map_calls(jobs, a.workers, progress=True, desc="cells")
     syn_rows, real_rows, anchor_rows = done[:len(seeds_syn)], done[len(seeds_syn):-len(pairs)], done[-len(pairs):]
     syn, real, anchors = (pd.DataFrame([r for rows in part for r in rows]) for part in (syn_rows, real_rows, anchor_rows))
     text = report(syn, real, anchors, seeds_syn=seeds_syn, seeds_real=seeds_real, datasets=datasets,
-                  wall=time.perf_counter() - t0)
+                  wall=time.perf_counter() - t0, command=command_line("benchmarks.flip_rates", argv))
     write_atomic(doc, text)
     print(f"wrote {doc} ({time.perf_counter() - t0:.0f} s)")
     return 0

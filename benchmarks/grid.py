@@ -55,9 +55,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import md_table
+from benchmarks.common import md_table, write_atomic
 from benchmarks.parallel import as_finished, dask_client
-from ncld_core.files import json_default, write_atomic
+from ncld_core.files import json_default
 
 __all__ = [
     "Cell",

@@ -91,3 +91,15 @@ def map_parallel(fn, items, n_workers: int = 2, *, client=None, progress: bool =
             out[i] = res
             bar.update()
     return out
+
+
+def _call(job):
+    fn, arg = job
+    return fn(arg)
+
+
+def map_calls(calls, n_workers: int = 2, *, client=None, progress: bool = False, desc: str | None = None) -> list:
+    """``[fn(arg) for fn, arg in calls]`` as :func:`map_parallel` runs it: several functions in one map (one pool,
+    one bar); a function of ``python -m benchmarks.X``'s ``__main__`` is sent by its module's import name."""
+    return map_parallel(_call, [(_importable(fn), arg) for fn, arg in calls], n_workers, client=client,
+                        progress=progress, desc=desc)

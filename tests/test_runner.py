@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -112,6 +113,23 @@ def test_short_final_chunk_is_scored_not_learned():
     last = result.chunks[-1]
     assert last.stop - last.start == 5
     assert "ELM-O" in last.metrics and "ELM-O" not in last.diagnostics
+
+
+def test_on_scores_sees_each_models_scores_before_it_learns_the_chunk():
+    stream = small_stream()
+    a, b = Spy(), Spy()
+    seen = []
+
+    def hook(name, model, scores, result):
+        # the model has scored this chunk and not learned it yet
+        assert model.calls[-1] == ("score", result.stop - result.start,
+                                   float(np.asarray(stream.X[result.start:result.stop]).sum()))
+        seen.append((result.chunk, name, scores.shape))
+        time.sleep(0.05)  # not charged to the model
+
+    chunks = list(PrequentialRunner({"a": a, "b": b}, chunk_size=100).iter_run(stream, on_scores=hook))
+    assert seen == [(c, m, (c_.stop - c_.start, 4)) for c, c_ in enumerate(chunks) if c > 0 for m in ("a", "b")]
+    assert all(s < 0.05 for c in chunks[1:] for s in c.seconds.values())
 
 
 def test_bad_runner_arguments():

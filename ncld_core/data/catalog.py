@@ -92,6 +92,42 @@ def registry(path=None) -> dict[str, dict]:
     return copy.deepcopy(_registry(None if path is None else as_path(path, "path")))
 
 
+def suite(name: str, path=None) -> list[str]:
+    """The datasets of the benchmark suite ``name``, in registry order: those whose ``suites`` field holds it.
+
+    ``"paper"`` is what every benchmark runs in full, ``"paper-drift"`` the paper's drift datasets
+    (``data/registry.toml`` explains the field): adding a dataset to the benchmarks is one
+    ``suites = ["paper"]`` line in its registry entry.
+
+    Parameters
+    ----------
+    name : str
+        A suite named in the registry.
+    path : str or os.PathLike, optional
+        Another registry file (as for :func:`registry`).
+
+    Raises
+    ------
+    ValueError
+        ``name`` is no suite of the registry (the message lists those there are), or an
+        entry's ``suites`` is not a list of names.
+
+    >>> suite("paper")[:3]
+    ['medical', 'langlog', 'enron']
+    """
+    entries = registry(path)
+    known = {}
+    for key, entry in entries.items():
+        tags = entry.get("suites", [])
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise ValueError(f"registry: [datasets.{key}] suites must be a list of names, got {tags!r}")
+        for tag in tags:
+            known.setdefault(tag, []).append(key)
+    if not isinstance(name, str) or name not in known:
+        raise ValueError(f"name: no suite {name!r} in the registry; suites: {', '.join(sorted(known)) or '(none)'}")
+    return known[name]
+
+
 def canonical_name(name: str, reg: dict | None = None) -> str | None:
     """The registry key of ``name``: itself, or the dataset whose paper name or alias it is; None if unknown.
 

@@ -276,11 +276,16 @@ class PrequentialRunner:
         models = self._build(stream)
         return RunState(models, {name: MetricAccumulator() for name in models})
 
-    def iter_run(self, stream: Stream, *, stop_event=None, state: RunState | None = None):
+    def iter_run(self, stream: Stream, *, stop_event=None, state: RunState | None = None, on_scores=None):
         """Yield a :class:`ChunkResult` per chunk; stops early when ``stop_event.is_set()``.
 
         ``state`` resumes a run (see :func:`~ncld_core.checkpoint.load_run`): chunks before
         ``state.next_chunk`` are skipped.  :attr:`state_` always holds the current state.
+        ``on_scores(name, model, scores, result)`` is called for each model on each scored chunk
+        (every chunk but the first), after ``decision_function`` and before the model learns the
+        chunk: what the records do not keep, from the model as it predicted (e.g. other decision
+        rules on the same state).  ``result`` is the chunk's :class:`ChunkResult` so far (its
+        ``start`` / ``stop`` locate the chunk in ``stream``); the call's time is not in ``seconds``.
         """
         state = self.start(stream) if state is None else state
         self.state_ = state
@@ -315,6 +320,10 @@ class PrequentialRunner:
                     pred = decide(scores) if decide is not None else (scores > 0).astype(np.int8)
                     result.metrics[name] = acc[name].update(Y_true, scores, pred)
                     result.cumulative[name] = acc[name].cumulative()
+                    if on_scores is not None:
+                        t_hook = time.perf_counter()
+                        on_scores(name, model, scores, result)
+                        t0 += time.perf_counter() - t_hook
                 # A short final chunk too small for the graph is scored but not learned.
                 if stop - start >= getattr(model, "n_neighbors", 0) + 1:
                     if isinstance(model, ELMNCLD):

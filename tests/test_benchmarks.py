@@ -1,0 +1,236 @@
+"""The benchmark scripts: their datasets come from the registry's suites, and their smallest runs work.
+
+Each script sets one BLAS thread for its process when imported (``benchmarks/_env.py``); :func:`script`
+imports it with this session's environment restored, as ``tests/test_benchmark_doctests.py`` does.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+from pathlib import Path
+
+import pytest
+
+from ncld_core.data import catalog
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def script(name: str):
+    saved = dict(os.environ)
+    try:
+        return importlib.import_module(f"benchmarks.{name}")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+# ----------------------------------------------------------------------------- suites
+@pytest.fixture
+def registry_with_a_new_paper_dataset(tmp_path, monkeypatch):
+    """The repository's registry plus one entry tagged ``suites = ["paper"]``, in place of the real one."""
+    text = catalog.REGISTRY_PATH.read_text(encoding="utf-8")
+    text += '\n[datasets.newset]\narff = "newset.arff"\nsuites = ["paper"]\n'
+    path = tmp_path / "registry.toml"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(catalog, "REGISTRY_PATH", path)
+    return path
+
+
+def test_suite_lists_the_tagged_datasets_in_registry_order():
+    paper = catalog.suite("paper")
+    assert paper == ["medical", "langlog", "enron", "corel16k001", "rcv1subset5", "arts", "health", "tmc2007_500"]
+    assert catalog.suite("paper-drift") == ["rcv1subset5", "arts", "tmc2007_500"]
+    # "paper" is the paper's datasets: exactly the entries that carry the paper's Table I name
+    assert paper == [k for k, e in catalog.registry().items() if e.get("paper_name")]
+
+
+def test_suite_refuses_an_unknown_suite_and_a_bad_tag(tmp_path):
+    with pytest.raises(ValueError, match=r"name: no suite 'papers' in the registry; suites: paper, paper-drift"):
+        catalog.suite("papers")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[datasets.x]\narff = "x.arff"\nsuites = "paper"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"\[datasets.x\] suites must be a list of names"):
+        catalog.suite("paper", bad)
+
+
+def test_one_registry_line_adds_a_dataset_to_every_benchmark(registry_with_a_new_paper_dataset):
+    common = script("common")
+    assert catalog.suite("paper")[-1] == "newset"
+    assert common.paper_datasets()[-1] == "newset"
+    assert "newset" not in common.paper_drift_datasets()
+    drift = script("drift")
+    assert "newset" in drift.all_datasets()  # drift runs every registered dataset
+    assert script("choose_defaults").protocol(quick=False)["datasets"][-1] == "newset"
+    assert script("choose_defaults").protocol(quick=True)["datasets"] == ("medical", "langlog", "enron")
+
+
+def _dataset_literals(tree, names):
+    """Literal lists / tuples / sets in ``tree`` naming four or more of ``names`` (a quick run's two or three may)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            found = {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in names}
+            if len(found) >= 4:
+                yield node.lineno, sorted(found)
+
+
+def test_no_benchmark_lists_the_paper_datasets_itself():
+    """Every benchmark takes the suite from the registry (so the line above reaches it)."""
+    names = set(catalog.registry())
+    offenders = {p.name: hits for p in sorted(BENCHMARKS.rglob("*.py"))
+                 for hits in [list(_dataset_literals(ast.parse(p.read_text(encoding="utf-8")), names))] if hits}
+    assert offenders == {}
+    # the check itself can fail
+    assert list(_dataset_literals(ast.parse('X = ("medical", "enron", "arts", "health")'), names))
+
+
+# ----------------------------------------------------------------------------- the one parallel runner
+def test_map_calls_runs_several_functions_in_one_map():
+    import math
+
+    from benchmarks.parallel import map_calls
+
+    calls = [(math.sqrt, 16.0), (abs, -3), (math.sqrt, 4.0)]
+    assert map_calls(calls, n_workers=1) == [4.0, 3, 2.0]
+    assert map_calls(calls, n_workers=2) == [4.0, 3, 2.0]  # on a local Dask cluster
+
+
+def test_no_benchmark_starts_an_executor_of_its_own():
+    """benchmarks/parallel.py is the one way to run work in parallel (a local Dask cluster)."""
+    for path in sorted(BENCHMARKS.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for other in ("ProcessPoolExecutor", "ThreadPoolExecutor", "multiprocessing", "joblib"):
+            assert other not in text, f"{path.name} uses {other}"
+
+
+# ----------------------------------------------------------------------------- decisions
+def test_decisions_cuts_the_streams_with_max_instances(data_dir, tmp_path):
+    decisions = script("decisions")
+    out = tmp_path / "decisions.md"
+    assert decisions.main(["--datasets", "medical", "--seeds", "1", "--max-instances", "600", "--workers", "1",
+                           "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "Streams are cut to their first 600 instances after shuffling" in text
+    assert "| medical (600) " in text  # the dataset longer than the cut is marked with its length
+    rows = decisions.run_stream(("medical", 0, 600))
+    assert {r["n_instances"] for r in rows} == {600}
+    assert [r["rule"] for r in rows] == decisions.RULES
+    whole = decisions.run_stream(("medical", 0, None))
+    assert {r["n_instances"] for r in whole} == {978}
+
+
+# ----------------------------------------------------------------------------- the scripts' smallest runs
+def test_drift_stream_cell_records_every_learnt_chunk_and_detector(data_dir):
+    drift = script("drift")
+    cell = drift.stream_cell(("emotions", "stationary", 0, 50))  # 593 instances: 11 chunks of 50
+    assert cell["n_chunks"] == 11 == len(cell["rows"]) and cell["changes"] == []
+    assert [r["chunk"] for r in cell["rows"]] == list(range(11))
+    assert set(cell["fired"]) == {*drift.DETECTORS, *drift.RIVER}
+    # the 95 % interval of the moment estimate holds the true cardinality (fails with prob. < 1e-2 at 9 of 11)
+    assert sum(r["lcard_low"] <= r["true"] <= r["lcard_high"] for r in cell["rows"]) >= 9
+    assert all("est_hat" in r for r in cell["rows"])  # stationary: the rates-estimating model learnt beside
+    assert cell["seconds_model"] > 0
+
+
+def test_flip_rates_synthetic_cell_estimates_at_every_checkpoint(monkeypatch):
+    flip_rates = script("flip_rates")
+    monkeypatch.setattr(flip_rates, "CHUNK", 200)
+    monkeypatch.setattr(flip_rates, "CHECKPOINTS", (1, 3))
+    rows = flip_rates.synthetic_cell(0)
+    assert sorted({r["chunks"] for r in rows}) == [1, 3]
+    final = {r["method"]: r["mae_both"] for r in rows if r["chunks"] == 3}
+    assert set(final) == {"online estimator (ncld)", "previous (mixture, not capped)", "per-chunk logistic anchors",
+                          "rates 0 (ignore noise)"}
+    assert final["online estimator (ncld)"] < final["rates 0 (ignore noise)"] / 2  # rates ~ U[0.2, 0.4]
+
+
+def test_flip_rates_anchor_cell_ranks_every_full_chunk_after_the_first(data_dir):
+    flip_rates = script("flip_rates")
+    rows = flip_rates.anchor_cell(("enron", 0))  # 1702 instances: chunks 1 and 2 ranked
+    assert {(r["ranking"], r["fraction"]) for r in rows} == {
+        (k, f) for k in (flip_rates.ANCHOR_MODEL, flip_rates.ANCHOR_CLEAN) for f in flip_rates.ANCHOR_FRACTIONS}
+    share = {(r["ranking"], r["fraction"]): r["clean_share_frequent"] for r in rows}
+    for f in flip_rates.ANCHOR_FRACTIONS:  # the ranker fitted to the clean labels finds cleaner anchors
+        assert share[(flip_rates.ANCHOR_CLEAN, f)] <= share[(flip_rates.ANCHOR_MODEL, f)]
+
+
+def test_choose_defaults_probability_task_knows_the_oracle_exactly():
+    choose_defaults = script("choose_defaults")
+    task = {"kind": "synthetic_probability", "seed": 0, "n_chunks": 3, "params": choose_defaults.current_defaults()}
+    rows = {r["model"]: r for r in choose_defaults._dispatch(task)}
+    assert set(rows) == {*choose_defaults.PROB_MODELS, "oracle"}
+    assert rows["oracle"]["pd_mae"] == 0.0 and rows["oracle"]["w_mae"] == 0.0
+    assert all(rows[m]["pd_mae"] > 0 for m in choose_defaults.PROB_MODELS)
+    assert choose_defaults.protocol(False)["datasets"] == tuple(catalog.suite("paper"))
+
+
+def test_capacity_runs_its_settings_side_by_side(data_dir):
+    capacity = script("capacity")
+    names = ("L20 a1.8 logistic (old)", "L20 auto knn")
+    rows = capacity.run_stream(("medical", 0, names))
+    assert [r["setting"] for r in rows] == list(names)
+    assert all(0 < r["average_precision"] <= 1 for r in rows)
+    assert rows[0]["alpha_median"] == 1.8 and rows[1]["alpha_median"] in capacity.ALPHA_GRID
+
+
+def test_compare_writes_a_report_for_one_small_cell(data_dir, tmp_path):
+    compare = script("compare")
+    doc = tmp_path / "results.md"
+    code = compare.main(["--datasets", "emotions", "--seeds", "1", "--settings", "noisy", "--methods", "ELM-O",
+                         "--scheduler", "sequential", "--no-progress", "--out", str(tmp_path / "cells"),
+                         "--doc", str(doc)])
+    assert code == 0
+    text = doc.read_text(encoding="utf-8")
+    assert "## Table II: noisy streams" in text and "| emotions" in text
+    assert "no Friedman test" in text  # one dataset: the test needs five
+
+
+def test_performance_report_has_every_section(data_dir, tmp_path):
+    """The sections that take seconds, run tiny (the memory one in its own process, as make bench runs it);
+    the throughput ones stand in as not measured."""
+    from benchmarks.performance import loading, memory, profiling, protocol, scaling, render
+    from benchmarks.performance.dashboard import dashboard_timing
+    from benchmarks.performance.machine import machine_facts
+
+    cfg = protocol.Config(quick=True, n_timed=1, river_timed=1, sizes=(250,), size_timed=1, dims=(100,),
+                          dim_timed=1, memory_milestones=(1_000, 2_000), memory_budget_s=60.0, profile_chunks=1)
+    not_run = {"error": "not run in this test"}
+    sections = {"tiny": {"wall_s": 1.0, "others_pct": 0.0, "loadavg_1min_end": 0.0}}
+    res = {
+        "date": "today", "config": dict(vars(cfg)), "machine": machine_facts(), "loadavg_1min_start": 0.0,
+        "throughput": {n: not_run for n in protocol.THROUGHPUT_DATASETS},
+        "river": {n: not_run for n in protocol.RIVER_DATASETS},
+        "sizes": not_run, "dims": scaling.bench_dims(cfg), "memory": memory.bench_memory(cfg),
+        "dashboard": dashboard_timing(tmp_path / "absent.json"),
+        "load": loading.bench_load(["medical"]), "gram": loading.bench_gram(["medical"], sizes=(250,)),
+        "profile": profiling.profile_partial_fit("medical", cfg), "wall_s": 1.0,
+        "contention": {"sections": sections, "others_cpu_s": 0.0, "own_cpu_s": 1.0, "available_cpu_s": 2.0},
+    }
+    assert [p["instances"] for p in res["memory"]["points"]] == [1_000, 2_000]
+    text = render(res)
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings == ["## Machine", "## Targets (from the issue)", "## 1. Throughput of the full per-chunk update "
+                        "(N = 500)", "## 2. Against the references", "## 3. How the cost grows",
+                        "## 4. Resident memory", "## 5. Dashboard", "## 6. Profile of `partial_fit`",
+                        "## How to reproduce"]
+    assert "### 5c. Loading a dataset" in text and "### 5d. The kNN graph's Gram product" in text
+    assert "not measured: not run in this test" in text
+
+
+@pytest.mark.parametrize("name", ["capacity", "choose_defaults", "compare", "decisions", "drift", "flip_rates",
+                                  "performance"])
+def test_every_benchmark_answers_help(name, capsys):
+    with pytest.raises(SystemExit) as stop:
+        script(name).main(["--help"])
+    assert stop.value.code == 0 and "usage: python -m" in capsys.readouterr().out
+
+
+def test_make_bench_entry_point_answers_help():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], capture_output=True, text=True, timeout=120,
+                         cwd=BENCHMARKS.parent)
+    assert out.returncode == 0 and "--quick" in out.stdout, out.stderr[-500:]
