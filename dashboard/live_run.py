@@ -166,7 +166,7 @@ class LiveRun:
             self.stream, self.stream_name = stream, stream.name
             self.n_chunks = stream.n_chunks(cfg.chunk_size)
             self.change_points = [(cp.position, cp.kind) for cp in stream.change_points]
-            self.models = list(cfg.models) + (["all-negative", "noisy-prior"] if cfg.references else [])
+            self.models = runner.model_names
             self.stream_s = time.perf_counter() - t0
             self._seen = time.monotonic()
             self._t_chunk = time.perf_counter()
