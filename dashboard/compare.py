@@ -139,60 +139,41 @@ def _dim(trace: dict, base: dict, cur_size: int, prefix: str) -> dict:
     return t
 
 
-def _has_data(trace: dict) -> bool:
-    return any(v is not None for v in (trace.get("x") or []))
+def overlay(figs: dict, base: dict, current) -> dict:
+    """The live panels (``{panel key: figure}``) with the baseline's curves drawn under them, dimmed, named
+    ``baseline #k: …``; ``current``: the :class:`~dashboard.panels.PanelData` the figures were drawn from.
 
-
-def overlay(figs: dict, base: dict, cur_size: int, n_chunks: int, focus: list, change_points) -> dict:
-    """The live panels with the baseline's curves drawn under them, dimmed, named ``baseline #k: …``."""
+    Each panel of :data:`dashboard.panels.PANELS` says which of the baseline's traces it draws (its
+    ``overlay``, given the same figure function on the baseline's records); panels without one are
+    returned as they are.
+    """
     from . import figures as F
+    from . import panels
 
     prefix = f"baseline {label(base)}: "
-    models = base["models"]
-    bfocus = [m for m in focus if m in models] or models
-    args = (base["chunks"], models, base["change_points"], base["chunk_size"], base["n_chunks"])
-    dargs = (base["chunks"], bfocus, base["change_points"], base["chunk_size"], base["n_chunks"])
+    cur_size = current.chunk_size
+    base_data = panels.PanelData(
+        chunks=base["chunks"], models=base["models"], change_points=base["change_points"],
+        chunk_size=base["chunk_size"], n_chunks=base["n_chunks"],
+        focus=[m for m in current.detail if m in base["models"]] or list(base["models"]))
+    how = panels.BaselineDraw(prefix, same_truth=(list(base["change_points"]), base["chunk_size"])
+                              == (list(current.change_points), cur_size))
     span = rescale_chunks([base["n_chunks"] - 1], from_size=base["chunk_size"], to_size=cur_size)[0]
-    x_hi = max(n_chunks - 0.5, span + 0.5, 1)
-    out = {}
-    for name, fig in figs.items():
-        spec = fig.to_dict()
-        add = []
-        if name == "metrics":  # the cumulative curves (thick), not the per-chunk ones
-            add = [t for t in F.metrics_figure(*args).to_dict()["data"] if t.get("mode") == "lines"]
-        elif name == "cardinality":  # every line; the bands stay the current run's
-            add = [t for t in F.cardinality_figure(*dargs).to_dict()["data"]
-                   if _has_data(t) and not t.get("fill") and (t.get("line") or {}).get("width", 1) > 0]
-        elif name == "threshold":
-            base_fig = F.detector_figure(*dargs).to_dict()
-            add = [t for t in base_fig["data"] if _has_data(t)]
-            # the log axis has a range of its own: wide enough for both runs' statistics
-            ya, yb = spec["layout"]["yaxis"], base_fig["layout"]["yaxis"]
-            ya["range"] = [min(ya["range"][0], yb["range"][0]), max(ya["range"][1], yb["range"][1])]
-        elif name == "timeline":
-            base_fig = F.timeline_figure(*dargs).to_dict()
-            # the baseline's true changes get a row of their own only when they are not the current ones
-            same_truth = (list(base["change_points"]), base["chunk_size"]) == (list(change_points), cur_size)
-            add = []
-            for t in base_fig["data"]:
-                if not _has_data(t) or (same_truth and t.get("y") and t["y"][0] == F.TRUE_CHANGE_ROW):
-                    continue
-                add.append(dict(t, y=[prefix + str(y) for y in t["y"]]))
-            # a row per baseline detector (fired or not), under the current run's rows
-            rows = [prefix + r for r in base_fig["layout"]["yaxis"]["categoryarray"][::-1]
-                    if not (same_truth and r == F.TRUE_CHANGE_ROW)]
-            ya = spec["layout"]["yaxis"]
-            ya["categoryarray"] = rows[::-1] + list(ya["categoryarray"])
-            ya["tickvals"] = list(ya["tickvals"]) + rows
-            ya["ticktext"] = list(ya["ticktext"]) + [F._wrap(r) for r in rows]
-            ya["range"] = [-0.6, len(ya["categoryarray"]) - 0.4]
-            spec["layout"]["height"] = spec["layout"].get("height", 240) + 40 * len(rows)
-        dimmed = [_dim(t, base, cur_size, prefix) for t in add]
-        spec["data"] = dimmed + spec["data"]  # under the current run's traces
+    x_hi = max((current.n_chunks or len(current.chunks)) - 0.5, span + 0.5, 1)
+    out = dict(figs)
+    for panel in panels.PANELS:
+        if panel.key not in figs or panel.overlay is None or panel.figure is None:
+            continue
+        base_fig = panel.figure(base_data)
+        if base_fig is None:
+            continue
+        spec = figs[panel.key].to_dict()
+        add = panel.overlay(spec, base_fig.to_dict(), how)
+        spec["data"] = [_dim(t, base, cur_size, prefix) for t in add] + spec["data"]  # under the current run's
         for key, axis in spec["layout"].items():
             if key.startswith("xaxis") and isinstance(axis, dict) and "range" in axis:
                 axis["range"] = [-0.5, x_hi]
-        out[name] = F._figure(spec)
+        out[panel.key] = F.figure_from_spec(spec)
     return out
 
 

@@ -582,13 +582,14 @@ def _validate(f: _Form, schedule_chart) -> Context:
 
 
 def start_failure(run, cfg: RunConfig):
-    """``(field, message)`` when the newest run of these settings failed before its first chunk, else None.
+    """``(field, message)`` when the newest run (a :class:`dashboard.live_run.LiveRun`) of these settings
+    failed before its first chunk, else None.
 
     The field is the setting the message names first (its internal name or its label), else the dataset.
     """
-    if not run or run.get("status") != "error" or run.get("chunks") or run.get("cfg") != cfg:
+    if run is None or run.status != "error" or run.chunks or run.cfg != cfg:
         return None
-    msg = worded(run.get("error", "the run failed"))
+    msg = worded(run.error or "the run failed")
     low = msg.lower()
     hits = [(low.find(name.lower()), key) for key, label in LABELS.items() for name in {key, label}
             if name.lower() in low and key in FIELDS]

@@ -186,14 +186,17 @@ def warm_up() -> bool:
         start_fork_server()
         from ncld_core.model.detector import DETECTORS
 
-        from . import figures as F
+        from . import panels
 
         cfg = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=5, n_neighbors=3,
                         schedule="growth@30", models=["ELM-O"],
                         monitors=[d for d in DETECTORS if d != RunConfig().detector][:1])
-        chunks = list(cfg.runner().iter_run(cfg.build_stream()))
-        for make in (F.metrics_figure, F.cardinality_figure, F.detector_figure, F.timeline_figure):
-            make(chunks, ["ELM-O", "all-negative"], [(30, "growth")], 20, 3).to_json()
+        stream = cfg.build_stream()
+        chunks = list(cfg.runner().iter_run(stream))
+        shown = panels.PanelData(chunks, ["ELM-O", "all-negative"], [(30, "growth")], 20, 3,
+                                 rho_pos=stream.rho_pos, rho_neg=stream.rho_neg)
+        for fig in panels.figures(shown).values():  # every panel of the Live run
+            fig.to_json()
     except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
         return False
     return True

@@ -45,6 +45,9 @@ __all__ = [
     "coinciding_models",
     "model_legend",
     "fix_y_ranges",
+    "figure_from_spec",
+    "wrap_label",
+    "flip_rate_figure",
 ]
 
 COLORS = {
@@ -75,7 +78,7 @@ _REGIME_FILL = {"single": "rgba(31,119,180,0.07)", "multi": "rgba(255,127,14,0.1
 _FONT = dict(size=12)
 
 
-def _figure(spec: dict) -> go.Figure:
+def figure_from_spec(spec: dict) -> go.Figure:
     """A Figure from a plain dict without plotly's per-property validation (10x faster per redraw).
 
     The dicts are checked by the tests (``go.Figure(fig.to_dict())`` validates); should plotly
@@ -183,7 +186,7 @@ def legend_wrap(name: str, width: int = 50) -> str:
     if " · " in name:
         head, tail = name.split(" · ", 1)
         return legend_wrap(head, width) + "<br>· " + tail
-    return _wrap(name, width)
+    return wrap_label(name, width)
 
 
 def model_legend(name: str) -> str:
@@ -223,7 +226,7 @@ def _regimes_drawn(change_points, chunk_size, n_chunks) -> list[str]:
     return out
 
 
-def _wrap(text: str, width: int = 24) -> str:
+def wrap_label(text: str, width: int = 24) -> str:
     """Break a (plotly) label into lines of about ``width`` characters at spaces."""
     lines, line = [], ""
     for word in text.split(" "):
@@ -402,7 +405,7 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
                             font=_FONT)
     layout["margin"] = margin
     layout["shapes"] = _change_shapes(change_points, chunk_size, ("x", "x2", "x3"))
-    return _figure(dict(data=traces, layout=layout))
+    return figure_from_spec(dict(data=traces, layout=layout))
 
 
 # --------------------------------------------------------------------------- (b) cardinality
@@ -438,7 +441,7 @@ def flip_rate_figure(over_time, *, n_chunks=None, height=300):
     layout["yaxis"] = dict(title=dict(text=f"mean |estimate − true rate|<br>(true rate: {ORACLE})" if known
                                       else "mean estimate", font=dict(size=11)),
                            rangemode="tozero")
-    return _figure(dict(data=traces, layout=layout))
+    return figure_from_spec(dict(data=traces, layout=layout))
 
 
 #: Legend names in panel (b); the tests and the HTML report find the traces by them.
@@ -541,7 +544,7 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
     layout["yaxis"] = dict(title=dict(text="labels per instance", font=_FONT), rangemode="tozero")
     layout["shapes"] = _change_shapes(change_points, chunk_size)
     layout["annotations"] = _change_labels(change_points, chunk_size)
-    return _figure(dict(data=traces, layout=layout))
+    return figure_from_spec(dict(data=traces, layout=layout))
 
 
 def cardinality_mode(chunks, models) -> str | None:
@@ -770,7 +773,7 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     layout["shapes"] = [dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=1, y1=1,
                              line=dict(color="#111", width=1.5, dash="dash"))] + _change_shapes(change_points, chunk_size)
     layout["annotations"] = _change_labels(change_points, chunk_size)
-    return _figure(dict(data=traces, layout=layout))
+    return figure_from_spec(dict(data=traces, layout=layout))
 
 
 # --------------------------------------------------------------------------- (d) firings vs truth
@@ -854,13 +857,13 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(total))
     layout["yaxis"] = dict(type="category", categoryorder="array", categoryarray=rows[::-1],
                            range=[-0.6, len(rows) - 0.4], automargin=True,
-                           tickmode="array", tickvals=rows, ticktext=[_wrap(r) for r in rows])
+                           tickmode="array", tickvals=rows, ticktext=[wrap_label(r) for r in rows])
     layout["shapes"] = _regime_shapes(change_points, chunk_size, total) + _change_shapes(change_points, chunk_size)
     if not change_points:
         layout["annotations"] = [dict(text="no true change in this stream:<br>every firing is a false alarm",
                                       x=0.5, y=TRUE_CHANGE_ROW, xref="paper", yref="y", yanchor="middle", showarrow=False,
                                       font=dict(size=11, color="#666"))]
-    return _figure(dict(data=traces, layout=layout))
+    return figure_from_spec(dict(data=traces, layout=layout))
 
 
 #: Backwards-compatible name of panel (c)'s figure.
@@ -910,7 +913,7 @@ def schedule_figure(points, n_instances, *, height=130):
     layout = dict(height=height, margin=dict(l=10, r=10, t=10, b=30), showlegend=False,
                   xaxis=dict(range=[0, n], title=dict(text="instance", font=dict(size=11))),
                   yaxis=dict(visible=False, range=[0, 1]), shapes=shapes, annotations=annotations)
-    return _figure(dict(data=traces, layout=layout))
+    return figure_from_spec(dict(data=traces, layout=layout))
 
 
 # --------------------------------------------------------------------------- sweep
@@ -951,4 +954,4 @@ def sweep_figure(df, chosen=None, best=None, *, height=460):
                   xaxis=dict(title=dict(text="γ (ranking weight)"), type="category"),
                   yaxis=dict(title=dict(text="β (label-fit weight)"), type="category"),
                   legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0))
-    return _figure(dict(data=traces, layout=layout))
+    return figure_from_spec(dict(data=traces, layout=layout))

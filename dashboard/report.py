@@ -15,22 +15,38 @@ import pandas as pd
 from ncld_core.eval.metrics import METRICS
 from ncld_core.eval.sweep import geometric_mean
 
-from . import figures as F
+from . import panels
+from .panels import PanelData, heading
 
-__all__ = ["run_figures", "summary_table", "records_csv", "summary_json", "html_report"]
+__all__ = ["run_figures", "run_notes", "run_tables", "summary_table", "records_csv", "summary_json", "html_report"]
 
 
-def run_figures(chunks, models, change_points, chunk_size, n_chunks, *, show_paper=False, focus=None) -> dict:
-    """The live view's four figures; ``show_paper``: the paper's estimate in (b); ``focus``: the
-    variants whose estimates and detectors (b)-(d) draw (default: all)."""
-    args = (chunks, models, change_points, chunk_size, n_chunks)
-    detail = (chunks, list(focus) if focus else models, change_points, chunk_size, n_chunks)
-    return {
-        "Prequential metrics (HL, micro-F1, AP)": F.metrics_figure(*args),
-        F.cardinality_title(detail[0], detail[1]): F.cardinality_figure(*detail, show_paper=show_paper),
-        "Drift tests: each detector's statistic ÷ threshold (fires above 1)": F.detector_figure(*detail),
-        "Each detector's firings against the true change points": F.timeline_figure(*detail),
-    }
+def run_figures(data: PanelData) -> dict:
+    """``{heading: figure}`` of every panel of the Live run (:data:`dashboard.panels.PANELS`) with
+    something to draw, headed as on the page."""
+    return {heading(panels.by_key(key), data): fig for key, fig in panels.figures(data).items()}
+
+
+def run_notes(data: PanelData) -> dict:
+    """``{figure heading: text}``: what the panels write beside their figures (caption, note)."""
+    out = {}
+    for panel in panels.PANELS:
+        if panel.figure is None:
+            continue
+        text = " ".join(t for t in (f(data) for f in (panel.caption, panel.note) if f is not None) if t)
+        if text:
+            out[heading(panel, data)] = text
+    return out
+
+
+def run_tables(data: PanelData) -> dict:
+    """``{heading: DataFrame}``: the panels' tables (e.g. the drift detection per detector)."""
+    out = {}
+    for panel in panels.PANELS:
+        table = panel.table(data) if panel.table is not None else None
+        if table is not None and not table.empty:
+            out[panel.table_title or heading(panel, data)] = table
+    return out
 
 
 _FIRST = ("hamming_loss", "micro_f1", "average_precision", "gm", "firings", "detected", "missed", "false_alarms",

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from .teaching import PANELS
+from .teaching import Teaching
 
 _MD = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
@@ -19,13 +19,12 @@ def md_escape(text) -> str:
     return _MD.sub(r"\\\1", str(text))
 
 
-def teach(panel: str, *, expanded: bool = False):
-    """The expander with the panel's equation(s), named by the paper's label, and what to look for."""
-    info = PANELS[panel]
-    with st.expander(info["title"], expanded=expanded, icon=":material/function:"):
-        for eq in info["latex"]:
+def teach(info: Teaching, *, expanded: bool = False):
+    """The expander with a panel's equation(s), named by the paper's label, and what to look for."""
+    with st.expander(info.title, expanded=expanded, icon=":material/function:"):
+        for eq in info.latex:
             st.latex(r"\small " + eq)
-        st.markdown(info["text"])
+        st.markdown(info.text)
 
 
 #: The server's log of the dashboard: where an unexpected error's traceback goes, under its error id.

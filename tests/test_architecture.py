@@ -29,9 +29,6 @@ LAYERS = {
 KNOWN_CIRCLES: set[frozenset[str]] = set()
 #: Private names taken across modules, as ``"importer -> module.name"``.
 KNOWN_PRIVATE_IMPORTS: set[str] = {
-    # compare builds its figures with figures' private helpers (the dashboard is being reworked).
-    "dashboard.compare -> dashboard.figures._figure",
-    "dashboard.compare -> dashboard.figures._wrap",
     # The Woodbury reference checks its input as the model does; ncld_core._validation (being edited)
     # is to become public, then these go.
     "benchmarks.woodbury_reference -> ncld_core._validation.check_XY",

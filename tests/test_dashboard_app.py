@@ -234,7 +234,7 @@ def test_short_run_completes_with_summary_and_downloads():
     labels = {b.label for b in at.get("download_button")}
     assert {"Per-chunk CSV", "Summary JSON", "HTML report"} <= labels
     run = at.session_state["run"]
-    assert run["status"] == "done" and len(run["chunks"]) == 3
+    assert run.status == "done" and len(run.chunks) == 3
     timings = at.session_state["timings"]
     # one redraw per chunk at most: chunks that arrive during a redraw are drawn together by the next one
     assert 1 <= len(timings["update_ms"]) <= 3 and timings["first_plot_s"] > 0
@@ -277,12 +277,13 @@ def test_upload_broken_and_good_files():
     assert at.query_params.get("dataset") == "upload"
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state["run"]["status"] == "done"
+    assert at.session_state["run"].status == "done"
     assert _summary(at)["variant"].tolist()[0] == "ELM-O"
 
 
 def test_html_report_is_offline_and_escaped():
     from dashboard import report
+    from dashboard.panels import PANELS, PanelData, by_key, heading
     from ncld_core.eval.runner import RunResult
 
     cfg = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5,
@@ -290,15 +291,15 @@ def test_html_report_is_offline_and_escaped():
     stream = cfg.build_stream()
     stream = type(stream)(**{**stream.__dict__, "name": "<script>alert(1)</script>"})
     result = RunResult(list(cfg.runner().iter_run(stream)), stream, cfg.chunk_size, config=cfg.to_dict())
-    models = result.models
-    cps = result.change_points
-    figs = report.run_figures(result.chunks, models, cps, cfg.chunk_size, 3)
-    det = F.detection_table(result.chunks, models, cps, cfg.chunk_size)
-    card = F.cardinality_title(result.chunks, models)
+    drawn = PanelData(result.chunks, result.models, result.change_points, cfg.chunk_size, 3,
+                      rho_pos=stream.rho_pos, rho_neg=stream.rho_neg)
+    figs = report.run_figures(drawn)
+    card = heading(by_key("cardinality"), drawn)
     assert card in figs and "95 % interval" in card  # the stream's rates are given: a confidence interval
+    # the report's headings are the page's: one per panel with a figure (no variant estimates its rates here)
+    assert list(figs) == [heading(p, drawn) for p in PANELS if p.figure is not None and p.key != "rates"]
     page = report.html_report(f"run on {stream.name}", cfg.to_dict(), figs, report.summary_table(result),
-                              tables={"Drift detection per detector": det},
-                              figure_notes={card: F.cardinality_note(result.chunks, models)})
+                              tables=report.run_tables(drawn), figure_notes=report.run_notes(drawn))
     assert "Drift detection per detector" in page and F.detector_label(cfg.detector) in page
     assert "the 95 % interval (mean width" in page
     assert "<script>alert(1)</script>" not in page
@@ -354,7 +355,7 @@ def test_model_controls_do_not_rebuild_the_stream(monkeypatch):
     at.run()
     _run_button(at).click().run()
     assert not at.exception
-    assert at.session_state["run"]["cfg"].beta == 0.5 and at.session_state["run"]["status"] == "done"
+    assert at.session_state["run"].cfg.beta == 0.5 and at.session_state["run"].status == "done"
     assert calls == [424242]  # the second run reused the cached stream
 
 
@@ -438,11 +439,11 @@ def test_run_without_rates_shows_estimates_against_truth():
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
     run = at.session_state["run"]
-    assert run["status"] == "done" and run["cfg"].model_rates == "estimate"
-    assert len(run["chunks"][-1].diagnostics["ELM-O"].rho_neg_est) == run["stream"].n_labels
+    assert run.status == "done" and run.cfg.model_rates == "estimate"
+    assert len(run.chunks[-1].diagnostics["ELM-O"].rho_neg_est) == run.stream.n_labels
     tables = [d.value for d in at.dataframe if "rho_neg estimated" in d.value.columns]
     assert tables and {"rho_neg true", "|error| rho_neg"} <= set(tables[0].columns)
-    assert len(tables[0]) == run["stream"].n_labels
+    assert len(tables[0]) == run.stream.n_labels
     # known rates (the default): the panel says how to switch, no estimates
     at2 = _app()
     _small(at2)
@@ -463,7 +464,7 @@ def test_detector_controls_feed_the_run_and_the_detection_table():
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
     run = at.session_state["run"]
-    assert run["status"] == "done" and run["cfg"].monitors == [OTHER]
+    assert run.status == "done" and run.cfg.monitors == [OTHER]
     tables = [t.value for t in at.table if "detector" in getattr(t.value, "columns", [])]
     assert tables, "no detection table"
     table = tables[0]
@@ -528,7 +529,7 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert any("identified set" in m.value for m in at.markdown if m.value.startswith("##### (b)"))
     assert not any("interval" in m.value for m in at.markdown if m.value.startswith("##### (b)"))
     run = at.session_state["run"]
-    rows = [c.diagnostics["ELM-O"] for c in run["chunks"]]
+    rows = [c.diagnostics["ELM-O"] for c in run.chunks]
     width = sum(d.lcard_high - d.lcard_low for d in rows) / len(rows)
     notes = [c.value for c in at.caption if c.value.startswith("This run")
              and "identified set" in c.value]
@@ -537,9 +538,9 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert f"mean width is {width:.2f} labels per instance" in note, note
     assert "not a confidence interval" in note and "biased" in note and "docs/drift.md" in note
     assert "95 %" not in note and "unbiased" not in note
-    inside = sum(d.lcard_low <= c.true_cardinality <= d.lcard_high for c, d in zip(run["chunks"], rows))
+    inside = sum(d.lcard_low <= c.true_cardinality <= d.lcard_high for c, d in zip(run.chunks, rows))
     assert f"({inside} of {len(rows)} chunks)" in note
-    err = sum(d.lcard_hat - c.true_cardinality for c, d in zip(run["chunks"], rows)) / len(rows)
+    err = sum(d.lcard_hat - c.true_cardinality for c, d in zip(run.chunks, rows)) / len(rows)
     assert f"mean error here {err:+.3f}" in note
     at.selectbox(key="focus_variant").set_value("all").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -612,7 +613,7 @@ def test_clean_vs_noisy_preset_says_what_the_noise_cost_from_the_run():
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
     run = at.session_state["run"]
-    assert run["status"] == "done"
+    assert run.status == "done"
     cost = RunResult_of(run).noise_cost("average_precision")
     want = noise_cost_text(cost)
     assert any(c.value == want for c in at.caption), [c.value for c in at.caption]
@@ -622,7 +623,7 @@ def test_clean_vs_noisy_preset_says_what_the_noise_cost_from_the_run():
 def RunResult_of(run):
     from ncld_core.eval.runner import RunResult
 
-    return RunResult(list(run["chunks"]), run["stream"], run["chunk_size"])
+    return RunResult(list(run.chunks), run.stream, run.chunk_size)
 
 
 def test_a_schedule_the_datasets_pools_cannot_hold_is_flagged_before_run():
@@ -747,7 +748,7 @@ def test_a_run_computed_in_a_thread_where_the_platform_has_no_fork_server(monkey
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
     run = at.session_state["run"]
-    assert run["status"] == "done" and len(run["chunks"]) == 3 and run.get("proc") is None
+    assert run.status == "done" and len(run.chunks) == 3 and run.mode == "thread"
     assert _summary(at)["variant"].tolist() == ["ELM-O", "ELM-I", "ELM-II", "all-negative", "noisy-prior"]
 
 
@@ -791,11 +792,11 @@ def test_a_rerun_through_the_start_of_a_run_does_not_leave_it_starting(monkeypat
     at = _uncached_small_app(626262)
     _run_button(at).click().run(timeout=120)
     for _ in range(20):  # each AppTest run is one script run: let the reruns happen
-        if at.session_state["run"]["status"] not in ("starting", "running"):
+        if at.session_state["run"].status not in ("starting", "running"):
             break
         at.run(timeout=120)
     assert calls == [626262, 626262], calls  # begun again after the interruption
-    assert at.session_state["run"]["status"] == "done", at.session_state["run"]["status"]
+    assert at.session_state["run"].status == "done", at.session_state["run"].status
     assert not at.exception
 
 
@@ -825,7 +826,7 @@ def test_without_the_served_plotly_js_the_panels_are_plotly_charts(monkeypatch):
     at.run()
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state["run"]["status"] == "done"
+    assert at.session_state["run"].status == "done"
     charts = at.get("plotly_chart")
     assert len(charts) >= 5, len(charts)
     assert not [c for c in at.get("bidi_component") if c.proto.component_name == "ncld_live_chart"]

@@ -253,7 +253,7 @@ def test_growth_preset_detects_the_change(browser, server):
     assert "95 % interval" in legend and "oracle" in legend, legend
 
     # (d) the acting detector's firing against the true change point: growth@2500 in chunks of 250 is chunk 10
-    det = _table(page, "panel_detections")
+    det = _table(page, "panel_timeline_table")
     header, rows = det[0], det[1:]
     assert header == DETECTION_COLUMNS
     assert [r[:2] for r in rows] == [[detector_label(RunConfig().detector), "acting"]]

@@ -63,7 +63,7 @@ def test_pin_and_compare_round_trip_through_the_link():
     timeline = _figure(at, "timeline")
     assert any(r.startswith("baseline #1: ") for r in timeline["layout"]["yaxis"]["categoryarray"])
     first = at.session_state["run_history"][0]["chunks"]
-    second = at.session_state["run"]["chunks"]
+    second = at.session_state["run"].chunks
     # the dimmed curve is the baseline's, not the current run's
     ap = next(t for t in _figure(at, "metrics")["data"] if t["name"] == "baseline #1: ELM-O = ELM-I = ELM-II"
               and t.get("xaxis") == "x3")
@@ -91,13 +91,13 @@ def test_pin_and_compare_round_trip_through_the_link():
     assert fresh.session_state.get("run") is None and fresh.session_state[PENDING] is None
     fresh.button(key="run_button").click().run()
     assert not fresh.exception, [e.value for e in fresh.exception]
-    assert fresh.session_state["run"]["status"] == "done"
+    assert fresh.session_state["run"].status == "done"
     hist = fresh.session_state["run_history"]
     assert fresh.session_state["pinned_run"] == hist[0]["id"] and hist[0]["origin"] == "link"
-    assert hist[0]["cfg"] == SMALL and fresh.session_state["run"]["cfg"].beta == 0.5
+    assert hist[0]["cfg"] == SMALL and fresh.session_state["run"].cfg.beta == 0.5
     for name in ("ELM-O", "noisy-prior"):
         assert coincide(_curve(hist[0]["chunks"], name), _curve(first, name)), name
-        assert coincide(_curve(fresh.session_state["run"]["chunks"], name), _curve(second, name)), name
+        assert coincide(_curve(fresh.session_state["run"].chunks, name), _curve(second, name)), name
     legend = _legend(_figure(fresh, "metrics"))
     assert "baseline #1 (from the link): ELM-O = ELM-I = ELM-II" in legend and "ELM-O = ELM-I = ELM-II" in legend
     assert fresh.query_params[LINK_PARAM] == link[LINK_PARAM]  # and the link stays as it came

@@ -270,7 +270,7 @@ def test_a_pinned_run_waits_for_a_click_and_its_error_stays_beside_a_run(work):
     assert any(said in e for e in _errors(bad)), _errors(bad)
     bad.button(key="run_button").click().run()
     assert not bad.exception, [e.value for e in bad.exception]
-    assert bad.session_state["run"]["status"] == "done"
+    assert bad.session_state["run"].status == "done"
     assert any(said in e for e in _errors(bad)), _errors(bad)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from dashboard import compare as C
 from dashboard import figures as F
+from dashboard.panels import PanelData
 from ncld_core.config import RunConfig
 
 SMALL = RunConfig(n_instances=2400, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, schedule="growth@1200")
@@ -129,7 +130,7 @@ def test_the_baseline_overlay_widens_the_threshold_range(run):
     figs = {"threshold": F.detector_figure(chunks[:3], models, cps, size, n)}
     own = tuple(figs["threshold"].layout.yaxis.range)
     base = dict(chunks=chunks, models=models, change_points=cps, chunk_size=size, n_chunks=n, id=1, label="#1")
-    out = C.overlay(figs, base, size, n, models, cps)["threshold"]
+    out = C.overlay(figs, base, PanelData(chunks[:3], models, cps, size, n))["threshold"]
     full = tuple(F.detector_figure(chunks, models, cps, size, n).layout.yaxis.range)
     lo, hi = out.layout.yaxis.range
     assert lo <= min(own[0], full[0]) and hi >= max(own[1], full[1])

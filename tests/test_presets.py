@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dashboard.teaching import PANELS, PRESET_NOTES, noise_cost_text
+from dashboard.teaching import METRICS, PRESET_NOTES, SWEEP, noise_cost_text
 from ncld_core.config import PRESETS, RunConfig
 from ncld_core.eval.sweep import PAPER_GAMMAS, best_point, default_betas, sweep
 from ncld_core.model.flip_rates import estimate_errors
@@ -70,7 +70,7 @@ def test_concept_growth():
     assert (f1["ELM-I"].loc[11:] > f1["ELM-O"].loc[11:]).all()
     assert (f1["ELM-II"].loc[11:13] <= f1["ELM-O"].loc[11:13]).all()  # "no faster than ELM-O"
     assert s.loc["ELM-II", "micro_f1"] < s.loc["ELM-O", "micro_f1"]  # "and ends below it"
-    assert "ELM-II no faster than ELM-O" in PANELS["metrics"]["text"]
+    assert "ELM-II no faster than ELM-O" in METRICS.text
 
 
 def test_concept_reduction():
@@ -117,7 +117,7 @@ def test_why_beta_matters(default_sweep):
 
 
 def test_sweep_text(default_sweep):
-    # PANELS["sweep"]: "best grid point is β = 0.6, γ = 2⁻⁵ (GM 0.675, flat from β 0.55 to 0.75),
+    # SWEEP.text: "best grid point is β = 0.6, γ = 2⁻⁵ (GM 0.675, flat from β 0.55 to 0.75),
     # against 0.619 at the defaults"
     df, base = default_sweep
     best = best_point(df)
@@ -126,5 +126,5 @@ def test_sweep_text(default_sweep):
     assert round(at_default, 3) == 0.619
     flat = df[(df["gamma"] == 2**-5) & df["beta"].between(0.549, 0.751)]["gm"]
     assert len(flat) == 5 and flat.max() - flat.min() < 0.002
-    assert "0.675" in PANELS["sweep"]["text"] and "0.619" in PANELS["sweep"]["text"]
-    assert "sits lower here" not in PANELS["sweep"]["text"]
+    assert "0.675" in SWEEP.text and "0.619" in SWEEP.text
+    assert "sits lower here" not in SWEEP.text

@@ -13,6 +13,7 @@ import streamlit as st
 from dashboard import data
 from dashboard import figures as F
 from dashboard.controls import label_of, set_config
+from dashboard.teaching import SWEEP
 from dashboard.ui import md_escape, teach
 from ncld_core.config import MODEL_PARAMS
 from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas
@@ -25,7 +26,7 @@ st.markdown("## β × γ sweep")
 st.caption("The paper's parameter-sensitivity analysis (Fig. Sens): one prequential run per grid point on the "
            "stream of the sidebar, scored by GM = √((1 − HL) × micro-F1) of the cumulative metrics.")
 
-teach("sweep", expanded=False)
+teach(SWEEP, expanded=False)
 c1, c2, c3 = st.columns([1, 2, 2])
 variants = [m for m in cfg.models if m in SWEEPABLE] or list(SWEEPABLE)
 variant = c1.selectbox("Variant", variants, key="sweep_variant")

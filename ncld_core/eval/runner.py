@@ -253,6 +253,18 @@ class PrequentialRunner:
             raise ValueError(f"flip_rates must be one of {RATE_MODES}, got {flip_rates!r}")
         self.flip_rates = flip_rates
 
+    @property
+    def model_names(self) -> list[str]:
+        """The models a run reports, in its order (the references last, when added).
+
+        >>> PrequentialRunner(["ELM-O", "ELM-II"], references=True).model_names
+        ['ELM-O', 'ELM-II', 'all-negative', 'noisy-prior']
+        """
+        names = list(self.models)
+        if self.references:
+            names += [name for name in REFERENCES if name not in names]
+        return names
+
     def _build(self, stream: Stream) -> dict:
         rates = told_rates(self.flip_rates, stream)
         if isinstance(self.models, dict):

@@ -1,0 +1,323 @@
+"""A Live run without the page: start it, receive each chunk as soon as it is computed, stop it at any time.
+
+The runner's generator is advanced in a process of its own (``ncld_core.eval.chunk_process``, started by
+a fork server; where the platform has none, or ``NCLD_DASHBOARD_THREADS`` is set, in a worker thread),
+one chunk per request of a relay thread, which keeps each ChunkResult under the run's lock as soon as it
+is complete; nothing else advances the generator. Whoever shows the run only waits for new chunks
+(:meth:`LiveRun.wait`), so it can be interrupted at once, even in the middle of a chunk that takes a
+minute: :meth:`LiveRun.stop` marks the run stopped and kills the process, every completed chunk is kept
+and the chunk being computed is discarded (a worker thread instead finishes it and drops it). The relay
+asks for no new chunk while nobody has waited on the run for :attr:`LiveRun.idle_s` seconds (another
+page, a closed tab); waiting again resumes it, and a run left alone for :attr:`LiveRun.abandon_s` is
+stopped.
+
+No Streamlit here: the Live run page (``dashboard/views/run.py``) keeps one LiveRun per visitor in its
+session state and draws what :meth:`LiveRun.wait` returns; ``tests/test_live_run.py`` drives it alone.
+
+>>> from ncld_core.config import RunConfig
+>>> cfg = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=4, n_neighbors=3,
+...                 models=["ELM-O"], references=False)
+>>> run = LiveRun(cfg)
+>>> run.begin()
+True
+>>> while run.wait(len(run.chunks), timeout=1.0)[1] == "running":
+...     pass
+>>> run.status, len(run.chunks), run.n_chunks
+('done', 3, 3)
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Literal
+
+from ncld_core.eval.chunk_process import ChunkProcess, advance, process_context
+from ncld_core.eval.runner import RunResult
+from ncld_core.model.cost import extrapolate
+
+__all__ = ["LiveRun", "Status", "duration_text"]
+
+#: Where a run stands: being built, computing chunks, or ended (all chunks, Stop / abandoned, failed).
+Status = Literal["starting", "running", "done", "stopped", "error"]
+
+
+def duration_text(seconds: float) -> str:
+    """``"42 s"``, or in minutes from 90 s on."""
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+class LiveRun:
+    """One run of ``cfg``, advanced chunk by chunk in the background.
+
+    ``build_stream``: makes the run's stream (the page passes its cached one; default
+    ``cfg.build_stream()``); ``use_process``: compute in a process of its own (True), a thread (False),
+    or as the platform and ``NCLD_DASHBOARD_THREADS`` allow (None). ``idle_s``, ``abandon_s``: see the
+    module's description.
+
+    Fields read by whoever shows the run (written by the run under its lock; :meth:`snapshot` reads
+    the chunks and the status together): ``status`` (:data:`Status`), ``error`` (the message when it
+    failed), ``chunks`` (every ChunkResult received), ``compute_ms`` (each chunk's compute time),
+    ``stream`` and, once it runs, ``n_chunks``, ``models`` (the variants and references in the records),
+    ``change_points`` (``(position, kind)``), ``stream_name``, ``stream_s`` (seconds to build the
+    stream), ``mode`` ("process" or "thread"), ``paused`` (waiting to be shown again). The page's own measurements: ``update_ms`` (each redraw),
+    ``first_plot_s`` (click to the first chunk drawn), kept by :meth:`note_drawn`. ``token`` names the
+    run (the page's graphs show one run's figures only), ``compare_id`` its entry in the compare
+    section, once it has one.
+    """
+
+    #: The worker pauses after its chunk when nobody has waited on the run for this long (seconds).
+    IDLE_S = 5.0
+    #: A paused run is stopped, and its process ended, after this long (seconds).
+    ABANDON_S = 600.0
+
+    def __init__(self, cfg, *, build_stream: Callable[[], object] | None = None, use_process: bool | None = None,
+                 idle_s: float = IDLE_S, abandon_s: float = ABANDON_S):
+        self.cfg = cfg
+        self.token = uuid.uuid4().hex
+        self.status: Status = "starting"
+        self.error: str | None = None
+        self.chunks: list = []
+        self.compute_ms: list[float] = []
+        self.update_ms: list[float] = []
+        self.first_plot_s: float | None = None
+        self.t_click = time.perf_counter()
+        self.stream = None
+        self.stream_name: str = cfg.dataset
+        self.stream_s = 0.0
+        self.chunk_size: int = cfg.chunk_size
+        self.n_chunks = 0
+        self.models: list[str] = []
+        self.change_points: list[tuple[int, str]] = []
+        self.mode: str | None = None
+        self.paused = False
+        self.compare_id: int | None = None
+        self.idle_s, self.abandon_s = idle_s, abandon_s
+        self._build_stream = build_stream or cfg.build_stream
+        if use_process is None:
+            use_process = not os.environ.get("NCLD_DASHBOARD_THREADS")
+        self._context = process_context() if use_process else None
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._begun = False
+        self._seen = time.monotonic()
+        self._t_chunk = time.perf_counter()
+        self._proc: ChunkProcess | None = None
+        self._worker: threading.Thread | None = None
+        self._result: RunResult | None = None
+
+    # ----------------------------------------------------------------------- start and stop
+    @property
+    def active(self) -> bool:
+        """Starting or running (Stop applies)."""
+        return self.status in ("starting", "running")
+
+    def begin(self) -> bool:
+        """Build the stream and the runner, start the run's process (or worker thread) and its relay.
+
+        One caller begins the run: False when another has begun it (or the run no longer starts). A
+        failure gives the status "error" and its message, never an exception; the lock is not held
+        while the stream is built or the process started, so a Stop meanwhile returns at once (the
+        process is then closed). Interrupted by anything else (a rerun of the page raised through it),
+        the run is left to be begun again.
+        """
+        with self._lock:
+            if self.status != "starting" or self._begun:
+                return False
+            self._begun = True
+        try:
+            self._start()
+        finally:
+            with self._lock:
+                if self.status == "starting":  # interrupted while building: the next caller begins it again
+                    self._begun = False
+        return True
+
+    def _start(self) -> None:
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        proc = None
+        try:
+            stream = self._build_stream()
+            runner = cfg.runner()
+            if self._context is not None:
+                # A process of its own: no GIL shared with the page, and Stop can end a chunk at once (kill).
+                proc = ChunkProcess(runner, stream, context=self._context)
+                worker = threading.Thread(target=self._relay, args=(proc,), name="ncld-relay", daemon=True)
+            else:  # a thread computes (Stop then waits for no chunk, but the chunk is finished in the background)
+                worker = threading.Thread(target=self._work, args=(runner.iter_run(stream),), name="ncld-run",
+                                          daemon=True)
+        except Exception as exc:  # noqa: BLE001 - bad input is a status and a message, never a traceback
+            with self._lock:
+                if self.status == "starting":
+                    self.status = "error"
+                    self.error = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+                self._cond.notify_all()
+            return
+        with self._lock:
+            if self.status != "starting":  # stopped while the stream was built
+                if proc is not None:
+                    proc.close()
+                return
+            self.stream, self.stream_name = stream, stream.name
+            self.n_chunks = stream.n_chunks(cfg.chunk_size)
+            self.change_points = [(cp.position, cp.kind) for cp in stream.change_points]
+            self.models = runner.model_names
+            self.stream_s = time.perf_counter() - t0
+            self._seen = time.monotonic()
+            self._t_chunk = time.perf_counter()
+            self._proc, self._worker = proc, worker
+            self.mode = "process" if proc is not None else "thread"
+            self.status = "running"
+            self._cond.notify_all()
+        worker.start()
+
+    def stop(self) -> None:
+        """Mark the run stopped (if it still runs) and end the chunk being computed; never waits for it."""
+        with self._lock:
+            if self.active:
+                self.status = "stopped"
+            self._cond.notify_all()
+            proc = self._proc
+        if proc is not None:
+            proc.kill()  # its chunk is discarded; the relay thread then closes the pipe
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the worker (or relay) thread to end; True when it has (or never started)."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+            return not worker.is_alive()
+        return True
+
+    @property
+    def process_alive(self) -> bool:
+        """Whether the run's process still runs (False in thread mode)."""
+        return self._proc is not None and self._proc.is_alive()
+
+    # ----------------------------------------------------------------------- the worker
+    def _wait_shown(self) -> bool:
+        """Under the lock: wait while nobody shows the run; False when the run no longer runs."""
+        while self.status == "running" and time.monotonic() - self._seen > self.idle_s:
+            if time.monotonic() - self._seen > self.abandon_s:
+                self.status = "stopped"
+                break
+            self.paused = True
+            self._cond.wait(min(1.0, self.idle_s))
+        self.paused = False
+        return self.status == "running"
+
+    def _store(self, kind, value, seconds) -> bool:
+        """Under the lock: keep what the worker computed, unless the run was stopped meanwhile (then it
+        is discarded). True while the run goes on."""
+        if self.status != "running":
+            return False
+        if kind == "chunk":
+            self.chunks.append(value)
+            self.compute_ms.append(1000 * seconds)
+        elif kind == "done":
+            self.status = "done"
+        else:
+            self.status, self.error = "error", value
+        self._cond.notify_all()
+        return kind == "chunk"
+
+    def _drive(self, compute) -> None:
+        """The worker's loop: while the run is shown, ``compute()`` one chunk (``(kind, value, seconds)``, see
+        :func:`~ncld_core.eval.chunk_process.advance`) and store it; a result arriving after a Stop is discarded."""
+        try:
+            while True:
+                with self._cond:
+                    if not self._wait_shown():
+                        return
+                    self._t_chunk = time.perf_counter()
+                result = compute()
+                with self._cond:
+                    if not self._store(*result):
+                        return
+        finally:
+            with self._cond:
+                self._cond.notify_all()
+
+    def _work(self, gen) -> None:
+        """Thread mode: this thread alone advances the generator."""
+        self._drive(lambda: advance(gen))
+
+    def _relay(self, proc: ChunkProcess) -> None:
+        """Process mode: ask the process for each chunk and store it, unless the run was stopped meanwhile
+        (then the process has been killed, the chunk it was computing is lost, and nothing is stored)."""
+        try:
+            self._drive(proc.next)
+        finally:
+            proc.close()
+
+    # ----------------------------------------------------------------------- whoever shows the run
+    def wait(self, shown: int, timeout: float) -> tuple[list, str]:
+        """Mark the run as shown and wait, at most ``timeout`` seconds, for more than ``shown`` chunks or
+        the run's end; ``(chunks, status)`` as they then are."""
+        with self._cond:
+            self._seen = time.monotonic()
+            self._cond.notify_all()  # wakes a worker paused while nobody showed the run
+            self._cond.wait_for(lambda: len(self.chunks) != shown or self.status != "running", timeout=timeout)
+            return list(self.chunks), self.status
+
+    def snapshot(self) -> tuple[list, str]:
+        """``(chunks, status)`` read together."""
+        with self._lock:
+            return list(self.chunks), self.status
+
+    def computing_s(self) -> float:
+        """How long the chunk being computed has taken so far (seconds)."""
+        return time.perf_counter() - self._t_chunk
+
+    def note_drawn(self, seconds: float) -> None:
+        """The page drew the chunks received: keep the redraw's time and the time from the click to the first."""
+        self.update_ms.append(1000 * seconds)
+        if self.first_plot_s is None:
+            self.first_plot_s = time.perf_counter() - self.t_click
+
+    def timings(self) -> dict:
+        """The run's measured times (the page keeps them for the browser tests)."""
+        return {"first_plot_s": self.first_plot_s, "stream_s": self.stream_s, "update_ms": list(self.update_ms),
+                "compute_ms": list(self.compute_ms)}
+
+    def status_text(self, k: int | None = None) -> str:
+        """The status line for ``k`` chunks drawn (default: received): running with the last update and
+        compute times and the time left, or ended with the medians."""
+        k = len(self.chunks) if k is None else k
+        n = self.n_chunks
+        upd, comp = self.update_ms, self.compute_ms
+        if self.status == "running":
+            last_u = upd[-1] if upd else 0
+            last_c = comp[-1] if comp else 0
+            left = (f" · about {duration_text(extrapolate([c / 1000 for c in comp[:k]], n))} left"
+                    if 0 < k < n else "")
+            return f"running · chunk {k}/{n} · update {last_u:.0f} ms · compute {last_c:.0f} ms{left}"
+        med_u = statistics.median(upd) if upd else float("nan")
+        med_c = statistics.median(comp) if comp else float("nan")
+        first = self.first_plot_s
+        first_txt = (f" · first plot after {first:.2f} s (stream ready in {self.stream_s:.2f} s)"
+                     if first is not None else "")
+        word = {"done": "done", "stopped": "stopped", "error": "failed"}.get(self.status, self.status)
+        return f"{word} · chunk {k}/{n} · median update {med_u:.0f} ms · median compute {med_c:.0f} ms{first_txt}"
+
+    # ----------------------------------------------------------------------- results
+    def result(self) -> RunResult:
+        """The chunks received as a RunResult (its status says when the run stopped early)."""
+        chunks = list(self.chunks)
+        if self._result is None or len(self._result.chunks) != len(chunks):
+            self._result = RunResult(chunks, self.stream, self.chunk_size, config=self.cfg.to_dict(),
+                                     n_chunks=self.n_chunks)
+        return self._result
+
+    def record(self) -> dict:
+        """The run as the compare section keeps it (``dashboard.compare.remember``): its settings and records,
+        never the stream's data."""
+        chunks, status = self.snapshot()
+        return {"cfg": self.cfg, "chunks": chunks, "models": list(self.models),
+                "change_points": list(self.change_points), "chunk_size": self.chunk_size, "n_chunks": self.n_chunks,
+                "stream_name": self.stream_name, "status": status, "compare_id": self.compare_id}

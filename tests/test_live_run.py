@@ -1,0 +1,176 @@
+"""The Live run's worker without the page (dashboard/live_run.py): a run delivers the core's chunks, in its
+own process or in a thread; Stop takes effect at once and keeps what was received; failures are a status;
+a run nobody shows pauses, resumes when shown, and is stopped when abandoned."""
+
+from __future__ import annotations
+
+import doctest
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from dashboard import live_run
+from dashboard.live_run import LiveRun
+from ncld_core.config import RunConfig
+
+SMALL = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, models=["ELM-O", "ELM-II"],
+                  schedule="growth@300")
+#: 30 chunks of about a tenth of a second each (several on a loaded machine): long enough to stop in the middle.
+SLOW = RunConfig(n_instances=9000, chunk_size=300, n_features=20, n_labels=6, n_neighbors=5, n_hidden=600,
+                 models=["ELM-O"], references=False)
+MODES = [pytest.param(True, id="process"), pytest.param(False, id="thread")]
+
+
+def _until(predicate, timeout: float, step: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
+
+
+def _watch(run: LiveRun, timeout: float) -> list[int]:
+    """Show the run (as the page does) until it ends; the chunk counts seen at each wake-up."""
+    seen, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        chunks, status = run.wait(seen[-1] if seen else 0, timeout=0.1)
+        seen.append(len(chunks))
+        if status != "running":
+            return seen
+    pytest.fail(f"the run did not end within {timeout} s: {run.status}, {len(run.chunks)} chunks")
+
+
+def _cumulative(chunks) -> np.ndarray:
+    """Every cumulative metric of every model and chunk, in a fixed order."""
+    return np.array([v for c in chunks for m in sorted(c.cumulative) for _, v in sorted(c.cumulative[m].items())],
+                    dtype=float)
+
+
+def test_doctests():
+    assert doctest.testmod(live_run).failed == 0
+
+
+def test_it_imports_without_streamlit():
+    code = "import sys, dashboard.live_run, dashboard.panels; sys.exit('streamlit' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], cwd=str(live_run.__file__).rsplit("/dashboard/", 1)[0],
+                          timeout=120).returncode == 0
+
+
+@pytest.mark.parametrize("use_process", MODES)
+def test_a_run_delivers_the_cores_chunks_one_by_one_to_the_end(use_process):
+    run = LiveRun(SMALL, use_process=use_process)
+    assert run.status == "starting" and run.active and not run.chunks
+    assert run.begin() is True
+    assert run.begin() is False  # one caller begins it
+    assert run.mode == ("process" if use_process else "thread")
+    assert run.n_chunks == 3 and run.change_points == [(300, "growth")]
+    assert run.models == ["ELM-O", "ELM-II", "all-negative", "noisy-prior"]
+    seen = _watch(run, timeout=120)
+    assert run.status == "done" and not run.active and run.error is None
+    assert seen == sorted(seen) and seen[-1] == 3
+    expected = list(SMALL.runner().iter_run(SMALL.build_stream()))
+    assert [c.chunk for c in run.chunks] == [0, 1, 2]
+    # the same records as the core's own run
+    np.testing.assert_allclose(_cumulative(run.chunks), _cumulative(expected), rtol=1e-9, atol=1e-12)
+    assert len(run.compute_ms) == 3 and all(ms > 0 for ms in run.compute_ms)
+    assert run.result().complete and run.result().status == "complete (3 chunks)"
+    assert run.status_text().startswith("done · chunk 3/3 · median update nan ms")
+    run.note_drawn(0.05)
+    assert run.update_ms == [50.0] and run.first_plot_s > 0
+    assert run.timings()["update_ms"] == [50.0]
+    record = run.record()
+    assert record["status"] == "done" and len(record["chunks"]) == 3 and record["compare_id"] is None
+    assert run.join(timeout=10)
+
+
+@pytest.mark.parametrize("use_process", MODES)
+def test_stop_in_the_middle_returns_at_once_and_keeps_every_chunk_received(use_process):
+    run = LiveRun(SLOW, use_process=use_process)
+    run.begin()
+    assert _until(lambda: len(run.wait(0, timeout=0.1)[0]) >= 2, timeout=120), run.status
+    t0 = time.perf_counter()
+    run.stop()
+    stop_s = time.perf_counter() - t0
+    assert stop_s < 0.5, stop_s  # never waits for the chunk being computed
+    assert run.status == "stopped" and not run.active
+    kept = len(run.chunks)
+    assert 2 <= kept < run.n_chunks
+    if use_process:  # the chunk being computed is killed with its process
+        assert _until(lambda: not run.process_alive, timeout=1.0)
+    assert run.join(timeout=60)  # a thread finishes its chunk, then drops it
+    time.sleep(0.5)
+    assert len(run.chunks) == kept and run.status == "stopped"
+    assert run.result().status == f"stopped at chunk {kept} of {run.n_chunks}"
+    assert run.status_text().startswith(f"stopped · chunk {kept}/{run.n_chunks}")
+
+
+def test_stop_before_the_stream_is_built_ends_the_run_at_once():
+    built = []
+
+    def slow_build():
+        time.sleep(0.5)
+        built.append(True)
+        return SMALL.build_stream()
+
+    run = LiveRun(SMALL, build_stream=slow_build, use_process=True)
+    starter = threading.Thread(target=run.begin)
+    starter.start()
+    time.sleep(0.1)
+    run.stop()
+    assert run.status == "stopped"
+    starter.join(timeout=30)
+    assert built and run.status == "stopped" and not run.chunks and not run.process_alive
+
+
+@pytest.mark.parametrize("exc, message", [
+    (ValueError("schedule: the stream cannot be built (test)"), "schedule: the stream cannot be built (test)"),
+    (RuntimeError("boom"), "RuntimeError: boom"),
+])
+def test_a_stream_that_cannot_be_built_is_an_error_status_not_an_exception(exc, message):
+    def failing():
+        raise exc
+
+    run = LiveRun(SMALL, build_stream=failing)
+    assert run.begin() is True
+    assert run.status == "error" and run.error == message and not run.chunks
+    assert run.wait(0, timeout=0.1) == ([], "error")
+    assert run.begin() is False
+
+
+@pytest.mark.parametrize("use_process", MODES)
+def test_a_chunk_that_fails_is_an_error_status_and_the_chunks_before_it_are_kept(use_process):
+    stream = SMALL.build_stream()
+    stream.X[450, 0] = np.nan  # chunk 2 cannot be learnt
+    run = LiveRun(SMALL, build_stream=lambda: stream, use_process=use_process)
+    run.begin()
+    _watch(run, timeout=120)
+    assert run.status == "error" and len(run.chunks) == 2
+    assert run.error and "Traceback" not in run.error
+    assert run.status_text().startswith("failed · chunk 2/3")
+
+
+def test_a_run_nobody_shows_pauses_and_resumes_when_shown():
+    run = LiveRun(SLOW, use_process=True, idle_s=0.3)
+    run.begin()
+    # nobody waits on it: after the chunk in progress it asks for no new one
+    assert _until(lambda: run.paused, timeout=120), (run.status, len(run.chunks))
+    paused = len(run.chunks)
+    time.sleep(1.0)
+    assert run.paused and run.status == "running" and len(run.chunks) == paused < run.n_chunks
+    # shown again: it goes on
+    assert _until(lambda: len(run.wait(paused, timeout=0.1)[0]) > paused, timeout=120)
+    run.stop()
+    assert run.join(timeout=30)
+
+
+def test_a_run_left_alone_is_stopped():
+    run = LiveRun(SLOW, use_process=True, idle_s=0.2, abandon_s=1.0)
+    run.begin()
+    assert _until(lambda: run.status == "stopped", timeout=30), run.status
+    assert len(run.chunks) < run.n_chunks
+    assert run.join(timeout=30) and _until(lambda: not run.process_alive, timeout=10)
