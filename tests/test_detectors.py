@@ -150,3 +150,37 @@ def test_label_detector_without_label_counts_never_fires():
         assert not any(r.fired for r in results[:2]), name
         if name == "labels":
             assert all(not r.fired for r in results)
+
+
+def test_a_new_detector_is_one_registry_entry(monkeypatch):
+    """docs/architecture.md, "How to add a detector": a class with ``update(signal) -> DetectorResult`` and
+    one ``DETECTORS`` entry; the model, the run configuration and the dashboard's choices take it."""
+    import numpy as np
+
+    from ncld_core.config import RunConfig
+    from ncld_core.model import ELMNCLD
+    from ncld_core.model import detector as detector_module
+    from ncld_core.model.detector import DetectorResult
+
+    class EveryOtherChunk:
+        """Fires on every second chunk it sees (a test double, not a test of drift)."""
+
+        name = "every-other"
+
+        def __init__(self, delta: float = 0.05):
+            self.delta, self.seen = delta, 0
+
+        def update(self, signal) -> DetectorResult:
+            self.seen += 1
+            return DetectorResult(float(self.seen % 2 == 0), 0.5, self.seen % 2 == 0, float(np.mean(signal.unbiased)))
+
+    monkeypatch.setitem(detector_module.DETECTORS, "every-other", EveryOtherChunk)
+    assert RunConfig(detector="every-other").errors() == {}
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(400, 5)), (rng.random((400, 3)) < 0.3).astype(int)
+    model = ELMNCLD(n_hidden=20, n_neighbors=5, detector="every-other", random_state=0)
+    for start in range(0, 400, 100):
+        model.partial_fit(X[start:start + 100], Y[start:start + 100])
+    fired = model.history_["fired"].tolist()
+    assert fired[1:] == [False, True, False] or fired[1:] == [True, False, True], fired
+    assert set(model.history_["detector"]) == {"every-other"}
