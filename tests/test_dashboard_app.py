@@ -830,3 +830,14 @@ def test_without_the_served_plotly_js_the_panels_are_plotly_charts(monkeypatch):
     charts = at.get("plotly_chart")
     assert len(charts) >= 5, len(charts)
     assert not [c for c in at.get("bidi_component") if c.proto.component_name == "ncld_live_chart"]
+
+
+def test_the_page_says_which_source_instances_a_schedule_leaves_out(data_dir):
+    # medical growth@300 uses 526 of its 978 instances: said on the page, not only in the CLI
+    cfg = RunConfig(dataset="medical", chunk_size=100, schedule="growth@300", models=("ELM-O",), n_hidden=20)
+    at = _app(cfg.to_query_params())
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["run"].status == "done"
+    infos = [_plain(i.value) for i in at.info]
+    assert any("uses 526 of the 978 instances" in i and "leaves out 452 single-label ones" in i for i in infos), infos

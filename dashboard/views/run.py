@@ -458,6 +458,8 @@ else:
     else:
         if not presenting:
             run_caption.caption(f"This run: {md_escape(_describe(run.cfg))}")
+            if run.stream is not None and run.stream.coverage_note():  # never silent about unused instances
+                alert.info(f"The stream {md_escape(run.stream.coverage_note())}.", icon=":material/info:")
         chunks, _ = run.snapshot()
         status.caption(run.status_text(len(chunks)))  # before the panels: Stop is seen at once
         if chunks:
