@@ -20,14 +20,27 @@ from pathlib import Path
 
 from .config import MODEL_PARAMS, RunConfig
 from .model.detector import DETECTORS
+from .threads import check_n_threads, set_budget
 
 __all__ = ["main", "build_parser"]
 
 _SHOWN = ["hamming_loss", "micro_f1", "average_precision", "macro_f1", "example_f1", "ranking_loss"]
 
 
+def _threads_arg(text: str):
+    if text == "auto":
+        return text
+    try:
+        return check_n_threads(int(text), "--threads")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be 'auto' or a positive integer, got {text!r}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ncld", description=__doc__.split("\n")[0])
+    parser.add_argument("--threads", default="auto", type=_threads_arg,
+                        help="BLAS/OpenMP threads for the models' algebra: a number, or 'auto' (one per run "
+                             "below 1500 hidden nodes; see ncld_core/threads.py)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run models prequentially on one stream")
@@ -200,6 +213,7 @@ def format_datasets() -> str:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    set_budget(None if args.threads == "auto" else args.threads)
     try:
         if args.command == "datasets":
             print(format_datasets())

@@ -37,6 +37,9 @@ from ..model.chunk_cache import ChunkCache
 from ..model.elm_ncld import ELMNCLD
 from ..model.record import ModelChunkRecord
 from ..stream.stream import Stream
+from ..threads import check_n_threads
+from ..threads import limit as limit_threads
+from ..threads import resolve as resolve_threads
 from .drift_eval import change_chunks, detection_report
 from .metrics import GREATER_IS_BETTER, MetricAccumulator
 from .variants import ORACLES, REFERENCES, make_model
@@ -237,10 +240,15 @@ class PrequentialRunner:
         What the named ELM-NCLD variants are told about the noise (:func:`told_rates`):
         the stream's true rates (the paper's setting), nothing (they estimate the rates
         online, :mod:`ncld_core.model.flip_rates`), or rates 0 (noise ignored).
+    n_threads : "auto" or int, default "auto"
+        BLAS/OpenMP threads for each chunk's work (:mod:`ncld_core.threads`): ``"auto"`` is the process's
+        budget (:func:`~ncld_core.threads.set_budget`: the command line's ``--threads``, the dashboard's
+        run processes), else one thread per run below ``THREADED_FROM`` hidden nodes. An execution
+        setting, not part of the run's configuration: the records do not depend on it.
     """
 
     def __init__(self, models, chunk_size: int = 500, *, model_params=None, references=False,
-                 flip_rates="known"):
+                 flip_rates="known", n_threads="auto"):
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 2:
             raise ValueError(f"chunk_size must be an integer >= 2, got {chunk_size!r}")
         if not models:
@@ -252,6 +260,13 @@ class PrequentialRunner:
         if flip_rates not in RATE_MODES:
             raise ValueError(f"flip_rates must be one of {RATE_MODES}, got {flip_rates!r}")
         self.flip_rates = flip_rates
+        self.n_threads = check_n_threads(n_threads)
+
+    def threads(self, models: dict) -> int:
+        """The BLAS threads a chunk of this run gets (:func:`ncld_core.threads.resolve` of the largest
+        hidden layer among ``models``)."""
+        n_hidden = max((int(getattr(m, "n_hidden", 0) or 0) for m in models.values()), default=0)
+        return resolve_threads(self.n_threads, n_hidden=n_hidden)
 
     @property
     def model_names(self) -> list[str]:
@@ -319,35 +334,40 @@ class PrequentialRunner:
                 is_change=index in change_at,
             )
             cache = ChunkCache(X, Y_noisy)  # the ELM variants share H, the graph and P_D of the chunk
-            clean_cache = None
-            for name, model in models.items():
-                oracle = isinstance(name, str) and name in ORACLES
-                Y_learn = Y_true if oracle else Y_noisy
-                if oracle and clean_cache is None:
-                    clean_cache = ChunkCache(X, Y_true)
-                t0 = time.perf_counter()
-                if index > 0:
-                    scores = model.decision_function(X)
-                    decide = getattr(model, "decide", None)  # the model's decision rule; else threshold 0
-                    pred = decide(scores) if decide is not None else (scores > 0).astype(np.int8)
-                    result.metrics[name] = acc[name].update(Y_true, scores, pred)
-                    result.cumulative[name] = acc[name].cumulative()
-                    if on_scores is not None:
-                        t_hook = time.perf_counter()
-                        on_scores(name, model, scores, result)
-                        t0 += time.perf_counter() - t_hook
-                # A short final chunk too small for the graph is scored but not learned.
-                if stop - start >= getattr(model, "n_neighbors", 0) + 1:
-                    if isinstance(model, ELMNCLD):
-                        model.partial_fit(X, Y_learn, cache=clean_cache if oracle else cache)
-                    else:
-                        model.partial_fit(X, Y_learn)
-                    record = getattr(model, "last_record_", None)
-                    if record is not None:
-                        result.diagnostics[name] = record
-                result.seconds[name] = time.perf_counter() - t0
+            with limit_threads(self.threads(models)):  # per chunk: never held across the yield
+                self._learn_chunk(index, models, acc, result, X, Y_true, Y_noisy, cache, on_scores)
             state.next_chunk = index + 1
             yield result
+
+    def _learn_chunk(self, index, models, acc, result, X, Y_true, Y_noisy, cache, on_scores):
+        """Test-then-train every model on one chunk, filling ``result``."""
+        clean_cache = None
+        for name, model in models.items():
+            oracle = isinstance(name, str) and name in ORACLES
+            Y_learn = Y_true if oracle else Y_noisy
+            if oracle and clean_cache is None:
+                clean_cache = ChunkCache(X, Y_true)
+            t0 = time.perf_counter()
+            if index > 0:
+                scores = model.decision_function(X)
+                decide = getattr(model, "decide", None)  # the model's decision rule; else threshold 0
+                pred = decide(scores) if decide is not None else (scores > 0).astype(np.int8)
+                result.metrics[name] = acc[name].update(Y_true, scores, pred)
+                result.cumulative[name] = acc[name].cumulative()
+                if on_scores is not None:
+                    t_hook = time.perf_counter()
+                    on_scores(name, model, scores, result)
+                    t0 += time.perf_counter() - t_hook
+            # A short final chunk too small for the graph is scored but not learned.
+            if X.shape[0] >= getattr(model, "n_neighbors", 0) + 1:
+                if isinstance(model, ELMNCLD):
+                    model.partial_fit(X, Y_learn, cache=clean_cache if oracle else cache)
+                else:
+                    model.partial_fit(X, Y_learn)
+                record = getattr(model, "last_record_", None)
+                if record is not None:
+                    result.diagnostics[name] = record
+            result.seconds[name] = time.perf_counter() - t0
 
     def run(self, stream: Stream, *, progress=None, stop_event=None, config=None) -> RunResult:
         """Run to the end (or until stopped) and collect a :class:`RunResult`.

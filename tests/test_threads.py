@@ -1,0 +1,57 @@
+"""Thread budgets (ncld_core/threads.py): the policy, the process budget, and the runner applying it per chunk."""
+
+from __future__ import annotations
+
+import pytest
+
+from ncld_core.config import RunConfig
+from ncld_core.eval.runner import PrequentialRunner
+from ncld_core.threads import THREADED_FROM, current_blas_threads, resolve, set_budget, threads_for
+
+
+def test_policy_one_thread_for_small_models_cores_per_run_for_large():
+    assert threads_for(n_hidden=300, cores=8) == 1
+    assert threads_for(n_hidden=THREADED_FROM, cores=8) == 8
+    assert threads_for(n_hidden=4000, cores=8, concurrent_runs=3) == 2
+    assert threads_for(n_hidden=4000, cores=2, concurrent_runs=5) == 1
+
+
+def test_budget_overrides_auto_and_integers_override_budget():
+    try:
+        set_budget(3)
+        assert resolve("auto", n_hidden=300) == 3 and resolve(2) == 2
+        set_budget(None)
+        assert resolve("auto", n_hidden=300) == 1
+    finally:
+        set_budget(None)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "two", True])
+def test_bad_thread_counts_are_refused_naming_the_parameter(bad):
+    with pytest.raises(ValueError, match="n_threads"):
+        PrequentialRunner(["ELM-O"], n_threads=bad)
+    with pytest.raises(ValueError, match="n_threads"):
+        set_budget(bad)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_the_runner_limits_blas_threads_during_each_chunk_and_restores_them(n_threads):
+    before = current_blas_threads()
+    cfg = RunConfig(n_instances=600, chunk_size=200, models=("ELM-O",), references=False, n_hidden=30)
+    runner = PrequentialRunner(list(cfg.models), cfg.chunk_size, model_params=cfg.model_params(),
+                               references=False, n_threads=n_threads)
+    seen = []
+    chunks = list(runner.iter_run(cfg.build_stream(), on_scores=lambda *a: seen.append(current_blas_threads())))
+    assert len(chunks) == 3 and seen == [n_threads, n_threads]
+    assert current_blas_threads() == before  # not held across the yield, nor after the run
+
+
+def test_results_do_not_depend_on_the_thread_count():
+    cfg = RunConfig(n_instances=600, chunk_size=200, models=("ELM-O",), n_hidden=30)
+    stream = cfg.build_stream()
+    runs = []
+    for n in (1, 2):
+        runner = PrequentialRunner(list(cfg.models), cfg.chunk_size, model_params=cfg.model_params(),
+                                   references=False, n_threads=n)
+        runs.append([c.cumulative.get("ELM-O") for c in runner.iter_run(stream)])
+    assert runs[0] == runs[1]
