@@ -10,17 +10,14 @@ import json
 import math
 import os
 import re
-import socket
 import statistics
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from dashboard.figures import DETECTION_COLUMNS, RATIO_TICKS
+from dashboard.serve import serve
 from dashboard.teaching import detector_label
 from ncld_core.config import RunConfig
 
@@ -51,12 +48,6 @@ OBSERVE_STATUS = """
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _need_chromium():
     if not Path(CHROMIUM).exists():
         reason = f"{CHROMIUM} is not installed (apt-get install chromium) — browser tests need Debian's Chromium"
@@ -69,39 +60,14 @@ def _need_chromium():
 def server():
     _need_chromium()
     pytest.importorskip("playwright.sync_api")
-    port = _free_port()
-    env = dict(os.environ)
-    if DATA_DIR.is_dir():
-        env["NCLD_DATA_DIR"] = str(DATA_DIR)
+    env = {"NCLD_DATA_DIR": str(DATA_DIR)} if DATA_DIR.is_dir() else {}
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = open(ARTIFACTS / "streamlit_server.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start (exit {proc.poll()}); see {ARTIFACTS / 'streamlit_server.log'}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
+    with open(ARTIFACTS / "streamlit_server.log", "w") as log:
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
+            with serve(env=env, log=log) as url:
+                yield url
+        except RuntimeError as exc:  # it did not start
+            pytest.fail(f"{exc}; see {ARTIFACTS / 'streamlit_server.log'}")
 
 
 @pytest.fixture(scope="module")
