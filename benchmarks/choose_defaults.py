@@ -248,7 +248,7 @@ def _synthetic_probability_task(task: dict) -> list[dict]:
         for i, (a, b) in enumerate(stream.chunk_bounds(CHUNK)):
             X, Yt, Yn = stream.X[a:b], stream.Y_true[a:b], stream.Y_noisy[a:b]
             if i > 0:
-                scores = model.decision_function(X)
+                scores = model.ranking_scores(X)
                 acc.update(Yt, scores, (scores > 0).astype(np.int8))
             oracle = P_D[a:b] if name == "oracle" else None
             model.partial_fit(X, Yn, noisy_proba=oracle)

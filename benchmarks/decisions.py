@@ -74,7 +74,7 @@ def run_stream(dataset: str, seed: int, max_instances: int | None) -> list[dict]
     for index, (start, stop) in enumerate(stream.chunk_bounds(cfg.chunk_size)):
         X, Y_true, Y_noisy = stream.X[start:stop], stream.Y_true[start:stop], stream.Y_noisy[start:stop]
         if index > 0:
-            scores = model.decision_function(X)
+            scores = model.ranking_scores(X)
             for rule in RULES:
                 pred = decide(rule, model.decision_state_, scores)
                 acc[rule].update(Y_true, scores, pred)

@@ -179,7 +179,7 @@ def anchor_cell(args) -> list[dict]:
         rows = slice(i * CHUNK, (i + 1) * CHUNK)
         Hi, Yn, Yt = H[rows], Y_noisy[rows], Y_true[rows]
         coef = np.linalg.solve(gram - Hi.T @ Hi + ridge, cross - Hi.T @ (2 * Yt - 1))
-        for ranking, scores in ((ANCHOR_MODEL, model.decision_function(s.X[rows])), (ANCHOR_CLEAN, Hi @ coef)):
+        for ranking, scores in ((ANCHOR_MODEL, model.ranking_scores(s.X[rows])), (ANCHOR_CLEAN, Hi @ coef)):
             for f in ANCHOR_FRACTIONS:
                 k = int(np.ceil(f * CHUNK))
                 low = np.argpartition(scores, k - 1, axis=0)[:k]

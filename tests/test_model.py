@@ -112,7 +112,7 @@ def test_paper_hessian_is_a_reparametrisation_above_one_half(beta):
     Xt, _, _ = clean_stream(300, seed=7)
     np.testing.assert_array_equal(paper.predict(Xt), exact.predict(Xt))
     # the scores differ only by the positive factor b'
-    np.testing.assert_allclose(exact.decision_function(Xt), b2 * paper.decision_function(Xt),
+    np.testing.assert_allclose(exact.ranking_scores(Xt), b2 * paper.ranking_scores(Xt),
                                rtol=1e-8, atol=1e-12)
 
 
