@@ -374,14 +374,25 @@ def decide(rule, state, scores) -> np.ndarray:
     return (decision_margin(rule, state, scores) > 0).astype(np.int8)
 
 
-#: Probabilities are kept strictly inside (0, 1) (a margin beyond about +-37 would round to 0 or 1).
-_PROBA_FLOOR = np.finfo(np.float64).tiny
-_PROBA_CEIL = 1.0 - np.finfo(np.float64).epsneg
+#: Log-odds beyond which probabilities are compressed (odds above e^20, 5e8 to 1): float64 cannot tell
+#: sigmoid(37) from 1, so a plain sigmoid would tie entries whose margins differ.
+_LOGIT_TAIL = 20.0
+
+
+def _logistic(z) -> np.ndarray:
+    """``sigmoid(z)`` with the tails beyond ``|z| = 20`` compressed to ``20 + 2.4 log(1 + log(1 + |z| - 20))``
+    (at most 35.7 for any float): strictly inside (0, 1) and in the order of ``z`` (no ties where float64
+    would round to 0 or 1; the probabilities changed are all beyond 1 - 2e-9 or below 2e-9)."""
+    z = np.asarray(z, dtype=np.float64)
+    over = np.maximum(np.abs(z) - _LOGIT_TAIL, 0.0)
+    z = np.where(over > 0, np.sign(z) * (_LOGIT_TAIL + 2.4 * np.log1p(np.log1p(over))), z)
+    return expit(z)
 
 
 def margin_probability(margin) -> np.ndarray:
-    """``sigmoid(margin)`` inside (0, 1): the rule-weighted probability of relevance, 1/2 at the threshold."""
-    return np.clip(expit(np.asarray(margin, dtype=np.float64)), _PROBA_FLOOR, _PROBA_CEIL)
+    """``sigmoid(margin)`` (tails compressed, :func:`_logistic`): the rule-weighted probability of
+    relevance, 1/2 at the threshold, in the order of the margin."""
+    return _logistic(margin)
 
 
 def clean_probability(state, scores) -> np.ndarray:
@@ -390,5 +401,5 @@ def clean_probability(state, scores) -> np.ndarray:
     S, S2 = _as_2d(scores)
     _check_state("bayes", state, S2)
     a, b = _calibration(state)
-    P = np.clip(expit(a * corrected_scores(S2, state["rho_pos"], state["rho_neg"]) + b), _PROBA_FLOOR, _PROBA_CEIL)
+    P = _logistic(a * corrected_scores(S2, state["rho_pos"], state["rho_neg"]) + b)
     return P[:, 0] if S.ndim == 1 else P

@@ -738,8 +738,11 @@ class ELMNCLD(ChunkClassifier):
         estimated ``rho_-`` is an upper bound on labels without anchor points, :mod:`ncld_core.model.flip_rates`)
         and the scores relate to ``P(clean = 1 | x)`` logistically; on the synthetic generator its Brier
         score against the clean labels beats the uncorrected probability's (``tests/test_model.py``).
-        Not calibrated: ``predict_proba`` itself, unless ``theta`` is 1/2; and after ``fit`` the
-        calibration is fitted on in-sample scores (overconfident); the first ``partial_fit`` too.
+        Not calibrated: ``predict_proba`` itself, unless ``theta`` is 1/2; after ``fit`` the calibration
+        is fitted on in-sample scores (overconfident), the first ``partial_fit`` too; and beyond odds
+        of e^20 (below 2e-9 or above 1 - 2e-9) the log-odds are compressed so that the probabilities
+        stay strictly inside (0, 1) and in the order of the margins, which float64 cannot do for a plain
+        sigmoid past about 37.
         """
         return self._proba_out(margin_probability(self.decision_function(X)))
 
