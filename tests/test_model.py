@@ -325,8 +325,11 @@ def _state(model):
         (lambda X, Y: (np.where(np.arange(X.size).reshape(X.shape) == 7, np.inf, X), Y), "NaN or infinity"),
         (lambda X, Y: (X, np.where(Y == 1, 2, 0)), r"labels in \{0, 1\}"),
         (lambda X, Y: (X[:0], Y[:0]), "empty"),
-        (lambda X, Y: (X[:5], Y[:5]), "n_neighbors"),
-        (lambda X, Y: (X[:, :3], Y), "features but the model"),
+        (lambda X, Y: (X[:1], Y[:1]), "X has 1 sample"),  # 2 to n_neighbors rows: a graph of all others
+        (lambda X, Y: (np.where(np.arange(X.size).reshape(X.shape) == 7, 1e308, X), Y), "is too large"),
+        (lambda X, Y: (np.ones_like(X), Y), "every feature is constant"),
+        (lambda X, Y: (X.astype(str), Y), "found the string"),
+        (lambda X, Y: (X[:, :3], Y), "X has 3 features, but ELMNCLD is expecting 8 features as input"),
         (lambda X, Y: (X, Y[:, :2]), "labels but the model"),
     ],
 )
@@ -379,10 +382,14 @@ def test_bad_parameters_name_themselves(fitted, params, message):
     assert all(np.array_equal(a, b) for a, b in zip(before, _state(model)))
 
 
-def test_chunk_smaller_than_neighbours_on_first_call():
+def test_chunk_smaller_than_neighbours_links_all_others():
+    """A chunk of N <= n_neighbors instances builds its graph on all N - 1 others, as n_neighbors = N - 1 does."""
     X, eta, G = clean_stream(10, seed=21)
-    with pytest.raises(ValueError, match="n_neighbors \\+ 1 = 11"):
-        ELMNCLD(n_neighbors=10).partial_fit(X, G)
+    small = ELMNCLD(n_neighbors=10, random_state=0).partial_fit(X, G)
+    same = ELMNCLD(n_neighbors=9, random_state=0).partial_fit(X, G)
+    np.testing.assert_allclose(small.coef_, same.coef_, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="X has 1 sample: a chunk needs at least 2 instances"):
+        ELMNCLD(n_neighbors=10).partial_fit(X[:1], G[:1])
 
 
 def test_predict_before_fit_is_a_clear_error():

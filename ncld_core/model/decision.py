@@ -118,8 +118,8 @@ DEFAULT_CALIBRATION = (4.0, -2.0)
 #: intercept ``b``.
 _SLOPE_BOUNDS = (1e-3, 30.0)
 _INTERCEPT_BOUNDS = (-30.0, 30.0)
-#: Entries a calibration is fitted on at most (an evenly spaced subset beyond): bounds its cost per chunk.
-_CALIBRATION_ENTRIES = 20_000
+#: Entries a calibration is fitted on at most (a fixed random subset beyond): bounds its cost per chunk.
+_CALIBRATION_ENTRIES = 5_000
 
 
 def check_decision(value) -> str:
@@ -147,7 +147,7 @@ def fit_calibration(U, Y01, rho_pos, rho_neg, start=DEFAULT_CALIBRATION) -> tupl
     keeps the order of the scores, and at most 30, since a steeper map would read odds of 20:1 into a
     difference of 0.1 on the probability scale (what in-sample scores of a small chunk suggest, not what
     noisy labels support); ``b`` in [-30, 30].  Calibrated when the rates are right and the scores'
-    relation to ``P(g = 1 | x)`` is logistic; fitted on at most 20,000 entries (evenly spaced).
+    relation to ``P(g = 1 | x)`` is logistic; fitted on at most 5,000 entries (a fixed random subset: two parameters).
 
     >>> rng = np.random.default_rng(0)
     >>> u = rng.normal(0.3, 0.3, (4000, 2)); p = 1 / (1 + np.exp(-(6 * u - 2)))
@@ -165,7 +165,8 @@ def fit_calibration(U, Y01, rho_pos, rho_neg, start=DEFAULT_CALIBRATION) -> tupl
     u, y = U.ravel(), Y.ravel()
     low, d = np.tile(low, U.shape[0]), np.tile(d, U.shape[0])
     if u.size > _CALIBRATION_ENTRIES:
-        take = np.linspace(0, u.size - 1, _CALIBRATION_ENTRIES).astype(np.intp)
+        # a fixed random subset (an even stride could fall on one label column every time)
+        take = np.sort(np.random.default_rng(0).choice(u.size, _CALIBRATION_ENTRIES, replace=False))
         u, y, low, d = u[take], y[take], low[take], d[take]
     keep = np.isfinite(u)
     u, y, low, d = u[keep], y[keep], low[keep], d[keep]
@@ -255,7 +256,8 @@ def _count_thresholds(U, C, bound=None) -> tuple[float, float, float, float]:
     return tau(best), (tau(best_bounded) if allowed >= 1 else float(u[0])), tau_budget, tau_hl
 
 
-def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalence, rates_estimated=False) -> dict:
+def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalence, rates_estimated=False,
+                 calibrate=True) -> dict:
     """The running state after one chunk; ``state`` None starts afresh (first chunk, or after a drift reset).
 
     ``scores`` (N, q): the chunk's scores (the model's prequential ones, see the module doc);
@@ -266,7 +268,9 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     predicted positives by the most clean positives the rates allow, ``sum (y / (1 - rho_+))`` (``rho_-``
     = 0), not by the count at the estimated ``rho_-``: biased up, that count shrank the bound and with it
     micro-F1 (``docs/flip-rates.md``).
-    Pure: ``state`` is not modified.
+    ``calibrate``: fit the calibration of the probabilities (:func:`fit_calibration`) on this chunk; without
+    it the state keeps its calibration (a sweep that only counts predictions: their sign does not depend on
+    it).  Pure: ``state`` is not modified.
     """
     S = np.asarray(scores, dtype=np.float64)
     Y = np.asarray(Y01, dtype=np.float64)
@@ -291,7 +295,7 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     bound = float((Y / (1.0 - rho_pos)).sum()) if rates_estimated else None  # the identified set's largest count
     tau, tau_bounded, tau_budget, tau_hl = _count_thresholds(U, C, bound)
     previous = DEFAULT_CALIBRATION if state is None else _calibration(state)
-    slope, intercept = fit_calibration(U, Y, rho_pos, rho_neg, start=previous)
+    slope, intercept = fit_calibration(U, Y, rho_pos, rho_neg, start=previous) if calibrate else previous
     return {
         "n_chunks": n,
         "rho_pos": rho_pos,

@@ -209,14 +209,22 @@ class ELMNCLD(ChunkClassifier):
     A scikit-learn classifier (:mod:`ncld_core.sklearn_compat`): parameters are set in
     ``__init__`` and read by ``get_params`` / ``clone``; ``fit`` forgets everything and learns
     in batch, ``partial_fit`` continues; ``score`` is the subset accuracy; a 1-D target is a
-    binary problem learnt as one label.  ``fit`` on fewer than ``n_neighbors + 1`` instances
-    (from 2) builds its graph with all ``N - 1`` others as neighbours; ``partial_fit`` refuses
-    such a chunk.
+    binary problem learnt as one label.  A chunk of fewer than ``n_neighbors + 1`` instances (from 2),
+    in ``fit`` or ``partial_fit``, builds its graph with all ``N - 1`` others as neighbours (Eq. Re
+    needs ``K < N``); a chunk of 1 instance is refused.  ``decision_function`` is the decision rule's
+    margin, ``> 0`` exactly where ``predict`` predicts; ``predict_proba`` its probability (1/2 at the
+    threshold), ``predict_clean_proba`` the calibrated ``P(clean label = 1 | x)``; ``ranking_scores``
+    the raw ``H Phi``.
 
     Attributes
     ----------
     classes_ : ndarray
         ``arange(q)`` for a label matrix; the two classes of a 1-D target.
+    n_features_in_ : int
+        Features of the first chunk (every later ``X`` must have as many).
+    feature_names_in_ : ndarray of str (object)
+        The column names of a DataFrame first chunk with string column names (absent otherwise); a
+        later DataFrame with other names, or the same names in another order, is refused.
     coef_ : ndarray (L, q)
         ``Phi``.
     psi_ : ndarray (L, q)
@@ -501,7 +509,8 @@ class ELMNCLD(ChunkClassifier):
 
         Parameters
         ----------
-        X : array-like or sparse matrix (N, d), N >= n_neighbors + 1
+        X : array-like, DataFrame or sparse matrix (N, d), N >= 2 (numbers only).  Below
+            ``n_neighbors + 1`` instances the graph links each to all ``N - 1`` others.
         Y : array-like (N, q) with labels in {0, 1} or {-1, +1}: the *observed* labels.
             A 1-D target with two classes is learnt as one label (:mod:`ncld_core.sklearn_compat`).
         classes : array-like, optional
