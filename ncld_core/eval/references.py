@@ -2,8 +2,8 @@
 
 They use the same chunk API as the project's models (scikit-learn style):
 ``partial_fit(X, Y)`` per chunk, ``fit(X, Y)`` from scratch,
-``decision_function(X)`` -> (n, q) float, ``predict(X)`` -> (n, q) int8 in
-{0, 1} equal to ``decision_function(X) > 0``. ``X`` may be dense or
+``decision_function(X)`` -> (n, q) float, ``predict(X)`` -> (n, q) labels where
+``decision_function(X) > 0``, in the label values and dtype of the fitted ``Y``. ``X`` may be dense or
 scipy.sparse; ``Y`` may be in {0, 1} or {-1, +1}. Parameters are set in
 ``__init__``; fitted attributes end with an underscore.
 
@@ -124,8 +124,8 @@ class AllNegative(_Reference):
 
     >>> import numpy as np
     >>> model = AllNegative().partial_fit(np.ones((2, 3)), [[1, -1], [-1, -1]])
-    >>> model.decision_function(np.ones((1, 3))).tolist(), model.predict(np.ones((1, 3))).tolist()
-    ([[-1.0, -1.0]], [[0, 0]])
+    >>> model.decision_function(np.ones((1, 3))).tolist(), model.predict(np.ones((1, 3))).tolist()  # Y's values
+    ([[-1.0, -1.0]], [[-1, -1]])
     >>> model.n_features_in_, model.n_labels_, model.n_seen_
     (3, 2, 2)
     """

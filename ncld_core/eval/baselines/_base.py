@@ -7,7 +7,7 @@ and the River peer.
 * ``partial_fit(X, Y)`` learns one chunk; the first call initialises;
 * ``fit(X, Y)`` forgets everything and learns ``(X, Y)`` as one chunk;
 * ``decision_function(X)`` gives real scores (N, q), ``> 0`` meaning relevant;
-* ``predict(X)`` is ``decision_function(X) > 0`` as int8 in {0, 1};
+* ``predict(X)`` is ``decision_function(X) > 0``, in the label values and dtype of the fitted ``Y``;
 * it is a scikit-learn classifier (:class:`~ncld_core.sklearn_compat.ChunkClassifier`:
   ``get_params`` / ``set_params`` / ``clone``, tags, ``score``, a 1-D binary target).
 
