@@ -80,7 +80,7 @@ def check_feature_values(X, *, source: str = "X", feature_names=None, data_rows:
     >>> check_feature_values(np.ones((3, 2)))
     Traceback (most recent call last):
     ...
-    ValueError: X: every feature is constant (columns 0, 1; rows 0 to 2): the instances cannot be told apart
+    ValueError: X: every feature is constant (columns 0, 1, rows 0 to 2): the instances cannot be told apart
     """
     if sp.issparse(X):
         coo = X.tocoo()
@@ -112,8 +112,8 @@ def check_feature_values(X, *, source: str = "X", feature_names=None, data_rows:
             what = ", ".join(repr(v) if feature_names is not None else str(v) for v in shown)
             what = ("" if feature_names is not None else "columns " if d > 1 else "column ") + what
             what += ", ..." if d > 5 else ""
-            rows_shown = f"data rows 1 to {n}" if data_rows else f"rows 0 to {n - 1}"
-            raise ValueError(f"{source}: every feature is constant ({what}; {rows_shown}): "
+            rows_shown = f"rows 1 to {n}" if data_rows else f"rows 0 to {n - 1}"
+            raise ValueError(f"{source}: every feature is constant ({what}, {rows_shown}): "
                              "the instances cannot be told apart")
 
 
