@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_X", "check_Y", "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "Range", "InputTypeError"]
+__all__ = ["check_X", "check_feature_values", "MAX_FEATURE", "check_random_state", "check_Y", "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "Range", "InputTypeError"]
 
 
 class InputTypeError(ValueError, TypeError):
@@ -23,8 +23,108 @@ class InputTypeError(ValueError, TypeError):
     """
 
 
-def check_X(X, *, name: str = "X", n_features: int | None = None):
-    """Return ``X`` as a float64 ndarray or CSR matrix, finite, 2-D, non-empty.
+#: Largest feature magnitude a model accepts: beyond it the squared distances of the graph
+#: (Eq. Re) and the hidden layer's Gram matrices overflow float64 and the solve fails.
+MAX_FEATURE = 1e100
+
+
+def _first_string(raw: np.ndarray):
+    """``(row, column, value)`` of the first str / bytes in an object array, or None."""
+    flat = raw.reshape(-1)
+    for k, value in enumerate(flat):
+        if isinstance(value, (str, bytes)):
+            if raw.ndim == 2:
+                return (*divmod(k, raw.shape[1]), value)
+            return (k, None, value)
+    return None
+
+
+def _refuse_strings(raw: np.ndarray, name: str, given=None) -> None:
+    """Strings are refused in ``X``, numeric ones too: a column read as text is a mistake to fix at its
+    source (e.g. a CSV read without ``dtype``), not a number to guess."""
+    if raw.dtype.kind in "USa":
+        try:  # the values as given (numpy turned the numbers among them into strings too)
+            original = np.asarray(given, dtype=object)
+        except (TypeError, ValueError):
+            original = None
+        hit = _first_string(original if original is not None and original.shape == raw.shape else raw.astype(object))
+    elif raw.dtype == object:
+        hit = _first_string(raw)
+    else:
+        return
+    if hit is None:
+        return
+    row, col, value = hit
+    where = f"row {row}" if col is None else f"row {row}, column {col}"
+    raise ValueError(f"{name} must be numeric: found the string {value!r} at {where}; strings are refused, "
+                     "numeric ones too (convert the data to numbers explicitly)")
+
+
+def check_feature_values(X, *, source: str = "X", feature_names=None, data_rows: bool = False,
+                         learning: bool = True) -> None:
+    """Refuse features no model can learn from, naming where: the one check of the API (:func:`check_X`),
+    the command line (through the stream builder) and the dashboard's upload
+    (:func:`ncld_core.data.check_features`).
+
+    * a value with ``|x| > MAX_FEATURE`` (finite, but its square overflows);
+    * with ``learning`` and at least 2 rows: every feature constant, so the instances cannot be told
+      apart (no graph, no hidden-layer signal).
+
+    ``X``: a finite float ndarray or sparse matrix.  Places are named ``row r, column c`` (0-based), or with
+    ``feature_names`` and ``data_rows`` as ``feature 'name', data row r`` (1-based, as in a file).
+
+    >>> check_feature_values(np.array([[0.0, 1.0], [2.0, 1e308]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: X: value 1e+308 at row 1, column 1 is too large (|x| must stay below 1e+100; its square overflows the solve)
+    >>> check_feature_values(np.ones((3, 2)))
+    Traceback (most recent call last):
+    ...
+    ValueError: X: every feature is constant (columns 0, 1, rows 0 to 2): the instances cannot be told apart
+    """
+    if sp.issparse(X):
+        coo = X.tocoo()
+        big = np.flatnonzero(np.abs(coo.data) > MAX_FEATURE)
+        rows, cols, vals = coo.row[big], coo.col[big], coo.data[big]
+    else:
+        A = np.asarray(X)
+        rows, cols = np.nonzero(np.abs(A) > MAX_FEATURE)
+        vals = A[rows, cols]
+    n, d = X.shape
+
+    def column(c):
+        return f"feature {feature_names[c]!r}" if feature_names is not None else f"column {c}"
+
+    def row(r):
+        return f"data row {r + 1}" if data_rows else f"row {r}"
+
+    if vals.size:
+        k = np.lexsort((cols, rows))[0]
+        place = (f"{column(cols[k])}, {row(rows[k])}: value {vals[k]:g}" if feature_names is not None
+                 else f"value {vals[k]:g} at {row(rows[k])}, {column(cols[k])}")
+        raise ValueError(f"{source}: {place} is too large (|x| must stay below {MAX_FEATURE:g}; "
+                         "its square overflows the solve)")
+    if learning and n >= 2:
+        lo = X.min(axis=0).toarray().ravel() if sp.issparse(X) else np.min(X, axis=0)
+        hi = X.max(axis=0).toarray().ravel() if sp.issparse(X) else np.max(X, axis=0)
+        if np.all(lo == hi):
+            shown = list(feature_names[:5]) if feature_names is not None else list(range(min(d, 5)))
+            what = ", ".join(repr(v) if feature_names is not None else str(v) for v in shown)
+            what = ("" if feature_names is not None else "columns " if d > 1 else "column ") + what
+            what += ", ..." if d > 5 else ""
+            rows_shown = f"rows 1 to {n}" if data_rows else f"rows 0 to {n - 1}"
+            raise ValueError(f"{source}: every feature is constant ({what}, {rows_shown}): "
+                             "the instances cannot be told apart")
+
+
+def check_X(X, *, name: str = "X", n_features: int | None = None, owner: str = "the model",
+            learning: bool = False):
+    """Return ``X`` as a float64 ndarray or CSR matrix, finite, 2-D, non-empty, numbers only.
+
+    Strings are refused (numeric strings too); so are the values of :func:`check_feature_values`
+    (``|x| > MAX_FEATURE``, and with ``learning`` a chunk whose features are all constant).
+    ``n_features``: the count the model was fitted with (``owner`` names the model in the message,
+    worded as scikit-learn's ``validate_data``).
 
     >>> check_X([[1, 2], [3, 4]]).dtype
     dtype('float64')
@@ -32,10 +132,16 @@ def check_X(X, *, name: str = "X", n_features: int | None = None):
     Traceback (most recent call last):
     ...
     ValueError: X contains NaN or infinity (first at row 0, column 1)
+    >>> check_X([[1.0, "2.5"]])
+    Traceback (most recent call last):
+    ...
+    ValueError: X must be numeric: found the string '2.5' at row 0, column 1; strings are refused, numeric ones too (convert the data to numbers explicitly)
     """
     if sp.issparse(X):
         if np.issubdtype(X.dtype, np.complexfloating):
             raise ValueError(f"{name}: Complex data not supported")
+        if X.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must be numeric: a sparse matrix of dtype {X.dtype}")
         X = sp.csr_matrix(X, dtype=np.float64)
         values = X.data
     else:
@@ -45,11 +151,12 @@ def check_X(X, *, name: str = "X", n_features: int | None = None):
             raise ValueError(f"{name} must be numeric: {exc}") from None
         if np.iscomplexobj(raw):
             raise ValueError(f"{name}: Complex data not supported")
+        _refuse_strings(raw, name, X)
         try:
             X = np.asarray(raw, dtype=np.float64)
         except TypeError as exc:  # e.g. a dict among the values
             raise InputTypeError(f"{name} must be numeric: {exc}") from None
-        except ValueError as exc:  # e.g. a string that is not a number
+        except ValueError as exc:
             raise ValueError(f"{name} must be numeric: {exc}") from None
         values = X
     if X.ndim != 2:
@@ -69,9 +176,8 @@ def check_X(X, *, name: str = "X", n_features: int | None = None):
             row, col = (int(v) for v in np.argwhere(~np.isfinite(X))[0])
         raise ValueError(f"{name} contains NaN or infinity (first at row {row}, column {col})")
     if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(
-            f"{name} has {X.shape[1]} features but the model was initialised with {n_features}"
-        )
+        raise ValueError(f"{name} has {X.shape[1]} features, but {owner} is expecting {n_features} features as input")
+    check_feature_values(X, source=name, learning=learning)
     return X
 
 
@@ -132,13 +238,36 @@ def check_Y(Y, *, name: str = "Y", n_labels: int | None = None) -> np.ndarray:
     return out
 
 
-def check_XY(X, Y, *, n_features=None, n_labels=None):
-    """Check a chunk: ``X`` and ``Y`` valid and with the same number of rows."""
-    X = check_X(X, n_features=n_features)
+def check_XY(X, Y, *, n_features=None, n_labels=None, owner: str = "the model", learning: bool = True):
+    """Check a chunk to learn: ``X`` and ``Y`` valid and with the same number of rows (``learning``: the
+    constant-features check of :func:`check_feature_values` applies)."""
+    X = check_X(X, n_features=n_features, owner=owner, learning=learning)
     Y = check_Y(Y, n_labels=n_labels)
     if X.shape[0] != Y.shape[0]:
         raise ValueError(f"X has {X.shape[0]} instances but Y has {Y.shape[0]}")
     return X, Y
+
+
+def check_random_state(value, name: str = "random_state"):
+    """``value`` if it can seed the models' generators, else a ValueError naming ``name``.
+
+    scikit-learn's ``check_random_state`` semantics: None, an integer in [0, 2**32 - 1] or a
+    ``numpy.random.RandomState``; a ``numpy.random.Generator`` is accepted too (the project draws with
+    them).  Returned unchanged: the model draws from it when it is fitted.
+
+    >>> check_random_state(7)
+    7
+    >>> check_random_state("abc")
+    Traceback (most recent call last):
+    ...
+    ValueError: random_state must be None, an integer in [0, 2**32 - 1], a numpy RandomState or a numpy Generator; got 'abc'
+    """
+    if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and 0 <= value < 2**32:
+        return value
+    raise ValueError(f"{name} must be None, an integer in [0, 2**32 - 1], a numpy RandomState or a numpy "
+                     f"Generator; got {value!r}")
 
 
 def check_in_range(value, name, low, high, *, low_open=False, high_open=False, integer=False):

@@ -312,6 +312,9 @@ def _check_prior(s: dict) -> str | None:
 
 _REFERENCE_FITTED = {"n_features_in_": COUNT, "n_labels_": COUNT, "n_seen_": INT,
                      "_binary_classes": _optional(_array(1, _NPY_KINDS))}
+#: What scikit-learn's contract added to every fitted model (the fitted Y's label values, the fitted
+#: DataFrame's column names); absent from files written before it, whose models predict 0/1 int8.
+_INPUTS_OPTIONAL = {"_label_values": _optional(_array(1, _NPY_KINDS)), "_feature_names": _optional(_list_of(STR))}
 
 #: Per class, what a checkpoint may set on its instances (see :class:`_Schema`).
 SCHEMAS = {
@@ -336,6 +339,7 @@ SCHEMAS = {
             "alpha_losses_": _optional(_FLOATS),
             "alpha_grid_": _optional(_FLOATS),
         },
+        optional=dict(_INPUTS_OPTIONAL),
         check=_check_elmncld,
         smoke=_smoke_elmncld,
     ),
@@ -365,8 +369,9 @@ SCHEMAS = {
     ),
     MetricAccumulator: _Schema(state={"_stats": _optional(_dict_of(PLAIN))},
                                smoke=lambda acc: acc.cumulative() if acc.n_instances else None),
-    AllNegative: _Schema(fitted=dict(_REFERENCE_FITTED)),
+    AllNegative: _Schema(fitted=dict(_REFERENCE_FITTED), optional=dict(_INPUTS_OPTIONAL)),
     NoisyPrior: _Schema(fitted={**_REFERENCE_FITTED, "counts_": _array(1, "i"), "prior_": _FLOATS},
+                        optional=dict(_INPUTS_OPTIONAL),
                         check=_check_prior),
 }
 

@@ -251,10 +251,14 @@ class StreamSpec:
                 flip_rates=self.flip_rates_spec(),
                 random_state=self.shuffle_seed,
             )
+        from .data import check_features
+
         if dataset is None:  # a name listed in the data folders, never a path (ncld_core.data.resolve_dataset)
             from .data import load_dataset
 
             dataset = load_dataset(self.dataset, paths=False)
+        # the dashboard's upload check, for every entry (command line, library): names feature and row
+        check_features(dataset, f"dataset {dataset.name!r}")
         StreamSpec.check(self, n_available=dataset.n_instances, n_labels_available=dataset.n_labels)
         from .stream.builder import build_stream
 

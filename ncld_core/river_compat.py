@@ -13,11 +13,16 @@ multi-label learners:
 * ``learn_many(X, Y)`` learns the DataFrames as one chunk directly (the buffer is left as it
   is), ``predict_many(X)`` gives a DataFrame of bools.
 
-Feature and label names are fixed by the first instance (or frame) learnt, in its order (the
-model's input and label dimensions are fixed then); later a feature absent from ``x`` is 0
-(River's sparse dicts) and a label absent from ``y`` is False, while a feature or label not
-seen in that first instance is ignored.  The wrapped ``model`` is
-never changed: learning happens on a copy, :attr:`model_` (``sklearn.base.clone``).
+Feature and label names are fixed when the **first chunk** is learnt, since that is when the
+model draws its input layer: ELM-NCLD's (and the ELM baselines') input weights are random and
+fixed, one row per feature, and its sums and flip rates are kept per label, so a feature or label
+arriving later has no weights and no history to join.  They are the ``features`` / ``labels``
+declared up front, or else every name seen in the instances of that first chunk (in order of first
+appearance).  After that, a feature absent from ``x`` is 0 (River's sparse dicts) and a label absent
+from ``y`` is False, while a feature or label **never seen before is refused** with a ``ValueError``
+naming it (declare the full vocabulary with ``features=`` / ``labels=`` for a stream whose features
+appear over time); nothing is dropped silently.  The wrapped ``model`` is never changed: learning
+happens on a copy, :attr:`model_` (``sklearn.base.clone``).
 
 Examples
 --------
@@ -39,6 +44,10 @@ stream, ELM-NCLD beside River's classifier chain of logistic regressions:
 (6, 8, ['label0', 'label1'])
 >>> 0 < f1.get() < 1 and 0 < f1_chain.get() < 1
 True
+>>> elm.predict_one({"f0": 1.0, "f9": 2.0})
+Traceback (most recent call last):
+...
+ValueError: x has feature 'f9', which the model has never seen: its input layer was drawn for the 8 features of its first chunk (an ELM's input weights are fixed); declare every feature up front with RiverMultiLabelClassifier(features=[...])
 """
 
 from __future__ import annotations
@@ -67,34 +76,47 @@ class RiverMultiLabelClassifier(river_base.MultiLabelClassifier):
         Unfitted template, e.g. :class:`~ncld_core.model.elm_ncld.ELMNCLD` (the default, with its default
         parameters) or a baseline of :mod:`ncld_core.eval.baselines`; it is copied, never changed.
     chunk_size : int, default 250
-        Instances buffered by ``learn_one`` before they are learnt as one chunk; at least
-        ``n_neighbors + 1`` for a model with a feature graph (ELM-NCLD).  250 is the project's
-        default chunk size (:class:`~ncld_core.config.RunConfig`).
+        Instances buffered by ``learn_one`` before they are learnt as one chunk; at least 2 for a model
+        with a feature graph (ELM-NCLD).  250 is the project's default chunk size
+        (:class:`~ncld_core.config.RunConfig`).
+    features, labels : list of names, default None
+        The full feature / label vocabulary, in the model's column order; None: the names seen in the
+        first chunk's instances.  A name outside it is refused (module docstring).
 
     Attributes
     ----------
     model_ : the learning copy of ``model`` (None before the first chunk).
     features_ : list, labels_ : list
-        Feature and label names, fixed by the first instance learnt (None before).
+        Feature and label names, fixed when the first chunk is learnt (before: the names seen so far,
+        None before any).
     n_chunks_ : int
         Chunks learnt; ``n_buffered_`` instances wait in the buffer.
     """
 
-    def __init__(self, model=None, chunk_size: int = 250):
+    def __init__(self, model=None, chunk_size: int = 250, features=None, labels=None):
         self.model = model
         self.chunk_size = chunk_size
+        self.features = features
+        self.labels = labels
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
             raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-        need = getattr(self._template(), "n_neighbors", None)
-        if isinstance(need, numbers.Integral) and chunk_size < need + 1:
-            raise ValueError(f"chunk_size must be at least n_neighbors + 1 = {need + 1} for this model, "
-                             f"got {chunk_size}")
+        if getattr(self._template(), "n_neighbors", None) is not None and chunk_size < 2:
+            raise ValueError(f"chunk_size must be at least 2 for a model with a feature graph (each instance "
+                             f"needs a neighbour), got {chunk_size}")
+        self._declared = {}
+        for name, names in (("features", features), ("labels", labels)):
+            if names is not None:
+                names = list(names)
+                if len(set(names)) != len(names):
+                    raise ValueError(f"{name}: names must be distinct, got {names!r}")
+                if not names:
+                    raise ValueError(f"{name}: give at least one name, or None")
+            self._declared[name] = names
         self.model_ = None
-        self.features_ = None
-        self.labels_ = None
+        self.features_ = None if features is None else list(features)
+        self.labels_ = None if labels is None else list(labels)
         self.n_chunks_ = 0
-        self._buffer_x: list[np.ndarray] = []
-        self._buffer_y: list[np.ndarray] = []
+        self._buffer: list[tuple[dict, dict]] = []
 
     def _template(self):
         if self.model is None:
@@ -105,27 +127,42 @@ class RiverMultiLabelClassifier(river_base.MultiLabelClassifier):
 
     @property
     def n_buffered_(self) -> int:
-        return len(self._buffer_x)
+        return len(self._buffer)
 
-    # ------------------------------------------------------------------ conversion
-    def _fix_names(self, features, labels) -> None:
-        if self.features_ is None:
-            self.features_ = list(features)
-            self._feature_index = {f: i for i, f in enumerate(self.features_)}
-        if self.labels_ is None:
-            self.labels_ = list(labels)
+    # ------------------------------------------------------------------ names
+    def _known(self, kind: str, names) -> list | None:
+        """The names after ``names`` are met: a name the model cannot take is refused; before the first
+        chunk an undeclared new one is added (the caller stores the list: nothing changes on error)."""
+        current = self.features_ if kind == "feature" else self.labels_
+        fixed = self.model_ is not None or self._declared["features" if kind == "feature" else "labels"] is not None
+        current = [] if current is None else list(current)
+        seen = set(current)
+        for name in names:
+            if name in seen:
+                continue
+            if fixed:
+                what = "x" if kind == "feature" else "y"
+                why = (f"its input layer was drawn for the {len(current)} features of its first chunk (an ELM's "
+                       "input weights are fixed)" if kind == "feature" else
+                       f"it learns the {len(current)} labels of its first chunk (its sums and flip rates are per label)")
+                if self.model_ is None:
+                    why = f"it is not among the declared {kind}s"
+                raise ValueError(f"{what} has {kind} {name!r}, which the model has never seen: {why}; declare every "
+                                 f"{kind} up front with RiverMultiLabelClassifier({kind}s=[...])")
+            current.append(name)
+            seen.add(name)
+        return current
 
-    def _row(self, x: dict) -> np.ndarray:
-        row = np.zeros(len(self.features_))
-        index = self._feature_index
-        for name, value in x.items():
-            i = index.get(name)
-            if i is not None:
-                row[i] = value
-        return row
+    def _matrix(self, xs) -> np.ndarray:
+        index = {f: i for i, f in enumerate(self.features_)}
+        X = np.zeros((len(xs), len(self.features_)))
+        for r, x in enumerate(xs):
+            for name, value in x.items():
+                X[r, index[name]] = value
+        return X
 
-    def _label_row(self, y: dict) -> np.ndarray:
-        return np.array([bool(y.get(label, False)) for label in self.labels_], dtype=np.int8)
+    def _label_matrix(self, ys) -> np.ndarray:
+        return np.array([[bool(y.get(label, False)) for label in self.labels_] for y in ys], dtype=np.int8)
 
     def _frame(self, X: pd.DataFrame) -> np.ndarray:
         return X.reindex(columns=self.features_, fill_value=0.0).to_numpy(dtype=np.float64)
@@ -137,38 +174,45 @@ class RiverMultiLabelClassifier(river_base.MultiLabelClassifier):
 
             learner = clone(self._template(), safe=False)
             learner.partial_fit(X, Y)
-            self.model_ = learner  # set only once the first chunk succeeded
+            self.model_ = learner  # set only once the first chunk succeeded: the names are fixed from here
         else:
             self.model_.partial_fit(X, Y)
         self.n_chunks_ += 1
 
     def learn_one(self, x: dict, y: dict) -> None:
         """Buffer ``(x, y)``; learn the buffer as one chunk once it holds ``chunk_size`` instances."""
-        self._fix_names(x, y)
-        self._buffer_x.append(self._row(x))
-        self._buffer_y.append(self._label_row(y))
-        if len(self._buffer_x) >= self.chunk_size:
-            self._learn_chunk(np.vstack(self._buffer_x), np.vstack(self._buffer_y))
-            self._buffer_x, self._buffer_y = [], []  # emptied once learnt (kept if learning failed)
+        self.features_, self.labels_ = self._known("feature", x), self._known("label", y)
+        self._buffer.append((dict(x), dict(y)))
+        if len(self._buffer) >= self.chunk_size:
+            xs, ys = zip(*self._buffer)
+            self._learn_chunk(self._matrix(xs), self._label_matrix(ys))
+            self._buffer = []  # emptied once learnt (kept if learning failed)
 
     def learn_many(self, X: pd.DataFrame, Y: pd.DataFrame) -> None:
         """Learn the frame ``(X, Y)`` as one chunk (labels: bool or 0/1 columns); the buffer is untouched."""
-        self._fix_names(X.columns, Y.columns)
+        features, labels = self._known("feature", X.columns), self._known("label", Y.columns)
+        self.features_, self.labels_ = features, labels
         Ym = Y.reindex(columns=self.labels_, fill_value=False).fillna(False).to_numpy().astype(bool)
         self._learn_chunk(self._frame(X), Ym.astype(np.int8))
 
     # ------------------------------------------------------------------ prediction
+    def _check_features(self, names) -> None:
+        if self.model_ is not None or self._declared["features"] is not None:
+            self._known("feature", names)
+
     def predict_one(self, x: dict, **kwargs) -> dict:
         """``{label: bool}``; all False before the first chunk is learnt."""
+        self._check_features(x)
         if self.labels_ is None:
             return {}
         if self.model_ is None:
             return {label: False for label in self.labels_}
-        P = self.model_.predict(self._row(x)[None, :])
+        P = self.model_.predict(self._matrix([x]))
         return {label: bool(v) for label, v in zip(self.labels_, np.asarray(P)[0])}
 
     def predict_many(self, X: pd.DataFrame) -> pd.DataFrame:
         """A DataFrame of bools, one column per label (all False before the first chunk)."""
+        self._check_features(X.columns)
         if self.labels_ is None:
             return pd.DataFrame(index=X.index)
         if self.model_ is None:

@@ -15,12 +15,23 @@ estimator:
 * ``fit`` forgets everything learnt before, ``partial_fit`` continues (the first call
   initialises); an unfitted model raises ``NotFittedError`` (a ``ValueError``).
 
+Inputs
+------
+``X`` goes through :func:`ncld_core._validation.check_X` (numbers only: strings are refused,
+numeric ones too; finite; ``|x| <= MAX_FEATURE``; a chunk to learn whose features are all constant
+is refused), then scikit-learn's ``validate_data``: ``fit`` and the first ``partial_fit`` set
+``n_features_in_`` and, for a DataFrame with string column names, ``feature_names_in_``; later calls
+refuse another feature count ("X has 1 features, but ELMNCLD is expecting 4 features as input") and
+a DataFrame whose columns differ from or are ordered unlike the fitted names.
+
 Targets
 -------
 * ``Y`` 2-D (N, q), labels in {0, 1} or {-1, +1}: a multi-label problem, the models' own use.
-  ``decision_function`` gives (N, q) scores, ``predict`` int8 (N, q) in {0, 1}, and
-  ``classes_`` is ``arange(q)``, the label indices (as scikit-learn's multi-label
-  classifiers, e.g. ``MLPClassifier`` or ``OneVsRestClassifier``, report it).
+  ``decision_function`` gives (N, q) scores, ``> 0`` exactly where a label is predicted;
+  ``predict`` gives (N, q) labels in the values and dtype of the ``Y`` the model was first
+  fitted on (0/1, or -1/+1 when that ``Y`` held -1; an int64 ``Y`` gives int64 predictions);
+  ``classes_`` is ``arange(q)``, the label indices (as scikit-learn's multi-label classifiers,
+  e.g. ``MLPClassifier`` or ``OneVsRestClassifier``, report it).
 * ``y`` 1-D with two classes (numbers or strings): a binary problem, learnt as one label
   column whose relevant class is ``classes_[1]`` (the larger).  ``decision_function`` gives
   (N,) scores, ``> 0`` meaning ``classes_[1]``, and ``predict`` the class values (N,).  A 1-D
@@ -29,17 +40,19 @@ Targets
   as a label.  A 1-D target holding one class is refused unless ``partial_fit`` is told
   both ``classes``.
 
+``predict_proba`` (ELM-NCLD and the models with probabilities): (N, q) probabilities of each
+label, ``>= 1/2`` exactly where ``predict`` predicts it ((N, 2) ``[P(classes_[0]), P(classes_[1])]``
+after a 1-D target); what they mean is each model's own (ELM-NCLD: a noise-corrected,
+rule-weighted probability, see its ``predict_proba``).
+
 ``score(X, Y)`` is scikit-learn's default for multi-output classifiers, the **subset
 accuracy** (``accuracy_score``: the fraction of instances whose whole label set is
 predicted exactly; plain accuracy for a 1-D target); ``Y`` may be in {0, 1} or {-1, +1}.
 It is strict: with many labels it is near 0 even for a good model, so to tune a
 multi-label model pass a label-wise scorer, e.g. ``GridSearchCV(..., scoring="f1_micro")``.
-Other scikit-learn metrics compare ``predict`` (0/1) with ``Y`` as given: give them
-``Y`` in {0, 1}.
 
-:func:`expected_failed_checks` lists the checks of
-``sklearn.utils.estimator_checks.check_estimator`` a model does not meet, each with its
-reason; every other check passes (``tests/test_sklearn_river.py``).
+``sklearn.utils.estimator_checks.check_estimator`` passes for every model at its defaults,
+with no expected failure (``tests/test_sklearn_river.py``).
 
 >>> import numpy as np
 >>> from sklearn.base import clone, is_classifier
@@ -52,10 +65,10 @@ reason; every other check passes (``tests/test_sklearn_river.py``).
 >>> binary = ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0).fit(X, y)  # a 1-D target: binary
 >>> binary.classes_.tolist(), binary.predict(X[:3]).tolist() == y[:3].tolist()
 (['no', 'yes'], True)
->>> sorted(expected_failed_checks(ELMNCLD(decision="paper")))  # threshold 0: predict = decision_function > 0
-['check_classifiers_multilabel_output_format_predict', 'check_n_features_in_after_fitting']
->>> sorted(set(expected_failed_checks(model)) - set(expected_failed_checks(ELMNCLD(decision="paper"))))
-['check_classifier_multioutput', 'check_classifiers_train']
+>>> Y = np.c_[X[:, 0] > 0, X[:, 1] > 0].astype(np.int64)
+>>> multi = ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0).fit(X, Y)
+>>> multi.predict(X[:2]).dtype, bool(np.all((multi.decision_function(X) > 0) == multi.predict(X)))
+(dtype('int64'), True)
 """
 
 from __future__ import annotations
@@ -65,36 +78,41 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import validate_data
 
-from ._validation import check_Y
+from ._validation import check_X, check_XY, check_Y
 
-__all__ = ["ChunkClassifier", "expected_failed_checks", "COMMON_EXPECTED_FAILURES"]
+__all__ = ["ChunkClassifier", "feature_names_of", "label_values_of"]
 
-#: Checks of ``check_estimator`` no model of the project meets, with the reason.
-COMMON_EXPECTED_FAILURES = {
-    "check_n_features_in_after_fitting": (
-        "a feature count other than the fitted one is refused with a ValueError in the project's "
-        "wording ('X has 1 features but the model was initialised with 4', catalogued in "
-        "docs/bad-inputs.md), not scikit-learn's 'X has 1 features, but ... is expecting 4 features "
-        "as input'; n_features_in_ itself is set by fit and partial_fit. (The check's partial_fit of "
-        "10 instances is also below ELMNCLD's n_neighbors + 1 = 21 chunk minimum.)"
-    ),
-    "check_classifiers_multilabel_output_format_predict": (
-        "predict on a label matrix returns int8 in {0, 1} whatever the dtype of Y (the models' "
-        "documented contract, relied on by the runner and the metrics); the check wants the dtype "
-        "of y_train (int64). Shape and values are as the check expects"
-    ),
-}
+class _NameReader(BaseEstimator):
+    """A bare estimator for :func:`feature_names_of` to read names into (the model itself changes only
+    once a chunk is learnt)."""
 
 
-def expected_failed_checks(estimator) -> dict[str, str]:
-    """The ``check_estimator`` checks ``estimator`` does not meet: ``{check name: reason}``.
+def feature_names_of(X):
+    """``X``'s feature names as scikit-learn reads them (a DataFrame's string column names, as an object
+    array), or None: ``validate_data(reset=True)`` on a scratch estimator.
 
-    For ``check_estimator(est, expected_failed_checks=expected_failed_checks(est))`` and for
-    ``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)``.
+    >>> import pandas as pd
+    >>> feature_names_of(pd.DataFrame({"a": [1.0], "b": [2.0]})).tolist(), feature_names_of([[1.0, 2.0]])
+    (['a', 'b'], None)
     """
-    extra = getattr(estimator, "_more_expected_failed_checks", None)
-    return {**COMMON_EXPECTED_FAILURES, **(extra() if callable(extra) else {})}
+    reader = _NameReader()
+    validate_data(reader, X, reset=True, skip_check_array=True)
+    return getattr(reader, "feature_names_in_", None)
+
+
+def label_values_of(Y) -> np.ndarray:
+    """``[negative, positive]`` of a label matrix in its own dtype: ``[0, 1]``, or ``[-1, 1]`` when it
+    holds a -1 (``[False, True]`` for bool); ``predict`` returns its labels in them.
+
+    >>> label_values_of(np.array([[1, -1]], dtype=np.int8)).tolist(), label_values_of([[0.0, 1.0]]).dtype
+    ([-1, 1], dtype('float64'))
+    """
+    values = Y.data if sp.issparse(Y) else np.asarray(Y)
+    dtype = values.dtype if values.dtype.kind in "biuf" else np.dtype(np.int64)
+    negative = -1 if dtype.kind in "if" and np.any(values == -1) else 0
+    return np.array([negative, 1], dtype=dtype)
 
 
 def _ndim(Y) -> int:
@@ -127,10 +145,6 @@ class ChunkClassifier(ClassifierMixin, MultiOutputMixin, BaseEstimator):
     def __sklearn_is_fitted__(self) -> bool:
         return bool(self.is_fitted)
 
-    def _more_expected_failed_checks(self) -> dict[str, str]:
-        """Checks this model does not meet beyond :data:`COMMON_EXPECTED_FAILURES`, with reasons."""
-        return {}
-
     def set_params(self, **params):
         """Set parameters by name (nested ``a__b`` as scikit-learn); an unknown name is a ValueError."""
         valid = self.get_params(deep=False)
@@ -144,6 +158,54 @@ class ChunkClassifier(ClassifierMixin, MultiOutputMixin, BaseEstimator):
 
     def _not_fitted(self) -> NotFittedError:
         return NotFittedError(f"this {type(self).__name__} is not fitted yet: call partial_fit or fit first")
+
+    # ------------------------------------------------------------------ inputs
+    def _learning_chunk(self, X, Y, classes=None, *, reset: bool, learning: bool = True):
+        """``(X, Y01, meta)``: a chunk to learn, checked (``X`` by ``check_X``, its feature names by
+        ``validate_data`` against the fitted ones) and, for a first chunk (``reset``: ``fit``), what to
+        store with the model once it is learnt (:meth:`_commit_inputs`; None for a later chunk).
+        ``learning``: refuse a chunk whose features are all constant (not for a model ignoring ``X``)."""
+        Y, binary = self._targets(Y, classes, reset=reset)
+        first = reset or not self.is_fitted
+        X_checked, Y01 = check_XY(X, Y, n_features=None if first else self.n_features_in_,
+                                  n_labels=None if first else self.n_labels_, owner=type(self).__name__,
+                                  learning=learning)
+        if not first:
+            validate_data(self, X, reset=False, skip_check_array=True)
+            return X_checked, Y01, None
+        meta = {"binary": binary, "values": None if binary is not None else label_values_of(Y),
+                "names": feature_names_of(X), "n_features": int(X_checked.shape[1])}
+        return X_checked, Y01, meta
+
+    def _commit_inputs(self, meta) -> None:
+        """Store what :meth:`_learning_chunk` read from a first chunk (nothing for a later chunk)."""
+        if meta is None:
+            return
+        self._binary_classes = meta["binary"]
+        self._label_values = meta["values"]
+        names = meta["names"]
+        self._feature_names = None if names is None else [str(v) for v in names]
+        self.n_features_in_ = meta["n_features"]
+
+    def _fitted_X(self, X):
+        """``X`` for a fitted model (predictions): ``check_X`` against ``n_features_in_`` and
+        its feature names against ``feature_names_in_`` (scikit-learn's ``validate_data(reset=False)``)."""
+        if not self.is_fitted:
+            raise self._not_fitted()
+        checked = check_X(X, n_features=self.n_features_in_, owner=type(self).__name__)
+        validate_data(self, X, reset=False, skip_check_array=True)
+        return checked
+
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        """The string column names of the DataFrame the model was first fitted on (object array);
+        absent (AttributeError) for a model fitted on arrays.  Kept as a list of str so that a
+        checkpoint (no object arrays) holds it."""
+        names = vars(self).get("_feature_names")
+        if names is None:
+            raise AttributeError(f"{type(self).__name__} has no feature_names_in_: it was fitted on X "
+                                 "without string column names")
+        return np.asarray(names, dtype=object)
 
     # ------------------------------------------------------------------ targets
     def _targets(self, Y, classes=None, *, reset: bool):
@@ -211,20 +273,36 @@ class ChunkClassifier(ClassifierMixin, MultiOutputMixin, BaseEstimator):
         return D if getattr(self, "_binary_classes", None) is None else D[:, 0]
 
     # ------------------------------------------------------------------ predictions
+    def ranking_scores(self, X) -> np.ndarray:
+        """The scores labels are ranked by (the runner's ranking metrics) and :meth:`decide` reads: here
+        ``decision_function(X)`` (a model with its own decision rule overrides both)."""
+        return self.decision_function(X)
+
     def decide(self, scores) -> np.ndarray:
-        """Predictions int8 in {0, 1} from ``decision_function`` scores: here ``scores > 0``
-        (a model with its own decision rule overrides this)."""
+        """Predictions int8 in {0, 1} from :meth:`ranking_scores`: here ``scores > 0``."""
         return (np.asarray(scores) > 0).astype(np.int8)
 
+    def _proba_out(self, P: np.ndarray) -> np.ndarray:
+        """(N, q) probabilities of relevance as returned: (N, 2) ``[1 - p, p]`` after a 1-D target."""
+        if getattr(self, "_binary_classes", None) is None:
+            return P
+        return np.column_stack([1.0 - P, P])
+
+    def _labels_out(self, P: np.ndarray) -> np.ndarray:
+        """0/1 predictions as returned: the classes after a 1-D target, else the fitted ``Y``'s label values."""
+        binary = getattr(self, "_binary_classes", None)
+        if binary is not None:
+            return binary[P]
+        values = getattr(self, "_label_values", None)
+        return P if values is None else values[P]  # None: a checkpoint from before label values were kept
+
     def predict(self, X) -> np.ndarray:
-        """Relevant labels, ``decide(decision_function(X))`` (``> 0`` unless the model has its own
-        rule), as int8 (N, q) in {0, 1}.
+        """Relevant labels, ``decide(ranking_scores(X))`` (``decision_function(X) > 0``), (N, q) in
+        the label values and dtype of the fitted ``Y`` (0/1 or -1/+1).
 
         After a 1-D binary target: the class values (N,), ``classes_[1]`` where the label is predicted.
         """
-        P = self.decide(self.decision_function(X))
-        binary = getattr(self, "_binary_classes", None)
-        return P if binary is None else binary[P]
+        return self._labels_out(self.decide(self.ranking_scores(X)))
 
     def score(self, X, y, sample_weight=None) -> float:
         """Subset accuracy: the fraction of instances whose label set is predicted exactly.
@@ -234,7 +312,8 @@ class ChunkClassifier(ClassifierMixin, MultiOutputMixin, BaseEstimator):
         """
         from sklearn.metrics import accuracy_score
 
-        pred = self.predict(X)
-        if getattr(self, "_binary_classes", None) is None:
-            y = check_Y(y, n_labels=self.n_labels_)
+        if getattr(self, "_binary_classes", None) is not None:
+            return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))
+        pred = self.decide(self.ranking_scores(X))
+        y = check_Y(y, n_labels=self.n_labels_)
         return float(accuracy_score(y, pred, sample_weight=sample_weight))

@@ -119,7 +119,7 @@ def cases(tmp: Path):
     """All catalogued bad inputs; ``tmp`` is a scratch folder."""
     from ncld_core.cli import main as cli
     from ncld_core.config import RunConfig
-    from ncld_core.data import load_dataset
+    from ncld_core.data import check_features, load_arff_bytes, load_dataset
     from ncld_core.stream import Stream
     from ncld_core.stream.schedule import DriftSchedule, reorder_for_schedule
 
@@ -128,6 +128,11 @@ def cases(tmp: Path):
     def chunk(mutate):
         model, X, Y = f()
         model.partial_fit(*mutate(X, Y))
+
+    def with_string(X):
+        X = X.astype(object)
+        X[0, 1] = "2.5"
+        return X
 
     def nan_at(X, value):
         X = X.copy()
@@ -143,6 +148,31 @@ def cases(tmp: Path):
             code = cli(argv + ["--quiet"])
         if code == 2:
             raise ValueError(err.getvalue().strip())
+
+    def constant_dataset_run():
+        import os
+
+        folder = tmp / "constant"
+        folder.mkdir(exist_ok=True)
+        rows = "\n".join(f"1,{j % 2},{(j // 2) % 2}" for j in range(40))
+        (folder / "flat.arff").write_text(GOOD_ARFF.split("@data")[0] + "@data\n" + rows + "\n")
+        (folder / "flat.xml").write_bytes(XML_AB)
+        old = os.environ.get("NCLD_DATA_DIR")
+        os.environ["NCLD_DATA_DIR"] = str(folder)
+        try:
+            cli_error(["run", "--dataset", "flat", "--chunk-size", "20", "--n-neighbors", "3"])
+        finally:
+            if old is None:
+                os.environ.pop("NCLD_DATA_DIR", None)
+            else:
+                os.environ["NCLD_DATA_DIR"] = old
+
+    def reordered_columns():
+        import pandas as pd
+
+        model, X, Y = f()
+        frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+        model.fit(frame, Y).predict(frame[["d", "c", "b", "a"]])
 
     def sha_mismatch():
         import hashlib
@@ -162,8 +192,7 @@ def cases(tmp: Path):
         ("model", "infinity in X", lambda: chunk(lambda X, Y: (nan_at(X, np.inf), Y)), "NaN or infinity"),
         ("model", "labels outside {0,1} / {-1,+1}", lambda: chunk(lambda X, Y: (X, Y * 2)), "labels in {0, 1} or {-1, +1}; found 2"),
         ("model", "an empty chunk", lambda: chunk(lambda X, Y: (X[:0], Y[:0])), "empty"),
-        ("model", "a chunk smaller than n_neighbors + 1", lambda: chunk(lambda X, Y: (X[:3], Y[:3])), "needs at least n_neighbors + 1 = 4"),
-        ("model", "a later chunk with another feature count", lambda: chunk(lambda X, Y: (X[:, :2], Y)), "has 2 features but the model was initialised with 4"),
+        ("model", "a later chunk with another feature count", lambda: chunk(lambda X, Y: (X[:, :2], Y)), "X has 2 features, but ELMNCLD is expecting 4 features as input"),
         ("model", "a later chunk with another label count", lambda: chunk(lambda X, Y: (X, Y[:, :2])), "has 2 labels but the model was initialised with 3"),
         ("model", "a flip rate of 1 or more", lambda: _model(rho_pos=1.0).partial_fit(*f()[1:]), "rho_pos of label 0 must be in [0, 1)"),
         ("model", "rho_pos + rho_neg >= 1 (Eq. NR)", lambda: _model(rho_pos=0.6, rho_neg=0.5).partial_fit(*f()[1:]), "rho_pos + rho_neg must be < 1"),
@@ -175,6 +204,12 @@ def cases(tmp: Path):
         ("model", "an unknown drift detector", lambda: _model(detector="cusum").partial_fit(*f()[1:]), "detector must be one of ['paper', 'welch'"),
         ("model", "an unknown monitored detector", lambda: _model(monitors=("paper", "kswin")).partial_fit(*f()[1:]), "monitors: each must be one of"),
         ("model", "the paper's Hessian at beta <= 1/2", lambda: _model(hessian="paper", beta=0.3).partial_fit(*f()[1:]), "makes K indefinite at beta=0.3"),
+        ("model", "a string in X (a numeric one too)", lambda: chunk(lambda X, Y: (with_string(X), Y)), "found the string '2.5' at row 0, column 1"),
+        ("model", "a feature of 1e308 (finite; its square overflows)", lambda: chunk(lambda X, Y: (nan_at(X, 1e308), Y)), "value 1e+308 at row 2, column 1 is too large"),
+        ("model", "a chunk whose features are all constant", lambda: chunk(lambda X, Y: (np.ones_like(X), Y)), "every feature is constant"),
+        ("model", "random_state that cannot seed a generator", lambda: _model().set_params(random_state="abc").partial_fit(*f()[1:]), "random_state must be None, an integer"),
+        ("model", "a DataFrame with its columns reordered at predict", reordered_columns, "Feature names must be in the same order as they were in fit"),
+        ("model", "a chunk of 1 instance (no neighbour for the graph)", lambda: chunk(lambda X, Y: (X[:1], Y[:1])), "X has 1 sample"),
         ("model", "predict before any chunk", lambda: _model().predict(np.zeros((2, 4))), "not fitted yet"),
         ("model", "an unknown probability model", lambda: _model(probability_model="magic").partial_fit(*f()[1:]), "probability_model must be one of"),
         ("data", "an unknown dataset name", lambda: load_dataset("no-such-data", dirs=[tmp]), "unknown dataset 'no-such-data'"),
@@ -182,6 +217,9 @@ def cases(tmp: Path):
         ("data", "label XML naming labels the ARFF lacks", lambda: _arff(GOOD_ARFF, XML_AB.replace(b'"b"', b'"zz"')), "zz"),
         ("data", "label XML with a DOCTYPE / ENTITY (billion laughs)", lambda: _arff(GOOD_ARFF, b'<!DOCTYPE l [<!ENTITY x "y">]><labels/>'), "DOCTYPE"),
         ("data", "label values other than 0/1", lambda: _arff(GOOD_ARFF.replace("{0,1}", "numeric").replace("2,1,0", "2,5,0"), XML_AB), "5"),
+        ("data", "a sparse ARFF row naming an attribute twice ({2 1.0,2 5.0})", lambda: load_arff_bytes(b"@relation 'toy: -C 2'\n@attribute a {0,1}\n@attribute b {0,1}\n@attribute x numeric\n@data\n{0 1,2 3.5}\n{2 1.0,2 5.0}\n"), "data row 2 (line 7) gives attribute index 2 twice"),
+        ("data", "an upload with a feature of 1e308", lambda: check_features(_arff(GOOD_ARFF.replace("2,1,0", "1e308,1,0"), XML_AB), "arff_bytes"), "feature 'f', data row 2: value 1e+308 is too large"),
+        ("data", "an upload whose features are all constant", lambda: check_features(_arff(GOOD_ARFF.replace("2,1,0", "1,1,0"), XML_AB), "arff_bytes"), "every feature is constant"),
         ("data", "an upload that is not UTF-8", lambda: __import__("ncld_core.data", fromlist=["x"]).load_arff_bytes(b"\xff\xfe@\x00r\x00", XML_AB), "UTF-8"),
         ("data", "a dataset file whose checksum does not match SHA256SUMS / the registry", sha_mismatch, "checksum"),
         ("stream", "chunk size below 2", lambda: list(Stream(np.zeros((4, 1)), single_only, single_only).chunk_bounds(1)), "chunk_size must be an integer >= 2"),
@@ -200,6 +238,7 @@ def cases(tmp: Path):
         ("link", "a dataset named by a path that does not exist", lambda: _stream_from_path(tmp, "/no/such/file.arff"), "unknown dataset: choose one of the listed datasets"),
         ("link", "a dataset named by the path of a valid ARFF outside the data folders", lambda: (tmp.joinpath("outside.arff").write_text(GOOD_ARFF), _stream_from_path(tmp, str(tmp / "outside.arff"))), "unknown dataset: choose one of the listed datasets"),
         ("config", "a link (URL) with a malformed value", lambda: RunConfig.from_query_params({"chunk_size": "ten"}), "chunk_size: cannot read 'ten' from the link"),
+        ("cli", "a dataset whose features are all constant", constant_dataset_run, "dataset 'flat': every feature is constant"),
         ("cli", "a missing --config file", lambda: cli_error(["run", "--config", str(tmp / "none.toml")]), "cannot read --config"),
         ("cli", "a rates CSV without rho_pos/rho_neg columns", lambda: (tmp.joinpath("r.csv").write_text("a,b\n1,2\n"), cli_error(["run", "--rates-csv", str(tmp / "r.csv")])), "missing column(s) rho_pos, rho_neg"),
         ("checkpoint", "a truncated checkpoint", lambda: _checkpoint_case(tmp, "truncated"), "corrupt or not an ncld checkpoint"),

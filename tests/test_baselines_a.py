@@ -93,11 +93,13 @@ def test_registry_params_and_predict_contract(name):
     params = model.get_params()
     assert type(model)(**params).get_params() == params
     X, Y = linear_stream(300, seed=3)
-    model.fit(X, 2 * Y - 1)  # {-1, +1} labels are accepted
+    Ypm = 2 * Y - 1
+    model.fit(X, Ypm)  # {-1, +1} labels are accepted, and predicted back in their values and dtype
     D_ = model.decision_function(X[:7])
     P = model.predict(X[:7])
     assert D_.shape == (7, Q) and D_.dtype == np.float64
-    assert P.dtype == np.int8 and np.array_equal(P, (D_ > 0).astype(np.int8))
+    assert P.dtype == Ypm.dtype and np.array_equal(P, np.where(D_ > 0, 1, -1))
+    assert np.array_equal(model.fit(X, Y).predict(X[:7]), (model.decision_function(X[:7]) > 0).astype(Y.dtype))
     with pytest.raises(ValueError, match="invalid parameter"):
         model.set_params(no_such_parameter=1)
 

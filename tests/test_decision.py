@@ -40,18 +40,19 @@ def test_each_rule_gives_01_int8_of_the_scores_shape(rule):
     X = s.X[:50]
     P = model.predict(X)
     assert P.shape == (50, s.n_labels) and P.dtype == np.int8 and set(np.unique(P)) <= {0, 1}
-    np.testing.assert_array_equal(P, model.decide(model.decision_function(X)))
+    np.testing.assert_array_equal(P, model.decide(model.ranking_scores(X)))
+    np.testing.assert_array_equal(P, (model.decision_function(X) > 0).astype(np.int8))  # 0 is the threshold
     one = decide(rule, {**model.decision_state_, "prevalence": model.decision_state_["prevalence"][:1],
                         "rho_pos": model.decision_state_["rho_pos"][:1],
                         "rho_neg": model.decision_state_["rho_neg"][:1],
                         "label_thresholds": model.decision_state_["label_thresholds"][:1]},
-                 model.decision_function(X)[:, 0])
+                 model.ranking_scores(X)[:, 0])
     assert one.shape == (50,) and one.dtype == np.int8
 
 
 def test_paper_rule_is_scores_above_zero():
     model, s = _fitted("paper")
-    D = model.decision_function(s.X)
+    D = model.ranking_scores(s.X)
     np.testing.assert_array_equal(model.predict(s.X), (D > 0).astype(np.int8))
 
 
@@ -62,7 +63,7 @@ def test_binary_target_uses_the_rule():
     model = ELMNCLD(n_neighbors=5, random_state=0).fit(X, y)
     pred = model.predict(X)
     assert pred.shape == (300,) and set(pred) <= {"yes", "no"}
-    np.testing.assert_array_equal(pred, model.classes_[model.decide(model.decision_function(X))])
+    np.testing.assert_array_equal(pred, model.classes_[model.decide(model.ranking_scores(X))])
 
 
 @pytest.mark.parametrize("bad", ["nope", None, 0, "PAPER"])
@@ -153,7 +154,7 @@ def test_a_checkpoint_without_decision_reads_as_the_paper_rule(tmp_path):
     write_format_2(model, path, drop=("decision", "decision_state_"))  # as written before the parameter existed
     old = load_checkpoint(path)
     assert old.decision == "paper" and old.decision_state_ is None
-    np.testing.assert_array_equal(old.predict(s.X), (old.decision_function(s.X) > 0).astype(np.int8))
+    np.testing.assert_array_equal(old.predict(s.X), (old.ranking_scores(s.X) > 0).astype(np.int8))
 
 
 # ------------------------------------------------------------------ the default never floods
@@ -188,9 +189,9 @@ def test_paper_settings_variant_is_selectable_and_reproduces_threshold_zero_and_
     for start in range(0, 1500, 500):
         model.partial_fit(s.X[start:start + 500], s.Y_noisy[start:start + 500])
         reference.partial_fit(s.X[start:start + 500], s.Y_noisy[start:start + 500])
-    D = model.decision_function(s.X)
+    D = model.ranking_scores(s.X)
     np.testing.assert_array_equal(model.predict(s.X), (D > 0).astype(np.int8))
-    np.testing.assert_array_equal(D, reference.decision_function(s.X))
+    np.testing.assert_array_equal(D, reference.ranking_scores(s.X))
     assert set(model.history_["detector"]) == {"paper"}
     # Eq. (Hfd): |Delta LCard_paper| against eps_i
     h = model.history_

@@ -238,7 +238,7 @@ def test_model_hands_the_estimator_its_prequential_scores(monkeypatch):
 
     monkeypatch.setattr(FlipRateEstimator, "updated", spy)
     m = ELMNCLD(random_state=0).partial_fit(s.X[:500], s.Y_noisy[:500])
-    expected = m.decision_function(s.X[500:1000])  # before the chunk is learnt
+    expected = m.ranking_scores(s.X[500:1000])  # before the chunk is learnt
     m.partial_fit(s.X[500:1000], s.Y_noisy[500:1000])
     assert seen[0] is None  # first chunk: no model yet, neighbours rank
     assert np.allclose(seen[1], expected)

@@ -122,3 +122,31 @@ XML_BAD = [
 @pytest.mark.parametrize("xml", XML_BAD)
 def test_bad_label_xml(xml):
     assert check(VALID_DENSE, xml) == "error"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 9)), min_size=1, max_size=6), min_size=1, max_size=5),
+       st.booleans())
+def test_sparse_rows_keep_every_value_or_name_the_repeated_index(rows, quoted):
+    """A sparse row naming an attribute twice (liac-arff would keep the last value, silently) is refused,
+    naming the data row and the index; a row without repeats keeps every value it gives."""
+    header = VALID_SPARSE.split(b"@data")[0] + b"@data\n"
+    lines = []
+    for entries in rows:
+        parts = [f"{i} {v if i < 2 else 1}" if not (quoted and i >= 2) else f"{i} '1'" for i, v in entries]
+        lines.append("{" + ",".join(parts) + "}")
+    text = header + "\n".join(lines).encode() + b"\n"
+    first_repeat = next((r for r, entries in enumerate(rows) if len({i for i, _ in entries}) < len(entries)), None)
+    if first_repeat is None:
+        ds = load_arff_bytes(text, XML)
+        X = ds.X.toarray()
+        for r, entries in enumerate(rows):
+            for i, v in entries:
+                if i < 2:
+                    assert X[r, i] == v
+    else:
+        entries = [i for i, _ in rows[first_repeat]]
+        repeated = next(i for k, i in enumerate(entries) if i in entries[:k])
+        with pytest.raises(ValueError, match=f"data row {first_repeat + 1} \\(line \\d+\\) gives attribute index "
+                                             f"{repeated} twice"):
+            load_arff_bytes(text, XML)

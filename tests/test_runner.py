@@ -64,7 +64,7 @@ def test_metrics_are_against_the_ground_truth_and_cumulative_is_exact():
     scores, truth, preds = [], [], []
     for i, (s, e) in enumerate(stream.chunk_bounds(100)):
         if i:
-            sc = model.decision_function(stream.X[s:e])
+            sc = model.ranking_scores(stream.X[s:e])  # what the runner ranks by
             pred = model.predict(stream.X[s:e])  # the model's decision rule, as the runner applies it
             assert rows.loc[i, "micro_f1"] == pytest.approx(evaluate(stream.Y_true[s:e], sc, pred)["micro_f1"])
             scores.append(sc)

@@ -66,6 +66,7 @@ import arff  # liac-arff
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import MAX_FEATURE, check_feature_values  # noqa: F401  (MAX_FEATURE: re-exported)
 from .dataset import Dataset
 from .paths import as_path, read_file
 
@@ -306,6 +307,7 @@ def _parse_arff(text, *, source, name, xml_labels=None, label_count=None, label_
         return f"{source}: {what} {names[attr]!r} has {shown} at data row {row + 1} (line {line})"
 
     if sparse:
+        _refuse_duplicate_indices(lines, data_lines, source)
         values, rows, cols = obj["data"]
         values = np.asarray(values, dtype=np.float64)
         rows = np.asarray(rows, dtype=np.intp)
@@ -391,6 +393,45 @@ def parse_arff(arff_bytes: bytes, xml_bytes: bytes | None = None, *, name: str, 
         xml_labels = _parse_label_xml(xml_bytes, xml_source or f"{source} (label XML)")
     return _parse_arff(text, source=source, name=name, xml_labels=xml_labels, label_count=label_count,
                        label_location=label_location, dataset_source=dataset_source)
+
+
+_SPARSE_INDEX = re.compile(r"[{,]\s*([^\s,}]+)")
+
+
+def _sparse_entry_indices(row: str) -> list[str]:
+    """The index of each ``index value`` entry of a sparse row ``{i v, j w}``; quotes respected."""
+    body = row.strip()
+    if "'" not in body and '"' not in body:
+        return _SPARSE_INDEX.findall(body)
+    entries, current, quote, escaped = [], [], None, False
+    for ch in body.strip("{}"):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ",":
+            entries.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    entries.append("".join(current))
+    return [e.split(None, 1)[0] for e in entries if e.strip()]
+
+
+def _refuse_duplicate_indices(lines, data_lines, source: str) -> None:
+    """A sparse row naming an attribute twice (``{2 1.0,2 5.0}``): liac-arff keeps the last value and
+    drops the others silently, so the file is refused, naming the row and the index."""
+    for row, line in enumerate(data_lines):
+        indices = [int(i) if i.isdigit() else i for i in _sparse_entry_indices(lines[line - 1])]  # "02" is 2
+        if len(indices) != len(set(indices)):
+            seen = set()
+            dup = next(i for i in indices if i in seen or seen.add(i))
+            raise ValueError(f"{source}: data row {row + 1} (line {line}) gives attribute index {dup} twice; "
+                             "each index may appear once in a sparse row")
 
 
 def load_arff(arff_path, xml_path=None, *, label_count=None, name=None, label_location="end") -> Dataset:
@@ -483,19 +524,13 @@ def load_arff_bytes(arff_bytes, xml_bytes=None, *, name="upload", label_count=No
                       label_count=label_count, label_location=label_location, dataset_source="upload")
 
 
-#: Largest feature magnitude a model accepts: beyond it the squared distances of the graph
-#: (Eq. Re) and the hidden layer's Gram matrices overflow float64 and the solve fails.
-MAX_FEATURE = 1e100
-
-
 def check_features(ds: "Dataset", source: str = "dataset") -> None:
-    """Refuse features no model can learn from, naming the column and the row (1-based data row).
+    """Refuse features no model can learn from, naming the feature and the row (1-based data row).
 
-    Not part of parsing (a file may hold anything); called where data is loaded for a run
-    (the dashboard's upload).
-
-    * a value with ``|x| > MAX_FEATURE`` (finite, but its square overflows);
-    * every feature constant: the instances cannot be told apart (no graph, no hidden layer signal).
+    Not part of parsing (a file may hold anything); called where data is loaded for a run (the
+    dashboard's upload).  The one check of :func:`ncld_core._validation.check_feature_values`, which
+    the models' ``check_X`` and the stream builder (so the command line) run too: a value with
+    ``|x| > MAX_FEATURE`` (finite, but its square overflows), or every feature constant.
 
     >>> import numpy as np
     >>> bad = Dataset(name="t", X=np.array([[0.0, 1.0], [2.0, 1e308]]), Y=np.zeros((2, 1), np.int8))
@@ -504,25 +539,4 @@ def check_features(ds: "Dataset", source: str = "dataset") -> None:
     ...
     ValueError: dataset: feature 'x_1', data row 2: value 1e+308 is too large (|x| must stay below 1e+100; its square overflows the solve)
     """
-    import scipy.sparse as sp
-
-    X = ds.X
-    if sp.issparse(X):
-        coo = X.tocoo()
-        rows, cols, vals = coo.row, coo.col, coo.data
-    else:
-        A = np.asarray(X, dtype=float)
-        rows, cols = np.nonzero(np.abs(A) > MAX_FEATURE)
-        vals = A[rows, cols]
-    big = np.flatnonzero(np.abs(vals) > MAX_FEATURE)
-    if big.size:
-        k = big[np.lexsort((cols[big], rows[big]))[0]]
-        raise ValueError(f"{source}: feature {ds.feature_names[cols[k]]!r}, data row {rows[k] + 1}: value "
-                         f"{vals[k]:g} is too large (|x| must stay below {MAX_FEATURE:g}; its square overflows the solve)")
-    if X.shape[0] >= 2 and X.shape[1] >= 1:
-        lo = X.min(axis=0).toarray().ravel() if sp.issparse(X) else np.min(X, axis=0)
-        hi = X.max(axis=0).toarray().ravel() if sp.issparse(X) else np.max(X, axis=0)
-        if np.all(lo == hi):
-            names = ", ".join(repr(n) for n in ds.feature_names[:5]) + (", ..." if X.shape[1] > 5 else "")
-            raise ValueError(f"{source}: every feature is constant ({names}, rows 1 to {X.shape[0]}): "
-                             "the instances cannot be told apart")
+    check_feature_values(ds.X, source=source, feature_names=ds.feature_names, data_rows=True)

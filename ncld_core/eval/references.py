@@ -2,8 +2,8 @@
 
 They use the same chunk API as the project's models (scikit-learn style):
 ``partial_fit(X, Y)`` per chunk, ``fit(X, Y)`` from scratch,
-``decision_function(X)`` -> (n, q) float, ``predict(X)`` -> (n, q) int8 in
-{0, 1} equal to ``decision_function(X) > 0``. ``X`` may be dense or
+``decision_function(X)`` -> (n, q) float, ``predict(X)`` -> (n, q) labels where
+``decision_function(X) > 0``, in the label values and dtype of the fitted ``Y``. ``X`` may be dense or
 scipy.sparse; ``Y`` may be in {0, 1} or {-1, +1}. Parameters are set in
 ``__init__``; fitted attributes end with an underscore.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_in_range, check_X, check_XY
+from .._validation import check_in_range
 from ..sklearn_compat import ChunkClassifier
 
 __all__ = ["AllNegative", "NoisyPrior"]
@@ -53,6 +53,8 @@ class _Reference(ChunkClassifier):
     def _reset(self) -> None:
         for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, attr)
+        for attr in ("_feature_names", "_label_values", "_binary_classes"):
+            vars(self).pop(attr, None)
 
     def _validate_params(self) -> None:
         pass
@@ -67,15 +69,12 @@ class _Reference(ChunkClassifier):
         ``classes``: only for a 1-D target whose first chunk holds one class (both classes).
         """
         self._validate_params()
-        Y, binary = self._targets(Y, classes, reset=False)
-        if self._is_fitted():
-            X, Y = check_XY(X, Y, n_features=self.n_features_in_, n_labels=self.n_labels_)
-        else:
-            X, Y = check_XY(X, Y)
-            self.n_features_in_ = int(X.shape[1])
+        # X is ignored: a chunk of constant features is no problem for a reference.
+        X, Y, inputs = self._learning_chunk(X, Y, classes, reset=False, learning=False)
+        if inputs is not None:
+            self._commit_inputs(inputs)
             self.n_labels_ = int(Y.shape[1])
             self.n_seen_ = 0
-            self._binary_classes = binary
             self._start(Y.shape[1])
         self._update(Y)
         self.n_seen_ += int(Y.shape[0])
@@ -84,17 +83,14 @@ class _Reference(ChunkClassifier):
     def fit(self, X, Y):
         """Forget everything, then ``partial_fit(X, Y)``."""
         self._validate_params()
-        self._targets(Y, reset=True)  # a bad target is refused before anything is forgotten
-        check_X(X)
+        self._learning_chunk(X, Y, reset=True, learning=False)  # bad input is refused before anything is forgotten
         self._reset()
         return self.partial_fit(X, Y)
 
     # -- prediction ------------------------------------------------------------
     def _check_predict_X(self, X):
         self._validate_params()
-        if not self._is_fitted():
-            raise self._not_fitted()
-        return check_X(X, n_features=self.n_features_in_)
+        return self._fitted_X(X)
 
     def decision_function(self, X) -> np.ndarray:
         """Decision values, shape (n, q): > 0 means the label is predicted ((n,) after a 1-D target).
@@ -132,8 +128,8 @@ class AllNegative(_Reference):
 
     >>> import numpy as np
     >>> model = AllNegative().partial_fit(np.ones((2, 3)), [[1, -1], [-1, -1]])
-    >>> model.decision_function(np.ones((1, 3))).tolist(), model.predict(np.ones((1, 3))).tolist()
-    ([[-1.0, -1.0]], [[0, 0]])
+    >>> model.decision_function(np.ones((1, 3))).tolist(), model.predict(np.ones((1, 3))).tolist()  # Y's values
+    ([[-1.0, -1.0]], [[-1, -1]])
     >>> model.n_features_in_, model.n_labels_, model.n_seen_
     (3, 2, 2)
     """

@@ -229,7 +229,8 @@ class PrequentialRunner:
     ----------
     models : list of str or dict name -> estimator
         Variant names (see :mod:`ncld_core.eval.variants`) or ready estimators with the
-        chunk API (``partial_fit``, ``decision_function``, ``predict``).
+        chunk API (``partial_fit``, ``decision_function``, ``predict``; ``ranking_scores`` and ``decide`` when
+        the model has them).
     chunk_size : int
         ``N``, instances per chunk (>= 2).
     model_params : dict
@@ -349,7 +350,9 @@ class PrequentialRunner:
                 clean_cache = ChunkCache(X, Y_true)
             t0 = time.perf_counter()
             if index > 0:
-                scores = model.decision_function(X)
+                # The scores labels are ranked by (ELM-NCLD: H Phi; its decision_function is the rule's margin).
+                ranking = getattr(model, "ranking_scores", None)
+                scores = ranking(X) if ranking is not None else model.decision_function(X)
                 decide = getattr(model, "decide", None)  # the model's decision rule; else threshold 0
                 pred = decide(scores) if decide is not None else (scores > 0).astype(np.int8)
                 result.metrics[name] = acc[name].update(Y_true, scores, pred)

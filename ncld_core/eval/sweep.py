@@ -255,7 +255,8 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                 for gi in range(ng):
                     states[bi][gi] = update_state(
                         None if fresh else states[bi][gi], scores[:, gi * q:(gi + 1) * q], Y_noisy, rho_pos, rho_neg,
-                        cardinality=record.lcard_hat, prevalence=record.prevalence_hat)
+                        cardinality=record.lcard_hat, prevalence=record.prevalence_hat,
+                        calibrate=False)  # predictions only: the calibration does not change their sign
         if progress is not None:
             progress(index + 1, len(bounds))
     rows = []

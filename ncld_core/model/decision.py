@@ -48,6 +48,24 @@ about its errors; in-sample scores overfit the noisy labels and made ``"f1"`` fl
 ``docs/decisions.md``'s first measurements), except when the model starts afresh (first chunk,
 drift reset), where the new model's own scores are all there is.
 
+Margins and probabilities (what ``ELMNCLD.decision_function`` and ``predict_proba`` return):
+every rule predicts an entry when its score passes a threshold (per entry: one global ``tau`` on
+the corrected scale, a per-label one, or for ``"topk"`` a per-instance one), so
+:func:`decision_margin` gives ``a (u - tau)``, positive exactly where the rule predicts, and
+:func:`decide` is ``decision_margin > 0``.  ``a > 0`` is the slope of a **noise-aware Platt
+calibration** of the corrected scale, fitted on each chunk's scores and noisy labels under the
+flip model (:func:`fit_calibration`)::
+
+    P(g = 1 | x) ~ p(u) = sigmoid(a u + b),     P(y = 1 | x) = rho_- + d p(u)
+
+so the margin is ``logit p(u) - logit p(tau)``: the log-odds of relevance with the relevant
+entries weighted ``(1 - theta) / theta`` against the others, ``theta = p(tau)`` the rule's
+threshold on the probability scale (the threshold a cost-sensitive rule puts on a calibrated
+probability; ``theta = F1* / 2`` for the F1-optimal rule).  :func:`margin_probability`,
+``sigmoid(margin)``, is that weighted probability: 1/2 at the threshold, the way
+``LogisticRegression(class_weight=...)``'s ``predict_proba`` is.  :func:`clean_probability`,
+``p(u)``, is the calibrated estimate of ``P(g = 1 | x)`` itself.
+
 State: :func:`update_state` folds one learnt chunk into the running state (a dict of floats and
 arrays, so it checkpoints): per-chunk statistics are averaged with weight ``1 / min(n, W)``
 (``W`` = :data:`WINDOW`; the mean over the first ``W`` chunks, then an exponential average),
@@ -73,8 +91,10 @@ All rules' statistics are kept, so ``decision`` can change without refitting.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
-__all__ = ["DECISIONS", "WINDOW", "HL_BUDGET", "check_decision", "corrected_scores", "update_state", "decide"]
+__all__ = ["DECISIONS", "WINDOW", "HL_BUDGET", "DEFAULT_CALIBRATION", "check_decision", "corrected_scores",
+           "fit_calibration", "update_state", "decision_margin", "decide", "margin_probability", "clean_probability"]
 
 #: Rule name -> one-line description.
 DECISIONS = {
@@ -91,6 +111,15 @@ DECISIONS = {
 WINDOW = 5
 #: ``"f1-budget"``: the largest estimated Hamming loss allowed, as a multiple of the all-negative one.
 HL_BUDGET = 1.5
+#: ``(a, b)`` of the calibration ``sigmoid(a u + b)`` before any is fitted (a decision state from before
+#: calibrations were kept): ``p(1/2) = 1/2`` with the slope of the identity there.
+DEFAULT_CALIBRATION = (4.0, -2.0)
+#: Bounds of the fitted slope ``a`` (> 0: margins keep the order of the scores; see fit_calibration) and
+#: intercept ``b``.
+_SLOPE_BOUNDS = (1e-3, 30.0)
+_INTERCEPT_BOUNDS = (-30.0, 30.0)
+#: Entries a calibration is fitted on at most (a fixed random subset beyond): bounds its cost per chunk.
+_CALIBRATION_ENTRIES = 5_000
 
 
 def check_decision(value) -> str:
@@ -106,6 +135,84 @@ def corrected_scores(scores, rho_pos, rho_neg) -> np.ndarray:
     rho_pos = np.asarray(rho_pos, dtype=np.float64)
     rho_neg = np.asarray(rho_neg, dtype=np.float64)
     return ((S + 1.0) / 2.0 - rho_neg) / (1.0 - rho_pos - rho_neg)
+
+
+def fit_calibration(U, Y01, rho_pos, rho_neg, start=DEFAULT_CALIBRATION) -> tuple[float, float]:
+    """``(a, b)`` maximising the likelihood of the noisy labels ``Y01`` under the flip model with
+    ``P(g = 1 | x) = sigmoid(a u + b)``: ``P(y = 1 | x) = rho_- + (1 - rho_+ - rho_-) sigmoid(a u + b)``.
+
+    ``U`` (N, q): corrected scores; the rates per label.  Fisher scoring from ``start`` with step
+    halving, on Platt's smoothed targets (``(N+ + 1) / (N+ + 2)`` for a positive, ``1 / (N- + 2)`` for a
+    negative: finite even on separable scores).  ``a`` is kept in [1e-3, 30]: positive, so the calibration
+    keeps the order of the scores, and at most 30, since a steeper map would read odds of 20:1 into a
+    difference of 0.1 on the probability scale (what in-sample scores of a small chunk suggest, not what
+    noisy labels support); ``b`` in [-30, 30].  Calibrated when the rates are right and the scores'
+    relation to ``P(g = 1 | x)`` is logistic; fitted on at most 5,000 entries (a fixed random subset: two parameters).
+
+    >>> rng = np.random.default_rng(0)
+    >>> u = rng.normal(0.3, 0.3, (4000, 2)); p = 1 / (1 + np.exp(-(6 * u - 2)))
+    >>> g = rng.random(u.shape) < p
+    >>> y = np.where(g, rng.random(u.shape) >= 0.1, rng.random(u.shape) < 0.3)   # rho_+ 0.1, rho_- 0.3
+    >>> a, b = fit_calibration(u, y, [0.1, 0.1], [0.3, 0.3])
+    >>> bool(abs(a - 6) < 1.0 and abs(b + 2) < 0.4)
+    True
+    """
+    U = np.asarray(U, dtype=np.float64)
+    Y = np.asarray(Y01, dtype=np.float64)
+    q = U.shape[1]
+    low = np.broadcast_to(np.asarray(rho_neg, dtype=np.float64), (q,))
+    d = 1.0 - np.broadcast_to(np.asarray(rho_pos, dtype=np.float64), (q,)) - low
+    u, y = U.ravel(), Y.ravel()
+    low, d = np.tile(low, U.shape[0]), np.tile(d, U.shape[0])
+    if u.size > _CALIBRATION_ENTRIES:
+        # a fixed random subset (an even stride could fall on one label column every time)
+        take = np.sort(np.random.default_rng(0).choice(u.size, _CALIBRATION_ENTRIES, replace=False))
+        u, y, low, d = u[take], y[take], low[take], d[take]
+    keep = np.isfinite(u)
+    u, y, low, d = u[keep], y[keep], low[keep], d[keep]
+    if u.size == 0:
+        return float(start[0]), float(start[1])
+    # Platt's smoothed targets: separable scores (in-sample, small chunks) would drive the slope to infinity.
+    n_pos = float(y.sum())
+    y = np.where(y > 0.5, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (y.size - n_pos + 2.0))
+    eps = 1e-12
+
+    def clamp(theta):
+        return np.array([np.clip(theta[0], *_SLOPE_BOUNDS), np.clip(theta[1], *_INTERCEPT_BOUNDS)])
+
+    def nll(theta):
+        pi = np.clip(low + d * expit(theta[0] * u + theta[1]), eps, 1.0 - eps)
+        return -float(np.sum(y * np.log(pi) + (1.0 - y) * np.log1p(-pi)))
+
+    theta = clamp(np.asarray(start, dtype=np.float64))
+    current = nll(theta)
+    for _ in range(30):
+        sig = expit(theta[0] * u + theta[1])
+        pi = np.clip(low + d * sig, eps, 1.0 - eps)
+        dpi = d * sig * (1.0 - sig)  # d pi / d z
+        var = pi * (1.0 - pi)
+        r = (y - pi) * dpi / var
+        w = dpi * dpi / var
+        grad = np.array([np.sum(r * u), np.sum(r)])
+        info = np.array([[np.sum(w * u * u), np.sum(w * u)], [np.sum(w * u), np.sum(w)]])
+        try:
+            step = np.linalg.solve(info + 1e-9 * np.eye(2), grad)
+        except np.linalg.LinAlgError:
+            break
+        t = 1.0
+        while t > 1e-4:
+            trial = clamp(theta + t * step)
+            value = nll(trial)
+            if value <= current:
+                break
+            t /= 2.0
+        else:
+            break
+        converged = abs(current - value) <= 1e-9 * max(1.0, abs(current))
+        theta, current = trial, value
+        if converged:
+            break
+    return float(theta[0]), float(theta[1])
 
 
 def _prevalence_thresholds(S, prevalence) -> np.ndarray:
@@ -149,7 +256,8 @@ def _count_thresholds(U, C, bound=None) -> tuple[float, float, float, float]:
     return tau(best), (tau(best_bounded) if allowed >= 1 else float(u[0])), tau_budget, tau_hl
 
 
-def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalence, rates_estimated=False) -> dict:
+def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalence, rates_estimated=False,
+                 calibrate=True) -> dict:
     """The running state after one chunk; ``state`` None starts afresh (first chunk, or after a drift reset).
 
     ``scores`` (N, q): the chunk's scores (the model's prequential ones, see the module doc);
@@ -160,7 +268,9 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     predicted positives by the most clean positives the rates allow, ``sum (y / (1 - rho_+))`` (``rho_-``
     = 0), not by the count at the estimated ``rho_-``: biased up, that count shrank the bound and with it
     micro-F1 (``docs/flip-rates.md``).
-    Pure: ``state`` is not modified.
+    ``calibrate``: fit the calibration of the probabilities (:func:`fit_calibration`) on this chunk; without
+    it the state keeps its calibration (a sweep that only counts predictions: their sign does not depend on
+    it).  Pure: ``state`` is not modified.
     """
     S = np.asarray(scores, dtype=np.float64)
     Y = np.asarray(Y01, dtype=np.float64)
@@ -184,6 +294,8 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     C = (Y - rho_neg) / (1.0 - rho_pos - rho_neg)  # unbiased clean-label counts per entry
     bound = float((Y / (1.0 - rho_pos)).sum()) if rates_estimated else None  # the identified set's largest count
     tau, tau_bounded, tau_budget, tau_hl = _count_thresholds(U, C, bound)
+    previous = DEFAULT_CALIBRATION if state is None else _calibration(state)
+    slope, intercept = fit_calibration(U, Y, rho_pos, rho_neg, start=previous) if calibrate else previous
     return {
         "n_chunks": n,
         "rho_pos": rho_pos,
@@ -196,40 +308,102 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
         "f1_bounded_threshold": float(run("f1_bounded_threshold", tau_bounded)),
         "f1_budget_threshold": float(run("f1_budget_threshold", tau_budget)),
         "hamming_threshold": float(run("hamming_threshold", tau_hl)),
+        "calibration_slope": float(slope if state is None else (1.0 - w) * previous[0] + w * slope),
+        "calibration_intercept": float(intercept if state is None else (1.0 - w) * previous[1] + w * intercept),
     }
 
 
-def decide(rule, state, scores) -> np.ndarray:
-    """0/1 predictions, int8 of the shape of ``scores`` ((N, q), or (N,) for one label), by ``rule``."""
-    check_decision(rule)
+def _calibration(state) -> tuple[float, float]:
+    """``(a, b)`` of a state (:data:`DEFAULT_CALIBRATION` for a state from before calibrations were kept)."""
+    if state is None or "calibration_slope" not in state:
+        return DEFAULT_CALIBRATION
+    return float(state["calibration_slope"]), float(state["calibration_intercept"])
+
+
+def _as_2d(scores):
     S = np.asarray(scores, dtype=np.float64)
-    one = S.ndim == 1
-    S2 = S[:, None] if one else S
+    return S, (S[:, None] if S.ndim == 1 else S)
+
+
+def _check_state(rule, state, S2):
+    if state is None:
+        raise ValueError(f"decision={rule!r} needs the model's decision state; fit the model first")
+    if S2.shape[1] != np.shape(state["prevalence"])[0]:
+        raise ValueError(f"scores have {S2.shape[1]} labels, the decision state {np.shape(state['prevalence'])[0]}")
+
+
+def decision_margin(rule, state, scores) -> np.ndarray:
+    """``a (u - tau)``: the log-odds margin of the rule ``rule`` (module doc), positive exactly where it
+    predicts, of the shape of ``scores`` ((N, q), or (N,) for one label).
+
+    Each form keeps the sign of the rule's own comparison exactly (``o > 0`` is ``a o / (2 d) > 0``,
+    ``u > tau`` is ``a (u - tau) > 0``).  ``"topk"``: ``tau`` per instance halfway between the k-th and
+    the (k+1)-th largest ``u``, so entries tied at that boundary are not predicted.
+    """
+    check_decision(rule)
+    S, S2 = _as_2d(scores)
+    if rule == "paper" and state is None:  # threshold 0 needs no state: the default slope and rates 0
+        a, d = DEFAULT_CALIBRATION[0], np.ones(S2.shape[1])
+        M = a * S2 / (2.0 * d)
+        return M[:, 0] if S.ndim == 1 else M
+    _check_state(rule, state, S2)
+    a, _ = _calibration(state)
+    d = 1.0 - np.asarray(state["rho_pos"], dtype=np.float64) - np.asarray(state["rho_neg"], dtype=np.float64)
+    U = corrected_scores(S2, state["rho_pos"], state["rho_neg"])
     if rule == "paper":
-        P = S2 > 0
+        M = a * S2 / (2.0 * d)  # u - tau_paper = o / (2 d)
+    elif rule == "prevalence":
+        M = a * (S2 - state["label_thresholds"]) / (2.0 * d)
+    elif rule == "topk":
+        k = int(np.clip(np.rint(state["cardinality"]), 0, S2.shape[1]))
+        ordered = -np.sort(-U, axis=1)
+        if k == 0:
+            tau = ordered[:, 0] + 1.0
+        elif k == S2.shape[1]:
+            tau = ordered[:, -1] - 1.0
+        else:
+            tau = (ordered[:, k - 1] + ordered[:, k]) / 2.0
+        M = a * (U - tau[:, None])
     else:
-        if state is None:
-            raise ValueError(f"decision={rule!r} needs the model's decision state; fit the model first")
-        if S2.shape[1] != np.shape(state["prevalence"])[0]:
-            raise ValueError(f"scores have {S2.shape[1]} labels, the decision state {np.shape(state['prevalence'])[0]}")
-        U = corrected_scores(S2, state["rho_pos"], state["rho_neg"])
-        if rule == "bayes":
-            P = U > 0.5
-        elif rule == "prevalence":
-            P = S2 > state["label_thresholds"]
-        elif rule == "f1":
-            P = U > state["f1_threshold"]
-        elif rule == "f1-bounded":
-            P = U > state["f1_bounded_threshold"]
-        elif rule == "f1-budget":
-            P = U > state["f1_budget_threshold"]
-        elif rule == "hamming":
-            P = U > state["hamming_threshold"]
-        else:  # topk
-            k = int(np.clip(np.rint(state["cardinality"]), 0, S2.shape[1]))
-            P = np.zeros(S2.shape, dtype=bool)
-            if k:
-                top = np.argpartition(-U, k - 1, axis=1)[:, :k]
-                np.put_along_axis(P, top, True, axis=1)
-    P = P.astype(np.int8)
-    return P[:, 0] if one else P
+        key = {"bayes": None, "f1": "f1_threshold", "f1-bounded": "f1_bounded_threshold",
+               "f1-budget": "f1_budget_threshold", "hamming": "hamming_threshold"}[rule]
+        tau = 0.5 if key is None else float(state[key])
+        M = a * (U - tau)
+    return M[:, 0] if S.ndim == 1 else M
+
+
+def decide(rule, state, scores) -> np.ndarray:
+    """0/1 predictions, int8 of the shape of ``scores`` ((N, q), or (N,) for one label), by ``rule``:
+    ``decision_margin(rule, state, scores) > 0``."""
+    return (decision_margin(rule, state, scores) > 0).astype(np.int8)
+
+
+#: Log-odds beyond which probabilities are compressed (odds above e^20, 5e8 to 1): float64 cannot tell
+#: sigmoid(37) from 1, so a plain sigmoid would tie entries whose margins differ.
+_LOGIT_TAIL = 20.0
+
+
+def _logistic(z) -> np.ndarray:
+    """``sigmoid(z)`` with the tails beyond ``|z| = 20`` compressed to ``20 + 2.4 log(1 + log(1 + |z| - 20))``
+    (at most 35.7 for any float): strictly inside (0, 1) and in the order of ``z`` (no ties where float64
+    would round to 0 or 1; the probabilities changed are all beyond 1 - 2e-9 or below 2e-9)."""
+    z = np.asarray(z, dtype=np.float64)
+    over = np.maximum(np.abs(z) - _LOGIT_TAIL, 0.0)
+    z = np.where(over > 0, np.sign(z) * (_LOGIT_TAIL + 2.4 * np.log1p(np.log1p(over))), z)
+    return expit(z)
+
+
+def margin_probability(margin) -> np.ndarray:
+    """``sigmoid(margin)`` (tails compressed, :func:`_logistic`): the rule-weighted probability of
+    relevance, 1/2 at the threshold, in the order of the margin."""
+    return _logistic(margin)
+
+
+def clean_probability(state, scores) -> np.ndarray:
+    """``sigmoid(a u + b)``: the calibrated estimate of ``P(g = 1 | x)`` (clean label) from ``scores``,
+    of their shape; needs a fitted decision state (its rates and calibration)."""
+    S, S2 = _as_2d(scores)
+    _check_state("bayes", state, S2)
+    a, b = _calibration(state)
+    P = _logistic(a * corrected_scores(S2, state["rho_pos"], state["rho_neg"]) + b)
+    return P[:, 0] if S.ndim == 1 else P

@@ -30,6 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from .._validation import check_random_state
+
 __all__ = ["RandomHiddenLayer"]
 
 # (seed, d, L) -> W, while a layer holds it; the bias by the same key. The ELM variants of a run share a
@@ -79,7 +81,7 @@ class RandomHiddenLayer:
         ``L``, the number of hidden nodes.
     scaling : {"auto", "l2", "standard", "none"}
         "auto" is "l2" for sparse input and "standard" for dense input.
-    random_state : int, numpy Generator or None
+    random_state : None, int in [0, 2**32 - 1], numpy RandomState or Generator
         Layers fitted with the same integer seed and shape share ``weights_`` and ``bias_`` (read-only).
     """
 
@@ -92,6 +94,7 @@ class RandomHiddenLayer:
         """Draw ``W`` and ``b`` for ``X``'s feature count and freeze the scaling."""
         if self.scaling not in ("auto", "l2", "standard", "none"):
             raise ValueError(f"scaling must be 'auto', 'l2', 'standard' or 'none', got {self.scaling!r}")
+        check_random_state(self.random_state)  # 'abc': a ValueError naming random_state, not numpy's TypeError
         d = X.shape[1]
         self.n_features_in_ = d
         self.weights_, self.bias_ = _draw(self.random_state, d, self.n_hidden)

@@ -1,7 +1,7 @@
 """The paper's baselines and peers (River BR-LR / CC-LR, windowed ML-kNN, MLSAMPkNN), each with the chunk API of the core.
 
 Every baseline has ``partial_fit(X, Y)`` per chunk, ``decision_function(X)`` and
-``predict(X)`` (int8 in {0, 1}), parameters set in ``__init__``.  None is told the
+``predict(X)`` (in the label values and dtype of the fitted ``Y``), parameters set in ``__init__``.  None is told the
 flip rates: they are the methods the paper compares against, run as published.
 
 ``BASELINES`` maps a display name to ``"module:Class"``; :func:`make_baseline`

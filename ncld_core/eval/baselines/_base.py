@@ -7,7 +7,7 @@ and the River peer.
 * ``partial_fit(X, Y)`` learns one chunk; the first call initialises;
 * ``fit(X, Y)`` forgets everything and learns ``(X, Y)`` as one chunk;
 * ``decision_function(X)`` gives real scores (N, q), ``> 0`` meaning relevant;
-* ``predict(X)`` is ``decision_function(X) > 0`` as int8 in {0, 1};
+* ``predict(X)`` is ``decision_function(X) > 0``, in the label values and dtype of the fitted ``Y``;
 * it is a scikit-learn classifier (:class:`~ncld_core.sklearn_compat.ChunkClassifier`:
   ``get_params`` / ``set_params`` / ``clone``, tags, ``score``, a 1-D binary target).
 
@@ -42,7 +42,7 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
-from ..._validation import check_in_range, check_X, check_XY
+from ..._validation import check_in_range
 from ...sklearn_compat import ChunkClassifier
 
 __all__ = ["ChunkBaseline", "HiddenLayerBaseline", "OnlineLinearModel", "iter_rows", "canonical_csr", "as_csr"]
@@ -120,32 +120,25 @@ class ChunkBaseline(ChunkClassifier):
         """
         self._validate_params()
         fitted = self.is_fitted
-        Y, binary = self._targets(Y, classes, reset=False)
-        X, Y01 = check_XY(
-            X,
-            Y,
-            n_features=self.n_features_in_ if fitted else None,
-            n_labels=self.n_labels_ if fitted else None,
-        )
+        X, Y01, inputs = self._learning_chunk(X, Y, classes, reset=False)
         X = canonical_csr(X)
         state = self._get_state() if fitted else self._new_state(X, Y01)
         state = self._learn(state, X, Y01, not fitted)
         state["n_seen_"] = state["n_seen_"] + X.shape[0]
         self._set_state(state)
-        self._binary_classes = binary
+        self._commit_inputs(inputs)
         return self
 
     def fit(self, X, Y):
         """Forget everything, then learn ``(X, Y)`` as one chunk (unchanged on error)."""
         self._validate_params()
-        Y, binary = self._targets(Y, reset=True)
-        X, Y01 = check_XY(X, Y)
+        X, Y01, inputs = self._learning_chunk(X, Y, reset=True)
         X = canonical_csr(X)
         state = self._learn(self._new_state(X, Y01), X, Y01, True)
         state["n_seen_"] = X.shape[0]
         self._reset()
         self._set_state(state)
-        self._binary_classes = binary
+        self._commit_inputs(inputs)
         return self
 
     def _new_state(self, X, Y01) -> dict:
@@ -159,8 +152,7 @@ class ChunkBaseline(ChunkClassifier):
 
     def _check_X(self, X):
         """``X`` checked against the fitted model (dense, or canonical CSR)."""
-        self._check_fitted()
-        return canonical_csr(check_X(X, n_features=self.n_features_in_))
+        return canonical_csr(self._fitted_X(X))
 
     def decision_function(self, X) -> np.ndarray:
         """Real scores (N, q); ``> 0`` means relevant ((N,) after a 1-D target)."""
@@ -173,8 +165,8 @@ class HiddenLayerBaseline(ChunkBaseline):
 
     def hidden_output(self, X) -> np.ndarray:
         """The hidden-layer output ``H`` (N, L) of ``X``."""
-        self._check_fitted()
-        return self.hidden_.transform(check_X(X, n_features=self.n_features_in_))
+        X = self._fitted_X(X)  # first: an unfitted model has no hidden_
+        return self.hidden_.transform(X)
 
     def _decision(self, X):
         return self.hidden_.transform(X) @ self.coef_
@@ -230,14 +222,12 @@ class OnlineLinearModel(ChunkBaseline):
 
     def scores(self, X) -> np.ndarray:
         """Label scores ``f(x)`` (N, q) before the threshold is subtracted."""
-        self._check_fitted()
-        X = canonical_csr(check_X(X, n_features=self.n_features_in_))
+        X = self._check_X(X)
         return self._raw(X)[:, :-1]
 
     def threshold(self, X) -> np.ndarray:
         """The learned instance-dependent threshold ``t(x)`` (N,)."""
-        self._check_fitted()
-        X = canonical_csr(check_X(X, n_features=self.n_features_in_))
+        X = self._check_X(X)
         return self._raw(X)[:, -1]
 
     def _decision(self, X) -> np.ndarray:

@@ -140,7 +140,7 @@ class MCIC(ChunkBaseline):
 
     ``partial_fit`` learns a chunk instance by instance, in order; ``decision_function``
     gives scores (N, q) whose positive entries are the top-``h`` labels of each row, and
-    ``predict`` the ``h`` highest-scoring labels of each instance, as int8 in {0, 1}.
+    ``predict`` the ``h`` highest-scoring labels of each instance, in the label values of the fitted ``Y``.
 
     Parameters
     ----------

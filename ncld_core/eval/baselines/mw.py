@@ -82,7 +82,7 @@ class MW(ChunkBaseline):
 
     ``partial_fit`` pushes a chunk through every label's windows; ``decision_function`` is
     the positive fraction minus 1/2 (N, q), > 0 when most of the ``k`` neighbours are
-    positive, and ``predict`` their majority vote per label, as int8 in {0, 1}.
+    positive, and ``predict`` their majority vote per label, in the label values of the fitted ``Y``.
 
     Parameters
     ----------

@@ -95,7 +95,7 @@ Examples
 ((2, 3), (2,))
 >>> salt = SALT().fit(X, Y)
 >>> salt.covariance_mode_, salt.predict(X[:1]).dtype
-('full', dtype('int8'))
+('full', dtype('int64'))
 """
 
 from __future__ import annotations
