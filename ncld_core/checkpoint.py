@@ -713,6 +713,7 @@ def _upgrade_elmncld_2(state: dict) -> None:
     state.setdefault("monitors", [])
     state.setdefault("decision", "paper")  # before decision rules: threshold 0
     state.setdefault("flip_rates", "auto")  # before estimated rates: given ones, or "auto" with none given
+    state.setdefault("n_threads", "auto")  # before thread budgets: the process's BLAS pools as they were
     if "statistics_" not in state:
         return
     state.setdefault("monitors_", {})

@@ -26,12 +26,13 @@ an integer ``n_threads`` overrides it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import numbers
 import os
 import threading
 
-__all__ = ["THREADED_FROM", "threads_for", "set_budget", "budget", "resolve", "limit", "current_blas_threads",
-           "check_n_threads"]
+__all__ = ["THREADED_FROM", "threads_for", "set_budget", "budget", "resolve", "limit", "limited",
+           "current_blas_threads", "check_n_threads"]
 
 #: Hidden-layer size from which a run's BLAS calls get more than one thread (below it one thread was
 #: faster at every load measured; ``docs/performance.md``).
@@ -112,3 +113,15 @@ def limit(n_threads: int):
 def current_blas_threads() -> int:
     """The largest thread count of the BLAS pools loaded now."""
     return max((lib.num_threads for lib in _get_controller().select(user_api="blas").lib_controllers), default=1)
+
+
+def limited(method):
+    """Decorator for a model's method: its BLAS work runs on ``resolve(self.n_threads, n_hidden=self.n_hidden)``
+    threads (the model's ``n_threads`` parameter; ``"auto"`` follows the process budget)."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with limit(resolve(self.n_threads, n_hidden=int(getattr(self, "n_hidden", 0) or 0))):
+            return method(self, *args, **kwargs)
+
+    return wrapper

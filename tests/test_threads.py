@@ -55,3 +55,52 @@ def test_results_do_not_depend_on_the_thread_count():
                                    references=False, n_threads=n)
         runs.append([c.cumulative.get("ELM-O") for c in runner.iter_run(stream)])
     assert runs[0] == runs[1]
+
+
+def test_a_models_n_threads_limits_its_own_methods():
+    from ncld_core.threads import limited
+
+    class Probe:
+        n_hidden = 300
+
+        def __init__(self, n_threads):
+            self.n_threads = n_threads
+
+        @limited
+        def threads_inside(self):
+            return current_blas_threads()
+
+    before = current_blas_threads()
+    assert Probe(1).threads_inside() == 1 and Probe(2).threads_inside() == 2
+    assert Probe("auto").threads_inside() == 1  # 300 hidden nodes: one thread
+    assert current_blas_threads() == before
+
+
+def test_elmncld_validates_n_threads_by_name():
+    import numpy as np
+
+    from ncld_core.model import ELMNCLD
+
+    X, Y = np.random.default_rng(0).normal(size=(60, 4)), np.eye(60, 3, dtype=int)
+    with pytest.raises(ValueError, match="n_threads"):
+        ELMNCLD(n_hidden=20, n_neighbors=5, n_threads=0).partial_fit(X, Y)
+    model = ELMNCLD(n_hidden=20, n_neighbors=5, n_threads=1, random_state=0).partial_fit(X, Y)
+    same = ELMNCLD(n_hidden=20, n_neighbors=5, n_threads=2, random_state=0).partial_fit(X, Y)
+    assert np.array_equal(model.ranking_scores(X), same.ranking_scores(X))
+
+
+def test_the_bench_section_judges_the_issue_targets_from_its_numbers():
+    from benchmarks import threads as bench
+
+    def case(idle, one_busy, two_busy):
+        return {str(k): {"1": v[0], "2": v[1], "auto": v[2], "auto_threads": 1}
+                for k, v in enumerate((idle, one_busy, two_busy))}
+
+    good = {"cores": 2, "datasets": {"rcv1subset5": case((100, 80, 100), (70, 30, 70), (50, 20, 50))}}
+    rows = bench.target_rows(good)
+    assert [r[2] for r in rows] == ["**met**", "**met**"] and rows[0][1].startswith("0.70")
+    slow = {"cores": 2, "datasets": {"rcv1subset5": case((100, 80, 100), (40, 30, 40), (50, 70, 50))}}
+    rows = bench.target_rows(slow)
+    assert rows[0][2].startswith("**missed") and rows[1][2] == "**missed: 1.40x**" and "2 busy" in rows[1][1]
+    assert "| rcv1subset5 | 1 | 40 | 30 | 40 (1) | 1.00 | 0.40 |" in bench.render(slow)
+    assert bench.target_rows(None)[0][2] == "not measured"

@@ -22,6 +22,7 @@ from benchmarks.performance.protocol import DOC_PATH, FULL, QUICK, QUICK_PATH, T
 from benchmarks.performance.report import render
 from benchmarks.performance.scaling import bench_dims, bench_sizes
 from benchmarks.performance.throughput import bench_river, bench_throughput
+from benchmarks.threads import measure_or_error as bench_threads
 
 
 def jsonable(obj):
@@ -73,6 +74,7 @@ def run(cfg: Config) -> dict:
     res["dashboard"] = dashboard_timing()
     res["load"] = section("5c dataset load", bench_load)
     res["gram"] = section("5d Gram product", bench_gram)
+    res["threads"] = section("7 threads under load", bench_threads) if not cfg.quick else {"error": "not in --quick"}
     # profile the dataset furthest from its throughput target
     margins = {n: res["throughput"][n]["rate"] / t for n, t in TARGETS["rate"].items() if "rate" in res["throughput"].get(n, {})}
     target = min(margins, key=margins.get) if margins else None

@@ -6,6 +6,7 @@ from benchmarks.common import md_table
 from benchmarks.performance import dashboard, loading, memory, profiling, scaling, throughput
 from benchmarks.performance.formatting import fmt_ms, fmt_rate
 from benchmarks.performance.protocol import CHUNK, TARGETS
+from benchmarks import threads
 
 
 def render(res: dict) -> str:
@@ -65,7 +66,8 @@ def render(res: dict) -> str:
             "",
         ]
 
-    rows = throughput.target_rows(th, rv, m["nproc"]) + memory.target_rows(mem) + dashboard.target_rows(dash)
+    rows = (throughput.target_rows(th, rv, m["nproc"]) + memory.target_rows(mem) + dashboard.target_rows(dash)
+            + threads.target_rows(res.get("threads")))
     L += ["## Targets (from the issue)", "", md_table(["target", "measured", "verdict"], rows), ""]
     L += _miss_notes(res)
     # the sections, each from its own module
@@ -76,6 +78,7 @@ def render(res: dict) -> str:
     L += loading.load_section(res.get("load"))
     L += loading.gram_section(res.get("gram"))
     L += profiling.render(prof)
+    L += threads.render(res.get("threads"))
     L += [
         "",
         "## How to reproduce",

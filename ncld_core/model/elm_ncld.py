@@ -86,6 +86,7 @@ import pandas as pd
 
 from .._validation import Range, check_flip_rates, check_in_range, check_random_state
 from ..sklearn_compat import ChunkClassifier
+from ..threads import check_n_threads, limited
 from .capacity import (
     ALPHA_DISCOUNT,
     alpha_criterion,
@@ -209,6 +210,11 @@ class ELMNCLD(ChunkClassifier):
         Relative Tikhonov term of the graph weights; see :mod:`ncld_core.model.graph`.
     random_state : int or None
         Seed of the hidden layer.
+    n_threads : "auto" or int, default "auto"
+        BLAS/OpenMP threads for the model's algebra (:mod:`ncld_core.threads`): ``"auto"`` is the
+        process's budget (``ncld --threads``, the dashboard), else one thread below 1500 hidden nodes,
+        where a second thread costs more than it gains and oversubscribes a busy machine; an integer
+        overrides it. Predictions do not depend on it.
 
     Notes
     -----
@@ -273,6 +279,7 @@ class ELMNCLD(ChunkClassifier):
         scaling="auto",
         graph_reg=1e-6,
         random_state=None,
+        n_threads="auto",
     ):
         self.n_hidden = n_hidden
         self.alpha = alpha
@@ -292,6 +299,7 @@ class ELMNCLD(ChunkClassifier):
         self.scaling = scaling
         self.graph_reg = graph_reg
         self.random_state = random_state
+        self.n_threads = n_threads
 
     # ------------------------------------------------------------------ validation
     def check_params(self) -> None:
@@ -305,6 +313,7 @@ class ELMNCLD(ChunkClassifier):
                 continue  # "auto" or a grid, checked by alpha_grid
             allowed.check(getattr(self, name), name)
         check_random_state(self.random_state)
+        check_n_threads(self.n_threads)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         detector = self.detector
@@ -513,6 +522,7 @@ class ELMNCLD(ChunkClassifier):
         return sol[:, :q], sol[:, q:], float(eig[-1] / eig[0])
 
     # ------------------------------------------------------------------ public API
+    @limited
     def partial_fit(self, X, Y, *, classes=None, noisy_proba=None, cache=None):
         """Learn one chunk ``D_i``; the first call is the initialisation chunk ``D_0``.
 
@@ -634,6 +644,7 @@ class ELMNCLD(ChunkClassifier):
                 out[key] = make_detector(name, self.delta)
         return out
 
+    @limited
     def fit(self, X, Y, *, chunk_size=None, noisy_proba=None):
         """Forget everything, then the batch closed form (Eq. Gra0) on all of ``X``, graph built
         per block of ``chunk_size``.
@@ -703,6 +714,7 @@ class ELMNCLD(ChunkClassifier):
         if not self.is_fitted:
             raise self._not_fitted()
 
+    @limited
     def hidden_output(self, X) -> np.ndarray:
         """The hidden-layer output ``H`` (N, L) of ``X``."""
         X = self._fitted_X(X)  # first: an unfitted model has no hidden_
