@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from ncld_core.config import RunConfig, StreamSpec
+from ncld_core.limits import LIMITS
 
 UPLOAD = "upload"  #: RunConfig.dataset value for an uploaded file (cannot be put in a link)
 
@@ -85,7 +86,7 @@ def resolve(name, upload=None) -> DatasetFacts:
     return DatasetFacts(key, size("instances"), size("features"), size("labels"), cardinality=card)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@st.cache_data(max_entries=LIMITS.parse_cache_entries, ttl=LIMITS.parse_cache_ttl_s, show_spinner=False)
 def load_dataset(name: str):
     """A dataset listed in the data folders (never a path: ``ncld_core.data.load_dataset(paths=False)``)."""
     from ncld_core.data import load_dataset as _load
@@ -93,7 +94,7 @@ def load_dataset(name: str):
     return _load(name, paths=False)
 
 
-@st.cache_data(max_entries=4, show_spinner="Reading the upload…")
+@st.cache_data(max_entries=LIMITS.parse_cache_entries, ttl=LIMITS.parse_cache_ttl_s, show_spinner="Reading the upload…")
 def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
     """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input
     (also for features no model can learn from: ``ncld_core.data.check_features``)."""
@@ -112,7 +113,8 @@ def digest(*parts: bytes | None) -> str:
     return h.hexdigest()
 
 
-@st.cache_data(max_entries=6, show_spinner="Building the stream…")
+@st.cache_data(max_entries=LIMITS.stream_cache_entries, ttl=LIMITS.stream_cache_ttl_s,
+               show_spinner="Building the stream…")
 def _build_stream(spec: StreamSpec, upload_digest: str | None, _dataset=None):
     if spec.dataset == "synthetic":
         return spec.build_stream()
@@ -129,12 +131,16 @@ def stream_spec(cfg: RunConfig, upload=None) -> StreamSpec:
 
 
 def build_stream(cfg: RunConfig, upload=None):
-    """The stream of ``cfg`` (cached by its stream spec); ``upload``: (Dataset, digest) for uploads."""
+    """The stream of ``cfg`` (cached by its stream spec); ``upload``: (Dataset, digest) for uploads. The whole
+    run's memory is checked first (``RunConfig.check_budget``, with the data's own sizes): refused before
+    the stream is made."""
     if cfg.dataset == UPLOAD:
         if upload is None:
             raise ValueError("upload an ARFF file first")
         dataset, dig = upload
+        cfg.check_budget(dataset=dataset)
         return _build_stream(stream_spec(cfg, upload), dig, _dataset=dataset)
+    cfg.check_budget(dataset=None if cfg.dataset == "synthetic" else load_dataset(cfg.dataset))
     return _build_stream(cfg.stream, None)
 
 

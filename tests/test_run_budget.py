@@ -1,0 +1,92 @@
+"""The whole run's memory (stream, one chunk of every variant, a sweep) is estimated from the sizes alone and
+refused past the server's budget before any array is made, with a message naming the setting to lower: in the
+library (RunConfig.check_budget / build_stream), the command line and the dashboard's checks alike."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+
+from ncld_core import cli, limits
+from ncld_core.config import RunConfig
+from ncld_core.limits import Limits
+from ncld_core.model.cost import estimate_cost, estimate_run
+
+MiB = 1024**2
+
+
+def _peak_bytes(fn) -> int:
+    """Peak bytes Python allocated while ``fn`` ran (it may raise)."""
+    tracemalloc.start()
+    try:
+        fn()
+    except ValueError:
+        pass
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return peak
+
+
+def test_the_run_estimate_counts_the_stream_every_variant_and_the_sweep():
+    chunk = estimate_cost(chunk_size=500, n_hidden=300, n_features=20, n_labels=10, n_neighbors=20, n_models=3)
+    run = estimate_run(chunk, n_instances=10_000, n_features=20, n_labels=10)
+    assert run.terms["stream: features n x d"] == 10_000 * 20 * 8
+    assert run.terms["stream: true and noisy labels 2 x n x q"] == 2 * 10_000 * 10 * 8
+    assert run.memory_bytes == sum(run.terms.values()) > chunk.memory_bytes
+    swept = estimate_run(chunk, n_instances=10_000, n_features=20, n_labels=10, sweep_points=49, n_hidden=300)
+    assert swept.memory_bytes - run.memory_bytes == 49 * (300 * 300 + 300 * 10) * 8
+    more = estimate_cost(chunk_size=500, n_hidden=300, n_features=20, n_labels=10, n_neighbors=20, n_models=4)
+    assert more.memory_bytes > chunk.memory_bytes  # every variant counts
+
+
+def test_the_two_reported_cases_are_refused_before_any_work():
+    # the CLI's --n-instances 100000000 (14.9 GiB of stream) and the link's n_features=100000 with 50000 instances
+    huge_stream = RunConfig(n_instances=100_000_000)
+    with pytest.raises(ValueError, match="n_instances"):
+        huge_stream.check_budget()
+    assert _peak_bytes(huge_stream.check_budget) < 5 * MiB
+    wide = RunConfig(n_instances=50_000, n_features=100_000)
+    with pytest.raises(ValueError, match=r"^n_features: .*use fewer features \(n_features\)"):
+        wide.check_budget()
+    assert _peak_bytes(wide.build_stream) < 5 * MiB  # refused before the 37 GiB array
+    assert cli.main(["run", "--n-instances", "100000000", "--quiet"]) == 2
+
+
+def test_a_config_within_every_range_but_past_the_run_budget_is_refused_everywhere(monkeypatch, tmp_path, capsys):
+    cfg = RunConfig(n_instances=200_000, n_features=100, n_labels=10, chunk_size=500, models=["ELM-O"])
+    assert cfg.errors() == {}
+    cost = cfg.check_budget()  # within the default budget
+    assert cost.memory_bytes > 150 * MiB
+    monkeypatch.setattr(limits, "LIMITS", Limits(run_memory_bytes=128 * MiB))
+    with pytest.raises(ValueError, match=r"^n_instances: .*past the budget of 128 MB: use a shorter stream"):
+        cfg.check_budget()
+    # the library: building the stream is refused before its arrays exist
+    assert _peak_bytes(cfg.build_stream) < 5 * MiB
+    with pytest.raises(ValueError, match="n_instances"):
+        cfg.build_stream()
+    # the command line: exit 2, the setting named, nothing written
+    (tmp_path / "run.toml").write_text(cfg.to_toml())
+    assert cli.main(["run", "--config", str(tmp_path / "run.toml"), "--quiet", "--out", str(tmp_path / "out")]) == 2
+    assert "n_instances" in capsys.readouterr().err and not (tmp_path / "out").exists()
+    # the dashboard's checks: an error under the control, Run disabled
+    from dashboard import checks
+    from dashboard.data import DatasetFacts
+
+    errors, _ = checks.check(cfg, DatasetFacts("synthetic"))
+    assert "n_instances" in errors and "past the budget" in errors["n_instances"]
+
+
+def test_more_hidden_nodes_name_n_hidden(monkeypatch):
+    cfg = RunConfig(n_instances=2000, n_features=20, n_labels=10, chunk_size=500, n_hidden=1500)
+    assert cfg.check_budget().memory_bytes > 100 * MiB
+    monkeypatch.setattr(limits, "LIMITS", Limits(run_memory_bytes=100 * MiB))
+    with pytest.raises(ValueError, match=r"^n_hidden: .*fewer hidden nodes"):
+        cfg.check_budget()
+
+
+def test_limits_are_read_from_the_environment_and_bad_values_are_named():
+    assert Limits.from_env({"NCLD_RUN_MEMORY_BYTES": "1e9"}).run_memory_bytes == 10**9
+    with pytest.raises(ValueError, match="NCLD_SESSION_TIMEOUT_S must be positive"):
+        Limits.from_env({"NCLD_SESSION_TIMEOUT_S": "-1"})
