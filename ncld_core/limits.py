@@ -2,8 +2,8 @@
 else its default. ``docs/deploy.md`` ("Limits") says what each one bounds, its default and why.
 
 >>> limits = Limits.from_env({"NCLD_MAX_CONCURRENT_RUNS": "3"})
->>> limits.max_concurrent_runs, limits.runs_per_session
-(3, 1)
+>>> limits.max_concurrent_runs, limits.run_cache_entries
+(3, 16)
 >>> Limits.from_env({"NCLD_MAX_CONCURRENT_RUNS": "zero"})
 Traceback (most recent call last):
 ...
@@ -29,10 +29,8 @@ class Limits:
     run_memory_bytes: int = 2 * 1024**3
     #: Runs computing at once on the server; further runs wait in a FIFO queue.
     max_concurrent_runs: int = 2
-    #: Active runs (computing or queued) of one browser session.
-    runs_per_session: int = 1
-    #: Seconds without a heartbeat after which a session's run (or its place in the queue) is given up.
-    session_timeout_s: float = 5.0
+    #: How often (seconds) the server looks for closed sessions, whose runs and places in line it gives up.
+    session_check_s: float = 0.5
     #: Finished runs kept for replay (any visitor with the same configuration and code version).
     run_cache_entries: int = 16
     #: Seconds a finished run is kept for replay.

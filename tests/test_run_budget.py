@@ -88,5 +88,5 @@ def test_more_hidden_nodes_name_n_hidden(monkeypatch):
 
 def test_limits_are_read_from_the_environment_and_bad_values_are_named():
     assert Limits.from_env({"NCLD_RUN_MEMORY_BYTES": "1e9"}).run_memory_bytes == 10**9
-    with pytest.raises(ValueError, match="NCLD_SESSION_TIMEOUT_S must be positive"):
-        Limits.from_env({"NCLD_SESSION_TIMEOUT_S": "-1"})
+    with pytest.raises(ValueError, match="NCLD_SESSION_CHECK_S must be positive"):
+        Limits.from_env({"NCLD_SESSION_CHECK_S": "-1"})
