@@ -214,3 +214,28 @@ def flops_rate() -> float:
     from ncld_core.model.cost import machine_flops
 
     return machine_flops()
+
+
+def session_id() -> str:
+    """This visitor's Streamlit session (``"local"`` outside a script run)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "local"
+
+
+def session_alive(session: str) -> bool:
+    """Whether the session's browser is still connected (Streamlit ends a session when its browser goes away);
+    True where there is no server (a script run in tests)."""
+    from streamlit.runtime import Runtime
+
+    return not Runtime.exists() or Runtime.instance().is_active_session(session)
+
+
+@st.cache_resource(show_spinner=False)
+def run_hub():
+    """The server's runs, shared by every visitor (:class:`dashboard.run_hub.RunHub`): the queue, the one run
+    per session, the closed sessions' runs stopped, each run computed once."""
+    from .run_hub import RunHub
+
+    return RunHub(LIMITS, session_alive=session_alive, watch_s=LIMITS.session_check_s)
