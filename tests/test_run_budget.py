@@ -90,3 +90,33 @@ def test_limits_are_read_from_the_environment_and_bad_values_are_named():
     assert Limits.from_env({"NCLD_RUN_MEMORY_BYTES": "1e9"}).run_memory_bytes == 10**9
     with pytest.raises(ValueError, match="NCLD_SESSION_CHECK_S must be positive"):
         Limits.from_env({"NCLD_SESSION_CHECK_S": "-1"})
+
+
+def test_the_parsed_cache_on_disk_is_bounded_in_size_and_age(tmp_path, monkeypatch):
+    import os
+
+    import numpy as np
+
+    from ncld_core.data import parsed_cache
+    from ncld_core.data.dataset import Dataset
+
+    def ds(i):
+        rng = np.random.default_rng(i)
+        return Dataset(f"d{i}", rng.standard_normal((200, 20)), rng.integers(0, 2, (200, 3)), source="x.arff")
+
+    assert parsed_cache.store(ds(0), "k0", folder=tmp_path)
+    one = parsed_cache.entry_path("k0", folder=tmp_path).stat().st_size
+    monkeypatch.setattr(limits, "LIMITS", Limits(parsed_disk_bytes=int(2.5 * one), parsed_disk_days=1.0))
+    first = parsed_cache.entry_path("k0", folder=tmp_path)
+    os.utime(first, (first.stat().st_mtime - 100, first.stat().st_mtime - 100))  # read longest ago
+    for i in (1, 2):
+        assert parsed_cache.store(ds(i), f"k{i}", folder=tmp_path)
+    # three entries do not fit in 2.5 entries' bytes: the least recently read (k0) went
+    assert parsed_cache.fetch("k0", folder=tmp_path) is None
+    assert parsed_cache.fetch("k1", folder=tmp_path).name == "d1"
+    assert parsed_cache.fetch("k2", folder=tmp_path).name == "d2"
+    # an entry unread for longer than the age limit goes at the next write; the one just written stays
+    old = parsed_cache.entry_path("k1", folder=tmp_path)
+    os.utime(old, (old.stat().st_mtime - 2 * 86400, old.stat().st_mtime - 2 * 86400))
+    assert parsed_cache.store(ds(3), "k3", folder=tmp_path)
+    assert parsed_cache.fetch("k1", folder=tmp_path) is None and parsed_cache.fetch("k3", folder=tmp_path) is not None
