@@ -155,7 +155,7 @@ def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) 
     return f"Sweeping β × γ: {n_points} grid points together, {100 * done / total:.0f} % of the stream"
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, ttl=LIMITS.run_cache_ttl_s, show_spinner=False)
 def run_sweep(spec: StreamSpec, params: str, variant: str, betas: tuple, gammas: tuple, upload_digest: str | None,
               _stream=None):
     """``ncld_core.eval.sweep.sweep`` with a progress bar; cached by stream, parameters and grid."""
@@ -164,6 +164,11 @@ def run_sweep(spec: StreamSpec, params: str, variant: str, betas: tuple, gammas:
     cfg = RunConfig(**dataclasses.asdict(spec), **json.loads(params))
     # Created inside the cached function: on a cache hit the finished bar is replayed.
     n_points = len(betas) * len(gammas)
+    if _stream is not None:  # the whole run with its grid within the budget, before any grid point is solved
+        X = _stream.X
+        cfg.check_budget(n_features=X.shape[1], n_labels=_stream.Y_true.shape[1], n_available=_stream.n_instances,
+                         sweep_points=n_points, features_bytes=(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+                         if hasattr(X, "indptr") else None)
     bar = st.progress(0.0, text=f"Sweeping β × γ: {n_points} grid points …")
     # With estimated rates every grid point is a run of its own (ncld_core.eval.sweep: "runner"), counted one by
     # one; otherwise all grid points advance together, chunk by chunk, and finish at once.

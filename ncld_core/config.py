@@ -413,14 +413,14 @@ class RunConfig(ModelParams, StreamSpec):
 
     # ------------------------------------------------------------ budget
     def run_cost(self, *, dataset=None, n_features: int | None = None, n_labels: int | None = None,
-                 n_available: int | None = None, sweep_points: int = 0):
+                 n_available: int | None = None, sweep_points: int = 0, features_bytes: int | None = None):
         """The whole run's memory (:class:`~ncld_core.model.cost.RunCost`): its stream, one chunk of every
         ELM-NCLD variant and a sweep of ``sweep_points`` points, from the sizes alone. The data's sizes come
-        from ``dataset`` (a loaded :class:`~ncld_core.data.Dataset`), else from the arguments, else (synthetic
-        data) from this configuration; None when they are unknown."""
+        from ``dataset`` (a loaded :class:`~ncld_core.data.Dataset`), else from the arguments (``features_bytes``:
+        what the stream's features take, when sparse), else (synthetic data) from this configuration; None when
+        they are unknown."""
         from .model.cost import estimate_for, estimate_run
 
-        features_bytes = None
         if dataset is not None:
             n_features, n_labels, n_available = dataset.n_features, dataset.n_labels, dataset.n_instances
             X = dataset.X

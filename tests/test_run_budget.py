@@ -120,3 +120,20 @@ def test_the_parsed_cache_on_disk_is_bounded_in_size_and_age(tmp_path, monkeypat
     os.utime(old, (old.stat().st_mtime - 2 * 86400, old.stat().st_mtime - 2 * 86400))
     assert parsed_cache.store(ds(3), "k3", folder=tmp_path)
     assert parsed_cache.fetch("k1", folder=tmp_path) is None and parsed_cache.fetch("k3", folder=tmp_path) is not None
+
+
+def test_a_sweep_counts_its_grid_points_and_is_refused_before_solving_any(monkeypatch):
+    import json
+
+    from dashboard import data
+
+    cfg = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, n_hidden=300,
+                    models=["ELM-O"], references=False)
+    stream = cfg.build_stream()
+    one, grid = cfg.check_budget(sweep_points=1), cfg.check_budget(sweep_points=400)
+    assert grid.memory_bytes - one.memory_bytes == 399 * (300 * 300 + 300 * 4) * 8
+    monkeypatch.setattr(limits, "LIMITS", Limits(run_memory_bytes=(one.memory_bytes + grid.memory_bytes) // 2))
+    params = json.dumps({"n_hidden": 300, "n_neighbors": 5, "seed": 0, "model_rates": "known"})
+    betas = tuple(0.05 * i for i in range(20))
+    with pytest.raises(ValueError, match=r"^n_hidden: .*sweep: an L x L system per \(beta, gamma\) point"):
+        data.run_sweep.__wrapped__(cfg.stream, params, "ELM-O", betas, betas, None, _stream=stream)
