@@ -40,6 +40,10 @@ def check(cfg: RunConfig, facts: DatasetFacts, *, labels_true=None, extra: dict 
     n_labels = cfg.n_labels if synthetic else facts.n_labels
     cost = settings_cost(cfg, n_features, n_labels, facts.n_instances)
     refusal = over_budget(cfg, cost, n_features, n_labels)
+    if refusal is None and synthetic:
+        # the whole run (its stream too); a listed dataset's or an upload's is checked with the data's own
+        # sizes (sparse features) when Run builds the stream (dashboard.data.build_stream), before any array
+        refusal = cfg.budget_error(cfg.run_cost())
     if refusal:
         errors[refusal[0]] = refusal[1]
     return errors, cost

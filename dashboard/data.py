@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from ncld_core.config import RunConfig, StreamSpec
+from ncld_core.limits import LIMITS
 
 UPLOAD = "upload"  #: RunConfig.dataset value for an uploaded file (cannot be put in a link)
 
@@ -85,7 +86,7 @@ def resolve(name, upload=None) -> DatasetFacts:
     return DatasetFacts(key, size("instances"), size("features"), size("labels"), cardinality=card)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@st.cache_data(max_entries=LIMITS.parse_cache_entries, ttl=LIMITS.parse_cache_ttl_s, show_spinner=False)
 def load_dataset(name: str):
     """A dataset listed in the data folders (never a path: ``ncld_core.data.load_dataset(paths=False)``)."""
     from ncld_core.data import load_dataset as _load
@@ -93,7 +94,7 @@ def load_dataset(name: str):
     return _load(name, paths=False)
 
 
-@st.cache_data(max_entries=4, show_spinner="Reading the upload…")
+@st.cache_data(max_entries=LIMITS.parse_cache_entries, ttl=LIMITS.parse_cache_ttl_s, show_spinner="Reading the upload…")
 def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
     """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input
     (also for features no model can learn from: ``ncld_core.data.check_features``)."""
@@ -112,7 +113,8 @@ def digest(*parts: bytes | None) -> str:
     return h.hexdigest()
 
 
-@st.cache_data(max_entries=6, show_spinner="Building the stream…")
+@st.cache_data(max_entries=LIMITS.stream_cache_entries, ttl=LIMITS.stream_cache_ttl_s,
+               show_spinner="Building the stream…")
 def _build_stream(spec: StreamSpec, upload_digest: str | None, _dataset=None):
     if spec.dataset == "synthetic":
         return spec.build_stream()
@@ -129,12 +131,16 @@ def stream_spec(cfg: RunConfig, upload=None) -> StreamSpec:
 
 
 def build_stream(cfg: RunConfig, upload=None):
-    """The stream of ``cfg`` (cached by its stream spec); ``upload``: (Dataset, digest) for uploads."""
+    """The stream of ``cfg`` (cached by its stream spec); ``upload``: (Dataset, digest) for uploads. The whole
+    run's memory is checked first (``RunConfig.check_budget``, with the data's own sizes): refused before
+    the stream is made."""
     if cfg.dataset == UPLOAD:
         if upload is None:
             raise ValueError("upload an ARFF file first")
         dataset, dig = upload
+        cfg.check_budget(dataset=dataset)
         return _build_stream(stream_spec(cfg, upload), dig, _dataset=dataset)
+    cfg.check_budget(dataset=None if cfg.dataset == "synthetic" else load_dataset(cfg.dataset))
     return _build_stream(cfg.stream, None)
 
 
@@ -149,7 +155,7 @@ def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) 
     return f"Sweeping β × γ: {n_points} grid points together, {100 * done / total:.0f} % of the stream"
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, ttl=LIMITS.run_cache_ttl_s, show_spinner=False)
 def run_sweep(spec: StreamSpec, params: str, variant: str, betas: tuple, gammas: tuple, upload_digest: str | None,
               _stream=None):
     """``ncld_core.eval.sweep.sweep`` with a progress bar; cached by stream, parameters and grid."""
@@ -158,6 +164,11 @@ def run_sweep(spec: StreamSpec, params: str, variant: str, betas: tuple, gammas:
     cfg = RunConfig(**dataclasses.asdict(spec), **json.loads(params))
     # Created inside the cached function: on a cache hit the finished bar is replayed.
     n_points = len(betas) * len(gammas)
+    if _stream is not None:  # the whole run with its grid within the budget, before any grid point is solved
+        X = _stream.X
+        cfg.check_budget(n_features=X.shape[1], n_labels=_stream.Y_true.shape[1], n_available=_stream.n_instances,
+                         sweep_points=n_points, features_bytes=(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+                         if hasattr(X, "indptr") else None)
     bar = st.progress(0.0, text=f"Sweeping β × γ: {n_points} grid points …")
     # With estimated rates every grid point is a run of its own (ncld_core.eval.sweep: "runner"), counted one by
     # one; otherwise all grid points advance together, chunk by chunk, and finish at once.
@@ -208,3 +219,28 @@ def flops_rate() -> float:
     from ncld_core.model.cost import machine_flops
 
     return machine_flops()
+
+
+def session_id() -> str:
+    """This visitor's Streamlit session (``"local"`` outside a script run)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "local"
+
+
+def session_alive(session: str) -> bool:
+    """Whether the session's browser is still connected (Streamlit ends a session when its browser goes away);
+    True where there is no server (a script run in tests)."""
+    from streamlit.runtime import Runtime
+
+    return not Runtime.exists() or Runtime.instance().is_active_session(session)
+
+
+@st.cache_resource(show_spinner=False)
+def run_hub():
+    """The server's runs, shared by every visitor (:class:`dashboard.run_hub.RunHub`): the queue, the one run
+    per session, the closed sessions' runs stopped, each run computed once."""
+    from .run_hub import RunHub
+
+    return RunHub(LIMITS, session_alive=session_alive, watch_s=LIMITS.session_check_s)

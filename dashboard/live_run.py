@@ -76,8 +76,10 @@ class LiveRun:
     ABANDON_S = 600.0
 
     def __init__(self, cfg, *, build_stream: Callable[[], object] | None = None, use_process: bool | None = None,
-                 idle_s: float = IDLE_S, abandon_s: float = ABANDON_S):
+                 idle_s: float = IDLE_S, abandon_s: float = ABANDON_S, waiting: Callable[[], int] | None = None):
         self.cfg = cfg
+        #: The run's place in the server's queue (0: it may start; ``dashboard.run_hub.RunHub``), or None.
+        self.waiting = waiting
         self.token = uuid.uuid4().hex
         self.status: Status = "starting"
         self.error: str | None = None
@@ -128,6 +130,8 @@ class LiveRun:
         with self._lock:
             if self.status != "starting" or self._begun:
                 return False
+            if self.queue_position():  # waiting for a free slot on the server: the caller asks again
+                return False
             self._begun = True
         try:
             self._start()
@@ -175,6 +179,24 @@ class LiveRun:
             self.status = "running"
             self._cond.notify_all()
         worker.start()
+
+    def queue_position(self) -> int:
+        """1 for first in line, 2 for second, ...; 0 when the run may start (or has no queue)."""
+        return 0 if self.waiting is None else int(self.waiting())
+
+    @classmethod
+    def frozen(cls, run: "LiveRun", status: Status | None = None) -> "LiveRun":
+        """A copy of ``run``'s chunks and facts that computes nothing (a replay, or what a follower keeps when it
+        stops following); ``status``: its status (default: ``run``'s)."""
+        chunks, run_status = run.snapshot()
+        copy = cls(run.cfg, build_stream=lambda: run.stream, use_process=False)
+        for name in ("stream", "stream_name", "stream_s", "chunk_size", "n_chunks", "models", "change_points",
+                     "error"):
+            setattr(copy, name, getattr(run, name))
+        copy.chunks, copy.compute_ms = chunks, list(run.compute_ms[:len(chunks)])
+        copy.status = status or run_status
+        copy.mode, copy._begun = "replay", True
+        return copy
 
     def stop(self) -> None:
         """Mark the run stopped (if it still runs) and end the chunk being computed; never waits for it."""

@@ -140,6 +140,7 @@ def run_config(config: RunConfig, *, out: Path | None = None, quiet: bool = Fals
     if checkpoint_every < 1:
         raise ValueError(f"--checkpoint-every must be >= 1, got {checkpoint_every}")
     config.check()
+    # the whole run's memory is checked (RunConfig.check_budget) before the stream's arrays are made
     stream = config.build_stream() if stream is None else stream
     runner = config.runner()
     state, chunks = (None, []) if resume_from is None else resume_from

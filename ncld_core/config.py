@@ -404,8 +404,84 @@ class RunConfig(ModelParams, StreamSpec):
         return params
 
     def build_stream(self, dataset=None):
-        """The stream this configuration describes (:meth:`StreamSpec.build_stream`)."""
+        """The stream this configuration describes (:meth:`StreamSpec.build_stream`), once the whole run's
+        memory is within the budget (:meth:`check_budget`, before the stream's arrays are made)."""
+        if dataset is None and self.dataset != "synthetic":
+            from .data import load_dataset
+
+            dataset = load_dataset(self.dataset, paths=False)
+        self.stream.check(**({} if dataset is None else
+                             {"n_available": dataset.n_instances, "n_labels_available": dataset.n_labels}))
+        self.check_budget(dataset=dataset)
         return self.stream.build_stream(dataset)
+
+    # ------------------------------------------------------------ budget
+    def run_cost(self, *, dataset=None, n_features: int | None = None, n_labels: int | None = None,
+                 n_available: int | None = None, sweep_points: int = 0, features_bytes: int | None = None):
+        """The whole run's memory (:class:`~ncld_core.model.cost.RunCost`): its stream, one chunk of every
+        ELM-NCLD variant and a sweep of ``sweep_points`` points, from the sizes alone. The data's sizes come
+        from ``dataset`` (a loaded :class:`~ncld_core.data.Dataset`), else from the arguments (``features_bytes``:
+        what the stream's features take, when sparse), else (synthetic data) from this configuration; None when
+        they are unknown."""
+        from .model.cost import estimate_for, estimate_run
+
+        if dataset is not None:
+            n_features, n_labels, n_available = dataset.n_features, dataset.n_labels, dataset.n_instances
+            X = dataset.X
+            if hasattr(X, "indptr"):  # sparse: what the data takes, scaled to the stream's length
+                stored = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+                length = self.n_instances or n_available
+                features_bytes = int(stored * length / max(n_available, 1))
+        elif self.dataset == "synthetic":
+            n_features = self.n_features if n_features is None else n_features
+            n_labels = self.n_labels if n_labels is None else n_labels
+        length = self.stream.length(n_available)
+        if n_features is None or n_labels is None or length is None:
+            return None
+        chunk = estimate_for(self, n_features=n_features, n_labels=n_labels, n_instances=length,
+                             elm_names=[*ELM_VARIANTS, *ORACLES])
+        return estimate_run(chunk, n_instances=length, n_features=n_features, n_labels=n_labels,
+                            features_bytes=features_bytes, sweep_points=sweep_points, n_hidden=self.n_hidden)
+
+    def budget_error(self, cost, budget_bytes: int | None = None):
+        """``(field, message)`` when ``cost`` (:meth:`run_cost`) is past ``budget_bytes`` (default the
+        server's ``run_memory_bytes``, :mod:`ncld_core.limits`), else None; the field is the setting to lower."""
+        from .limits import LIMITS
+
+        budget = LIMITS.run_memory_bytes if budget_bytes is None else budget_bytes
+        if cost is None or cost.memory_bytes <= budget:
+            return None
+        largest = cost.largest
+        if largest.startswith("stream: features") and self.dataset == "synthetic" and self.n_features > 100:
+            field_, hint = "n_features", "fewer features (n_features) or a shorter stream (n_instances)"
+        elif largest.startswith("stream"):
+            field_, hint = "n_instances", "a shorter stream (n_instances)"
+        elif largest.startswith("sweep"):
+            field_, hint = "n_hidden", "fewer grid points or fewer hidden nodes (n_hidden)"
+        elif "L" in cost.chunk.largest.split(":")[-1]:
+            field_, hint = "n_hidden", "fewer hidden nodes (n_hidden)"
+        else:
+            field_, hint = "chunk_size", "smaller chunks (chunk_size)"
+        def size(b):
+            return f"{b / 1024**3:.1f} GB" if b >= 1024**3 else f"{b / 1024**2:.0f} MB"
+
+        return field_, (f"the run needs an estimated {size(cost.memory_bytes)} of memory (largest part: "
+                        f"{largest}, {size(cost.terms[largest])}), past the budget of {size(budget)}: use {hint}")
+
+    def check_budget(self, *, budget_bytes: int | None = None, **kwargs):
+        """The run's :meth:`run_cost` (arguments as there), or a ValueError naming the setting to lower when it
+        is past the budget; nothing is allocated.
+
+        >>> RunConfig(n_instances=1_000_000, n_features=20_000, n_labels=10).check_budget()
+        Traceback (most recent call last):
+        ...
+        ValueError: n_features: the run needs an estimated 149.3 GB of memory (largest part: stream: features n x d, 149.0 GB), past the budget of 2.0 GB: use fewer features (n_features) or a shorter stream (n_instances)
+        """
+        cost = self.run_cost(**kwargs)
+        refusal = self.budget_error(cost, budget_bytes)
+        if refusal:
+            raise ValueError(f"{refusal[0]}: {refusal[1]}")
+        return cost
 
     def runner(self) -> PrequentialRunner:
         return PrequentialRunner(

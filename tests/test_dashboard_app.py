@@ -740,7 +740,10 @@ def test_sweep_progress_counts_grid_points():
 
 def test_a_run_computed_in_a_thread_where_the_platform_has_no_fork_server(monkeypatch):
     """Platforms without a fork server compute the chunks in a thread: the run completes the same way."""
+    from dashboard.data import run_hub
+
     monkeypatch.setenv("NCLD_DASHBOARD_THREADS", "1")
+    run_hub.clear()  # computed here, not replayed from an earlier test's run of the same settings
     at = _app()
     _small(at)
     at.number_input(key="w_n_neighbors").set_value(5)

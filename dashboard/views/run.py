@@ -19,9 +19,11 @@ from dashboard import figures as F
 from dashboard.controls import label_of
 from dashboard.live_chart import draw_charts, mount, preload_plotly
 from dashboard.live_run import LiveRun, duration_text
+from dashboard.run_hub import ROLE_TEXT, ordinal
 from dashboard.teaching import detector_label, noise_cost_text
 from dashboard.ui import md_escape, teach
 from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
+from ncld_core.limits import LIMITS
 from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.model.cost import MEMORY_BUDGET_BYTES
 
@@ -34,17 +36,22 @@ POLL_S = 0.1
 
 
 def _start():
-    old = ss.get("run")
-    if old is not None:  # a previous run's worker may still be computing a chunk: it discards it
-        old.stop()
+    """The server's run of these settings (dashboard.run_hub): replayed when computed for an earlier visitor,
+    followed when being computed for another, else queued for a free slot. This session's previous run is
+    stopped (unless other visitors follow it)."""
     cfg, upload = ss["ctx"].cfg, ss["ctx"].upload
-    ss["run"] = LiveRun(cfg, build_stream=lambda: data.build_stream(cfg, upload))
+    ss["run"], ss["run_role"] = data.run_hub().start(
+        data.session_id(), cfg, extra=None if upload is None else upload[1],
+        build_stream=lambda: data.build_stream(cfg, upload))
 
 
 def _stop():
     run = ss.get("run")
-    if run is not None:
-        run.stop()
+    if run is None:
+        return
+    data.run_hub().detach(data.session_id())  # stopped, unless other visitors follow it
+    if run.active:  # others follow it: this visitor keeps what it has received, stopped
+        ss["run"], ss["run_role"] = LiveRun.frozen(run, "stopped"), None
 
 
 def _describe(cfg) -> str:
@@ -443,7 +450,11 @@ else:
     if run.status == "starting":
         status.caption("starting · building the stream and the models…")
         while run.status == "starting":
-            if not run.begin():  # another script thread is beginning it: wait (interruptible)
+            if not run.begin():  # queued, or another script thread is beginning it: wait (interruptible)
+                place = run.queue_position()
+                status.caption(f"waiting: {ordinal(place)} in line · the server computes "
+                               f"{LIMITS.max_concurrent_runs} runs at once; this one starts when a run ends"
+                               if place else "starting · building the stream and the models…")
                 ss.get("run")
                 time.sleep(POLL_S)
         if run.status == "error":
@@ -456,10 +467,12 @@ else:
     elif run.status == "starting":
         status.caption("starting · building the stream and the models…")
     else:
-        if not presenting:
-            run_caption.caption(f"This run: {md_escape(_describe(run.cfg))}")
-            if run.stream is not None and run.stream.coverage_note():  # never silent about unused instances
-                alert.info(f"The stream {md_escape(run.stream.coverage_note())}.", icon=":material/info:")
+        role = ROLE_TEXT.get(ss.get("run_role"))  # replayed or followed: said before what the run is
+        about = "" if presenting else f"This run: {md_escape(_describe(run.cfg))}"
+        if role or about:
+            run_caption.caption(" · ".join(t for t in (role and f"**{role}**", about) if t))
+        if not presenting and run.stream is not None and run.stream.coverage_note():  # never silent
+            alert.info(f"The stream {md_escape(run.stream.coverage_note())}.", icon=":material/info:")
         chunks, _ = run.snapshot()
         status.caption(run.status_text(len(chunks)))  # before the panels: Stop is seen at once
         if chunks:

@@ -10,6 +10,10 @@ temporary file of the writer's own, renamed), a damaged entry is deleted and par
 failure to read or write only costs the parse. Entries are not checksummed against the registry:
 ``load_dataset(verify=True)`` checks the ARFF and XML bytes, whose hashes name the entry.
 
+The folder is bounded (:mod:`ncld_core.limits`: ``parsed_disk_bytes``, ``parsed_disk_days``): after each
+write, entries unread for longer than the age limit go, then the least recently read until the folder fits
+(a read marks an entry by its modification time); the entry just written stays.
+
 The folder is ``NCLD_CACHE_DIR`` if set (an empty value turns the cache off), else
 ``$XDG_CACHE_HOME/ncld/parsed`` (``~/.cache/ncld/parsed``).
 
@@ -105,8 +109,11 @@ def fetch(key: str, *, name: str | None = None, source: str | None = None, folde
                 X = sp.csr_matrix((z["x_data"], z["x_indices"], z["x_indptr"]), shape=tuple(meta["shape"]))
             else:
                 X = z["x_dense"]
-            return Dataset(name or meta["name"], X, z["y"], label_names=tuple(meta["label_names"]),
-                           feature_names=tuple(meta["feature_names"]), source=source or meta["source"])
+            ds = Dataset(name or meta["name"], X, z["y"], label_names=tuple(meta["label_names"]),
+                         feature_names=tuple(meta["feature_names"]), source=source or meta["source"])
+        with contextlib.suppress(OSError):
+            os.utime(path)  # read now: the last to go when the folder is trimmed
+        return ds
     except Exception:  # noqa: BLE001 - truncated, bit-flipped (BadZipFile, CRC), foreign: parse again
         with contextlib.suppress(OSError):
             path.unlink()
@@ -136,7 +143,50 @@ def store(ds: Dataset, key: str, *, folder=None) -> bool:
                 os.unlink(tmp)
         return False
     _prune(path.parent)
+    trim(path.parent, keep=path)
     return True
+
+
+def trim(folder, *, max_bytes: int | None = None, max_age_s: float | None = None, keep: Path | None = None,
+         now: float | None = None) -> list[Path]:
+    """Remove the entries of ``folder`` unread for more than ``max_age_s``, then the least recently read
+    until the rest take at most ``max_bytes`` (defaults: :mod:`ncld_core.limits`); never ``keep``. The
+    entries removed.
+
+    >>> import tempfile, os
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> for i, name in enumerate("abc"):
+    ...     _ = (folder / f"{name}.npz").write_bytes(b"x" * 100)
+    ...     os.utime(folder / f"{name}.npz", (1000 + i, 1000 + i))
+    >>> [p.name for p in trim(folder, max_bytes=250, max_age_s=10**9, now=2000)]
+    ['a.npz']
+    >>> [p.name for p in trim(folder, max_bytes=10**6, max_age_s=500, now=1503, keep=folder / "b.npz")]
+    ['c.npz']
+    """
+    import time
+
+    from ..limits import LIMITS
+
+    max_bytes = LIMITS.parsed_disk_bytes if max_bytes is None else max_bytes
+    max_age_s = LIMITS.parsed_disk_days * 86400 if max_age_s is None else max_age_s
+    now = time.time() if now is None else now
+    entries = []
+    with contextlib.suppress(OSError):
+        for f in Path(folder).iterdir():
+            if f.suffix == ".npz" and not f.name.startswith(".") and f.is_file():
+                st = f.stat()
+                entries.append((st.st_mtime, st.st_size, f))
+    entries.sort()  # least recently read first
+    removed, total = [], sum(size for _, size, _ in entries)
+    for mtime, size, f in entries:
+        if f == keep:
+            continue
+        if now - mtime > max_age_s or total > max_bytes:
+            with contextlib.suppress(OSError):
+                f.unlink()
+                removed.append(f)
+                total -= size
+    return removed
 
 
 def _prune(current: Path) -> None:

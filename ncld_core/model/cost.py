@@ -31,7 +31,7 @@ import numpy as np
 
 from .probability import DEFAULT_PROBABILITY_MODEL
 
-__all__ = ["CostEstimate", "estimate_cost", "check_budget", "proba_columns", "estimate_for", "largest_hidden_within", "machine_flops", "extrapolate",
+__all__ = ["CostEstimate", "RunCost", "estimate_cost", "estimate_run", "check_budget", "proba_columns", "estimate_for", "largest_hidden_within", "machine_flops", "extrapolate",
            "MEMORY_BUDGET_BYTES", "NEWTON_ITERATIONS", "EFFICIENCY", "OVERHEAD_S"]
 
 #: The budget a dashboard refuses settings past: the estimated arrays of one chunk.
@@ -130,6 +130,43 @@ def estimate_for(cfg, *, n_features: int, n_labels: int, n_instances: int | None
     return estimate_cost(chunk_size=cfg.chunk_size, n_hidden=cfg.n_hidden, n_features=n_features, n_labels=n_labels,
                          n_neighbors=cfg.n_neighbors, n_models=len(elm), fits_proba=fits, n_instances=n_instances,
                          probability_model=DEFAULT_PROBABILITY_MODEL)
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """Memory (bytes) a whole run holds at once: its stream, one chunk's arrays (every variant's) and its
+    sweep; ``terms`` names each part, ``chunk`` is the per-chunk estimate it includes."""
+
+    memory_bytes: int
+    terms: dict
+    chunk: CostEstimate
+
+    @property
+    def largest(self) -> str:
+        return max(self.terms, key=self.terms.get)
+
+
+def estimate_run(chunk: CostEstimate, *, n_instances: int, n_features: int, n_labels: int,
+                 features_bytes: int | None = None, sweep_points: int = 0, n_hidden: int = 0) -> RunCost:
+    """The whole run's memory: the stream's arrays (its features ``n x d``, dense float64 unless
+    ``features_bytes`` gives what the data takes; its true and noisy labels ``2 x n x q``, counted as
+    float64, an upper bound), the chunk's arrays (``chunk``, every variant) and, for a sweep of
+    ``sweep_points`` (beta, gamma) pairs, one ``L x L`` system and ``L x q`` solution per point.
+
+    >>> chunk = estimate_cost(chunk_size=500, n_hidden=300, n_features=20, n_labels=10, n_neighbors=20)
+    >>> run = estimate_run(chunk, n_instances=100_000_000, n_features=20, n_labels=10)
+    >>> run.largest, run.memory_bytes > 2**34
+    ('stream: features n x d', True)
+    """
+    n, d, q, L = int(n_instances), int(n_features), int(n_labels), int(n_hidden)
+    terms = {
+        "stream: features n x d": n * d * _F8 if features_bytes is None else int(features_bytes),
+        "stream: true and noisy labels 2 x n x q": 2 * n * q * _F8,
+        "one chunk's arrays (every variant)": chunk.memory_bytes,
+    }
+    if sweep_points:
+        terms["sweep: an L x L system per (beta, gamma) point"] = int(sweep_points) * (L * L + L * q) * _F8
+    return RunCost(memory_bytes=int(sum(terms.values())), terms=terms, chunk=chunk)
 
 
 def _fmt_bytes(b: float) -> str:

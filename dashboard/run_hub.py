@@ -1,0 +1,232 @@
+"""The server's runs, shared by every visitor: a FIFO queue with a limit on the runs computing at once, one
+active run per session, runs of closed sessions given up within seconds, and each run computed once.
+
+A run is a pure function of its configuration (and the upload it reads), its seeds and the code: finished
+runs are kept (bounded in number and age, :mod:`ncld_core.limits`) keyed by ``(configuration key, code
+fingerprint)``, and a visitor asking for a kept run gets it replayed (a :meth:`LiveRun.frozen` copy: nothing
+is computed); a visitor asking for a run being computed for another follows it (both pages wait on the same
+:class:`~dashboard.live_run.LiveRun`). Any other run takes a place in the queue and starts when it is first
+in line and a slot is free (:meth:`LiveRun.begin` asks :meth:`RunHub.position`).
+
+A session holds one run at a time (computing, queued, followed or replayed): starting another detaches it
+from the one it held, which stops unless another session follows it. A session that is gone
+(``session_alive`` says so: the page passes Streamlit's runtime, whose sessions end when their browser goes
+away) is detached by a watchdog thread every ``watch_s`` seconds: its place in the queue is freed, and a run
+nobody else follows is stopped. No Streamlit here (``tests/test_run_hub.py`` drives it with threads).
+
+>>> from ncld_core.config import RunConfig
+>>> from ncld_core.limits import Limits
+>>> hub = RunHub(Limits(max_concurrent_runs=1), use_process=False)
+>>> cfg = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=4, n_neighbors=3, models=["ELM-O"],
+...                 references=False)
+>>> first, role = hub.start("a", cfg)
+>>> role, first.begin()
+('computing', True)
+>>> second, role = hub.start("b", cfg)
+>>> role, second is first
+('following', True)
+>>> while first.wait(len(first.chunks), timeout=1.0)[1] == "running":  # the pages show it
+...     pass
+>>> hub.reap()
+>>> third, role = hub.start("c", cfg)
+>>> role, third.status, len(third.chunks)
+('replayed', 'done', 3)
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+
+from ncld_core.limits import LIMITS, Limits
+
+from .live_run import LiveRun
+
+__all__ = ["RunHub", "Role", "ordinal", "code_fingerprint", "config_key", "ROLE_TEXT"]
+
+#: How a session's run came to be: computed for it, followed (computed for another visitor now) or replayed.
+Role = str
+ROLE_TEXT = {"replayed": "replayed: computed for an earlier visitor, nothing was recomputed",
+             "following": "following: this run is being computed for another visitor too; computed once for both"}
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``11th``, ``22nd``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """The sha256 of every source file of ``ncld_core`` (a run's records depend on them alone): a new code
+    version never replays an old run."""
+    import ncld_core
+
+    h = hashlib.sha256()
+    root = Path(ncld_core.__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def config_key(cfg, extra: str | None = None) -> str:
+    """A run's configuration as one string (every field, and ``extra``: the upload's digest for an upload)."""
+    return json.dumps([cfg.to_dict(), extra], sort_keys=True, default=str)
+
+
+class RunHub:
+    """Every run of the server (see the module's description). ``session_alive(session_id)``: whether a
+    session's browser is still there (default: always); ``fingerprint``: the code version (default
+    :func:`code_fingerprint`); ``use_process``: passed to each :class:`LiveRun`; ``watch_s``: how often the
+    watchdog looks for gone sessions and ended runs (seconds; 0: no watchdog, :meth:`reap` by hand)."""
+
+    def __init__(self, limits: Limits = LIMITS, *, session_alive: Callable[[str], bool] | None = None,
+                 fingerprint: Callable[[], str] = code_fingerprint, use_process: bool | None = None,
+                 watch_s: float = 0.5, clock: Callable[[], float] = time.monotonic):
+        self.limits = limits
+        self.session_alive = session_alive or (lambda session_id: True)
+        self.fingerprint = fingerprint
+        self.use_process = use_process
+        self.clock = clock
+        self.computations = 0  # runs computed (not followed, not replayed): what the tests count
+        self._lock = threading.RLock()
+        self._line: list[tuple] = []  # (key, LiveRun) of the runs admitted or waiting, in arrival order
+        self._watchers: dict[tuple, set] = {}  # key -> sessions showing that computation
+        self._runs: dict[tuple, LiveRun] = {}  # key -> its computation
+        self._sessions: dict[str, tuple] = {}  # session -> the key it holds
+        self._finished: OrderedDict = OrderedDict()  # key -> (time kept, frozen LiveRun)
+        self._watch_s = watch_s
+        self._watchdog: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ runs
+    def key(self, cfg, extra: str | None = None) -> tuple:
+        return config_key(cfg, extra), self.fingerprint()
+
+    def start(self, session_id: str, cfg, *, extra: str | None = None,
+              build_stream: Callable[[], object] | None = None) -> tuple[LiveRun, Role]:
+        """The run of ``cfg`` for ``session_id`` and how it came: ``"replayed"``, ``"following"`` or
+        ``"computing"`` (queued until a slot is free). A session holding a run is detached from it first."""
+        self.detach(session_id)
+        with self._lock:
+            self._ensure_watchdog()
+            self.reap()
+            key = self.key(cfg, extra)
+            kept = self._kept(key)
+            if kept is not None:
+                return LiveRun.frozen(kept), "replayed"
+            if key in self._runs:
+                self._watchers[key].add(session_id)
+                self._sessions[session_id] = key
+                return self._runs[key], "following"
+            run = LiveRun(cfg, build_stream=build_stream, use_process=self.use_process,
+                          waiting=lambda: self.position(key))
+            self._runs[key], self._watchers[key] = run, {session_id}
+            self._sessions[session_id] = key
+            self._line.append((key, run))
+            self.computations += 1
+            return run, "computing"
+
+    def position(self, key: tuple) -> int:
+        """The place in line of ``key``'s run: 0 when admitted (or unknown), else 1 for first in line, ..."""
+        with self._lock:
+            self.reap()
+            keys = [k for k, _ in self._line]
+            if key not in keys:
+                return 0
+            i = keys.index(key)
+            return 0 if i < self.limits.max_concurrent_runs else i - self.limits.max_concurrent_runs + 1
+
+    def position_of(self, session_id: str) -> int:
+        """The place in line of the session's run (0: computing, followed, replayed or none)."""
+        with self._lock:
+            key = self._sessions.get(session_id)
+            return 0 if key is None else self.position(key)
+
+    @property
+    def running(self) -> int:
+        """Runs holding a slot now."""
+        with self._lock:
+            return min(len(self._line), self.limits.max_concurrent_runs)
+
+    @property
+    def waiting(self) -> int:
+        """Runs waiting for a slot."""
+        with self._lock:
+            return max(len(self._line) - self.limits.max_concurrent_runs, 0)
+
+    def detach(self, session_id: str, *, stop: bool = True) -> None:
+        """The session no longer shows its run: a run nobody else shows is stopped (``stop``) and its place
+        freed; a run others follow goes on for them."""
+        with self._lock:
+            key = self._sessions.pop(session_id, None)
+            if key is None:
+                return
+            watchers = self._watchers.get(key, set())
+            watchers.discard(session_id)
+            if watchers or not stop:
+                return
+            run = self._runs.pop(key, None)
+            self._watchers.pop(key, None)
+            self._line = [(k, r) for k, r in self._line if k != key]
+        if run is not None:
+            run.stop()
+
+    def reap(self) -> None:
+        """Detach the sessions that are gone; free the places of ended runs and keep the finished ones."""
+        with self._lock:
+            for session_id in [s for s in self._sessions if not self.session_alive(s)]:
+                self.detach(session_id)
+            for key, run in list(self._runs.items()):
+                if run.active:
+                    continue
+                if run.status == "done":
+                    self._keep(key, run)
+                self._runs.pop(key, None)
+                self._line = [(k, r) for k, r in self._line if k != key]
+                for session_id in self._watchers.pop(key, set()):
+                    if self._sessions.get(session_id) == key:
+                        del self._sessions[session_id]
+            now = self.clock()
+            for key in [k for k, (t, _) in self._finished.items() if now - t > self.limits.run_cache_ttl_s]:
+                del self._finished[key]
+
+    # ------------------------------------------------------------------ finished runs
+    def _keep(self, key, run: LiveRun) -> None:
+        self._finished[key] = (self.clock(), LiveRun.frozen(run, "done"))
+        self._finished.move_to_end(key)
+        while len(self._finished) > self.limits.run_cache_entries:
+            self._finished.popitem(last=False)
+
+    def _kept(self, key):
+        hit = self._finished.get(key)
+        if hit is None or self.clock() - hit[0] > self.limits.run_cache_ttl_s:
+            self._finished.pop(key, None)
+            return None
+        self._finished.move_to_end(key)
+        return hit[1]
+
+    @property
+    def kept(self) -> int:
+        """Finished runs kept for replay."""
+        with self._lock:
+            return len(self._finished)
+
+    # ------------------------------------------------------------------ watchdog
+    def _ensure_watchdog(self) -> None:
+        if self._watch_s > 0 and (self._watchdog is None or not self._watchdog.is_alive()):
+            self._watchdog = threading.Thread(target=self._watch, name="ncld-run-hub", daemon=True)
+            self._watchdog.start()
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(self._watch_s)
+            try:
+                self.reap()
+            except Exception:  # noqa: BLE001 - a session_alive that fails must not end the watchdog
+                pass

@@ -1,0 +1,178 @@
+"""The server's runs without Streamlit (dashboard/run_hub.py): a FIFO queue with a limit on the runs computing
+at once and the place in line of each, one run per session, a closed session's run stopped and its slot freed
+within seconds, and a run computed once (followed while it computes, replayed once finished, recomputed for
+a new code version)."""
+
+from __future__ import annotations
+
+import doctest
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from dashboard import run_hub
+from dashboard.run_hub import RunHub, ordinal
+from ncld_core.config import RunConfig
+from ncld_core.limits import Limits
+
+TINY = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=4, n_neighbors=3, models=["ELM-O"],
+                 references=False)
+
+
+def _cfg(seed: int) -> RunConfig:
+    return RunConfig(**{**TINY.to_dict(), "seed": seed})
+
+
+def _slow(seed: int) -> RunConfig:
+    """30 chunks of about a tenth of a second each (more on a loaded machine): still running when stopped."""
+    return RunConfig(n_instances=9000, chunk_size=300, n_features=20, n_labels=6, n_neighbors=5, n_hidden=600,
+                     models=["ELM-O"], references=False, seed=seed)
+
+
+def _watch(run, timeout: float = 120) -> str:
+    """Show the run as a page does until it ends."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        _, status = run.wait(len(run.chunks), timeout=0.2)
+        if status != "running":
+            return status
+    pytest.fail(f"the run did not end within {timeout} s")
+
+
+def _until(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def _cumulative(chunks) -> np.ndarray:
+    return np.array([v for c in chunks for m in sorted(c.cumulative) for _, v in sorted(c.cumulative[m].items())])
+
+
+def test_doctests():
+    assert doctest.testmod(run_hub).failed == 0
+
+
+def test_ordinals():
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == \
+        ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]
+
+
+def test_the_queue_admits_in_arrival_order_and_says_each_place():
+    hub = RunHub(Limits(max_concurrent_runs=2), use_process=False, watch_s=0)
+    runs = [hub.start(s, cfg)[0] for s, cfg in zip("abcd", [_slow(1), _slow(2), _cfg(3), _cfg(4)])]
+    assert [r.queue_position() for r in runs] == [0, 0, 1, 2]
+    assert [hub.position_of(s) for s in "abcd"] == [0, 0, 1, 2]
+    assert (hub.running, hub.waiting) == (2, 2)
+    assert runs[0].begin() and runs[1].begin()
+    assert runs[2].begin() is False and runs[2].status == "starting"  # queued: not started
+    hub.detach("a")  # a's visitor leaves: its run stops, c moves up, d is first in line
+    assert runs[0].status == "stopped"
+    assert [r.queue_position() for r in runs[1:]] == [0, 0, 1]
+    assert runs[2].begin() is True
+    runs[1].stop()  # b ends (Stop): at the next look its slot goes to d
+    assert runs[3].queue_position() == 0 and hub.waiting == 0
+    assert runs[3].begin() and _watch(runs[3]) == "done"
+    for r in runs:
+        r.stop()
+
+
+def test_one_run_per_session():
+    hub = RunHub(Limits(max_concurrent_runs=4), use_process=False, watch_s=0)
+    first, _ = hub.start("a", _cfg(1))
+    assert first.begin()
+    second, role = hub.start("a", _cfg(2))  # the same visitor presses Run again, with other settings
+    assert role == "computing" and second is not first
+    assert first.status == "stopped"  # its first run is stopped, not left computing beside the second
+    assert hub.running == 1 and hub.position_of("a") == 0
+    second.stop()
+
+
+def test_a_closed_session_frees_its_slot_within_seconds():
+    alive = {"a", "b"}
+    hub = RunHub(Limits(max_concurrent_runs=1), use_process=False, watch_s=0.2, session_alive=lambda s: s in alive)
+    a, _ = hub.start("a", _slow(0))
+    b, _ = hub.start("b", _cfg(3))
+    assert a.begin() and b.queue_position() == 1
+    alive.discard("a")  # a's browser goes away (its Streamlit session ends)
+    t0 = time.monotonic()
+    assert _until(lambda: b.queue_position() == 0, timeout=5)
+    assert time.monotonic() - t0 < 3
+    assert a.status == "stopped" and a.join(30)
+    assert b.begin() and _watch(b) == "done"
+
+
+def test_a_run_is_computed_once_followed_then_replayed_with_identical_records():
+    hub = RunHub(Limits(max_concurrent_runs=2), use_process=False, watch_s=0)
+    first, role1 = hub.start("a", TINY)
+    second, role2 = hub.start("b", TINY)  # pressed at the same time on the same preset
+    assert (role1, role2) == ("computing", "following") and second is first
+    assert first.begin() and second.begin() is False
+    assert _watch(first) == "done" and _watch(second) == "done"
+    hub.reap()
+    third, role3 = hub.start("c", TINY)  # later, a third visitor
+    assert role3 == "replayed" and third is not first and third.status == "done"
+    assert hub.computations == 1 and hub.kept == 1
+    np.testing.assert_array_equal(_cumulative(third.chunks), _cumulative(first.chunks))
+    assert third.token != first.token and third.stream is first.stream
+    # the same records as the core's own run: nothing else was replayed
+    expected = list(TINY.runner().iter_run(TINY.build_stream()))
+    np.testing.assert_allclose(_cumulative(third.chunks), _cumulative(expected), rtol=1e-9, atol=1e-12)
+
+
+def test_a_visitor_leaving_a_followed_run_leaves_it_to_the_others():
+    hub = RunHub(Limits(max_concurrent_runs=1), use_process=False, watch_s=0)
+    run, _ = hub.start("a", TINY)
+    hub.start("b", TINY)
+    hub.detach("a")
+    assert run.active  # b still follows it
+    assert run.begin() and _watch(run) == "done"
+
+
+def test_two_visitors_pressing_run_at_once_from_threads_compute_once():
+    hub = RunHub(Limits(max_concurrent_runs=2), use_process=False, watch_s=0)
+    barrier, got = threading.Barrier(6), {}
+
+    def press(session):
+        barrier.wait()
+        got[session] = hub.start(session, TINY)
+
+    threads = [threading.Thread(target=press, args=(f"s{i}",)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    roles = sorted(role for _, role in got.values())
+    assert roles == ["computing"] + ["following"] * 5 and hub.computations == 1
+    assert len({id(run) for run, _ in got.values()}) == 1
+    run = next(iter(got.values()))[0]
+    assert run.begin() and _watch(run) == "done"
+
+
+def test_a_new_code_version_recomputes_and_kept_runs_are_bounded_in_number_and_age():
+    version, now = ["v1"], [0.0]
+    hub = RunHub(Limits(run_cache_entries=2, run_cache_ttl_s=100), use_process=False, watch_s=0,
+                 fingerprint=lambda: version[0], clock=lambda: now[0])
+
+    def finish(session, cfg):
+        run, role = hub.start(session, cfg)
+        if role == "computing":
+            assert run.begin() and _watch(run) == "done"
+            hub.reap()
+        return role
+
+    assert finish("a", TINY) == "computing"
+    assert finish("a", TINY) == "replayed"
+    version[0] = "v2"  # the code changed: the old run is not replayed
+    assert finish("a", TINY) == "computing" and hub.computations == 2
+    assert finish("a", _cfg(5)) == "computing"
+    assert finish("a", _cfg(6)) == "computing"
+    assert hub.kept == 2  # the oldest of three went
+    assert finish("a", _cfg(6)) == "replayed"
+    now[0] = 101.0  # past the age limit
+    assert finish("a", _cfg(6)) == "computing" and hub.computations == 5
