@@ -76,8 +76,12 @@ class LiveRun:
     ABANDON_S = 600.0
 
     def __init__(self, cfg, *, build_stream: Callable[[], object] | None = None, use_process: bool | None = None,
-                 idle_s: float = IDLE_S, abandon_s: float = ABANDON_S, waiting: Callable[[], int] | None = None):
+                 idle_s: float = IDLE_S, abandon_s: float = ABANDON_S, waiting: Callable[[], int] | None = None,
+                 n_threads="auto"):
         self.cfg = cfg
+        #: BLAS threads of the run's chunks (``PrequentialRunner(n_threads=...)``; the hub sets it from the
+        #: runs that share the server, ``ncld_core.threads.threads_for``).
+        self.n_threads = n_threads
         #: The run's place in the server's queue (0: it may start; ``dashboard.run_hub.RunHub``), or None.
         self.waiting = waiting
         self.token = uuid.uuid4().hex
@@ -148,6 +152,7 @@ class LiveRun:
         try:
             stream = self._build_stream()
             runner = cfg.runner()
+            runner.n_threads = self.n_threads
             if self._context is not None:
                 # A process of its own: no GIL shared with the page, and Stop can end a chunk at once (kill).
                 proc = ChunkProcess(runner, stream, context=self._context)

@@ -45,6 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ncld_core.limits import LIMITS, Limits
+from ncld_core.threads import threads_for
 
 from .live_run import LiveRun
 
@@ -124,8 +125,11 @@ class RunHub:
                 self._watchers[key].add(session_id)
                 self._sessions[session_id] = key
                 return self._runs[key], "following"
+            # BLAS threads from the runs that may share the machine (the server's slots): one each for the
+            # default model; a large hidden layer gets the cores per slot (ncld_core.threads).
+            threads = threads_for(n_hidden=int(cfg.n_hidden), concurrent_runs=self.limits.max_concurrent_runs)
             run = LiveRun(cfg, build_stream=build_stream, use_process=self.use_process,
-                          waiting=lambda: self.position(key))
+                          waiting=lambda: self.position(key), n_threads=threads)
             self._runs[key], self._watchers[key] = run, {session_id}
             self._sessions[session_id] = key
             self._line.append((key, run))

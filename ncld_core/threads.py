@@ -41,6 +41,8 @@ THREADED_FROM = 1500
 _lock = threading.Lock()
 _budget: int | None = None
 _controller = None
+#: The limits of the enclosing :func:`limit` contexts, innermost last (BLAS pools are per process).
+_active: list[int] = []
 
 
 def _cores() -> int:
@@ -80,10 +82,13 @@ def budget() -> int | None:
 
 def resolve(n_threads, *, n_hidden: int = 300) -> int:
     """The thread count a model with parameter ``n_threads`` uses: an integer as given; ``"auto"``: the
-    process's budget, else :func:`threads_for` of its hidden-layer size."""
+    limit of an enclosing :func:`limit` (a runner's, for its chunk), else the process's budget, else
+    :func:`threads_for` of its hidden-layer size."""
     n_threads = check_n_threads(n_threads)
     if n_threads != "auto":
         return n_threads
+    if _active:
+        return _active[-1]
     return _budget if _budget is not None else threads_for(n_hidden=n_hidden)
 
 
@@ -98,16 +103,26 @@ def _get_controller():
         return _controller
 
 
+@contextlib.contextmanager
 def limit(n_threads: int):
-    """Context manager: every BLAS/OpenMP pool of this process limited to ``n_threads`` inside it."""
+    """Context manager: every BLAS/OpenMP pool of this process limited to ``n_threads`` inside it;
+    a model's ``n_threads="auto"`` inside it follows it (:func:`resolve`)."""
     n_threads = check_n_threads(n_threads)
     if n_threads == "auto":
         n_threads = resolve("auto")
     try:
         controller = _get_controller()
     except ImportError:  # threadpoolctl comes with scikit-learn; without it, leave the pools alone
-        return contextlib.nullcontext()
-    return controller.limit(limits=int(n_threads))
+        controller = None
+    _active.append(int(n_threads))
+    try:
+        if controller is None:
+            yield
+        else:
+            with controller.limit(limits=int(n_threads)):
+                yield
+    finally:
+        _active.pop()
 
 
 def current_blas_threads() -> int:

@@ -176,3 +176,19 @@ def test_a_new_code_version_recomputes_and_kept_runs_are_bounded_in_number_and_a
     assert finish("a", _cfg(6)) == "replayed"
     now[0] = 101.0  # past the age limit
     assert finish("a", _cfg(6)) == "computing" and hub.computations == 5
+
+
+def test_the_hub_gives_each_run_its_share_of_blas_threads():
+    from ncld_core.config import RunConfig
+    from ncld_core.limits import Limits
+    from ncld_core.threads import threads_for
+
+    hub = RunHub(Limits(max_concurrent_runs=2), session_alive=lambda _: True, use_process=False)
+    small, _ = hub.start("a", RunConfig(n_instances=400, chunk_size=200, n_hidden=50))
+    large, _ = hub.start("b", RunConfig(n_instances=400, chunk_size=200, n_hidden=2000))
+    try:
+        assert small.n_threads == 1
+        assert large.n_threads == threads_for(n_hidden=2000, concurrent_runs=2)
+    finally:
+        hub.detach("a")
+        hub.detach("b")

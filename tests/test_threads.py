@@ -104,3 +104,13 @@ def test_the_bench_section_judges_the_issue_targets_from_its_numbers():
     assert rows[0][2].startswith("**missed") and rows[1][2] == "**missed: 1.40x**" and "2 busy" in rows[1][1]
     assert "| rcv1subset5 | 1 | 40 | 30 | 40 (1) | 1.00 | 0.40 |" in bench.render(slow)
     assert bench.target_rows(None)[0][2] == "not measured"
+
+
+def test_auto_inside_a_runner_limit_follows_it():
+    from ncld_core.threads import limit
+
+    with limit(2):
+        assert resolve("auto", n_hidden=300) == 2  # the enclosing limit, not the policy's 1
+        with limit("auto"):
+            assert current_blas_threads() == 2
+    assert resolve("auto", n_hidden=300) == 1
