@@ -39,9 +39,11 @@ DETECTOR_NOTES = {
     "adaptive": "Keeps the chunks since the last detected change and tests the newest 1, 2, 4, 8, 16 chunks "
                 "against the older rest (Welch, Bonferroni over the splits), so a change missed at its "
                 "chunk can still be caught later.",
-    "labels": "Per label, this chunk's observed positives against the pooled window since the last "
-              "firing (exact conditional test, Bonferroni over the labels). It sees changes of which labels "
-              "are relevant even at constant cardinality (a shift).",
+    "labels": "This chunk's observed positives against the pooled window since the last firing, tested "
+              "two ways (Bonferroni over both): the label that moved most (exact conditional test, Bonferroni "
+              "over the labels) and all labels at once (Hotelling's T², the labels' correlation estimated on "
+              "the chunk). It sees changes of which labels are relevant even at constant cardinality (a shift, "
+              "which moves several labels a little each).",
     "adaptive+labels": "Fires when the adaptive window or the per-label test does, each at δ/2.",
 }
 for _name in DETECTORS:  # a detector added to the core still gets a label
