@@ -340,9 +340,8 @@ def _clean_vs_noisy(result, stream=None) -> str:
 
 
 def _unknown_noise(result, stream=None) -> str:
+    from ncld_core.eval.cardinality_eval import interval_report
     from ncld_core.model.flip_rates import estimate_errors
-
-    from .figures import cardinality_note  # the sentence panel (b) writes under its graph
 
     rates = (None, None) if stream is None else (stream.rho_pos, stream.rho_neg)
     over_time, _ = estimate_errors(result.chunks, "ELM-O", *rates)
@@ -351,7 +350,13 @@ def _unknown_noise(result, stream=None) -> str:
         last = over_time.iloc[-1]
         text = (f"At the last chunk the estimated flip rates are off by {last['mae_rho_neg']:.3f} (ρ−) and "
                 f"{last['mae_rho_pos']:.3f} (ρ+) on average. ")
-    return text + cardinality_note(result.chunks, ["ELM-O"])
+    rows = [(c.true_cardinality, c.diagnostics["ELM-O"]) for c in result.chunks if "ELM-O" in c.diagnostics]
+    band = interval_report([t for t, _ in rows], [r.lcard_low for _, r in rows], [r.lcard_high for _, r in rows])
+    if band["n"]:
+        text += (f"The cardinality band, the identified set, is {band['width']:.2f} labels per instance wide on "
+                 f"average (true cardinality {band['truth']:.2f}) and holds the truth in {band['inside']} of "
+                 f"{band['n']} chunks: wide, because the data cannot say more.")
+    return text
 
 
 def _why_beta(result, stream=None) -> str:
@@ -369,55 +374,62 @@ def _watch_drift(what: str) -> LessonStep:
     return LessonStep("What to watch", what, "timeline")
 
 
+# One lesson per preset (each written on its own: a lesson names the panels of its steps, and only
+# dashboard/panels.py lists the panels).
+_LESSON_CLEAN_VS_NOISY = Lesson("clean-vs-noisy", "clean vs noisy", (
+    LessonStep("The setting", "Labels flipped at rates drawn from U[0.2, 0.4] per label. Three models on the "
+               "same stream: **ELM-O** (the learner, told the flip rates), the **plain ELM** (no correction), "
+               "and an **oracle** ELM-O trained on the clean labels, which no learner has: it only measures "
+               "what the noise costs. The decision rule is the paper's threshold 0."),
+    LessonStep("What to watch", "Panel (a): average precision of the three. The gap between the oracle and the "
+               "plain ELM is what the noise costs; how much of it ELM-O wins back is what the correction "
+               "buys. Then micro-F1: does it show the cost at all?", "metrics"),
+), _clean_vs_noisy)
+
+_LESSON_CONCEPT_GROWTH = Lesson("concept-growth", "concept growth", (
+    LessonStep("The setting", "Single-label instances first, multi-label from instance 2500 (chunk 10). The "
+               "learners are never told where. ELM-O only records the detector's firings, ELM-I retrains "
+               "and ELM-II adjusts when it fires."),
+    LessonStep("What to watch", "Panel (b): does the cardinality estimate jump with the truth at chunk 10 "
+               "while the observed (noisy) cardinality barely moves?", "cardinality"),
+    _watch_drift("Panel (d): does the acting detector fire at chunk 10, and nowhere else? Then panel (a): "
+                 "which variant recovers its micro-F1 first?"),
+), _drift_sentence, "metrics")
+
+_LESSON_CONCEPT_REDUCTION = Lesson("concept-reduction", "concept reduction", (
+    LessonStep("The setting", "The reverse of growth: multi-label first, single-label from instance 2500 "
+               "(chunk 10)."),
+    _watch_drift("Panel (d): the firing at chunk 10. Then the summary: which variant has the lowest Hamming "
+                 "loss, which the lowest micro-F1, and why those can be the same variant."),
+), _drift_sentence)
+
+_LESSON_LABEL_SHIFT = Lesson("label-shift", "label shift", (
+    LessonStep("The setting", "From instance 2500 (chunk 10) other labels are relevant, **as many as before**: "
+               "the label cardinality does not change. The acting detector tests the cardinality and the "
+               "labels' counts; a cardinality-only test (adaptive window) is run beside it, only recorded."),
+    LessonStep("What to watch", "Panel (b): the true cardinality stays flat across chunk 10, so no "
+               "cardinality test can see this change.", "cardinality"),
+    _watch_drift("Panel (c) and (d): which detector crosses its threshold after chunk 10, and which never "
+                 "does? Then panel (a): what the shift does to micro-F1, and who recovers."),
+), _drift_sentence, "metrics")
+
+_LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rates", (
+    LessonStep("The setting", "ELM-O is told nothing about the noise: it estimates the flip rates online, "
+               "ρ− from the instances it scores lowest, ρ+ from an anchor point (an upper bound)."),
+    LessonStep("What to watch", "Panel (e): how close the estimated rates come to the true ones, ρ− against "
+               "ρ+.", "rates"),
+    LessonStep("What to watch", "Panel (b): the band is now the identified set, not a confidence interval: "
+               "how wide is it, and what does holding the truth mean then?", "cardinality"),
+), _unknown_noise, "cardinality")
+
+_LESSON_WHY_BETA_MATTERS = Lesson("why-beta-matters", "why beta matters", (
+    LessonStep("The setting", "β = 1, γ = 0: no graph term, no ranking term. ELM-O then solves the plain "
+               "ELM's problem."),
+    LessonStep("What to watch", "The summary: ELM-O against the plain ELM, metric by metric. Then the Sweep "
+               "page, to see where β and γ do matter.", "summary"),
+), _why_beta)
+
 #: The presets as lessons, by the slug a link names them with (``?lesson=concept-growth&step=2``).
-LESSONS = {lesson.slug: lesson for lesson in (
-    Lesson("clean-vs-noisy", "clean vs noisy", (
-        LessonStep("The setting", "Labels flipped at rates drawn from U[0.2, 0.4] per label. Three models on the "
-                   "same stream: **ELM-O** (the learner, told the flip rates), the **plain ELM** (no correction), "
-                   "and an **oracle** ELM-O trained on the clean labels, which no learner has: it only measures "
-                   "what the noise costs. The decision rule is the paper's threshold 0."),
-        LessonStep("What to watch", "Panel (a): average precision of the three. The gap between the oracle and the "
-                   "plain ELM is what the noise costs; how much of it ELM-O wins back is what the correction "
-                   "buys. Then micro-F1: does it show the cost at all?", "metrics"),
-    ), _clean_vs_noisy),
-    Lesson("concept-growth", "concept growth", (
-        LessonStep("The setting", "Single-label instances first, multi-label from instance 2500 (chunk 10). The "
-                   "learners are never told where. ELM-O only records the detector's firings, ELM-I retrains "
-                   "and ELM-II adjusts when it fires."),
-        LessonStep("What to watch", "Panel (b): does the cardinality estimate jump with the truth at chunk 10 "
-                   "while the observed (noisy) cardinality barely moves?", "cardinality"),
-        _watch_drift("Panel (d): does the acting detector fire at chunk 10, and nowhere else? Then panel (a): "
-                     "which variant recovers its micro-F1 first?"),
-    ), _drift_sentence, "metrics"),
-    Lesson("concept-reduction", "concept reduction", (
-        LessonStep("The setting", "The reverse of growth: multi-label first, single-label from instance 2500 "
-                   "(chunk 10)."),
-        _watch_drift("Panel (d): the firing at chunk 10. Then the summary: which variant has the lowest Hamming "
-                     "loss, which the lowest micro-F1, and why those can be the same variant."),
-    ), _drift_sentence),
-    Lesson("label-shift", "label shift", (
-        LessonStep("The setting", "From instance 2500 (chunk 10) other labels are relevant, **as many as before**: "
-                   "the label cardinality does not change. The acting detector tests the cardinality and the "
-                   "labels' counts; a cardinality-only test (adaptive window) is run beside it, only recorded."),
-        LessonStep("What to watch", "Panel (b): the true cardinality stays flat across chunk 10, so no "
-                   "cardinality test can see this change.", "cardinality"),
-        _watch_drift("Panel (c) and (d): which detector crosses its threshold after chunk 10, and which never "
-                     "does? Then panel (a): what the shift does to micro-F1, and who recovers."),
-    ), _drift_sentence, "metrics"),
-    Lesson("unknown-noise", "unknown noise: estimate the rates", (
-        LessonStep("The setting", "ELM-O is told nothing about the noise: it estimates the flip rates online, "
-                   "ρ− from the instances it scores lowest, ρ+ from an anchor point (an upper bound)."),
-        LessonStep("What to watch", "Panel (e): how close the estimated rates come to the true ones, ρ− against "
-                   "ρ+.", "rates"),
-        LessonStep("What to watch", "Panel (b): the band is now the identified set, not a confidence interval: "
-                   "how wide is it, and what does holding the truth mean then?", "cardinality"),
-    ), _unknown_noise, "cardinality"),
-    Lesson("why-beta-matters", "why beta matters", (
-        LessonStep("The setting", "β = 1, γ = 0: no graph term, no ranking term. ELM-O then solves the plain "
-                   "ELM's problem."),
-        LessonStep("What to watch", "The summary: ELM-O against the plain ELM, metric by metric. Then the Sweep "
-                   "page, to see where β and γ do matter.", "summary"),
-    ), _why_beta),
-)}
+LESSONS = {lesson.slug: lesson for lesson in (_LESSON_CLEAN_VS_NOISY, _LESSON_CONCEPT_GROWTH, _LESSON_CONCEPT_REDUCTION, _LESSON_LABEL_SHIFT, _LESSON_UNKNOWN_NOISE, _LESSON_WHY_BETA_MATTERS)}
 #: The lesson of each preset.
 PRESET_LESSONS = {lesson.preset: lesson.slug for lesson in LESSONS.values()}
