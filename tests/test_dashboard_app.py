@@ -482,10 +482,15 @@ def test_detector_controls_feed_the_run_and_the_detection_table():
     # panel (c): one line per detector, the threshold at 1 on a log axis
     fig = _figure(at, "threshold")
     names = _names(fig)
-    # one line per detector; the three variants' identical records are drawn once, the legend naming them all
+    # one line per detector, of the acting learner (ELM-O) by default
+    assert at.session_state["focus_choice"] == "ELM-O"
+    assert F.detector_label(OTHER) in names and F.detector_label(RunConfig().detector) + " (acting)" in names
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    # every variant: the three variants' identical records are drawn once, the legend naming them all
+    at.selectbox(key="focus_variant").set_value("all").run()
+    names = _names(_figure(at, "threshold"))
     assert F.detector_label(OTHER) + " · ELM-O = ELM-I = ELM-II" in names
     assert F.detector_label(RunConfig().detector) + " (acting) · ELM-O = ELM-I = ELM-II" in names
-    assert fig["layout"]["yaxis"]["type"] == "log"
     assert any(sh.get("y0") == 1 and sh.get("y1") == 1 for sh in fig["layout"]["shapes"])
     # choosing the compared detector as the acting one removes it from the comparison
     at.selectbox(key="w_detector").set_value(OTHER).run()
@@ -514,8 +519,11 @@ def test_cardinality_panel_draws_the_band_and_on_request_the_papers_estimate():
     at.checkbox(key="show_paper").check().run()
     assert not at.exception, [e.value for e in at.exception]
     names = _names(_figure(at, "cardinality"))
+    assert F.PAPER_NAME in names and "biased" in F.PAPER_NAME  # of the acting learner (ELM-O), by default
+    at.selectbox(key="focus_variant").set_value("all").run()
+    names = _names(_figure(at, "cardinality"))
     # the three variants' identical estimates: one line, the legend naming them all
-    assert F.PAPER_NAME + " · ELM-O = ELM-I = ELM-II" in names and "biased" in F.PAPER_NAME
+    assert F.PAPER_NAME + " · ELM-O = ELM-I = ELM-II" in names
 
 
 def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
