@@ -29,12 +29,13 @@ from ncld_core.config import PRESETS, SYNTHETIC_DEFAULT_LENGTH, RunConfig
 from ncld_core.eval.baselines import BASELINES
 from ncld_core.eval.runner import RATE_MODES
 from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
+from ncld_core.model.decision import DECISIONS
 from ncld_core.model.detector import DETECTORS
 from ncld_core.stream.schedule import KINDS
 
 from . import checks, compare, data, link
 from .figures import schedule_figure
-from .labels import LABELS, label_of, worded
+from .labels import LABELS, label_of, settings_text, worded
 from .link import CANON, FIELDS
 from .teaching import PRESET_NOTES, detector_label
 from .ui import guarded, md_escape
@@ -251,7 +252,7 @@ def _pending_baseline():
     seconds = None if cost is None else cost.seconds_total(data.flops_rate())
     quick = seconds is not None and seconds <= compare.REPLAY_LIMIT_S
     with st.container(border=True, key="pending_baseline"):
-        st.markdown(f"**The link carries a pinned baseline run**, not run yet: {md_escape(_settings_text(cfg))}.")
+        st.markdown(f"**The link carries a pinned baseline run**, not run yet: {md_escape(settings_text(cfg))}.")
         if quick:
             st.caption(f"Re-running it takes about {seconds:.0f} s; its curves are then drawn dimmed under "
                        "your runs.")
@@ -272,12 +273,6 @@ def _pending_baseline():
         if load:
             set_config(cfg)
         st.rerun()
-
-
-def _settings_text(cfg: RunConfig) -> str:
-    """The pinned run's settings that differ from the defaults, worded with the controls' labels."""
-    values = cfg.to_query_params()
-    return ", ".join(f"{label_of(k)} {v}" for k, v in values.items()) or "the default settings"
 
 
 def _data_section(f: _Form):
@@ -333,6 +328,12 @@ def _upload_controls(f: _Form):
     except ValueError as exc:
         f.extra["dataset"] = str(exc)
         return
+    refused, warned = data.label_problems(ds)
+    if refused:
+        f.extra["dataset"] = f"{arff.name}: {refused}"
+        return
+    if warned:
+        st.warning(md_escape(warned), icon=":material/warning:")
     f.upload = (ds, data.digest(arff_bytes, xml_bytes))
     f.facts = data.resolve(data.UPLOAD, f.upload)
     # st.text: the name comes from the user's file, shown verbatim (no markdown / HTML).
@@ -495,6 +496,16 @@ def _models_section(f: _Form):
         help="What the ELM-NCLD variants know about the label noise; the baselines are never told.")
     f.slot("model_rates")
     f.slot("models")
+    options = list(DECISIONS)
+    if f.vals["decision"] not in options:
+        options.append(f.vals["decision"])  # from a link: kept visible, flagged below
+    f.seed("decision")
+    f.vals["decision"] = st.selectbox(
+        "Decision rule", options, key=wkey("decision"),
+        format_func=lambda d: f"{d}: {DECISIONS[d]}" if d in DECISIONS else f"unknown rule {d!r}",
+        help="How the ELM-NCLD variants turn their label scores into predicted labels "
+             "(ncld_core/model/decision.py); 'paper' is the paper's threshold 0.")
+    f.slot("decision")
     _model_parameters(f)
 
 

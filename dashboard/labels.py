@@ -4,6 +4,11 @@
 'L (hidden nodes) must be in [1, 100000], got 0'
 >>> label_of("chunk_size"), label_of("anything else")
 ('chunk size N', 'anything else')
+>>> from ncld_core.config import RunConfig
+>>> settings_text(RunConfig(schedule="growth@2500", decision="paper"))
+'Drift schedule growth@2500, Decision rule paper'
+>>> settings_text(RunConfig())
+'the default settings'
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ LABELS = {
     "models": "Variants side by side", "references": "trivial references", "model_rates": "The models are told",
     "beta": "β", "gamma": "γ", "delta": "δ", "alpha": "α", "n_hidden": "L (hidden nodes)",
     "n_neighbors": "K (neighbours)", "seed": "model seed", "detector": "Detector the models act on",
-    "monitors": "Compare detectors", "dataset": "Dataset", "gammas": "γ values",
+    "monitors": "Compare detectors", "decision": "Decision rule", "dataset": "Dataset", "gammas": "γ values",
     "arff_bytes": "the ARFF file", "xml_bytes": "the label XML",
 }
 _NAMES = re.compile(r"(?<![\w'\"])(" + "|".join(sorted((k for k in LABELS if "_" in k), key=len, reverse=True))
@@ -32,3 +37,28 @@ def worded(message: str) -> str:
 
 def label_of(key: str) -> str:
     return LABELS.get(key, key)
+
+
+def _value_text(value) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value_text(v) for v in value) + "]" if value else "none"
+    return "all" if value is None else str(value)
+
+
+def changed_settings(cfg) -> list[tuple[str, str]]:
+    """Every setting of ``cfg`` (a :class:`ncld_core.config.RunConfig`) that differs from the defaults, in
+    field order, as (the control's label, the value) -- what a run uses beyond the defaults, all of it."""
+    import dataclasses
+
+    default = type(cfg)()
+    return [(label_of(f.name), _value_text(getattr(cfg, f.name))) for f in dataclasses.fields(cfg)
+            if getattr(cfg, f.name) != getattr(default, f.name)]
+
+
+def settings_text(cfg) -> str:
+    """:func:`changed_settings` in one line (the "This run:" caption, a pinned run, a report's notes)."""
+    return ", ".join(f"{label} {value}" for label, value in changed_settings(cfg)) or "the default settings"

@@ -40,8 +40,12 @@ from . import checks, data
 from .labels import label_of, worded
 
 CANON, URL_ERROR, PENDING, LINK_EXTRA = "cfg_values", "url_error", "pending_baseline", "link_extra"
+#: The guided lesson a link opens (:data:`dashboard.teaching.LESSONS`) and its step: ``(slug, step)`` or None.
+LESSON = "lesson_at"
 #: The query parameter of the pinned run; the link's other parameters are the current settings.
 LINK_PARAM = "baseline"
+#: The query parameters of a guided lesson (``?lesson=concept-growth&step=2``).
+LESSON_PARAMS = ("lesson", "step")
 #: Query parameters Streamlit itself reads (not settings of a run).
 STREAMLIT_PARAMS = frozenset({"embed", "embed_options"})
 
@@ -83,7 +87,7 @@ def _read_values(params: dict) -> tuple[dict, list[Note]]:
     """The link values that can be read (as strings, the way the URL carries them), and notes on the others."""
     kept, notes = {}, []
     for key, raw in params.items():
-        if key in STREAMLIT_PARAMS or key == LINK_PARAM:
+        if key in STREAMLIT_PARAMS or key == LINK_PARAM or key in LESSON_PARAMS:
             continue
         if key not in FIELDS:
             notes.append(Note(f"{key}={_shown(raw)}", "not a setting: ignored"))
@@ -179,6 +183,43 @@ def baseline_param(cfg: RunConfig | None) -> dict:
     return {LINK_PARAM: json.dumps(cfg.to_query_params(), sort_keys=True, separators=(",", ":"))}
 
 
+def read_lesson(params: dict) -> tuple[tuple[str, int] | None, list[Note]]:
+    """The lesson a link opens, as ``(slug, step)`` (the step clamped to the lesson), or None, and notes.
+
+    >>> read_lesson({"lesson": "concept-growth", "step": "2"})
+    (('concept-growth', 2), [])
+    >>> read_lesson({"lesson": "nope"})[1][0].text()
+    "lesson='nope' (no such lesson; no lesson is opened)"
+    """
+    from .teaching import LESSONS
+
+    slug = params.get("lesson")
+    if slug is None:
+        return None, [Note(f"step={_shown(params['step'])}", "a step without a lesson: ignored")] if "step" in params else []
+    if slug not in LESSONS:
+        return None, [Note(f"lesson={_shown(slug)}", "no such lesson", "no lesson is opened")]
+    raw, notes = params.get("step", "1"), []
+    try:
+        step = int(raw)
+    except (TypeError, ValueError):
+        step = 1
+        notes.append(Note(f"step={_shown(raw)}", "not a step number", "the lesson opens at step 1"))
+    return (slug, min(max(step, 1), LESSONS[slug].n_steps)), notes
+
+
+def lesson_param(at: tuple[str, int] | None) -> dict:
+    """The query parameters of a lesson at a step (none without one)."""
+    return {} if at is None else {"lesson": at[0], "step": str(at[1])}
+
+
+def set_lesson(at: tuple[str, int] | None):
+    """The lesson (and step) the page shows, and the link carries, from now on."""
+    ss = st.session_state
+    ss[LESSON] = at
+    extra = {k: v for k, v in (ss.get(LINK_EXTRA) or {}).items() if k not in LESSON_PARAMS}
+    ss[LINK_EXTRA] = {**extra, **lesson_param(at)}
+
+
 def message(notes: list[Note]) -> str | None:
     if not notes:
         return None
@@ -193,12 +234,23 @@ def init_state() -> bool:
     if CANON in ss:
         return False
     params = st.query_params.to_dict()
+    lesson, lesson_notes = read_lesson(params)
+    if lesson is not None:  # the lesson's preset, and the link's own settings over it
+        from ncld_core.config import PRESETS
+
+        from .teaching import LESSONS
+
+        preset = LESSONS[lesson[0]].preset
+        params = {**PRESETS[preset].to_query_params(), **params}
+        ss["preset_applied"] = preset
+        ss.setdefault("presenting", True)
     cfg, notes = read_settings(params)
     baseline, more = read_baseline(params.get(LINK_PARAM))
     ss[CANON] = cfg.to_dict()
-    ss[URL_ERROR] = message(notes + more)
+    ss[URL_ERROR] = message(notes + more + lesson_notes)
     ss[PENDING] = baseline
-    ss[LINK_EXTRA] = baseline_param(baseline)
+    ss[LESSON] = lesson
+    ss[LINK_EXTRA] = {**baseline_param(baseline), **lesson_param(lesson)}
     return True
 
 
@@ -210,7 +262,7 @@ def pending() -> RunConfig | None:
 def set_baseline(cfg: RunConfig | None):
     """The pinned run the link carries from now on (None: none); a pending one is dropped."""
     st.session_state[PENDING] = None
-    st.session_state[LINK_EXTRA] = baseline_param(cfg)
+    st.session_state[LINK_EXTRA] = {**baseline_param(cfg), **lesson_param(st.session_state.get(LESSON))}
 
 
 def sync_url(cfg: RunConfig):

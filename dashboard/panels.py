@@ -29,7 +29,7 @@ from . import teaching as T
 from .teaching import Teaching
 
 __all__ = ["PanelData", "BaselineDraw", "Panel", "PANELS", "letter", "heading", "figures", "dimmed_lines",
-           "every_trace", "by_key", "focus_span"]
+           "every_trace", "by_key", "focus_span", "acting_learner", "drawn_order"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,43 @@ class Panel:
     per_variant: bool = False
     wide: bool = False
     kind: str = "graph"
+
+
+# --------------------------------------------------------------------------- whose records (b)-(d) draw
+#: The learners a run acts with, in the order the per-variant panels prefer them (ELM-O: the model the
+#: run's notes speak of); an oracle is never one (it learns labels the learner never has).
+ACTING_ORDER = ("ELM-O", "ELM-I", "ELM-II")
+
+
+def acting_learner(models) -> str | None:
+    """The learner panels (b)-(d) show by default: ELM-O, else the first ELM-NCLD variant, else None.
+
+    >>> acting_learner(["ELM-O (clean labels)", "ELM-O", "ELM (plain)"])
+    'ELM-O'
+    >>> acting_learner(["ELM (plain)", "ELM-II"]), acting_learner(["ML-kNN"])
+    ('ELM-II', None)
+    """
+    from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
+
+    models = list(models)
+    for name in (*ACTING_ORDER, *(m for m in models if m in ELM_VARIANTS and m not in ORACLES)):
+        if name in models:
+            return name
+    return None
+
+
+def drawn_order(models) -> list[str]:
+    """Every model, the acting learner first and the oracles last: the first drawn names panel (b)'s
+    heading and note, so an oracle never speaks for the run (it is drawn, legend "(oracle)", after).
+
+    >>> drawn_order(["ELM-O (clean labels)", "ELM-O", "ELM (plain)"])
+    ['ELM-O', 'ELM (plain)', 'ELM-O (clean labels)']
+    """
+    from ncld_core.eval.variants import ORACLES
+
+    first = acting_learner(models)
+    rest = [m for m in models if m != first]
+    return ([first] if first else []) + [m for m in rest if m not in ORACLES] + [m for m in rest if m in ORACLES]
 
 
 # --------------------------------------------------------------------------- (a) quality

@@ -6,6 +6,7 @@ each panel's) and one for the sweep page; rendered by :func:`dashboard.ui.teach`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ncld_core.model.detector import DETECTORS
@@ -39,9 +40,11 @@ DETECTOR_NOTES = {
     "adaptive": "Keeps the chunks since the last detected change and tests the newest 1, 2, 4, 8, 16 chunks "
                 "against the older rest (Welch, Bonferroni over the splits), so a change missed at its "
                 "chunk can still be caught later.",
-    "labels": "Per label, this chunk's observed positives against the pooled window since the last "
-              "firing (exact conditional test, Bonferroni over the labels). It sees changes of which labels "
-              "are relevant even at constant cardinality (a shift).",
+    "labels": "This chunk's observed positives against the pooled window since the last firing, tested "
+              "two ways (Bonferroni over both): the label that moved most (exact conditional test, Bonferroni "
+              "over the labels) and all labels at once (Hotelling's T², the labels' correlation estimated on "
+              "the chunk). It sees changes of which labels are relevant even at constant cardinality (a shift, "
+              "which moves several labels a little each).",
     "adaptive+labels": "Fires when the adaptive window or the per-label test does, each at δ/2.",
 }
 for _name in DETECTORS:  # a detector added to the core still gets a label
@@ -228,7 +231,205 @@ PRESET_NOTES = {
                                          "rates end within 0.03 (ρ−) and 0.04 (ρ+) of the truth on average; the "
                                          "cardinality band is the identified set, wide (about 6 labels per "
                                          "instance) and holding the truth in every chunk.",
+    "label shift": "From instance 2500 (chunk 10) other labels are relevant, as many as before: the true "
+                   "cardinality stays at about 2 in every chunk. The cardinality test (adaptive window, compared) "
+                   "never fires; the acting detector, which also tests the labels' counts, finds the shift within "
+                   "two chunks, with no false alarm. Micro-F1 of all three drops at chunk 10 (from about 0.5 to "
+                   "below 0.25); ELM-I (retrain) recovers first and ends with the best micro-F1.",
     "why beta matters": "β = 1, γ = 0 (no graph, no ranking term) turns ELM-O into the plain ELM: identical metrics. "
                         "On the Sweep page the best point of this stream is β = 0.6, γ = 2⁻⁵, with GM about "
                         "0.05 above the defaults (β = 0.18, γ = 0.005).",
 }
+
+
+# --------------------------------------------------------------------------- guided lessons (presentation mode)
+@dataclass(frozen=True)
+class LessonStep:
+    """One step of a lesson: its ``title``, its ``text`` (Markdown) and the ``panel`` shown with it (a key of
+    :data:`dashboard.panels.PANELS`; None: the page as it is)."""
+
+    title: str
+    text: str
+    panel: str | None = None
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """A preset as a short lecture: the setting, what to watch, then what the run on screen measured.
+
+    ``steps`` are written beforehand; the last step is :meth:`measured_step`, its sentence read from the run
+    (``measure``: a :class:`ncld_core.eval.runner.RunResult` and its stream to a sentence), never from these texts.
+    Steps are numbered from 1, as in the link (``?lesson=<slug>&step=<k>``).
+    """
+
+    slug: str
+    preset: str
+    steps: tuple[LessonStep, ...]
+    measure: Callable[[object, object], str]
+    panel: str = "summary"  # shown with the measured step
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.steps) + 1
+
+    def step(self, k: int, result=None, stream=None) -> LessonStep:
+        """Step ``k`` (1-based, clamped to the lesson); the last one measured on ``result`` (None: not run)."""
+        k = min(max(int(k), 1), self.n_steps)
+        return self.steps[k - 1] if k <= len(self.steps) else self.measured_step(result, stream)
+
+    def measured_step(self, result, stream=None) -> LessonStep:
+        if result is None or not any(c.metrics for c in result.chunks):
+            return LessonStep("What this run shows", "Press **Run**: this step reads its sentence from the run "
+                              "on screen (no scored chunk yet).", self.panel)
+        partial = "" if result.status == "done" else f" (the run {result.status}: partial numbers)"
+        return LessonStep("What this run shows" + partial, self.measure(result, stream), self.panel)
+
+
+def _firings(result, model: str) -> list[int]:
+    return [c.chunk for c in result.chunks if model in c.diagnostics and c.diagnostics[model].fired]
+
+
+def _monitor_firings(result, model: str, name: str) -> list[int]:
+    return [c.chunk for c in result.chunks if model in c.diagnostics
+            and name in (c.diagnostics[model].monitors or {}) and c.diagnostics[model].monitors[name].fired]
+
+
+def _chunks_text(chunks: list[int]) -> str:
+    return "no chunk" if not chunks else ("chunk " if len(chunks) == 1 else "chunks ") + ", ".join(map(str, chunks))
+
+
+def _scores(result, metric: str, models) -> str:
+    s = result.summary()
+    return ", ".join(f"{m} {s.loc[m, metric]:.3f}" for m in models if m in s.index)
+
+
+def _mean_after(result, model: str, metric: str, first: int) -> float | None:
+    values = [c.metrics[model][metric] for c in result.chunks if c.chunk >= first and model in c.metrics]
+    return sum(values) / len(values) if values else None
+
+
+def _drift_sentence(result, stream=None) -> str:
+    """Where the true changes were, what the acting detector (and the compared ones) did, and micro-F1 after."""
+    models = [m for m in ("ELM-O", "ELM-I", "ELM-II") if m in result.models]
+    size = result.chunk_size
+    changes = [(p // size, kind) for p, kind in result.change_points]
+    first = changes[0][0] if changes else 0
+    by_chunk = {c.chunk: c for c in result.chunks}
+    text = "True change(s): " + ", ".join(f"{kind} in chunk {k}" for k, kind in changes) + ". "
+    if models and first - 1 in by_chunk and first in by_chunk:
+        before, at = by_chunk[first - 1], by_chunk[first]
+        text += (f"True cardinality {before.true_cardinality:.2f} in chunk {first - 1}, {at.true_cardinality:.2f} "
+                 f"in chunk {first}; ELM-O's estimate {before.diagnostics[models[0]].lcard_hat:.2f}, then "
+                 f"{at.diagnostics[models[0]].lcard_hat:.2f}. ")
+    if models:
+        text += f"The acting detector fired in {_chunks_text(_firings(result, models[0]))}"
+        monitors = sorted({n for c in result.chunks for n in (c.diagnostics[models[0]].monitors or {})})
+        text += "".join(f"; the compared {DETECTOR_LABELS.get(n, n)} in {_chunks_text(_monitor_firings(result, models[0], n))}"
+                        for n in monitors) + ". "
+        after = [(m, _mean_after(result, m, "micro_f1", first + 1)) for m in models]
+        text += ("Mean micro-F1 from chunk " + str(first + 1) + " on: "
+                 + ", ".join(f"{m} {v:.3f}" for m, v in after if v is not None) + "; over the run: "
+                 + _scores(result, "micro_f1", models) + ".")
+    return text
+
+
+def _clean_vs_noisy(result, stream=None) -> str:
+    cost = result.noise_cost("average_precision")
+    text = noise_cost_text(cost) if cost else ""
+    return text + " Micro-F1: " + _scores(result, "micro_f1", result.models) + "."
+
+
+def _unknown_noise(result, stream=None) -> str:
+    from ncld_core.eval.cardinality_eval import interval_report
+    from ncld_core.model.flip_rates import estimate_errors
+
+    rates = (None, None) if stream is None else (stream.rho_pos, stream.rho_neg)
+    over_time, _ = estimate_errors(result.chunks, "ELM-O", *rates)
+    text = ""
+    if rates[0] is not None and len(over_time):
+        last = over_time.iloc[-1]
+        text = (f"At the last chunk the estimated flip rates are off by {last['mae_rho_neg']:.3f} (ρ−) and "
+                f"{last['mae_rho_pos']:.3f} (ρ+) on average. ")
+    rows = [(c.true_cardinality, c.diagnostics["ELM-O"]) for c in result.chunks if "ELM-O" in c.diagnostics]
+    band = interval_report([t for t, _ in rows], [r.lcard_low for _, r in rows], [r.lcard_high for _, r in rows])
+    if band["n"]:
+        text += (f"The cardinality band, the identified set, is {band['width']:.2f} labels per instance wide on "
+                 f"average (true cardinality {band['truth']:.2f}) and holds the truth in {band['inside']} of "
+                 f"{band['n']} chunks: wide, because the data cannot say more.")
+    return text
+
+
+def _why_beta(result, stream=None) -> str:
+    s = result.summary()
+    metrics = ["hamming_loss", "micro_f1", "average_precision"]
+    same = all(m in s.index for m in ("ELM-O", "ELM (plain)")) and \
+        s.loc["ELM-O", metrics].tolist() == s.loc["ELM (plain)", metrics].tolist()
+    return (f"ELM-O at these β, γ and the plain ELM: Hamming loss {_scores(result, 'hamming_loss', ['ELM-O', 'ELM (plain)'])}; "
+            f"micro-F1 {_scores(result, 'micro_f1', ['ELM-O', 'ELM (plain)'])}; average precision "
+            f"{_scores(result, 'average_precision', ['ELM-O', 'ELM (plain)'])}: "
+            + ("identical." if same else "they differ."))
+
+
+def _watch_drift(what: str) -> LessonStep:
+    return LessonStep("What to watch", what, "timeline")
+
+
+# One lesson per preset (each written on its own: a lesson names the panels of its steps, and only
+# dashboard/panels.py lists the panels).
+_LESSON_CLEAN_VS_NOISY = Lesson("clean-vs-noisy", "clean vs noisy", (
+    LessonStep("The setting", "Labels flipped at rates drawn from U[0.2, 0.4] per label. Three models on the "
+               "same stream: **ELM-O** (the learner, told the flip rates), the **plain ELM** (no correction), "
+               "and an **oracle** ELM-O trained on the clean labels, which no learner has: it only measures "
+               "what the noise costs. The decision rule is the paper's threshold 0."),
+    LessonStep("What to watch", "Panel (a): average precision of the three. The gap between the oracle and the "
+               "plain ELM is what the noise costs; how much of it ELM-O wins back is what the correction "
+               "buys. Then micro-F1: does it show the cost at all?", "metrics"),
+), _clean_vs_noisy)
+
+_LESSON_CONCEPT_GROWTH = Lesson("concept-growth", "concept growth", (
+    LessonStep("The setting", "Single-label instances first, multi-label from instance 2500 (chunk 10). The "
+               "learners are never told where. ELM-O only records the detector's firings, ELM-I retrains "
+               "and ELM-II adjusts when it fires."),
+    LessonStep("What to watch", "Panel (b): does the cardinality estimate jump with the truth at chunk 10 "
+               "while the observed (noisy) cardinality barely moves?", "cardinality"),
+    _watch_drift("Panel (d): does the acting detector fire at chunk 10, and nowhere else? Then panel (a): "
+                 "which variant recovers its micro-F1 first?"),
+), _drift_sentence, "metrics")
+
+_LESSON_CONCEPT_REDUCTION = Lesson("concept-reduction", "concept reduction", (
+    LessonStep("The setting", "The reverse of growth: multi-label first, single-label from instance 2500 "
+               "(chunk 10)."),
+    _watch_drift("Panel (d): the firing at chunk 10. Then the summary: which variant has the lowest Hamming "
+                 "loss, which the lowest micro-F1, and why those can be the same variant."),
+), _drift_sentence)
+
+_LESSON_LABEL_SHIFT = Lesson("label-shift", "label shift", (
+    LessonStep("The setting", "From instance 2500 (chunk 10) other labels are relevant, **as many as before**: "
+               "the label cardinality does not change. The acting detector tests the cardinality and the "
+               "labels' counts; a cardinality-only test (adaptive window) is run beside it, only recorded."),
+    LessonStep("What to watch", "Panel (b): the true cardinality stays flat across chunk 10, so no "
+               "cardinality test can see this change.", "cardinality"),
+    _watch_drift("Panel (c) and (d): which detector crosses its threshold after chunk 10, and which never "
+                 "does? Then panel (a): what the shift does to micro-F1, and who recovers."),
+), _drift_sentence, "metrics")
+
+_LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rates", (
+    LessonStep("The setting", "ELM-O is told nothing about the noise: it estimates the flip rates online, "
+               "ρ− from the instances it scores lowest, ρ+ from an anchor point (an upper bound)."),
+    LessonStep("What to watch", "Panel (e): how close the estimated rates come to the true ones, ρ− against "
+               "ρ+.", "rates"),
+    LessonStep("What to watch", "Panel (b): the band is now the identified set, not a confidence interval: "
+               "how wide is it, and what does holding the truth mean then?", "cardinality"),
+), _unknown_noise, "cardinality")
+
+_LESSON_WHY_BETA_MATTERS = Lesson("why-beta-matters", "why beta matters", (
+    LessonStep("The setting", "β = 1, γ = 0: no graph term, no ranking term. ELM-O then solves the plain "
+               "ELM's problem."),
+    LessonStep("What to watch", "The summary: ELM-O against the plain ELM, metric by metric. Then the Sweep "
+               "page, to see where β and γ do matter.", "summary"),
+), _why_beta)
+
+#: The presets as lessons, by the slug a link names them with (``?lesson=concept-growth&step=2``).
+LESSONS = {lesson.slug: lesson for lesson in (_LESSON_CLEAN_VS_NOISY, _LESSON_CONCEPT_GROWTH, _LESSON_CONCEPT_REDUCTION, _LESSON_LABEL_SHIFT, _LESSON_UNKNOWN_NOISE, _LESSON_WHY_BETA_MATTERS)}
+#: The lesson of each preset.
+PRESET_LESSONS = {lesson.preset: lesson.slug for lesson in LESSONS.values()}

@@ -575,12 +575,16 @@ PRESETS = {
     # beta, gamma: the sweep's best point on this stream (tests/test_presets.py), where the
     # correction has something to show; at the defaults ELM-O does not beat the plain ELM.
     # decision="paper": these presets' notes (dashboard/teaching.py) were measured with the paper's
-    # threshold 0; under the noise-aware default their F1 statements no longer hold as worded.
+    # threshold 0; under the noise-aware default their F1 statements no longer hold as worded. The
+    # dashboard shows it (its "Decision rule" control) and the link carries it.
     "clean vs noisy": RunConfig(noise="range", rho_low=0.2, rho_high=0.4, beta=0.55, gamma=2**-5,
                                 models=["ELM-O (clean labels)", "ELM-O", "ELM (plain)"], n_hidden=_PRESET_L, decision="paper"),
     "concept growth": RunConfig(schedule="growth@2500", models=["ELM-O", "ELM-I", "ELM-II"], n_hidden=_PRESET_L, decision="paper"),
     "concept reduction": RunConfig(schedule="reduction@2500", models=["ELM-O", "ELM-I", "ELM-II"],
                                    n_hidden=_PRESET_L, decision="paper"),
+    # a shift keeps the cardinality: the cardinality test (compared) cannot see it, the acting one can
+    "label shift": RunConfig(schedule="shift@2500", models=["ELM-O", "ELM-I", "ELM-II"], monitors=["adaptive"],
+                             n_hidden=_PRESET_L, decision="paper"),
     "why beta matters": RunConfig(beta=1.0, gamma=0.0, models=["ELM-O", "ELM (plain)"], n_hidden=_PRESET_L, decision="paper"),
     "unknown noise: estimate the rates": RunConfig(model_rates="estimate", models=["ELM-O"], n_hidden=_PRESET_L),
 }

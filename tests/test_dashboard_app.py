@@ -167,6 +167,14 @@ def test_preset_fills_the_controls(name):
     assert at.radio(key="w_noise").value == want.noise
     assert RunConfig(**at.session_state["cfg_values"]) == want
     assert at.query_params == {k: v for k, v in want.to_query_params().items()}
+    # every setting the preset sets is on a control of the page (none hidden)
+    keys = {w.key for kind in (at.number_input, at.selectbox, at.radio, at.multiselect, at.checkbox) for w in kind}
+    for field in want.to_query_params():
+        if field == "schedule":
+            assert any(d.key and d.key.startswith("w_schedule_") for d in at.data_editor)
+        else:
+            assert f"w_{field}" in keys, field
+    assert at.selectbox(key="w_decision").value == want.decision
 
 
 def test_url_round_trip_in():
@@ -474,10 +482,15 @@ def test_detector_controls_feed_the_run_and_the_detection_table():
     # panel (c): one line per detector, the threshold at 1 on a log axis
     fig = _figure(at, "threshold")
     names = _names(fig)
-    # one line per detector; the three variants' identical records are drawn once, the legend naming them all
+    # one line per detector, of the acting learner (ELM-O) by default
+    assert at.session_state["focus_choice"] == "ELM-O"
+    assert F.detector_label(OTHER) in names and F.detector_label(RunConfig().detector) + " (acting)" in names
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    # every variant: the three variants' identical records are drawn once, the legend naming them all
+    at.selectbox(key="focus_variant").set_value("all").run()
+    names = _names(_figure(at, "threshold"))
     assert F.detector_label(OTHER) + " · ELM-O = ELM-I = ELM-II" in names
     assert F.detector_label(RunConfig().detector) + " (acting) · ELM-O = ELM-I = ELM-II" in names
-    assert fig["layout"]["yaxis"]["type"] == "log"
     assert any(sh.get("y0") == 1 and sh.get("y1") == 1 for sh in fig["layout"]["shapes"])
     # choosing the compared detector as the acting one removes it from the comparison
     at.selectbox(key="w_detector").set_value(OTHER).run()
@@ -506,8 +519,11 @@ def test_cardinality_panel_draws_the_band_and_on_request_the_papers_estimate():
     at.checkbox(key="show_paper").check().run()
     assert not at.exception, [e.value for e in at.exception]
     names = _names(_figure(at, "cardinality"))
+    assert F.PAPER_NAME in names and "biased" in F.PAPER_NAME  # of the acting learner (ELM-O), by default
+    at.selectbox(key="focus_variant").set_value("all").run()
+    names = _names(_figure(at, "cardinality"))
     # the three variants' identical estimates: one line, the legend naming them all
-    assert F.PAPER_NAME + " · ELM-O = ELM-I = ELM-II" in names and "biased" in F.PAPER_NAME
+    assert F.PAPER_NAME + " · ELM-O = ELM-I = ELM-II" in names
 
 
 def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
@@ -844,3 +860,85 @@ def test_the_page_says_which_source_instances_a_schedule_leaves_out(data_dir):
     assert at.session_state["run"].status == "done"
     infos = [_plain(i.value) for i in at.info]
     assert any("uses 526 of the 978 instances" in i and "leaves out 452 single-label ones" in i for i in infos), infos
+
+
+# --------------------------------------------------------------------------- issue 24: uploads, (b)'s learner, the decision rule
+def _arff_rows(rows):
+    head = ["@relation 'tiny: -C -2'", "@attribute x0 numeric", "@attribute x1 numeric",
+            "@attribute l0 {0,1}", "@attribute l1 {0,1}", "@data"]
+    return "\n".join(head + rows).encode()
+
+
+def test_an_upload_without_a_positive_label_is_refused_and_a_nan_is_named():
+    at = _app()
+    at.selectbox(key="w_dataset").set_value("upload").run()
+    rng = np.random.default_rng(0)
+    at.file_uploader(key="w_upload_arff").upload(
+        "empty.arff", _arff_rows([f"{a:.3f},{b:.3f},0,0" for a, b in rng.normal(size=(300, 2))]))
+    at.run()
+    assert not at.exception
+    assert any("no positive label" in e for e in _errors(at)), _errors(at)
+    assert _run_button(at).disabled is True  # no run, so no AP 1.0 presented as a result
+
+    rows = [f"{a:.3f},{b:.3f},{int(a > 0)},0" for a, b in rng.normal(size=(300, 2))]
+    at.file_uploader(key="w_upload_arff").upload("half.arff", _arff_rows(rows))
+    at.run()
+    assert any("never positive" in w.value and "'l1'" in w.value for w in at.warning), [w.value for w in at.warning]
+
+    rows[3] = "0.5,NaN,1,0"
+    at.file_uploader(key="w_upload_arff").upload("nan.arff", _arff_rows(rows))
+    at.run()
+    assert any("has NaN ('NaN') at data row 4" in e for e in _errors(at)), _errors(at)
+    assert not any("missing value" in e for e in _errors(at))
+
+
+def test_the_decision_rule_is_a_control_and_follows_the_link():
+    at = _app({"decision": "paper"})
+    assert at.selectbox(key="w_decision").value == "paper"
+    at.selectbox(key="w_decision").set_value("bayes").run()
+    assert at.query_params["decision"] == "bayes"
+    assert RunConfig(**at.session_state["cfg_values"]).decision == "bayes"
+
+
+def test_clean_vs_noisy_panel_b_speaks_of_the_acting_learner_not_the_oracle():
+    at = _app()
+    at.button_group(key="preset_pick").set_value("clean vs noisy").run()
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = " ".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+    assert "rates 0 (= observed)" not in texts
+    assert "(ELM-O (clean labels))" not in texts and "mean width 0.00" not in texts
+    assert at.session_state["focus_choice"] == "ELM-O"
+    fig = _figure(at, "cardinality")
+    estimates = [n for n in _names(fig) if "clean labels" in n]
+    assert all("oracle" in n for n in estimates), estimates  # the oracle is drawn only where it says so
+
+
+def test_a_lesson_link_opens_its_step_in_presentation_mode_and_steps_to_the_measured_sentence():
+    from dashboard.teaching import LESSONS
+
+    lesson = LESSONS["concept-growth"]
+    at = _app({"lesson": "concept-growth", "step": "2"})
+    assert at.toggle(key="presenting").value is True
+    assert RunConfig(**at.session_state["cfg_values"]) == PRESETS["concept growth"]
+    assert at.session_state["present_panel"] == lesson.step(2).panel
+    text = " ".join(m.value for m in at.markdown)
+    assert "step 2 of 4" in text and lesson.step(2).text in text
+    assert at.query_params["lesson"] == "concept-growth" and at.query_params["step"] == "2"
+    assert at.query_params["schedule"] == "growth@2500"  # the preset's settings travel with the lesson
+    at.button(key="lesson_next").click().run()
+    assert at.query_params["step"] == "3" and at.session_state["present_panel"] == "timeline"
+    at.button(key="lesson_next").click().run()
+    assert "Press **Run**" in " ".join(m.value for m in at.markdown)  # measured only on a run
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["run"].status == "done"
+    text = " ".join(m.value for m in at.markdown)
+    assert "step 4 of 4" in text and "The acting detector fired in chunk 10" in text, text
+    assert at.button(key="lesson_next").disabled is True
+
+
+def test_a_broken_lesson_link_is_named_and_opens_no_lesson():
+    at = _app({"lesson": "nope", "step": "x"})
+    assert any("lesson='nope'" in e for e in _errors(at)), _errors(at)
+    assert "lesson" not in at.query_params

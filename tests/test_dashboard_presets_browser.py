@@ -1,5 +1,6 @@
 """Each preset in a real browser: its "what you will see" sentence is on the page, and the run shows the numbers
-the sentence was asserted on.
+the sentence was asserted on, and its "This run:" caption names every setting it changes (the decision rule
+included). A lesson's link opens its step in presentation mode.
 
 ``tests/test_presets.py`` asserts every sentence on the preset's run in the core. Here the same preset is
 clicked in Chromium (at a projector's 1280 x 720), run, and the page's summary table must equal that core
@@ -14,8 +15,9 @@ import re
 
 import pytest
 
-from dashboard.teaching import PRESET_NOTES
-from ncld_core.config import PRESETS
+from dashboard.labels import settings_text
+from dashboard.teaching import LESSONS, PRESET_NOTES
+from ncld_core.config import PRESETS, RunConfig
 from tests.test_dashboard_browser import ARTIFACTS, _open, _table, _wait_status, browser, server  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -39,6 +41,12 @@ def test_preset_shows_its_sentence_and_the_numbers_it_was_tested_on(browser, ser
     final = _wait_status(page, r"^(done|stopped|failed) ·", 300)
     assert final.startswith("done"), final
 
+    # every setting the run uses is on the page: the caption names each one that differs from the defaults
+    caption = page.get_by_text(re.compile(r"^This run: ")).first.inner_text()
+    assert caption == f"This run: the defaults, except {settings_text(cfg)}", caption
+    if cfg.decision != RunConfig().decision:
+        assert f"Decision rule {cfg.decision}" in caption
+
     rows = _table(page, "panel_summary")
     header, body = rows[0], {r[0]: r for r in rows[1:]}
     assert set(body) == set(expected.index), (sorted(body), list(expected.index))
@@ -47,4 +55,23 @@ def test_preset_shows_its_sentence_and_the_numbers_it_was_tested_on(browser, ser
             assert row[header.index(column)] == f"{expected.loc[model, field]:.4f}", (model, column)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"preset_{re.sub(r'[^a-z]+', '_', name)}.png"), full_page=True)
+    page.close()
+
+
+def test_a_lesson_link_opens_its_step_on_a_projector(browser, server):  # noqa: F811
+    lesson = LESSONS["label-shift"]
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(30_000)
+    page.goto(server + "/?lesson=label-shift&step=2", timeout=60_000)
+    box = page.locator(".st-key-lesson_step")
+    box.wait_for(timeout=60_000)
+    text = box.inner_text()
+    assert "step 2 of 4" in text and lesson.step(2).title in text, text
+    page.get_by_role("button", name="Next step").click()
+    page.wait_for_url(re.compile(r"step=3"), timeout=30_000)  # the link follows the step ...
+    # ... and the box, once the page is redrawn (the URL is written first, by the sidebar)
+    page.locator(".st-key-lesson_step", has_text="step 3 of 4").wait_for(timeout=30_000)
+    assert lesson.step(3).title in page.locator(".st-key-lesson_step").inner_text()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "lesson_label_shift.png"))
     page.close()

@@ -184,3 +184,70 @@ def test_a_new_detector_is_one_registry_entry(monkeypatch):
     fired = model.history_["fired"].tolist()
     assert fired[1:] == [False, True, False] or fired[1:] == [True, False, True], fired
     assert set(model.history_["detector"]) == {"every-other"}
+
+
+# --------------------------------------------------------------------------- the joint label test (issue 24)
+def _stream_signals(cfg, gram=True):
+    """The acting detector's signal per chunk of ``cfg``'s stream, from its noisy labels and true rates."""
+    stream = cfg.build_stream()
+    for a, b in stream.chunk_bounds(cfg.chunk_size):
+        Y = stream.Y_noisy[a:b]
+        card = moment_cardinality(Y, stream.rho_pos, stream.rho_neg).per_instance
+        signal = ChunkSignal.from_labels(Y, card, card)
+        yield signal if gram else ChunkSignal(card, card, signal.label_counts)
+
+
+COMBINED = "growth@1500, shift@3000, reduction@4000"  # chunks 6, 12, 16 at N = 250
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_default_detector_finds_the_shift_of_the_combined_schedule(seed):
+    """At constant cardinality a shift moves several labels' counts a little each, up and down: the
+    smallest per-label p-value (Bonferroni) missed it; the joint test of all labels finds it."""
+    from ncld_core.config import RunConfig
+
+    cfg = RunConfig(schedule=COMBINED, shuffle_seed=seed)
+    det = make_detector(cfg.detector, cfg.delta)
+    fired = [i for i, s in enumerate(_stream_signals(cfg)) if det.update(s).fired]
+    assert 6 in fired and 16 in fired, fired  # growth and reduction at their chunks
+    assert any(12 <= i < 16 for i in fired), fired  # the shift before the next change
+    assert not [i for i in fired if i < 6 or 6 < i < 12], fired  # no false alarm before the shift
+
+
+def test_the_per_label_half_alone_missed_the_shift():
+    """Without the label co-occurrences (the old test) the shift goes unseen on most seeds."""
+    from ncld_core.config import RunConfig
+
+    missed = 0
+    for seed in range(4):
+        cfg = RunConfig(schedule=COMBINED, shuffle_seed=seed)
+        det = make_detector(cfg.detector, cfg.delta)
+        fired = [i for i, s in enumerate(_stream_signals(cfg, gram=False)) if det.update(s).fired]
+        missed += not any(12 <= i < 16 for i in fired)
+    assert missed >= 2
+
+
+@pytest.mark.parametrize("name", ["labels", "adaptive+labels"])
+def test_the_joint_label_test_keeps_false_alarms_below_delta_on_stationary_synthetic_streams(name):
+    from ncld_core.config import RunConfig
+
+    fired, chunks = 0, 0
+    for seed in range(6):
+        det = make_detector(name, 0.05)
+        flags = [det.update(s).fired for s in _stream_signals(RunConfig(n_instances=10_000, shuffle_seed=seed))]
+        fired, chunks = fired + sum(flags[1:]), chunks + len(flags) - 1
+    assert fired / chunks <= 0.05, (fired, chunks)
+
+
+def test_the_joint_label_test_on_independent_labels_keeps_its_false_alarm_rate():
+    rng = np.random.default_rng(7)
+
+    def with_gram(prevalence, n=300):
+        G = (rng.random((n, Q)) < prevalence).astype(np.int8)
+        U = rng.random(G.shape)
+        return ChunkSignal.from_labels(np.where(G == 1, U >= RHO_POS, U < RHO_NEG).astype(np.int8))
+
+    det = make_detector("labels", 0.05)
+    fired = [det.update(with_gram(BASE)).fired for _ in range(400)]
+    assert np.mean(fired[1:]) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 399)
+    assert ChunkSignal.from_labels(np.zeros((5, 300), dtype=np.int8)).label_gram is None  # > GRAM_MAX_LABELS

@@ -6,6 +6,8 @@ Fixed seeds (the presets' own); the tolerances are the words of the sentences ("
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ from ncld_core.eval.sweep import PAPER_GAMMAS, best_point, default_betas, sweep
 from ncld_core.model.flip_rates import estimate_errors
 
 
+@functools.cache
 def _run(name):
     cfg = PRESETS[name]
     stream = cfg.build_stream()
@@ -128,3 +131,96 @@ def test_sweep_text(default_sweep):
     assert len(flat) == 5 and flat.max() - flat.min() < 0.002
     assert "0.675" in SWEEP.text and "0.619" in SWEEP.text
     assert "sits lower here" not in SWEEP.text
+
+
+def test_label_shift():
+    cfg, stream, result = _run("label shift")
+    assert {p.kind for p in stream.change_points} == {"shift"}
+    truth = [c.true_cardinality for c in result.chunks]
+    assert all(1.6 < t < 2.4 for t in truth), truth  # "stays at about 2 in every chunk"
+    for m in ("ELM-O", "ELM-I", "ELM-II"):
+        fired = [c.chunk for c in result.chunks if c.diagnostics[m].fired]
+        assert len(fired) == 1 and 10 <= fired[0] <= 12, (m, fired)  # "within two chunks, no false alarm"
+        assert not any(c.diagnostics[m].monitors["adaptive"].fired for c in result.chunks), m  # "never fires"
+    s = result.summary()
+    assert (s.loc[["ELM-O", "ELM-I", "ELM-II"], "false_alarms"] == 0).all()
+    f1 = {m: _f1(result, m) for m in ("ELM-O", "ELM-I", "ELM-II")}
+    for m, series in f1.items():  # "drops at chunk 10 (from about 0.5 to below 0.25)"
+        assert series.loc[6:9].mean() > 0.42 and series.loc[10] < 0.25, (m, series.loc[6:10])
+    assert (f1["ELM-I"].loc[12:14] > np.maximum(f1["ELM-O"].loc[12:14], f1["ELM-II"].loc[12:14])).all()  # "first"
+    assert s.loc[["ELM-O", "ELM-I", "ELM-II"], "micro_f1"].idxmax() == "ELM-I"  # "ends with the best micro-F1"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_acting_detector_finds_every_change_of_the_combined_schedule(seed):
+    """growth@1500, shift@3000, reduction@4000 through the model (default settings): all three detected."""
+    cfg = RunConfig(schedule="growth@1500, shift@3000, reduction@4000", models=["ELM-O"], references=False,
+                    shuffle_seed=seed, seed=seed)
+    s = cfg.runner().run(cfg.build_stream()).summary()
+    assert (s.loc["ELM-O", "detected"], s.loc["ELM-O", "missed"]) == (3, 0), s.loc["ELM-O"]
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_a_preset_is_reproduced_by_its_link(name):
+    """Entering a preset's settings by hand = its link's query parameters: the same configuration, read
+    with no note, and the same numbers, exactly."""
+    from dashboard.link import read_settings
+
+    cfg, notes = read_settings(PRESETS[name].to_query_params())
+    assert notes == [] and cfg == PRESETS[name]
+    by_hand = cfg.runner().run(cfg.build_stream()).summary().drop(columns="seconds")
+    _, _, result = _run(name)
+    assert by_hand.equals(result.summary().drop(columns="seconds")), name  # every metric, to the last bit
+
+
+# --------------------------------------------------------------------------- the presets as guided lessons
+def test_every_preset_is_a_lesson_with_the_setting_first_and_the_measured_sentence_last():
+    from dashboard.panels import PANELS
+    from dashboard.teaching import LESSONS, PRESET_LESSONS
+
+    assert set(PRESET_LESSONS) == set(PRESETS)
+    keys = {p.key for p in PANELS}
+    for slug, lesson in LESSONS.items():
+        assert slug == lesson.slug and lesson.n_steps >= 3, slug
+        assert lesson.step(1).title == "The setting"
+        assert any(s.title == "What to watch" for s in lesson.steps), slug
+        assert all(s.panel is None or s.panel in keys for s in lesson.steps) and lesson.panel in keys
+        last = lesson.step(lesson.n_steps)
+        assert last.title == "What this run shows" and "Press **Run**" in last.text  # nothing measured before a run
+        assert lesson.step(99) == last and lesson.step(-3) == lesson.step(1)  # a link's step is clamped
+
+
+def _last_step(name):
+    from dashboard.teaching import LESSONS, PRESET_LESSONS
+
+    _, stream, result = _run(name)
+    lesson = LESSONS[PRESET_LESSONS[name]]
+    return lesson.step(lesson.n_steps, result, stream).text, result, stream
+
+
+@pytest.mark.parametrize("name", ["concept growth", "concept reduction", "label shift"])
+def test_a_drift_lesson_reads_its_sentence_from_the_run(name):
+    text, result, _ = _last_step(name)
+    fired = [c.chunk for c in result.chunks if c.diagnostics["ELM-O"].fired]
+    assert f"fired in chunk {fired[0]}" in text if len(fired) == 1 else f"chunks {', '.join(map(str, fired))}" in text
+    s = result.summary()
+    for m in ("ELM-O", "ELM-I", "ELM-II"):
+        assert f"{m} {s.loc[m, 'micro_f1']:.3f}" in text, (m, text)
+    if name == "label shift":
+        assert "the compared adaptive window (ADWIN-like) in no chunk" in text, text
+
+
+def test_the_clean_vs_noisy_lesson_reads_the_noise_cost_of_the_run():
+    text, result, _ = _last_step("clean vs noisy")
+    assert noise_cost_text(result.noise_cost("average_precision")) in text
+
+
+def test_the_unknown_noise_lesson_reads_the_rate_errors_and_the_band_of_the_run():
+    text, result, stream = _last_step("unknown noise: estimate the rates")
+    over_time, _ = estimate_errors(result.chunks, "ELM-O", stream.rho_pos, stream.rho_neg)
+    assert f"{over_time.iloc[-1]['mae_rho_neg']:.3f} (ρ−)" in text and "identified set" in text
+
+
+def test_the_why_beta_lesson_says_identical_from_the_run():
+    text, _, _ = _last_step("why beta matters")
+    assert text.endswith("identical.")

@@ -14,15 +14,16 @@ import time
 
 import streamlit as st
 
-from dashboard import compare, data, panels, report
+from dashboard import compare, data, link, panels, report
 from dashboard import figures as F
-from dashboard.controls import label_of
+from dashboard.controls import label_of, set_config
+from dashboard.labels import settings_text
 from dashboard.live_chart import draw_charts, mount, preload_plotly
 from dashboard.live_run import LiveRun, duration_text
 from dashboard.run_hub import ROLE_TEXT, ordinal
-from dashboard.teaching import detector_label, noise_cost_text
+from dashboard.teaching import LESSONS, noise_cost_text
 from dashboard.ui import md_escape, teach
-from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH
+from ncld_core.config import PRESETS
 from ncld_core.limits import LIMITS
 from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.model.cost import MEMORY_BUDGET_BYTES
@@ -55,14 +56,9 @@ def _stop():
 
 
 def _describe(cfg) -> str:
-    noise = {"none": "no noise", "range": f"flip rates ~ U[{cfg.rho_low:g}, {cfg.rho_high:g}]",
-             "table": "flip-rate table"}[cfg.noise]
-    n = cfg.n_instances or (SYNTHETIC_DEFAULT_LENGTH if cfg.dataset == "synthetic" else "all")
-    sched = cfg.schedule or "no drift"
-    return (f"{cfg.dataset} · {n} instances in chunks of {cfg.chunk_size} · {noise} · {sched} · "
-            f"β={cfg.beta:g} γ={cfg.gamma:g} δ={cfg.delta:g} α={cfg.alpha:g} L={cfg.n_hidden} K={cfg.n_neighbors} · "
-            f"acting detector: {detector_label(cfg.detector)}"
-            + (f" · compared: {', '.join(detector_label(m) for m in cfg.monitors)}" if cfg.monitors else ""))
+    """Every setting of the run that differs from the defaults (:func:`dashboard.labels.settings_text`)."""
+    text = settings_text(cfg)
+    return text if text == "the default settings" else f"the defaults, except {text}"
 
 
 run = ss.get("run")
@@ -172,19 +168,20 @@ def _focus_options():
 
 
 def _focus_choice(options) -> str:
-    """The kept choice, else the default: variants that estimate their own rates part after a drift they act
-    on, so one at a time; otherwise every variant."""
+    """The kept choice, else the default: the acting learner (ELM-O, the model the run acts with)."""
     if ss.get(FOCUS) in options:
         return ss[FOCUS]
     cfg = run.cfg if run else ctx.cfg
-    return options[1] if cfg.model_rates == "estimate" else ALL
+    acting = panels.acting_learner(cfg.models)
+    return acting if acting in options else options[1]
 
 
 def _focus(run) -> list:
-    """The models whose estimates and detectors the per-variant panels draw."""
+    """The models whose estimates and detectors the per-variant panels draw (every one: the acting learner
+    first, an oracle last, so that the heading and note of (b) speak of the learner)."""
     options = _focus_options()
     pick = None if options is None else _focus_choice(options)
-    return [pick] if pick in run.models else list(run.models)
+    return [pick] if pick in run.models else panels.drawn_order(run.models)
 
 
 def _default_rates(cfg) -> str:
@@ -265,12 +262,68 @@ def _present_label(key: str) -> str:
     return f"({panels.letter(index)}) {panels.PANELS[index].label}"
 
 
+# --------------------------------------------------------------------------- guided lesson (presentation mode)
+NO_LESSON = ""
+
+
+def _go_to_step(at):
+    """Show step ``at = (slug, k)`` (None: no lesson): the link follows, and so does the panel of the step."""
+    link.set_lesson(at)
+    if at is not None:
+        step = LESSONS[at[0]].step(at[1])
+        if step.panel or at[1] == LESSONS[at[0]].n_steps:
+            ss["present_panel"] = step.panel or LESSONS[at[0]].panel
+    ss["lesson_pick"] = at[0] if at else NO_LESSON
+
+
+def _pick_lesson():
+    slug = ss.get("lesson_pick") or None
+    if slug is None:
+        _go_to_step(None)
+        return
+    preset = LESSONS[slug].preset
+    set_config(PRESETS[preset])  # the lesson runs its preset: every setting on a control
+    ss["preset_applied"] = preset
+    _go_to_step((slug, 1))
+
+
+def _lesson_box():
+    """The lesson's chooser and, with one chosen, its current step: setting, what to watch, what the run measured."""
+    at = ss.get(link.LESSON)
+    if ss.get("lesson_pick") != (at[0] if at else NO_LESSON):
+        ss["lesson_pick"] = at[0] if at else NO_LESSON
+    if at is not None and ss.get("lesson_shown") != at:  # opened by a link: its step's panel
+        ss["lesson_shown"] = at
+        step = LESSONS[at[0]].step(at[1])
+        if step.panel:
+            ss["present_panel"] = step.panel
+    st.selectbox("Lesson", [NO_LESSON, *LESSONS], key="lesson_pick", on_change=_pick_lesson,
+                 format_func=lambda s: "no lesson: choose the panels yourself" if s == NO_LESSON
+                 else f"lesson: {LESSONS[s].preset}",
+                 help="A preset as a short lecture: the setting, what to watch, then what this run measured. "
+                      "The link opens the same step.")
+    if at is None:
+        return
+    lesson, k = LESSONS[at[0]], at[1]
+    shown = run if run is not None and run.cfg == ctx.cfg and run.chunks else None
+    step = lesson.step(k, shown.result() if shown else None, shown.stream if shown else None)
+    with st.container(border=True, key="lesson_step"):
+        st.markdown(f"**{md_escape(lesson.preset)}** · step {k} of {lesson.n_steps}: **{md_escape(step.title)}**")
+        st.markdown(step.text)
+        c1, c2, _ = st.columns([1, 1, 4])
+        c1.button("Previous step", key="lesson_prev", disabled=k <= 1, on_click=_go_to_step,
+                  args=((lesson.slug, k - 1),), width="stretch")
+        c2.button("Next step", key="lesson_next", disabled=k >= lesson.n_steps, on_click=_go_to_step,
+                  args=((lesson.slug, k + 1),), width="stretch")
+
+
 #: The panel above which the choice of variants (and the paper's estimate) sit.
 FIRST_PER_VARIANT = next((p.key for p in panels.PANELS if p.per_variant), None)
 summary_box = None
 if presenting:
     # one panel, the full width, no explanation beside it; chosen or stepped through
     keys = [p.key for p in panels.PANELS]
+    _lesson_box()
     if ss.get("present_panel") not in keys:
         ss["present_panel"] = keys[0]
     p1, p2, p3 = st.columns([4, 1, 1], vertical_alignment="bottom")

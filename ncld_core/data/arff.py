@@ -231,6 +231,25 @@ def _label_columns(names, relation, xml_labels, label_count, label_location, sou
     return list(range(c)) if c > 0 else list(range(n_attr + c, n_attr))
 
 
+def _raw_token(line: str, attr: int, sparse: bool) -> str | None:
+    """The text of attribute ``attr`` in a data row (None when the row cannot be split simply: quotes).
+
+    >>> _raw_token("1.5,NaN,?", 1, False), _raw_token("{0 2, 3 nan}", 3, True), _raw_token("'a,b',?", 1, False)
+    ('NaN', 'nan', None)
+    """
+    text = line.strip()
+    if "'" in text or '"' in text:
+        return None
+    if sparse:
+        for item in text.strip("{}").split(","):
+            parts = item.split()
+            if len(parts) == 2 and parts[0].isdigit() and int(parts[0]) == attr:
+                return parts[1]
+        return None
+    parts = text.split(",")
+    return parts[attr].strip() if attr < len(parts) else None
+
+
 def _parse_arff(text, *, source, name, xml_labels=None, label_count=None, label_location="end",
                 dataset_source=None) -> Dataset:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -301,9 +320,14 @@ def _parse_arff(text, *, source, name, xml_labels=None, label_count=None, label_
     n, d, q = len(data_lines), len(feat_idx), len(idx)
 
     def bad_value(row, attr, value, what):
-        shown = "missing value '?'" if math.isnan(value) else f"value {value:g}"
         row = int(row)
         line = data_lines[row] if row < len(data_lines) else "?"
+        if math.isnan(value):  # '?' (missing) and a NaN literal both read as NaN: the row's text says which
+            token = _raw_token(lines[line - 1], int(attr), sparse) if line != "?" else None
+            shown = ({"?": "missing value '?'"}.get(token) or (f"NaN ({token!r})" if token else None)
+                     or "missing value '?' or NaN")
+        else:
+            shown = f"value {value:g}"
         return f"{source}: {what} {names[attr]!r} has {shown} at data row {row + 1} (line {line})"
 
     if sparse:

@@ -19,10 +19,13 @@ false alarm per chunk.
   River's ``ADWIN`` does this per instance, but its state is a Rust object that can be
   neither copied (the model's updates are all-or-nothing) nor checkpointed without
   pickle; ``benchmarks/drift.py`` runs River's ADWIN, KSWIN and PageHinkley beside it.
-* ``"labels"`` (:class:`LabelDistributionDetector`): per label, the chunk's observed
-  positives against the pooled reference window (exact conditional test, Bonferroni
-  over labels).  With fixed flip rates an observed prevalence moves exactly when the
-  clean one does, so this catches changes that keep the cardinality (``shift@``).
+* ``"labels"`` (:class:`LabelDistributionDetector`): the chunk's observed positives against
+  the pooled reference window, per label (exact conditional test, Bonferroni over labels)
+  and, when the signal carries the chunk's label co-occurrences, all labels at once
+  (Hotelling's T^2), Bonferroni over the two.  With fixed flip rates an observed prevalence
+  moves exactly when the clean one does, so this catches changes that keep the cardinality
+  (``shift@``); a shift moves several labels a little each (scaled by ``1 - rho_+ - rho_-``),
+  which the smallest per-label p-value alone mostly missed (tests/test_detectors.py).
 * ``"adaptive+labels"`` (:class:`CombinedDetector`): either of the two, each at ``delta/2``.
 
 The p-value tests report ``statistic = -log10(p)`` with ``p`` Bonferroni-adjusted and
@@ -49,6 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr, stdtr
+from scipy.stats import f as fdist
 from scipy.stats import hypergeom
 
 from .._validation import check_in_range
@@ -56,6 +60,7 @@ from .._validation import check_in_range
 __all__ = [
     "ChunkSignal",
     "DetectorResult",
+    "GRAM_MAX_LABELS",
     "HoeffdingCardinalityDetector",
     "WelchDetector",
     "AdaptiveWindowDetector",
@@ -66,6 +71,9 @@ __all__ = [
 ]
 
 _NAN = float("nan")
+#: The joint label test (:class:`LabelDistributionDetector`) runs up to this many labels (a q x q system per
+#: chunk); beyond, the per-label test alone.
+GRAM_MAX_LABELS = 256
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,9 @@ class ChunkSignal:
     unbiased: np.ndarray  # (N,) per-instance moment cardinality (ncld_core.model.cardinality): unbiased with the right rates
     paper: np.ndarray  # (N,) per-instance Eq. (card) with clipped importance weights
     label_counts: np.ndarray  # (q,) observed positives per label
+    # (q, q) observed co-occurrences Y'Y of the chunk (its diagonal: label_counts), or None: lets the
+    # per-label test pool the evidence of all labels with their correlation (LabelDistributionDetector)
+    label_gram: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -86,6 +97,16 @@ class ChunkSignal:
         values = np.asarray(values, dtype=np.float64)
         counts = np.zeros(0) if label_counts is None else np.asarray(label_counts, dtype=np.float64)
         return cls(values, values, counts)
+
+    @classmethod
+    def from_labels(cls, Y01, unbiased=None, paper=None) -> "ChunkSignal":
+        """The signal of observed labels ``Y01`` (N, q) in {0, 1}: counts and co-occurrences (the gram
+        only up to :data:`GRAM_MAX_LABELS` labels); the cardinalities default to the observed ones."""
+        Y = np.asarray(Y01, dtype=np.float64)
+        observed = Y.sum(axis=1)
+        gram = Y.T @ Y if Y.shape[1] <= GRAM_MAX_LABELS else None
+        return cls(observed if unbiased is None else np.asarray(unbiased, dtype=np.float64),
+                   observed if paper is None else np.asarray(paper, dtype=np.float64), Y.sum(axis=0), gram)
 
 
 @dataclass(frozen=True)
@@ -269,13 +290,43 @@ class LabelDistributionDetector:
             two_sided = 2.0 * np.minimum(hypergeom.cdf(x, M, K, n), hypergeom.sf(x - 1, M, K, n))
             p[exact] = np.minimum(two_sided, 1.0)
         m = max(int(testable.sum()), 1)
-        result = _p_result(float(p.min(initial=1.0)) * m, self.delta, estimate)  # no labels: p = 1
+        p_any = min(float(p.min(initial=1.0)) * m, 1.0)  # no labels: p = 1
+        joint = _joint_p(signal.label_gram, counts, n, c_ref, n_ref, testable)
+        # Bonferroni over the two tests: the smallest label's and all labels' together (a shift moves
+        # several labels a little each, up and down, which the smallest p-value alone misses)
+        p_adj = p_any if joint is None else 2.0 * min(p_any, joint)
+        result = _p_result(p_adj, self.delta, estimate)
         if result.fired:
             self.sizes_, self.counts_ = np.array([float(n)]), counts[None, :]
         else:
             self.sizes_ = np.append(self.sizes_, float(n))[-self.max_window:]
             self.counts_ = np.vstack([self.counts_, counts])[-self.max_window:]
         return result
+
+
+def _joint_p(gram, counts, n, c_ref, n_ref, testable) -> float | None:
+    """p-value of all testable labels' prevalences at once (Hotelling's T^2, F form): the chunk's mean label
+    vector against the reference's, with the label covariance estimated on the chunk (Y'Y / n - m m').
+
+    Under no change both means estimate the same vector, the difference has covariance
+    ``(1/n + 1/n_ref) Sigma``, and ``T^2 (n - r) / (r (n - 1))`` is about F(r, n - r), ``r`` the rank of the
+    estimated covariance. None without a gram (or fewer than 2 testable labels, or a chunk too small).
+    """
+    if gram is None:
+        return None
+    idx = np.flatnonzero(testable)
+    if len(idx) < 2:
+        return None
+    mean = counts[idx] / n
+    cov = np.asarray(gram, dtype=np.float64)[np.ix_(idx, idx)] / n - np.outer(mean, mean)
+    values, vectors = np.linalg.eigh(cov)
+    keep = values > 1e-9 * max(values.max(), 1e-300)
+    r = int(keep.sum())
+    if r < 1 or n - r < 2:
+        return None
+    diff = vectors[:, keep].T @ (mean - c_ref[idx] / n_ref)
+    t2 = float((diff**2 / values[keep]).sum()) / (1.0 / n + 1.0 / n_ref)
+    return float(fdist.sf(t2 * (n - r) / (r * (n - 1)), r, n - r))
 
 
 class CombinedDetector:

@@ -449,7 +449,7 @@ class ELMNCLD(ChunkClassifier):
         # Estimated rates are upper bounds where a label has no anchors: the interval is the identified set.
         cardinality = moment_cardinality(Y01, rho_pos, rho_neg,
                                          rho_bounds=None if estimator is None else (rho_pos, rho_neg))
-        signal = ChunkSignal(cardinality.per_instance, instance_cardinality(Y_pm, W), Y01.sum(axis=0))
+        signal = ChunkSignal.from_labels(Y01, cardinality.per_instance, instance_cardinality(Y_pm, W))
         A = ranking_matrix(Y_pm, W)
         HtH = memo(("HtH", layer), lambda: H.T @ H)
         if needs_graph:
