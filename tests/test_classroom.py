@@ -9,7 +9,7 @@ from benchmarks.classroom import BEGIN, END, percentile, section, verdicts, writ
 
 def _measured(**kw):
     base = dict(answer_s=[0.8, 1.2, 2.9], first_plot_s=[1.0, 2.0, 4.9], finished=3, failed=[], peak_mb=900.0,
-                warm_up_s=4.0, queue={"answer_s": 0.7, "status": "waiting · 1st in the queue", "in_queue": True,
+                warm_up_s=4.0, load=(0.5, 1.5, 2), queue={"answer_s": 0.7, "status": "waiting · 1st in the queue", "in_queue": True,
                                       "error": None})
     return {**base, **kw}
 
@@ -51,6 +51,7 @@ def test_the_section_replaces_only_its_part_of_the_doc(tmp_path):
     assert text.startswith("# Deploy\n\nbefore\n\n" + BEGIN) and text.endswith(END + "\n\nafter\n")
     assert "old" not in text and "python -m benchmarks.classroom --sessions 3" in text
     assert "| every run finishes" in text and "**no**" in text
+    assert "load average was 0.5 before the test and peaked at 1.5 on 2 cores" in text
     assert text.count(BEGIN) == 1
 
 

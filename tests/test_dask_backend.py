@@ -4,9 +4,11 @@ path, Stop at once, and clear messages when the setting is on but dask is missin
 from __future__ import annotations
 
 import math
+import os
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -18,6 +20,8 @@ from ncld_core.eval.dask_backend import SCHEDULER_ENV, DaskChunkRun, as_finished
 from ncld_core.eval.sweep import sweep
 
 distributed = pytest.importorskip("distributed")
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _config(**kw):
@@ -41,12 +45,29 @@ def client(cluster):
         yield c
 
 
+@pytest.fixture(scope="module")
+def process_cluster():
+    """One worker in a process of its own, as a deployment has: nothing shared with this process (the runner
+    and stream are serialised; the actor's handle finds no worker here). The worker imports this checkout."""
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), old) if p)
+    try:
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                      silence_logs=40) as lc:
+            yield lc
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
 @pytest.fixture
-def configured(cluster, monkeypatch):
-    """The setting on, pointing at the test cluster; the server's shared client closed afterwards."""
-    monkeypatch.setenv(SCHEDULER_ENV, cluster.scheduler_address)
-    yield cluster.scheduler_address
-    dask_backend.shared_client(cluster.scheduler_address).close()
+def configured(process_cluster, monkeypatch):
+    """The setting on, pointing at a cluster of processes; the server's shared client closed afterwards."""
+    monkeypatch.setenv(SCHEDULER_ENV, process_cluster.scheduler_address)
+    yield process_cluster.scheduler_address
+    dask_backend.shared_client(process_cluster.scheduler_address).close()
 
 
 def _is_nan(v):

@@ -199,11 +199,9 @@ class DaskChunkRun:
         if self._killed.is_set():
             return "error", "the run was stopped", 0.0
         try:
-            if self._actor is None:
-                self._actor = self._wait(self._future)
-                if self._actor is None:
-                    return "error", "the run was stopped", 0.0
-            answer = self._wait(self._actor.next_chunk())
+            # The actor's handle finds its client as the current one (the server's client is nobody's default).
+            with self._client.as_current():
+                answer = self._next()
         except Exception as exc:  # noqa: BLE001 - a lost worker or scheduler is a message, never a traceback
             self._ended = True
             return "error", f"the run's Dask worker failed ({type(exc).__name__}: {exc})", 0.0
@@ -212,6 +210,14 @@ class DaskChunkRun:
         if answer[0] != "chunk":
             self._ended = True
         return answer
+
+    def _next(self):
+        """The actor's next answer, once it is placed on a worker; None when killed meanwhile."""
+        if self._actor is None:
+            self._actor = self._wait(self._future)
+            if self._actor is None:
+                return None
+        return self._wait(self._actor.next_chunk())
 
     def is_alive(self) -> bool:
         """Whether the run can still give chunks (not killed, not ended)."""
