@@ -185,6 +185,7 @@ def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) 
 def run_sweep(spec: StreamSpec, params: str, variant: str, betas: tuple, gammas: tuple, upload_digest: str | None,
               _stream=None):
     """``ncld_core.eval.sweep.sweep`` with a progress bar; cached by stream, parameters and grid."""
+    from ncld_core.eval.dask_backend import configured_client
     from ncld_core.eval.sweep import sweep
 
     cfg = RunConfig(**dataclasses.asdict(spec), **json.loads(params))
@@ -203,7 +204,9 @@ def run_sweep(spec: StreamSpec, params: str, variant: str, betas: tuple, gammas:
     def progress(done, total):
         bar.progress(done / total, text=sweep_progress_text(done, total, n_points, one_by_one))
 
-    df = sweep(cfg, list(betas), list(gammas), progress=progress, stream=_stream, model=variant)
+    # NCLD_DASK_SCHEDULER set: the grid's points are tasks on that Dask cluster (same numbers as here).
+    df = sweep(cfg, list(betas), list(gammas), progress=progress, stream=_stream, model=variant,
+               client=configured_client())
     bar.progress(1.0, text=f"Sweep done: {len(df)} grid points on {df.attrs['chunks']} chunks "
                            f"in {df.attrs['seconds']:.1f} s — kept in the cache for identical settings")
     return df

@@ -1,7 +1,8 @@
 """A Live run without the page: start it, receive each chunk as soon as it is computed, stop it at any time.
 
 The runner's generator is advanced in a process of its own (``ncld_core.eval.chunk_process``, started by
-a fork server; where the platform has none, or ``NCLD_DASHBOARD_THREADS`` is set, in a worker thread),
+a fork server; where the platform has none, or ``NCLD_DASHBOARD_THREADS`` is set, in a worker thread; with
+``NCLD_DASK_SCHEDULER`` set, on a worker of that Dask cluster: ``ncld_core.eval.dask_backend.DaskChunkRun``),
 one chunk per request of a relay thread, which keeps each ChunkResult under the run's lock as soon as it
 is complete; nothing else advances the generator. Whoever shows the run only waits for new chunks
 (:meth:`LiveRun.wait`), so it can be interrupted at once, even in the middle of a chunk that takes a
@@ -37,6 +38,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from ncld_core.eval.chunk_process import ChunkProcess, advance, process_context
+from ncld_core.eval.dask_backend import DaskChunkRun, configured_client
 from ncld_core.eval.runner import RunResult
 from ncld_core.model.cost import extrapolate
 
@@ -64,7 +66,7 @@ class LiveRun:
     failed), ``chunks`` (every ChunkResult received), ``compute_ms`` (each chunk's compute time),
     ``stream`` and, once it runs, ``n_chunks``, ``models`` (the variants and references in the records),
     ``change_points`` (``(position, kind)``), ``stream_name``, ``stream_s`` (seconds to build the
-    stream), ``mode`` ("process" or "thread"), ``paused`` (waiting to be shown again). The page's own measurements: ``update_ms`` (each redraw),
+    stream), ``mode`` ("process", "thread" or "dask"), ``paused`` (waiting to be shown again). The page's own measurements: ``update_ms`` (each redraw),
     ``first_plot_s`` (click to the first chunk drawn), kept by :meth:`note_drawn`. ``token`` names the
     run (the page's graphs show one run's figures only), ``compare_id`` its entry in the compare
     section, once it has one.
@@ -153,7 +155,11 @@ class LiveRun:
             stream = self._build_stream()
             runner = cfg.runner()
             runner.n_threads = self.n_threads
-            if self._context is not None:
+            client = configured_client()  # NCLD_DASK_SCHEDULER set: the chunks are computed on that Dask cluster
+            if client is not None:
+                proc = DaskChunkRun(runner, stream, client=client)
+                worker = threading.Thread(target=self._relay, args=(proc,), name="ncld-relay", daemon=True)
+            elif self._context is not None:
                 # A process of its own: no GIL shared with the page, and Stop can end a chunk at once (kill).
                 proc = ChunkProcess(runner, stream, context=self._context)
                 worker = threading.Thread(target=self._relay, args=(proc,), name="ncld-relay", daemon=True)
@@ -180,7 +186,7 @@ class LiveRun:
             self._seen = time.monotonic()
             self._t_chunk = time.perf_counter()
             self._proc, self._worker = proc, worker
-            self.mode = "process" if proc is not None else "thread"
+            self.mode = "thread" if proc is None else "dask" if isinstance(proc, DaskChunkRun) else "process"
             self.status = "running"
             self._cond.notify_all()
         worker.start()
@@ -274,7 +280,7 @@ class LiveRun:
         """Thread mode: this thread alone advances the generator."""
         self._drive(lambda: advance(gen))
 
-    def _relay(self, proc: ChunkProcess) -> None:
+    def _relay(self, proc: ChunkProcess | DaskChunkRun) -> None:
         """Process mode: ask the process for each chunk and store it, unless the run was stopped meanwhile
         (then the process has been killed, the chunk it was computing is lost, and nothing is stored)."""
         try:

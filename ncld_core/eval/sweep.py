@@ -110,7 +110,7 @@ def _choose_model(config, model) -> str:
 
 
 def sweep(config, betas, gammas=PAPER_GAMMAS, progress=None, *, stream=None, model=None,
-          method: str = "fast") -> pd.DataFrame:
+          method: str = "fast", client=None) -> pd.DataFrame:
     """GM (and the other cumulative metrics) of one variant over a beta x gamma grid.
 
     Parameters
@@ -128,6 +128,12 @@ def sweep(config, betas, gammas=PAPER_GAMMAS, progress=None, *, stream=None, mod
     method : {"fast", "runner"}
         The variants are told the flip rates as ``config.model_rates`` says; with
         "estimate" the sweep always runs ``"runner"`` (``df.attrs["method"]`` says which ran).
+    client : distributed.Client, optional
+        Compute on this Dask cluster (``ncld_core.eval.dask_backend``): with ``"runner"`` each grid point is a
+        task; with ``"fast"`` the betas are cut into one block per worker thread, each block a task that runs
+        the fast path on its betas (the probe is repeated per block; every grid point's numbers are the same
+        as here, as each point is computed from the probe and its own state alone). Progress then counts
+        finished tasks.
 
     Returns
     -------
@@ -151,9 +157,11 @@ def sweep(config, betas, gammas=PAPER_GAMMAS, progress=None, *, stream=None, mod
         # beta and gamma: the fast path's shared firings and weights would be wrong.
         method = "runner"
     if method == "runner":
-        rows, firings, n_chunks = _sweep_runner(config, stream, model, betas, gammas, progress)
-    else:
+        rows, firings, n_chunks = _sweep_runner(config, stream, model, betas, gammas, progress, client)
+    elif client is None:
         rows, firings, n_chunks = _sweep_fast(config, stream, model, betas, gammas, progress)
+    else:
+        rows, firings, n_chunks = _sweep_fast_blocks(config, stream, model, betas, gammas, progress, client)
     df = pd.DataFrame(rows)
     df.insert(2, "gm", geometric_mean(df["hamming_loss"], df["micro_f1"]))
     df = df.sort_values(["beta", "gamma"], kind="stable").reset_index(drop=True)
@@ -176,22 +184,56 @@ def best_point(df: pd.DataFrame) -> dict:
 
 
 # --------------------------------------------------------------------------- runner (reference)
-def _sweep_runner(config, stream, model, betas, gammas, progress):
-    total = len(betas) * len(gammas)
-    rows, firings, n_chunks, done = [], [], 0, 0
-    for b in betas:
-        for g in gammas:
-            cfg = dataclasses.replace(config, beta=b, gamma=g, models=[model], references=False)
-            result = cfg.runner().run(stream)
-            last = result.chunks[-1].cumulative.get(model)
-            if last is None:
-                raise ValueError("the stream has a single chunk: nothing is scored (make the chunk size smaller)")
-            rows.append({"beta": b, "gamma": g, **last})
-            firings = [c.chunk for c in result.chunks if model in c.diagnostics and c.diagnostics[model].fired]
-            n_chunks = len(result.chunks)
-            done += 1
-            if progress is not None:
-                progress(done, total)
+def _runner_point(point, config, stream, model):
+    """One grid point run by the PrequentialRunner: ``(row, firings, n_chunks)``."""
+    b, g = point
+    cfg = dataclasses.replace(config, beta=b, gamma=g, models=[model], references=False)
+    result = cfg.runner().run(stream)
+    last = result.chunks[-1].cumulative.get(model)
+    if last is None:
+        raise ValueError("the stream has a single chunk: nothing is scored (make the chunk size smaller)")
+    firings = [c.chunk for c in result.chunks if model in c.diagnostics and c.diagnostics[model].fired]
+    return {"beta": b, "gamma": g, **last}, firings, len(result.chunks)
+
+
+def _sweep_runner(config, stream, model, betas, gammas, progress, client=None):
+    """One run per grid point: here in order, or each a task on ``client``'s workers."""
+    from .dask_backend import as_finished
+
+    points = [(b, g) for b in betas for g in gammas]
+    answers = [None] * len(points)
+    if client is not None:
+        stream = client.scatter(stream, hash=False)  # sent to the cluster once, not once per task
+    for done, (i, answer) in enumerate(as_finished(_runner_point, points, client, args=(config, stream, model)), 1):
+        answers[i] = answer
+        if progress is not None:
+            progress(done, len(points))
+    rows = [row for row, _, _ in answers]
+    _, firings, n_chunks = answers[-1]
+    return rows, firings, n_chunks
+
+
+def _fast_block(block, config, stream, model, gammas):
+    """The fast path on some of the betas (a task of a sweep on a cluster)."""
+    return _sweep_fast(config, stream, model, block, gammas, None)
+
+
+def _sweep_fast_blocks(config, stream, model, betas, gammas, progress, client):
+    """The fast path with the betas cut into one block per worker thread of ``client``, each block a task."""
+    from .dask_backend import as_finished
+
+    n_blocks = max(1, min(len(betas), sum(client.nthreads().values())))
+    blocks = [list(part) for part in np.array_split(np.asarray(betas), n_blocks)]
+    blocks = [[float(b) for b in block] for block in blocks]
+    answers = [None] * n_blocks
+    stream_ref = client.scatter(stream, hash=False)
+    for done, (i, answer) in enumerate(as_finished(_fast_block, blocks, client,
+                                                   args=(config, stream_ref, model, gammas)), 1):
+        answers[i] = answer
+        if progress is not None:
+            progress(done, n_blocks)
+    rows = [row for block_rows, _, _ in answers for row in block_rows]
+    _, firings, n_chunks = answers[0]  # the probe's firings: the same in every block
     return rows, firings, n_chunks
 
 

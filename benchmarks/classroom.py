@@ -1,0 +1,350 @@
+"""The classroom load test: ``python -m benchmarks.classroom`` (a section of docs/deploy.md).
+
+Starts the dashboard on 127.0.0.1 (``dashboard.serve``), then a class: ``--sessions`` visitors (30 by default),
+each a real Chromium page of its own browser context (its own Streamlit session), open one preset link and
+press Run. Measured against the targets of a classroom:
+
+- every page answers (its Run button is shown) within 3 s of opening the link;
+- every run finishes (its status line says "done");
+- the first plot is drawn within 5 s of the click at the 95th percentile (measured in the page);
+- the server's memory (psutil RSS of the server and all its children, sampled twice a second) stays within
+  ``--memory-budget-mb``.
+
+Then ``--heavy`` (5) distinct heavy runs are started in five more pages, and a sixth visitor opens a link and
+presses Run: its page must answer within 2 s and show its place in the queue (the run's status line,
+``.st-key-run_status``, says "waiting" and a position). The server-wide limits come from the server's settings
+(``--server-env NAME=VALUE`` passes them; docs/deploy.md, "Limits of one server").
+
+Everything is bounded (``--timeout`` for the whole test, 60 s per page to load); the pages, the browser and the
+server are closed at the end. The results replace the section between the markers in ``--out``
+(docs/deploy.md; ``--quick``: 5 sessions, /tmp/deploy.md); the exit code is 1 when a target is missed. Needs Debian's Chromium at ``/usr/bin/chromium``
+and playwright (the ``test`` extra).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+from benchmarks.common import argument_parser, command_line, git_revision, md_table, utc_now
+from dashboard.serve import ROOT, serve
+from ncld_core.config import PRESETS, RunConfig
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+OUT = ROOT / "docs" / "deploy.md"
+BEGIN, END = "<!-- classroom:begin -->", "<!-- classroom:end -->"
+
+#: The targets (seconds, except the memory budget's default in MB).
+ANSWER_S, FIRST_PLOT_P95_S, QUEUE_ANSWER_S = 3.0, 5.0, 2.0
+MEMORY_BUDGET_MB = 4096
+
+#: Records, in the page, the status text and whether the first plot is drawn, with performance.now().
+OBSERVE = """
+() => {
+  window.__ncld = {plot: null, status: ''};
+  const note = () => {
+    const box = document.querySelector('.st-key-run_status');
+    window.__ncld.status = box ? box.innerText : '';
+    if (window.__ncld.plot === null && document.querySelector('.st-key-panel_cardinality .js-plotly-plot .main-svg'))
+      window.__ncld.plot = performance.now();
+  };
+  new MutationObserver(note).observe(document.body, {subtree: true, childList: true, characterData: true});
+  note();
+}
+"""
+
+
+def link(base: str, cfg: RunConfig) -> str:
+    """The page's link carrying ``cfg`` (what a teacher hands out).
+
+    >>> link("http://127.0.0.1:1", RunConfig(seed=3))
+    'http://127.0.0.1:1/?seed=3'
+    """
+    return f"{base}/?{urllib.parse.urlencode(cfg.to_query_params())}"
+
+
+def heavy_config(k: int) -> RunConfig:
+    """The ``k``-th heavy run: long, a large hidden layer, its own seed (distinct runs, no shared cache)."""
+    return RunConfig(n_instances=20000, chunk_size=500, n_hidden=1200, seed=100 + k)
+
+
+def percentile(values, q: float) -> float:
+    """The ``q``-th percentile (nearest rank); nan for no values.
+
+    >>> percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95)
+    10
+    >>> percentile([0.5], 95)
+    0.5
+    """
+    values = sorted(values)
+    if not values:
+        return math.nan
+    return values[max(0, math.ceil(q / 100 * len(values)) - 1)]
+
+
+class MemorySampler:
+    """The peak RSS (MB) of the ``streamlit`` child of this process and all its children, sampled in a thread, and
+    the machine's peak 1-minute load average."""
+
+    def __init__(self, every_s: float = 0.5):
+        import psutil
+
+        self._psutil = psutil
+        self.every_s = every_s
+        self.peak_mb = 0.0
+        self.load_before = os.getloadavg()[0]  # the machine's 1-minute load: other work skews every time measured
+        self.peak_load = self.load_before
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="classroom-memory", daemon=True)
+
+    def _server(self):
+        for child in self._psutil.Process().children():
+            try:
+                if any("streamlit" in part for part in child.cmdline()):
+                    return child
+            except self._psutil.Error:
+                continue
+        return None
+
+    def measure(self) -> float:
+        """The server's and its children's RSS now (MB); 0 when no server runs."""
+        server = self._server()
+        if server is None:
+            return 0.0
+        total = 0
+        for proc in [server, *server.children(recursive=True)]:
+            try:
+                total += proc.memory_info().rss
+            except self._psutil.Error:  # ended meanwhile
+                continue
+        return total / 1024**2
+
+    def _loop(self):
+        while not self._stop.wait(self.every_s):
+            self.peak_mb = max(self.peak_mb, self.measure())
+            self.peak_load = max(self.peak_load, os.getloadavg()[0])
+            self.samples += 1
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def open_page(browser, url: str, deadline: float):
+    """A new session's page at ``url``: ``(page, seconds until its Run button is shown)``."""
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    t0 = time.perf_counter()
+    page.goto(url, timeout=_ms_left(deadline, 60), wait_until="commit")
+    page.get_by_role("button", name="Run", exact=True).wait_for(timeout=_ms_left(deadline, 60))
+    return page, time.perf_counter() - t0
+
+
+def _ms_left(deadline: float, cap_s: float) -> float:
+    return max(1.0, min(cap_s, deadline - time.monotonic())) * 1000
+
+
+def press_run(page) -> float:
+    """Install the observer and press Run; the click's time in the page (performance.now, ms)."""
+    page.evaluate(OBSERVE)
+    t_click = page.evaluate("performance.now()")
+    page.get_by_role("button", name="Run", exact=True).click(timeout=10_000)
+    return t_click
+
+
+def observed(page) -> dict:
+    """``{"plot": ms or None, "status": text}`` as the page's observer saw it last."""
+    return page.evaluate("() => window.__ncld")
+
+
+def classroom(url: str, browser, *, sessions: int, preset: str, heavy: int, deadline: float) -> dict:
+    """Phase 1 (the class) and phase 2 (the queue); the measurements, never raising on a missed target."""
+    out: dict = {"answer_s": [], "first_plot_s": [], "finished": 0, "failed": [], "queue": None}
+    preset_link = link(url, PRESETS[preset])
+    # The teacher's page first, not measured: the server's first page imports the app and warms it up.
+    page, out["warm_up_s"] = open_page(browser, url, deadline)
+    page.context.close()
+    pages = []
+    for i in range(sessions):
+        try:
+            page, answer = open_page(browser, preset_link, deadline)
+            out["answer_s"].append(answer)
+            pages.append((page, press_run(page)))
+        except Exception as exc:  # noqa: BLE001 - a page that never answers is a missed target, not a crash
+            out["failed"].append(f"session {i + 1}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+    waiting = dict(enumerate(pages))
+    while waiting and time.monotonic() < deadline:
+        for i, (page, t_click) in list(waiting.items()):
+            seen = observed(page)
+            if re.match(r"\s*(done|failed|stopped)", seen["status"]):
+                out["finished"] += seen["status"].lstrip().startswith("done")
+                if seen["plot"] is not None:
+                    out["first_plot_s"].append((seen["plot"] - t_click) / 1000)
+                if not seen["status"].lstrip().startswith("done"):
+                    out["failed"].append(f"session {i + 1}: {seen['status'][:120]}")
+                page.context.close()
+                del waiting[i]
+        time.sleep(0.5)
+    for i, (page, _) in waiting.items():
+        out["failed"].append(f"session {i + 1}: not finished before the test's timeout")
+        page.context.close()
+    if heavy:
+        out["queue"] = queue_check(url, browser, heavy=heavy, deadline=deadline)
+    return out
+
+
+def queue_check(url: str, browser, *, heavy: int, deadline: float) -> dict:
+    """``heavy`` distinct heavy runs, then a visitor more: its answer time and its status line."""
+    busy = []
+    result = {"answer_s": None, "status": "", "in_queue": False, "error": None}
+    try:
+        for k in range(heavy):
+            page, _ = open_page(browser, link(url, heavy_config(k)), deadline)
+            press_run(page)
+            busy.append(page)
+        time.sleep(2.0)  # the heavy runs have started (or queued)
+        page, answer = open_page(browser, link(url, heavy_config(heavy)), deadline)
+        result["answer_s"] = answer
+        press_run(page)
+        busy.append(page)
+        until = min(deadline, time.monotonic() + 20)
+        while time.monotonic() < until:
+            status = observed(page)["status"]
+            result["status"] = status
+            if re.search(r"waiting", status, re.I) and re.search(r"\d", status):
+                result["in_queue"] = True
+                break
+            time.sleep(0.3)
+    except Exception as exc:  # noqa: BLE001 - reported as a missed target
+        result["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+    finally:
+        for page in busy:
+            page.context.close()
+    return result
+
+
+def verdicts(m: dict, *, sessions: int, budget_mb: float, heavy: int) -> list[tuple[str, str, str, bool]]:
+    """``(target, goal, measured, met)`` rows."""
+    answers, plots = m["answer_s"], m["first_plot_s"]
+    worst = max(answers) if answers else math.nan
+    p95 = percentile(plots, 95)
+    rows = [
+        ("every page answers", f"≤ {ANSWER_S:.0f} s",
+         f"{len(answers)}/{sessions} answered, median {percentile(answers, 50):.2f} s, slowest {worst:.2f} s",
+         len(answers) == sessions and worst <= ANSWER_S),
+        ("every run finishes", f"{sessions}/{sessions}", f"{m['finished']}/{sessions}", m["finished"] == sessions),
+        ("first plot, 95th percentile", f"≤ {FIRST_PLOT_P95_S:.0f} s",
+         f"{p95:.2f} s (median {percentile(plots, 50):.2f} s, {len(plots)} pages)",
+         len(plots) == sessions and p95 <= FIRST_PLOT_P95_S),
+        ("server memory (RSS, server + children)", f"≤ {budget_mb:.0f} MB", f"peak {m['peak_mb']:.0f} MB",
+         0 < m["peak_mb"] <= budget_mb),
+    ]
+    q = m.get("queue")
+    if heavy and q is not None:
+        ans = q["answer_s"]
+        rows.append((f"visitor {heavy + 1} during {heavy} heavy runs answers", f"≤ {QUEUE_ANSWER_S:.0f} s",
+                     "never answered" if ans is None else f"{ans:.2f} s", ans is not None and ans <= QUEUE_ANSWER_S))
+        shown = q["error"] or repr(q["status"].strip().splitlines()[0] if q["status"].strip() else "")
+        rows.append((f"visitor {heavy + 1} sees its place in the queue", '"waiting" + a position', shown,
+                     q["in_queue"]))
+    return rows
+
+
+def section(rows, m: dict, argv, *, seconds: float) -> str:
+    """The docs/deploy.md section of a run."""
+    table = md_table(["target", "goal", "measured", "met"],
+                     [(t, g, v, "yes" if ok else "**no**") for t, g, v, ok in rows])
+    failed = "".join(f"\n- {f}" for f in m["failed"][:10])
+    return (f"{BEGIN}\nGenerated by `{command_line('benchmarks.classroom', argv)}` on {utc_now()} "
+            f"(ncld {git_revision()}, {seconds:.0f} s, all pages real Chromium sessions on this machine; "
+            f"the teacher's page, opened first to warm the server up, answered in {m['warm_up_s']:.1f} s "
+            f"and is not counted; the machine's 1-minute load average was {m['load'][0]:.1f} before the test and "
+            f"peaked at {m['load'][1]:.1f} on {m['load'][2]} cores).\n\n"
+            f"{table}\n" + (f"\nProblems seen:{failed}\n" if failed else "") + f"{END}")
+
+
+def write_section(path: Path, text: str) -> None:
+    """Replace the section between the markers in ``path`` (appended when the markers are missing)."""
+    doc = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN in doc and END in doc:
+        doc = doc[:doc.index(BEGIN)] + text + doc[doc.index(END) + len(END):]
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + text + "\n"
+    path.write_text(doc, encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = argument_parser("benchmarks.classroom", __doc__)
+    parser.add_argument("--sessions", type=int, default=30, help="visitors of the class (default 30)")
+    parser.add_argument("--preset", default="concept growth", choices=list(PRESETS), help="the link they open")
+    parser.add_argument("--heavy", type=int, default=5, help="heavy runs before the visitor who queues (0: skip)")
+    parser.add_argument("--memory-budget-mb", type=float, default=MEMORY_BUDGET_MB,
+                        help=f"the server's memory budget (default {MEMORY_BUDGET_MB})")
+    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of the server (e.g. its run limits); repeatable")
+    parser.add_argument("--timeout", type=float, default=1200.0, help="bound of the whole test (s)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the doc whose section is replaced (default docs/deploy.md; --quick: /tmp/deploy.md)")
+    parser.add_argument("--quick", action="store_true", help="5 sessions, report to /tmp/deploy.md")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sessions = min(args.sessions, 5)
+    if args.out is None:
+        args.out = Path(tempfile.gettempdir()) / "deploy.md" if args.quick else OUT
+    if not 1 <= args.sessions <= 100:
+        parser.error("--sessions must be in [1, 100]")
+    if not 0 <= args.heavy <= 10:
+        parser.error("--heavy must be in [0, 10]")
+    env = {}
+    for item in args.server_env:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            parser.error(f"--server-env: NAME=VALUE, got {item!r}")
+        env[name] = value
+    if not Path(CHROMIUM).exists():
+        print(f"{CHROMIUM} is not installed (apt-get install chromium)", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    t0 = time.monotonic()
+    deadline = t0 + args.timeout
+    (ROOT / "tests" / "artifacts").mkdir(parents=True, exist_ok=True)
+    log = open(ROOT / "tests" / "artifacts" / "classroom_server.log", "w")  # noqa: SIM115 - closed below
+    try:
+        with serve(env=env, log=log) as url, MemorySampler() as memory, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
+            try:
+                m = classroom(url, browser, sessions=args.sessions, preset=args.preset, heavy=args.heavy,
+                              deadline=deadline)
+            finally:
+                browser.close()
+            m["peak_mb"] = max(memory.peak_mb, memory.measure())
+            m["load"] = (memory.load_before, memory.peak_load, os.cpu_count())
+    finally:
+        log.close()
+    rows = verdicts(m, sessions=args.sessions, budget_mb=args.memory_budget_mb, heavy=args.heavy)
+    write_section(args.out, section(rows, m, argv, seconds=time.monotonic() - t0))
+    for target, goal, measured, ok in rows:
+        print(f"{'ok  ' if ok else 'MISS'} {target}: {measured} (goal {goal})")
+    for problem in m["failed"]:
+        print("  ", problem)
+    print(f"written to {args.out}")
+    return 0 if all(ok for *_, ok in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

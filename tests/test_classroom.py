@@ -1,0 +1,60 @@
+"""The classroom load test's verdicts and report (benchmarks/classroom.py), without a server or a browser."""
+
+from __future__ import annotations
+
+import math
+
+from benchmarks.classroom import BEGIN, END, percentile, section, verdicts, write_section
+
+
+def _measured(**kw):
+    base = dict(answer_s=[0.8, 1.2, 2.9], first_plot_s=[1.0, 2.0, 4.9], finished=3, failed=[], peak_mb=900.0,
+                warm_up_s=4.0, load=(0.5, 1.5, 2), queue={"answer_s": 0.7, "status": "waiting · 1st in the queue", "in_queue": True,
+                                      "error": None})
+    return {**base, **kw}
+
+
+def _met(rows):
+    return {target: ok for target, _, _, ok in rows}
+
+
+def test_every_target_met():
+    rows = verdicts(_measured(), sessions=3, budget_mb=1000, heavy=5)
+    assert len(rows) == 6 and all(_met(rows).values())
+
+
+def test_each_missed_target_is_a_miss():
+    cases = {
+        "every page answers": _measured(answer_s=[0.8, 3.1, 1.0]),
+        "every run finishes": _measured(finished=2),
+        "first plot, 95th percentile": _measured(first_plot_s=[1.0, 2.0, 5.2]),
+        "server memory (RSS, server + children)": _measured(peak_mb=1001.0),
+        "visitor 6 during 5 heavy runs answers": _measured(queue={"answer_s": 2.5, "status": "waiting 1",
+                                                                  "in_queue": True, "error": None}),
+        "visitor 6 sees its place in the queue": _measured(queue={"answer_s": 0.5, "status": "running",
+                                                                  "in_queue": False, "error": None}),
+    }
+    for target, measured in cases.items():
+        met = _met(verdicts(measured, sessions=3, budget_mb=1000, heavy=5))
+        assert [t for t, ok in met.items() if not ok] == [target]
+    # a page that never answered is a miss even when the others were fast
+    assert not _met(verdicts(_measured(answer_s=[0.5, 0.5]), sessions=3, budget_mb=1000, heavy=5))[
+        "every page answers"]
+
+
+def test_the_section_replaces_only_its_part_of_the_doc(tmp_path):
+    doc = tmp_path / "deploy.md"
+    doc.write_text(f"# Deploy\n\nbefore\n\n{BEGIN}\nold\n{END}\n\nafter\n", encoding="utf-8")
+    rows = verdicts(_measured(finished=2), sessions=3, budget_mb=1000, heavy=5)
+    write_section(doc, section(rows, _measured(finished=2), ["--sessions", "3"], seconds=12.0))
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith("# Deploy\n\nbefore\n\n" + BEGIN) and text.endswith(END + "\n\nafter\n")
+    assert "old" not in text and "python -m benchmarks.classroom --sessions 3" in text
+    assert "| every run finishes" in text and "**no**" in text
+    assert "load average was 0.5 before the test and peaked at 1.5 on 2 cores" in text
+    assert text.count(BEGIN) == 1
+
+
+def test_percentile_is_the_nearest_rank():
+    assert percentile([5, 1, 4, 2, 3], 50) == 3 and percentile(range(1, 21), 95) == 19
+    assert math.isnan(percentile([], 95))

@@ -1,0 +1,230 @@
+"""Runs and sweeps on a Dask cluster (ncld_core.eval.dask_backend): the same records and numbers as the local
+path, Stop at once, and clear messages when the setting is on but dask is missing."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dashboard.live_run import LiveRun
+from ncld_core.config import RunConfig
+from ncld_core.eval import dask_backend
+from ncld_core.eval.dask_backend import SCHEDULER_ENV, DaskChunkRun, as_finished
+from ncld_core.eval.sweep import sweep
+
+distributed = pytest.importorskip("distributed")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _config(**kw):
+    base = dict(n_instances=400, chunk_size=100, n_features=5, n_labels=6, n_neighbors=4, n_hidden=40,
+                models=["ELM-O", "ELM-II"],
+                schedule="growth@200")
+    return RunConfig(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A small in-process cluster: two single-threaded workers (fast to start, no pickling to other processes)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  silence_logs=40) as lc:
+        yield lc
+
+
+@pytest.fixture(scope="module")
+def client(cluster):
+    with distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def process_cluster():
+    """One worker in a process of its own, as a deployment has: nothing shared with this process (the runner
+    and stream are serialised; the actor's handle finds no worker here). The worker imports this checkout."""
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), old) if p)
+    try:
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                      silence_logs=40) as lc:
+            yield lc
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+@pytest.fixture
+def configured(process_cluster, monkeypatch):
+    """The setting on, pointing at a cluster of processes; the server's shared client closed afterwards."""
+    monkeypatch.setenv(SCHEDULER_ENV, process_cluster.scheduler_address)
+    yield process_cluster.scheduler_address
+    dask_backend.shared_client(process_cluster.scheduler_address).close()
+
+
+def _is_nan(v):
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _same_chunks(theirs, mine):
+    assert len(theirs) == len(mine) > 1
+    for a, b in zip(theirs, mine):
+        assert (a.chunk, a.start, a.stop, a.is_change) == (b.chunk, b.start, b.stop, b.is_change)
+        assert a.true_cardinality == b.true_cardinality and a.observed_cardinality == b.observed_cardinality
+        assert a.metrics == b.metrics and a.cumulative == b.cumulative  # exact: same numbers
+        assert a.diagnostics.keys() == b.diagnostics.keys()
+        for name in a.diagnostics:
+            ra, rb = a.diagnostics[name].to_dict(), b.diagnostics[name].to_dict()
+            assert ra.keys() == rb.keys()
+            for key in ra.keys() - {"seconds"}:  # timings differ; every computed value is the same
+                assert ra[key] == rb[key] or (_is_nan(ra[key]) and _is_nan(rb[key])), key
+        assert set(a.seconds) == set(b.seconds)
+
+
+def test_the_actor_yields_the_chunks_of_the_local_run(client):
+    cfg = _config()
+    here = list(cfg.runner().iter_run(cfg.build_stream()))
+    with DaskChunkRun(cfg.runner(), cfg.build_stream(), client=client) as run:
+        answers = [run.next() for _ in range(len(here) + 1)]
+        assert not run.is_alive()  # ended with "done"
+    assert [kind for kind, _, _ in answers] == ["chunk"] * len(here) + ["done"]
+    assert all(seconds > 0 for _, _, seconds in answers[:-1])
+    _same_chunks([value for _, value, _ in answers[:-1]], here)
+
+
+class _FailingRunner:
+    """A runner whose first chunk raises a ValueError, as a run with a bad input does."""
+
+    def iter_run(self, stream):
+        raise ValueError(f"chunk_size: too large for {stream}")
+        yield
+
+
+def test_the_actor_reports_a_bad_run_as_an_error_message(client):
+    with DaskChunkRun(_FailingRunner(), "the stream", client=client) as run:
+        answer = run.next()
+        assert not run.is_alive()
+    assert answer == ("error", "chunk_size: too large for the stream", 0.0)
+
+
+class _SlowRunner:
+    """A runner whose chunks take ``seconds`` each (Stop must not wait for one)."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def iter_run(self, stream):
+        while True:
+            time.sleep(self.seconds)
+            yield stream
+
+
+def test_kill_ends_a_waiting_next_at_once(client):
+    run = DaskChunkRun(_SlowRunner(1.5), "chunk", client=client)
+    answers = []
+    waiter = threading.Thread(target=lambda: answers.append(run.next()))
+    waiter.start()
+    time.sleep(0.3)
+    t0 = time.perf_counter()
+    run.kill()
+    waiter.join(timeout=5)
+    assert not waiter.is_alive() and time.perf_counter() - t0 < 1.0  # before the chunk would have ended
+    assert answers == [("error", "the run was stopped", 0.0)]
+    assert not run.is_alive()
+    assert run.next() == ("error", "the run was stopped", 0.0)
+    time.sleep(1.5)  # let the worker's actor thread finish the sleeping chunk before the next test
+
+
+def test_a_dashboard_run_on_the_cluster_gives_the_records_of_the_local_run(configured, monkeypatch):
+    cfg = _config()
+
+    def finish(run):
+        assert run.begin()
+        deadline = time.monotonic() + 60
+        while run.wait(len(run.chunks), timeout=1.0)[1] == "running":
+            assert time.monotonic() < deadline
+        return run
+
+    on_cluster = finish(LiveRun(cfg))
+    monkeypatch.delenv(SCHEDULER_ENV)
+    local = finish(LiveRun(cfg, use_process=False))
+    assert on_cluster.mode == "dask" and local.mode == "thread"
+    assert on_cluster.status == local.status == "done", on_cluster.error
+    _same_chunks(on_cluster.chunks, local.chunks)
+    pd.testing.assert_frame_equal(on_cluster.result().summary().drop(columns="seconds"),
+                                  local.result().summary().drop(columns="seconds"), check_exact=True)
+
+
+def test_stop_ends_a_dashboard_run_on_the_cluster(configured):
+    run = LiveRun(_config(n_instances=3000, chunk_size=100))
+    assert run.begin() and run.mode == "dask"
+    run.wait(0, timeout=30)
+    run.stop()
+    assert run.join(timeout=5)
+    kept = len(run.chunks)
+    assert run.status == "stopped" and 0 < kept < 30 and not run.process_alive
+    time.sleep(0.3)
+    assert len(run.chunks) == kept  # nothing arrives after Stop
+
+
+@pytest.mark.parametrize("method", ["fast", "runner"])
+def test_a_sweep_on_the_cluster_gives_the_local_numbers(client, method):
+    cfg = _config(models=["ELM-II"], n_instances=300)
+    stream = cfg.build_stream()
+    betas, gammas = [0.2, 0.5, 0.8], [0.0, 2**-6]
+    calls = []
+    local = sweep(cfg, betas, gammas, stream=stream, method=method)
+    remote = sweep(cfg, betas, gammas, stream=stream, method=method, client=client,
+                   progress=lambda done, total: calls.append((done, total)))
+    pd.testing.assert_frame_equal(remote, local, check_exact=True)
+    assert remote.attrs["firings"] == local.attrs["firings"] and remote.attrs["chunks"] == local.attrs["chunks"]
+    assert remote.attrs["method"] == method
+    total = 6 if method == "runner" else 2  # one task per grid point, or one block of betas per worker thread
+    assert calls == [(k, total) for k in range(1, total + 1)]
+
+
+def test_as_finished_gives_every_result_on_the_cluster_and_here(client):
+    assert sorted(as_finished(abs, [-1, 2, -3], client)) == [(0, 1), (1, 2), (2, 3)]
+    assert list(as_finished(abs, [-1, 2, -3])) == [(0, 1), (1, 2), (2, 3)]
+
+
+def test_the_benchmarks_share_the_cluster_handling():
+    from benchmarks import parallel
+
+    assert parallel.as_finished is dask_backend.as_finished and parallel.dask_client is dask_backend.dask_client
+
+
+def test_no_setting_means_the_local_path(monkeypatch):
+    monkeypatch.delenv(SCHEDULER_ENV, raising=False)
+    assert dask_backend.scheduler_address() is None and dask_backend.configured_client() is None
+    monkeypatch.setenv(SCHEDULER_ENV, "  ")
+    assert dask_backend.scheduler_address() is None
+    run = LiveRun(_config(), use_process=False)
+    run.begin()
+    assert run.mode == "thread"
+    run.stop()
+
+
+def test_the_setting_without_dask_is_a_clear_message(monkeypatch):
+    monkeypatch.setenv(SCHEDULER_ENV, "tcp://127.0.0.1:1")
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed now fails
+    with pytest.raises(ValueError, match=f"{SCHEDULER_ENV} is set, but dask.distributed is not installed"):
+        dask_backend.configured_client()
+    run = LiveRun(_config())
+    run.begin()
+    assert run.status == "error" and "dask.distributed is not installed" in run.error
+
+
+def test_a_scheduler_nobody_runs_is_a_clear_message(monkeypatch):
+    monkeypatch.setenv(SCHEDULER_ENV, "tcp://127.0.0.1:1")
+    monkeypatch.setattr(dask_backend, "CONNECT_TIMEOUT_S", 0.5)
+    with pytest.raises(ValueError, match=f"{SCHEDULER_ENV}: no Dask scheduler answers"):
+        dask_backend.configured_client()
