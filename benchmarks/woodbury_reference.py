@@ -41,7 +41,7 @@ import time
 
 import numpy as np
 
-from ncld_core._validation import check_flip_rates, check_XY
+from ncld_core.validation import check_flip_rates, check_XY
 from ncld_core.model import ELMNCLD
 from ncld_core.model.detector import HoeffdingCardinalityDetector
 from ncld_core.model.elm import RandomHiddenLayer

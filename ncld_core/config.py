@@ -23,7 +23,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
-from ._validation import Range, check_flip_rates
+from .validation import Range, check_flip_rates
 from .eval.runner import RATE_MODES, PrequentialRunner
 from .eval.variants import ELM_VARIANTS, ORACLES
 from .model.elm_ncld import ELMNCLD, PARAM_RANGES

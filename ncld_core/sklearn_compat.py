@@ -17,7 +17,7 @@ estimator:
 
 Inputs
 ------
-``X`` goes through :func:`ncld_core._validation.check_X` (numbers only: strings are refused,
+``X`` goes through :func:`ncld_core.validation.check_X` (numbers only: strings are refused,
 numeric ones too; finite; ``|x| <= MAX_FEATURE``; a chunk to learn whose features are all constant
 is refused), then scikit-learn's ``validate_data``: ``fit`` and the first ``partial_fit`` set
 ``n_features_in_`` and, for a DataFrame with string column names, ``feature_names_in_``; later calls
@@ -80,7 +80,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
 
-from ._validation import check_X, check_XY, check_Y
+from .validation import check_X, check_XY, check_Y
 
 __all__ = ["ChunkClassifier", "feature_names_of", "label_values_of"]
 

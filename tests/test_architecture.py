@@ -15,10 +15,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ncld_core", "dashboard", "benchmarks")
 
-#: Lower layers never import higher ones (the top level's helpers ``_validation``, ``files`` and
+#: Lower layers never import higher ones (the top level's helpers ``validation``, ``files`` and
 #: ``sklearn_compat`` sit below everything).
 LAYERS = {
-    "ncld_core._validation": 0, "ncld_core.files": 0, "ncld_core.sklearn_compat": 0, "ncld_core.threads": 0,
+    "ncld_core.validation": 0, "ncld_core.files": 0, "ncld_core.sklearn_compat": 0, "ncld_core.threads": 0,
     "ncld_core.limits": 0,
     "ncld_core.data": 1, "ncld_core.stream": 2, "ncld_core.model": 3, "ncld_core.eval": 4,
     "ncld_core.river_compat": 4, "ncld_core.config": 5, "ncld_core.checkpoint": 5, "ncld_core.cli": 6,
@@ -29,12 +29,7 @@ LAYERS = {
 #: Import circles, as the set of modules in each.
 KNOWN_CIRCLES: set[frozenset[str]] = set()
 #: Private names taken across modules, as ``"importer -> module.name"``.
-KNOWN_PRIVATE_IMPORTS: set[str] = {
-    # The Woodbury reference checks its input as the model does; ncld_core._validation (being edited)
-    # is to become public, then these go.
-    "benchmarks.woodbury_reference -> ncld_core._validation.check_XY",
-    "benchmarks.woodbury_reference -> ncld_core._validation.check_flip_rates",
-}
+KNOWN_PRIVATE_IMPORTS: set[str] = set()
 
 
 # --- the checker --------------------------------------------------------------------------------
@@ -312,4 +307,4 @@ def test_the_checker_finds_import_circles(tmp_path):
 def test_the_layer_check_orders_the_core():
     assert _layer("ncld_core.model.elm_ncld") < _layer("ncld_core.eval.runner")
     assert _layer("ncld_core.data.arff") < _layer("ncld_core.stream.builder")
-    assert _layer("ncld_core._validation") < _layer("ncld_core.data.arff")
+    assert _layer("ncld_core.validation") < _layer("ncld_core.data.arff")

@@ -184,7 +184,7 @@ def test_schedule_is_parsed_once_per_config(monkeypatch):
 
 
 def test_flip_rate_messages_come_from_one_check():
-    from ncld_core._validation import check_flip_rates
+    from ncld_core.validation import check_flip_rates
 
     with pytest.raises(ValueError) as raised:
         check_flip_rates([0.5] * 10, [0.6] * 10, 10, source="flip-rate table")

@@ -66,7 +66,7 @@ import arff  # liac-arff
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import MAX_FEATURE, check_feature_values  # noqa: F401  (MAX_FEATURE: re-exported)
+from ..validation import MAX_FEATURE, check_feature_values  # noqa: F401  (MAX_FEATURE: re-exported)
 from .dataset import Dataset
 from .paths import as_path, read_file
 
@@ -552,7 +552,7 @@ def check_features(ds: "Dataset", source: str = "dataset") -> None:
     """Refuse features no model can learn from, naming the feature and the row (1-based data row).
 
     Not part of parsing (a file may hold anything); called where data is loaded for a run (the
-    dashboard's upload).  The one check of :func:`ncld_core._validation.check_feature_values`, which
+    dashboard's upload).  The one check of :func:`ncld_core.validation.check_feature_values`, which
     the models' ``check_X`` and the stream builder (so the command line) run too: a value with
     ``|x| > MAX_FEATURE`` (finite, but its square overflows), or every feature constant.
 

@@ -61,7 +61,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import label_matrix
+from ..validation import label_matrix
 
 __all__ = [
     "METRICS",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_in_range
+from ..validation import check_in_range
 from ..sklearn_compat import ChunkClassifier
 
 __all__ = ["AllNegative", "NoisyPrior"]

@@ -55,7 +55,7 @@ from scipy.special import ndtr, stdtr
 from scipy.stats import f as fdist
 from scipy.stats import hypergeom
 
-from .._validation import check_in_range
+from ..validation import check_in_range
 
 __all__ = [
     "ChunkSignal",

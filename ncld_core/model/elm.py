@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from .._validation import check_random_state
+from ..validation import check_random_state
 
 __all__ = ["RandomHiddenLayer"]
 

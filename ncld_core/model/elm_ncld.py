@@ -84,7 +84,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._validation import Range, check_flip_rates, check_in_range, check_random_state
+from ..validation import Range, check_flip_rates, check_in_range, check_random_state
 from ..sklearn_compat import ChunkClassifier
 from ..threads import check_n_threads, limited
 from .capacity import (

@@ -74,7 +74,7 @@ import copy
 import numpy as np
 from scipy.special import gammaln, xlogy
 
-from .._validation import check_in_range
+from ..validation import check_in_range
 
 __all__ = ["FlipRateEstimator", "binomial_mixture_em", "estimate_errors"]
 

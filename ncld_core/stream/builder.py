@@ -30,7 +30,7 @@ import numbers
 
 import numpy as np
 
-from ncld_core._validation import check_in_range, check_X, check_Y
+from ncld_core.validation import check_in_range, check_X, check_Y
 from ncld_core.stream.noise import apply_label_noise, resolve_flip_rates
 from ncld_core.stream.schedule import (
     apply_label_shifts,

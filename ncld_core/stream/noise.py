@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ncld_core._validation import check_flip_rates, check_in_range, check_Y, describe_label
+from ncld_core.validation import check_flip_rates, check_in_range, check_Y, describe_label
 from ncld_core.stream.seeding import as_generator
 
 __all__ = [

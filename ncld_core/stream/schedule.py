@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncld_core._validation import check_in_range, check_Y
+from ncld_core.validation import check_in_range, check_Y
 from ncld_core.stream.seeding import as_generator
 from ncld_core.stream.stream import ChangePoint
 

@@ -44,7 +44,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
-from ncld_core._validation import check_in_range
+from ncld_core.validation import check_in_range
 from ncld_core.stream.noise import apply_label_noise, resolve_flip_rates
 from ncld_core.stream.schedule import apply_label_shifts, as_schedule, shift_permutation
 from ncld_core.stream.seeding import spawn_generators

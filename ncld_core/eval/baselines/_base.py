@@ -11,7 +11,7 @@ and the River peer.
 * it is a scikit-learn classifier (:class:`~ncld_core.sklearn_compat.ChunkClassifier`:
   ``get_params`` / ``set_params`` / ``clone``, tags, ``score``, a 1-D binary target).
 
-Input goes through :func:`~ncld_core._validation.check_XY` (dense or CSR ``X``,
+Input goes through :func:`~ncld_core.validation.check_XY` (dense or CSR ``X``,
 labels in {0, 1} or {-1, +1}); parameters are checked before anything else.
 Learning works on a *copy* of the fitted state and commits it only at the end,
 so any error (bad input, bad parameter) leaves the model exactly as it was.
@@ -42,7 +42,7 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
-from ..._validation import check_in_range
+from ...validation import check_in_range
 from ...sklearn_compat import ChunkClassifier
 
 __all__ = ["ChunkBaseline", "HiddenLayerBaseline", "OnlineLinearModel", "iter_rows", "canonical_csr", "as_csr"]

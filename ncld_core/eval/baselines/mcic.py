@@ -99,7 +99,7 @@ import math
 
 import numpy as np
 
-from ..._validation import check_in_range
+from ...validation import check_in_range
 from ._base import ChunkBaseline, as_csr, iter_rows
 
 __all__ = ["MCIC"]

@@ -63,7 +63,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..._validation import check_in_range
+from ...validation import check_in_range
 from ._base import ChunkBaseline
 from ._knn import as_csr, nearest, row_sq_norms, sq_distances
 

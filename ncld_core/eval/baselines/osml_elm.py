@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._validation import check_in_range
+from ...validation import check_in_range
 from ...model.elm import RandomHiddenLayer
 from ._base import HiddenLayerBaseline
 

@@ -59,7 +59,7 @@ import math
 
 import numpy as np
 
-from ..._validation import check_in_range
+from ...validation import check_in_range
 from ._base import ChunkBaseline, as_csr
 from .river_peer import import_river, row_dicts
 

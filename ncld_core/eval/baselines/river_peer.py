@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from ..._validation import check_in_range
+from ...validation import check_in_range
 from ._base import ChunkBaseline, as_csr
 
 __all__ = ["RiverBinaryRelevance", "row_dicts", "import_river"]

@@ -102,7 +102,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._validation import check_in_range
+from ...validation import check_in_range
 from ._base import OnlineLinearModel, iter_rows
 
 __all__ = ["FALT", "SALT", "threshold_loss"]
