@@ -92,7 +92,7 @@ PRESENT_CSS = """<style>
 .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer td, .stMainBlockContainer th,
 .stMainBlockContainer button, .stMainBlockContainer label { font-size: 1.3rem !important; }
 .stMainBlockContainer h2 { font-size: 1.7rem; padding: 0; }
-.stMainBlockContainer h5 { font-size: 1.45rem; padding: 0.1rem 0 0; line-height: 1.25; }
+.stMainBlockContainer h5 { font-size: 1.3rem; padding: 0.1rem 0 0; line-height: 1.25; }
 .stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.05rem !important; line-height: 1.35; }
 .stMainBlockContainer { padding-top: 3.4rem; padding-bottom: 1rem; max-width: 100%; }
 .stMainBlockContainer [data-testid="stVerticalBlock"] { gap: 0.4rem; }
@@ -114,7 +114,7 @@ section[data-testid="stSidebar"] { display: none; }
 PRESENT_FONT = 18
 #: Presentation mode: the plot area's height (px; panel (d) takes more with many rows) and the graph width its
 #: legend is laid out for (the narrowest screen presentation mode promises: 820 px).
-PRESENT_PLOT_PX = 140
+PRESENT_PLOT_PX = 150
 PRESENT_WIDTH_PX = 760
 
 
@@ -388,7 +388,7 @@ def _enlarge(fig):
     fig.update_layout(font=dict(size=PRESENT_FONT))
     fig.update_annotations(font_size=PRESENT_FONT)
     F.scale_subtitles(fig, PRESENT_FONT - 4)
-    fig.update_layout(legend_font_size=PRESENT_FONT - 2)
+    fig.update_layout(legend_font_size=PRESENT_FONT - 4)  # under the plot, in two columns: fewer lines
     fig.update_xaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
     fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
