@@ -540,7 +540,8 @@ PANEL_BOXES = """
   [...gd.querySelectorAll('.xtitle')].forEach((t, i) => { out.parts['xtitle' + i] = rect(t); });
   const caption = box.querySelector('[data-testid="stCaptionContainer"]');
   if (caption) out.parts.caption = rect(caption);
-  out.plot_share = gd._fullLayout._size.h / gd._fullLayout.height;
+  out.plot_h = gd._fullLayout._size.h;
+  out.legend_h = legend ? legend.getBoundingClientRect().height : 0;
   out.scrollbar = !!gd.querySelector('.legend .scrollbar') &&
       gd.querySelector('.legend .scrollbar').getBoundingClientRect().height > 0;
   return out;
@@ -551,8 +552,8 @@ PANEL_BOXES = """
 @pytest.mark.parametrize("width,height", [(1280, 720), (1024, 768), (820, 768)])
 def test_presentation_mode_fits_the_screen(browser, server, width, height):
     """Issue 24 item 2: every graph panel shown in presentation mode has its graph, legend, x-axis title and
-    caption inside the viewport without scrolling; its legend is no scroll box and leaves the plot most of the
-    graph; Next stays on the selector's line."""
+    caption inside the viewport without scrolling; its legend is no scroll box and no taller than the plot; Next
+    stays on the selector's line; the summary's table is not cut."""
     page = _open(browser, f"{server}/?n_instances=1500", height=height)
     page.set_viewport_size({"width": width, "height": height})
     page.get_by_role("button", name="Run", exact=True).click()
@@ -563,6 +564,9 @@ def test_presentation_mode_fits_the_screen(browser, server, width, height):
 
     for panel in ("metrics", "cardinality", "threshold", "timeline", "rates"):
         present(page, panel)
+        if not page.locator(f".st-key-panel_{panel} .js-plotly-plot").count():
+            assert panel == "rates", panel  # (e) has no graph when the stream has no flip rates to show
+            continue
         page.wait_for_function("""(panel) => { const gd = document.querySelector('.st-key-panel_' + panel + ' .js-plotly-plot');
             return gd && gd._fullLayout && gd._fullLayout.font.size >= 18; }""", arg=panel, timeout=30_000)
         found = page.evaluate(PANEL_BOXES, panel)
@@ -574,7 +578,7 @@ def test_presentation_mode_fits_the_screen(browser, server, width, height):
             _shot(page, f"dashboard_presentation_fit_{panel}_{width}x{height}.png")
         assert not outside, (panel, width, height, outside, view)
         assert not found["scrollbar"], (panel, width, height)
-        assert found["plot_share"] >= 0.4, (panel, found["plot_share"])
+        assert found["legend_h"] <= found["plot_h"], (panel, found["legend_h"], found["plot_h"])  # the legend eats no plot
         problems = _text_problems(page, panel)["problems"]
         assert not problems, (panel, width, height, problems)
         nxt = page.get_by_role("button", name="Next", exact=True).bounding_box()

@@ -109,12 +109,14 @@ section[data-testid="stSidebar"] { display: none; }
 [data-testid="stColumn"]:has(.st-key-present_panel), [data-testid="stColumn"]:has(.st-key-run_status) {
   min-width: 0; flex: 1 1 0; }
 .st-key-panel_summary td, .st-key-panel_summary th { font-size: 0.95rem !important; overflow-wrap: anywhere; }
+@media (max-width: 900px) { .st-key-panel_summary td, .st-key-panel_summary th {
+  font-size: 0.8rem !important; padding: 0.15rem 0.2rem !important; } }
 </style>"""
 #: Plotly font size (px) of the figures in presentation mode.
 PRESENT_FONT = 18
 #: Presentation mode: the plot area's height (px; panel (d) takes more with many rows) and the graph width its
 #: legend is laid out for (the narrowest screen presentation mode promises: 820 px).
-PRESENT_PLOT_PX = 150
+PRESENT_PLOT_PX = 135
 PRESENT_WIDTH_PX = 760
 
 
