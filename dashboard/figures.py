@@ -174,7 +174,7 @@ def legend_wrap(name: str, width: int = 50) -> str:
         return name
     if " · " in name:
         head, tail = name.split(" · ", 1)
-        return legend_wrap(head, width) + "<br>· " + tail
+        return legend_wrap(head, width) + "<br>" + wrap_label("· " + tail, width)
     return wrap_label(name, width)
 
 
@@ -193,8 +193,8 @@ def coinciding_models(chunks, models, keys=tuple(k for k, _, _ in LIVE_METRICS))
     return coinciding_groups(series)
 
 
-#: Width (px) a panel's graph is laid out for when nothing else is known: the narrowest the page shows.
-PANEL_PX = 490
+#: Width (px) a panel's graph is laid out for when nothing else is known: a narrow panel at 820 px (about 390).
+PANEL_PX = 380
 #: The plot area keeps at least this height (px) per category of a categorical y axis (panel (d)'s rows,
 #: whose labels take two lines).
 ROW_PX = 40
@@ -228,7 +228,13 @@ def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int = 2) -> None:
     axis_font = max([a.title.font.size for a in fig.select_xaxes() if a.title.font.size] or [12])
     if lay.yaxis and lay.yaxis.type == "category" and lay.yaxis.categoryarray:
         plot_px = max(plot_px, ROW_PX * len(lay.yaxis.categoryarray))
-    chars = max(16, int((width_px / columns - 45) / (0.55 * font)))
+    # plotly's entry width is a fraction of the plot area's: the margins (and (d)'s row labels, about 120 px, pushed
+    # into the left margin) are not the legend's
+    category = bool(lay.yaxis and lay.yaxis.type == "category")
+    plot_w = width_px - (lay.margin.l or 0) - (lay.margin.r or 0) - (120 if category else 0)
+    if plot_w / columns < 200:  # too narrow for columns side by side: one column
+        columns = 1
+    chars = max(14, int((plot_w / columns - 40) / (0.6 * font)))
     shown = [t for t in fig.data if t.showlegend is not False and t.name]
     for t in shown:
         t.name = legend_wrap(t.name.replace("<br>· ", " · ").replace("<br>", " "), chars)

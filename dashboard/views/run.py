@@ -94,6 +94,7 @@ PRESENT_CSS = """<style>
 .stMainBlockContainer h2 { font-size: 1.7rem; padding: 0; }
 .stMainBlockContainer h5 { font-size: 1.3rem; padding: 0.1rem 0 0; line-height: 1.25; }
 .stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.05rem !important; line-height: 1.35; }
+.stMainBlockContainer .st-key-run_status [data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
 .stMainBlockContainer { padding-top: 3.4rem; padding-bottom: 1rem; max-width: 100%; }
 .stMainBlockContainer [data-testid="stVerticalBlock"] { gap: 0.4rem; }
 .stMainBlockContainer [data-testid="stHorizontalBlock"] { gap: 0.6rem; }
