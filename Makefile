@@ -17,7 +17,7 @@ endif
 # pytest workers: one per core (tests/conftest.py keeps the browser tests on one worker).
 TEST_WORKERS ?= auto
 
-.PHONY: demo test bench screenshot setup clean
+.PHONY: demo test test-slow bench screenshot setup clean
 
 $(APP_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ demo: $(APP_STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+# The slow tier: the browser measurements make bench reads (per-chunk latency on every shared dataset, Stop
+# inside a slow chunk) and the ten-visitor test. .ci/run runs it after make test.
+test-slow: $(STAMP)
+	$(PY) -m pytest --slow -m slow
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

@@ -42,6 +42,11 @@ def _parsed_cache_of_this_session(tmp_path_factory):
         os.environ["NCLD_CACHE_DIR"] = old
 
 
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="run the slow tier too (the browser measurements `make bench` reads, the ten visitors)")
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test`` runs ``-n auto --dist loadgroup``), every browser test runs on one
     worker, one after another: each starts a dashboard server and Chromium, and their timings and the
@@ -49,3 +54,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("browser") is not None:
             item.add_marker(pytest.mark.xdist_group("browser"))
+    # The slow tier (`make test-slow`, which .ci/run runs after `make test`): measurements and load tests
+    # that take minutes of waiting each; `make test` stays within its few minutes without them.
+    if not config.getoption("--slow"):
+        skip = pytest.mark.skip(reason="slow tier: make test-slow (pytest --slow -m slow)")
+        for item in items:
+            if item.get_closest_marker("slow") is not None:
+                item.add_marker(skip)

@@ -214,7 +214,7 @@ def test_performance_report_has_every_section(data_dir, tmp_path):
     assert headings == ["## Machine", "## Targets (from the issue)", "## 1. Throughput of the full per-chunk update "
                         "(N = 500)", "## 2. Against the references", "## 3. How the cost grows",
                         "## 4. Resident memory", "## 5. Dashboard", "## 6. Profile of `partial_fit`",
-                        "## How to reproduce"]
+                        "## Threads under load (`python -m benchmarks.threads`)", "## How to reproduce"]
     assert "### 5c. Loading a dataset" in text and "### 5d. The kNN graph's Gram product" in text
     assert "not measured: not run in this test" in text
 

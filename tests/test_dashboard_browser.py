@@ -285,6 +285,7 @@ def test_stop_keeps_partial_results(browser, server):
     page.close()
 
 
+@pytest.mark.slow
 def test_medical_timing(browser, server):
     if not (DATA_DIR / "medical.arff").is_file():
         pytest.skip(f"medical.arff not found in {DATA_DIR} (set NCLD_DATA_DIR)")
@@ -339,6 +340,11 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
     _wait_all_graphs_at(page, 6)
     assert page.locator(".st-key-panel_rates [data-testid=stDataFrame]").count() == 1
     page.evaluate(OBSERVE_GRAPHS)
+    # another model seed: a run the server computes anew (the same settings would be replayed, RunHub)
+    seed = page.locator(".st-key-w_seed input")
+    seed.fill("7")
+    seed.press("Enter")
+    page.wait_for_url(re.compile(r"seed=7"), timeout=30_000)
     page.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_function("() => window.__graphsLeft === true", timeout=60_000)  # the new run began
     _wait_status(page, r"^done · chunk 6/6", 300)
@@ -397,6 +403,7 @@ def _shot(page, name):
     page.screenshot(path=str(ARTIFACTS / name))
 
 
+@pytest.mark.slow
 def test_stop_inside_a_slow_chunk_takes_effect_at_once(browser, server):
     if not (DATA_DIR / "enron.arff").is_file():
         pytest.skip(f"enron.arff not found in {DATA_DIR} (set NCLD_DATA_DIR)")
@@ -668,6 +675,7 @@ def _observed_run(page, timeout_s: float) -> tuple[list, float, str]:
     return page.evaluate("window.__frames"), t_click, final
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SHARED)
 def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
     """Per-chunk browser update on each shared dataset at the defaults (the first 12 chunks), and Run to first plot."""
@@ -676,7 +684,8 @@ def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
     cache_state = _parsed_cache_state(DATA_DIR / f"{name}.arff")  # before the page reads it: parsed before?
     runs, first, final = [], None, ""
     for r in range(3 if name in SMALL else 1):
-        page = _open(browser, f"{server}/?dataset={name}" + ("&n_instances=3250" if name in LARGE else ""),
+        # a model seed per page: the server computes each run (the same settings would be replayed, RunHub)
+        page = _open(browser, f"{server}/?dataset={name}&seed={100 + r}" + ("&n_instances=3250" if name in LARGE else ""),
                      height=1000)
         page.set_viewport_size({"width": 1400, "height": 1000})
         frames, t_click, final = _observed_run(page, 600)

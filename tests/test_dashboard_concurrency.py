@@ -29,6 +29,7 @@ def _config(user: int) -> RunConfig:
                      references=False)
 
 
+@pytest.mark.slow
 def test_ten_concurrent_visitors_get_their_own_results(browser, server):  # noqa: F811
     expected = {}
     for user in range(N_USERS):
