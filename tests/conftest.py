@@ -48,12 +48,12 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (``make test`` runs ``-n auto --dist loadgroup``), every browser test runs on one
-    worker, one after another: each starts a dashboard server and Chromium, and their timings and the
-    ten-visitor test assume no second browser test beside them. The other worker takes the rest."""
+    """Under pytest-xdist (``make test`` runs ``-n auto --dist loadgroup``), the browser tests of one module run
+    on one worker, one after another (they share the module's dashboard server and Chromium); the timing
+    measurements and the ten visitors, which assume nothing beside them, are the slow tier, run alone."""
     for item in items:
-        if item.get_closest_marker("browser") is not None:
-            item.add_marker(pytest.mark.xdist_group("browser"))
+        if item.get_closest_marker("browser") is not None:  # one worker per browser module: its server and Chromium
+            item.add_marker(pytest.mark.xdist_group(f"browser-{item.module.__name__}"))
     # The slow tier (`make test-slow`, which .ci/run runs after `make test`): measurements and load tests
     # that take minutes of waiting each; `make test` stays within its few minutes without them.
     if not config.getoption("--slow"):

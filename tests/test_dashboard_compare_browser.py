@@ -36,6 +36,10 @@ def _open(browser, url):  # noqa: F811 - the fixture is passed in
     page.set_default_timeout(30_000)
     page.goto(url, timeout=60_000)
     page.get_by_role("button", name="Run", exact=True).wait_for(timeout=60_000)
+    # the link's settings are applied on the session's first script run, which writes them back to the URL;
+    # a click before that run has finished was lost (seen here: the run never started)
+    page.wait_for_function("() => location.search.includes('n_instances=1000')", timeout=60_000)
+    time.sleep(1.0)
     return context, page
 
 
