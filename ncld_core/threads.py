@@ -41,8 +41,16 @@ THREADED_FROM = 1500
 _lock = threading.Lock()
 _budget: int | None = None
 _controller = None
-#: The limits of the enclosing :func:`limit` contexts, innermost last (BLAS pools are per process).
-_active: list[int] = []
+#: Per thread, the limits of the enclosing :func:`limit` contexts, innermost last (a dashboard computing runs in
+#: threads enters and leaves them from several threads; one shared list would pop another thread's limit).
+_scopes = threading.local()
+
+
+def _active() -> list[int]:
+    stack = getattr(_scopes, "stack", None)
+    if stack is None:
+        stack = _scopes.stack = []
+    return stack
 
 
 def _cores() -> int:
@@ -87,8 +95,8 @@ def resolve(n_threads, *, n_hidden: int = 300) -> int:
     n_threads = check_n_threads(n_threads)
     if n_threads != "auto":
         return n_threads
-    if _active:
-        return _active[-1]
+    if _active():
+        return _active()[-1]
     return _budget if _budget is not None else threads_for(n_hidden=n_hidden)
 
 
@@ -114,7 +122,7 @@ def limit(n_threads: int):
         controller = _get_controller()
     except ImportError:  # threadpoolctl comes with scikit-learn; without it, leave the pools alone
         controller = None
-    _active.append(int(n_threads))
+    _active().append(int(n_threads))
     try:
         if controller is None:
             yield
@@ -122,7 +130,7 @@ def limit(n_threads: int):
             with controller.limit(limits=int(n_threads)):
                 yield
     finally:
-        _active.pop()
+        _active().pop()
 
 
 def current_blas_threads() -> int:

@@ -114,3 +114,25 @@ def test_auto_inside_a_runner_limit_follows_it():
         with limit("auto"):
             assert current_blas_threads() == 2
     assert resolve("auto", n_hidden=300) == 1
+
+
+def test_a_limit_entered_in_another_thread_does_not_leak_into_this_one():
+    import threading
+
+    from ncld_core.threads import limit
+
+    entered, leave = threading.Event(), threading.Event()
+
+    def other():
+        with limit(2):
+            entered.set()
+            leave.wait(10)
+
+    t = threading.Thread(target=other)
+    t.start()
+    try:
+        entered.wait(10)
+        assert resolve("auto", n_hidden=300) == 1  # the other thread's limit is not this thread's scope
+    finally:
+        leave.set()
+        t.join(10)
