@@ -642,7 +642,7 @@ def RunResult_of(run):
     return RunResult(list(run.chunks), run.stream, run.chunk_size)
 
 
-def test_a_schedule_the_datasets_pools_cannot_hold_is_flagged_before_run():
+def test_a_schedule_the_datasets_pools_cannot_hold_is_flagged_before_run(data_dir):  # enron
     # enron has 196 single-label instances: growth@800 cannot start; said next to the schedule, before Run.
     cfg = RunConfig(dataset="enron", chunk_size=200, schedule="growth@800")
     at = _app(cfg.to_query_params())
@@ -707,7 +707,7 @@ def test_rate_table_shows_and_edits_the_rates_as_used():
     assert any(round(v, 4) == v and round(v, 3) != v for v in used)  # a 4th decimal that a 3-decimal view would cut
 
 
-def test_rate_table_follows_the_dataset():
+def test_rate_table_follows_the_dataset(data_dir):  # medical
     at = _app({"noise": "table"})
     at.selectbox(key="w_dataset").set_value("medical").run()
     assert not at.exception, [e.value for e in at.exception]
