@@ -32,6 +32,7 @@ from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
 from ncld_core.model.decision import DECISIONS
 from ncld_core.model.detector import DETECTORS
 from ncld_core.stream.schedule import KINDS
+from ncld_core.stream.noise_families import NOISE_FAMILIES
 
 from . import checks, compare, data, link
 from .figures import schedule_figure
@@ -377,10 +378,12 @@ def _stream_section(f: _Form):
 def _noise_section(f: _Form):
     st.markdown("#### Label noise (Eq. NR)")
     f.seed("noise")
-    noise = st.radio("Flip rates", ["none", "range", "table"], key=wkey("noise"), horizontal=True,
-                     format_func={"none": "none", "range": "range per label", "table": "table"}.get,
+    families = [name for name in NOISE_FAMILIES if name != "paper"]  # "paper" is the range 0.2-0.4
+    noise = st.radio("Flip rates", ["none", "range", "table", *families], key=wkey("noise"), horizontal=True,
+                     format_func=lambda v: {"range": "range per label"}.get(v, v),
                      help="range: rho_pos and rho_neg of every label drawn from U[low, high] (the paper: "
-                          "[0.2, 0.4]); table: edit them label by label.")
+                          "[0.2, 0.4]); table: edit them label by label; "
+                          + "; ".join(f"{n}: {NOISE_FAMILIES[n].description}" for n in families) + ".")
     f.vals["noise"] = noise
     f.slot("noise")
     if noise == "range":

@@ -23,7 +23,7 @@ run) that :func:`sync_url` keeps in the URL.
 
 >>> cfg, notes = read_settings({"beta": "0.3", "noise": "bogus"})
 >>> cfg.beta, cfg.noise, notes[0].text()
-(0.3, 'range', "noise 'bogus' (noise must be 'none', 'range' or 'table'; the default 'range' is used)")
+(0.3, 'range', "noise 'bogus' (noise must be 'none', 'range', 'table' or a noise family (paper, missing, mixed); the default 'range' is used)")
 """
 
 from __future__ import annotations

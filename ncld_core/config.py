@@ -24,6 +24,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from .validation import Range, check_flip_rates
+from .stream.noise_families import NOISE_FAMILIES
 from .eval.runner import RATE_MODES, PrequentialRunner
 from .eval.variants import ELM_VARIANTS, ORACLES
 from .model.elm_ncld import ELMNCLD, PARAM_RANGES
@@ -97,7 +98,8 @@ class StreamSpec:
     n_labels: int = 10
     cardinality: float = 2.0
     label_correlation: float = 0.5
-    # noise: "none", "range" (drawn per label from [rho_low, rho_high]) or "table"
+    # noise: "none", "range" (drawn per label from [rho_low, rho_high]), "table", or a noise family
+    # of ncld_core.stream.noise_families.NOISE_FAMILIES ("missing", "mixed"; "paper" = range 0.2-0.4)
     noise: str = "range"
     rho_low: float = 0.2
     rho_high: float = 0.4
@@ -132,6 +134,8 @@ class StreamSpec:
             return None
         if self.noise == "range":
             return (self.rho_low, self.rho_high)
+        if self.noise in NOISE_FAMILIES:
+            return self.noise
         return {"rho_pos": list(self.rho_pos), "rho_neg": list(self.rho_neg)}
 
     def errors(self, n_available: int | None = None, n_labels_available: int | None = None,
@@ -167,8 +171,8 @@ class StreamSpec:
             check("label_correlation", _STREAM_RANGES["label_correlation"])
             if sizes_ok and "n_instances" not in err:
                 self._synthetic_budget(err)
-        if self.noise not in ("none", "range", "table"):
-            err["noise"] = "noise must be 'none', 'range' or 'table'"
+        if self.noise not in ("none", "range", "table", *NOISE_FAMILIES):
+            err["noise"] = f"noise must be 'none', 'range', 'table' or a noise family ({', '.join(NOISE_FAMILIES)})"
         elif self.noise == "range":
             if check("rho_low", _RATE) and check("rho_high", _RATE):
                 need(self.rho_low <= self.rho_high, "rho_high", "rho_high must be at least rho_low")

@@ -210,7 +210,7 @@ def test_url_round_trip_out():
     [
         ({"chunk_size": "abc"}, "chunk_size='abc' (chunk size N: cannot read it; the default is used)"),
         ({"models": '["bogus", "ELM-I"]'}, "model 'bogus' (unknown model(s): bogus; dropped)"),
-        ({"noise": "bogus"}, "noise 'bogus' (noise must be 'none', 'range' or 'table'; the default 'range' is used)"),
+        ({"noise": "bogus"}, "noise 'bogus' (noise must be 'none', 'range', 'table' or a noise family (paper, missing, mixed); the default 'range' is used)"),
         ({"dataset": "nosuch"}, "dataset (unknown dataset 'nosuch': choose one of the listed datasets"),
         ({"chunk_size": "null"}, "chunk size N must be an integer"),
     ],

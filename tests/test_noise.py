@@ -249,3 +249,47 @@ def test_resolve_flip_rates_modes():
     assert mode == "explicit" and p.tolist() == [0.05] * 3 and n.tolist() == [0.1] * 3
     p, n, mode = resolve_flip_rates([[0.1, 0.2]] * 3, 3)
     assert mode == "explicit" and n.tolist() == [0.2] * 3
+
+
+# --- noise families ---------------------------------------------------------------------------------
+
+from ncld_core.stream.noise_families import NOISE_FAMILIES, draw_family_rates  # noqa: E402
+
+
+@pytest.mark.parametrize("family", sorted(NOISE_FAMILIES))
+def test_every_family_draws_valid_rates_reproducibly(family):
+    p1, n1 = draw_family_rates(family, 200, random_state=3)
+    p2, n2 = draw_family_rates(family, 200, random_state=3)
+    np.testing.assert_array_equal(p1, p2)
+    np.testing.assert_array_equal(n1, n2)
+    assert p1.shape == n1.shape == (200,)
+    assert np.all(p1 + n1 < 1) and np.all(p1 >= 0) and np.all(n1 >= 0)
+
+
+def test_missing_family_loses_far_more_than_it_adds_and_scales_with_labels():
+    p, n = draw_family_rates("missing", 2000, random_state=0)
+    assert 0.19 < p.mean() < 0.21
+    assert n.max() <= 0.05 * 14 / 2000 + 1e-12
+    p14, n14 = draw_family_rates("missing", 14, random_state=0)
+    assert n14.min() >= 0.01 and n14.max() <= 0.05
+
+
+def test_mixed_family_mixes_both_kinds():
+    p, n = draw_family_rates("mixed", 1000, random_state=0)
+    paper_like = n >= 0.2
+    assert 0.4 < paper_like.mean() < 0.6          # about half the labels each way
+    assert np.all(n[~paper_like] <= 0.05)
+
+
+def test_family_names_flow_through_streams_and_configs():
+    from ncld_core.config import RunConfig
+    from ncld_core.stream.noise import resolve_flip_rates
+
+    p, n, mode = resolve_flip_rates("missing", 5, random_state=1)
+    assert mode == "drawn" and np.all(n <= 0.05)
+    cfg = RunConfig(noise="missing")
+    assert cfg.errors() == {}
+    assert "noise family" in RunConfig(noise="gaussian").errors()["noise"]
+    stream = RunConfig(noise="missing", n_instances=600).build_stream()
+    assert np.all(stream.rho_neg <= 0.05) and np.all(stream.rho_pos >= 0.1)
+    assert RunConfig.from_query_params(cfg.to_query_params()) == cfg

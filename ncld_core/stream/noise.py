@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ncld_core.validation import check_flip_rates, check_in_range, check_Y, describe_label
+from ncld_core.stream.noise_families import NOISE_FAMILIES, draw_family_rates
 from ncld_core.stream.seeding import as_generator
 
 __all__ = [
@@ -268,7 +269,8 @@ def resolve_flip_rates(flip_rates, n_labels: int, label_names=None, *, random_st
     """Turn the ``flip_rates`` option of the stream builders into ``(rho_pos, rho_neg)``.
 
     ``None`` means no noise (zeros); ``"paper"`` means each rate ~ U[0.2, 0.4]
-    (Section IV); two numbers ``(low, high)`` (tuple, list or array) are a *range*
+    (Section IV); another family name of :data:`~ncld_core.stream.noise_families.NOISE_FAMILIES`
+    (``"missing"``, ``"mixed"``) draws from that family; two numbers ``(low, high)`` (tuple, list or array) are a *range*
     to draw from (:func:`draw_flip_rates`), so that a configuration read back
     from JSON means the same; anything else is an explicit spec for
     :func:`parse_flip_rates` (a number, a ``(q, 2)`` array, a dict, a DataFrame,
@@ -289,6 +291,9 @@ def resolve_flip_rates(flip_rates, n_labels: int, label_names=None, *, random_st
         return np.zeros(n_labels), np.zeros(n_labels), "none"
     if isinstance(flip_rates, str) and flip_rates.strip().lower() == "paper":
         return (*draw_flip_rates(n_labels, *PAPER_FLIP_RANGE, random_state=random_state), "drawn")
+    if isinstance(flip_rates, str) and flip_rates.strip().lower() in NOISE_FAMILIES:
+        family = flip_rates.strip().lower()
+        return (*draw_family_rates(family, n_labels, random_state=random_state), "drawn")
     if _is_number_pair(flip_rates):
         low, high = (float(v) for v in flip_rates)
         return (*draw_flip_rates(n_labels, low, high, random_state=random_state), "drawn")
