@@ -33,7 +33,6 @@ True
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import dataclasses
 import datetime
@@ -57,6 +56,7 @@ import pandas as pd
 
 from benchmarks.common import md_table, write_atomic
 from benchmarks.parallel import as_finished, dask_client
+from ncld_core.code_version import code_fingerprint, combine_digests, file_digest, source_files
 from ncld_core.files import json_default
 
 __all__ = [
@@ -220,35 +220,9 @@ def _load_dataset(name: str, data_dir: str | None):
     return load_dataset(name)
 
 
-_PACKAGE = Path(__file__).resolve().parents[1] / "ncld_core"
-
-
 def loaded_sources() -> tuple[str, ...]:
-    """The ``ncld_core`` source files a cell's result depends on (paths relative to the package).
-
-    Every module of the package but the command line:
-    a fixed list, so the fingerprint is the same in a Dask worker and in a process
-    that happened to import more of the package (it was once ``sys.modules``-based,
-    which made it depend on what else the process had run).
-    """
-    harness = {"cli.py", "__main__.py"}
-    return tuple(sorted(
-        p.relative_to(_PACKAGE).as_posix()
-        for p in _PACKAGE.rglob("*.py")
-        if p.name not in harness or p.parent != _PACKAGE
-    ))
-
-
-def code_fingerprint(files=None) -> str:
-    """A short hash of ``ncld_core`` source files as they are now on disk (default: :func:`loaded_sources`).
-
-    Only the code counts (each file's syntax tree without docstrings), not comments
-    or documentation.  Each cell file records the fingerprint of the modules that produced it (hashed
-    when the worker first saw them loaded), so a stored cell made by other code can
-    be recognised (``code_current`` in the table).
-    """
-    files = loaded_sources() if files is None else files
-    return _combine({rel: _disk_digest(rel) for rel in files})
+    """The ``ncld_core`` source files a cell's result depends on: :func:`ncld_core.code_version.source_files`."""
+    return source_files()
 
 
 # digest of each source file when this process first saw it loaded (the code it runs)
@@ -258,8 +232,8 @@ _SEEN: dict = {}
 def _seen_code() -> tuple[dict, str]:
     for rel in loaded_sources():
         if rel not in _SEEN:
-            _SEEN[rel] = _disk_digest(rel)
-    return dict(sorted(_SEEN.items())), _combine(_SEEN)
+            _SEEN[rel] = file_digest(rel)
+    return dict(sorted(_SEEN.items())), combine_digests(_SEEN)
 
 
 def changed_sources(record: dict) -> list[str] | None:
@@ -267,40 +241,7 @@ def changed_sources(record: dict) -> list[str] | None:
     digests = record.get("code_digests")
     if not isinstance(digests, dict) or not digests:
         return None
-    return [rel for rel, d in sorted(digests.items()) if _disk_digest(rel) != d]
-
-
-def _disk_digest(rel: str) -> str:
-    """Digest of a source file's code: its AST without docstrings (comments and docs do not count)."""
-    p = _PACKAGE / rel
-    try:
-        st = p.stat()
-    except OSError:
-        return "<missing>"
-    return _code_digest(str(p), st.st_mtime_ns, st.st_size)
-
-
-@functools.lru_cache(maxsize=512)
-def _code_digest(path: str, mtime_ns: int, size: int) -> str:
-    src = Path(path).read_bytes()
-    try:
-        tree = ast.parse(src)
-    except SyntaxError:
-        return "bytes:" + hashlib.sha1(src).hexdigest()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            node.body = body[1:] or [ast.Pass()]
-    return hashlib.sha1(ast.dump(tree).encode()).hexdigest()
-
-
-def _combine(digests: dict) -> str:
-    h = hashlib.sha1()
-    for rel in sorted(digests):
-        h.update(f"{rel}\0{digests[rel]}\n".encode())
-    return h.hexdigest()[:10]
+    return [rel for rel, d in sorted(digests.items()) if file_digest(rel) != d]
 
 
 @contextlib.contextmanager

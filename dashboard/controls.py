@@ -26,6 +26,7 @@ import pandas as pd
 import streamlit as st
 
 from ncld_core.config import PRESETS, SYNTHETIC_DEFAULT_LENGTH, RunConfig
+from ncld_core.data import label_problems
 from ncld_core.eval.baselines import BASELINES
 from ncld_core.eval.runner import RATE_MODES
 from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
@@ -329,7 +330,7 @@ def _upload_controls(f: _Form):
     except ValueError as exc:
         f.extra["dataset"] = str(exc)
         return
-    refused, warned = data.label_problems(ds)
+    refused, warned = label_problems(ds)
     if refused:
         f.extra["dataset"] = f"{arff.name}: {refused}"
         return

@@ -106,32 +106,6 @@ def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
     return ds
 
 
-def label_problems(ds) -> tuple[str | None, str | None]:
-    """``(error, warning)`` about an upload's labels: no positive at all is refused (every metric would
-    score predicting nothing: average precision 1.0, no result); labels that are never positive are named
-    in a warning (their scores say nothing of the model).
-
-    >>> import numpy as np
-    >>> from types import SimpleNamespace as D
-    >>> label_problems(D(Y=np.zeros((4, 2)), label_names=("a", "b")))[0]
-    'the file has no positive label: every label is 0 in every row, so there is nothing to learn or score'
-    >>> label_problems(D(Y=np.array([[1, 0], [0, 0]]), label_names=("a", "b")))[1]
-    "1 of 2 labels are never positive in the file ('b'): the model cannot learn them, and their scores say nothing"
-    """
-    import numpy as np
-
-    positives = np.asarray(ds.Y).sum(axis=0)
-    if not positives.any():
-        return ("the file has no positive label: every label is 0 in every row, so there is nothing to learn "
-                "or score"), None
-    never = [name for name, k in zip(ds.label_names, positives) if k == 0]
-    if not never:
-        return None, None
-    shown = ", ".join(map(repr, never[:5])) + (f" and {len(never) - 5} more" if len(never) > 5 else "")
-    return None, (f"{len(never)} of {len(positives)} labels are never positive in the file ({shown}): the model "
-                  "cannot learn them, and their scores say nothing")
-
-
 def digest(*parts: bytes | None) -> str:
     h = hashlib.sha256()
     for p in parts:

@@ -35,21 +35,19 @@ nobody else follows is stopped. No Streamlit here (``tests/test_run_hub.py`` dri
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from pathlib import Path
 
+from ncld_core.code_version import code_fingerprint
 from ncld_core.limits import LIMITS, Limits
 from ncld_core.threads import threads_for
 
 from .live_run import LiveRun
 
-__all__ = ["RunHub", "Role", "ordinal", "code_fingerprint", "config_key", "ROLE_TEXT"]
+__all__ = ["RunHub", "Role", "ordinal", "config_key", "ROLE_TEXT"]
 
 #: How a session's run came to be: computed for it, followed (computed for another visitor now) or replayed.
 Role = str
@@ -63,19 +61,6 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-@functools.lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """The sha256 of every source file of ``ncld_core`` (a run's records depend on them alone): a new code
-    version never replays an old run."""
-    import ncld_core
-
-    h = hashlib.sha256()
-    root = Path(ncld_core.__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
-
-
 def config_key(cfg, extra: str | None = None) -> str:
     """A run's configuration as one string (every field, and ``extra``: the upload's digest for an upload)."""
     return json.dumps([cfg.to_dict(), extra], sort_keys=True, default=str)
@@ -84,7 +69,7 @@ def config_key(cfg, extra: str | None = None) -> str:
 class RunHub:
     """Every run of the server (see the module's description). ``session_alive(session_id)``: whether a
     session's browser is still there (default: always); ``fingerprint``: the code version (default
-    :func:`code_fingerprint`); ``use_process``: passed to each :class:`LiveRun`; ``watch_s``: how often the
+    :func:`ncld_core.code_version.code_fingerprint`); ``use_process``: passed to each :class:`LiveRun`; ``watch_s``: how often the
     watchdog looks for gone sessions and ended runs (seconds; 0: no watchdog, :meth:`reap` by hand)."""
 
     def __init__(self, limits: Limits = LIMITS, *, session_alive: Callable[[str], bool] | None = None,

@@ -17,6 +17,13 @@ def shared_data_dir() -> Path | None:
     return path if (path / "SHA256SUMS").is_file() else None
 
 
+# A bare `pytest` sees the datasets as `make test` does (it exports NCLD_DATA_DIR): the dashboard caches
+# the list of datasets it found, so a test that exported the folder only for itself could meet the list
+# an earlier test cached without it.
+if "NCLD_DATA_DIR" not in os.environ and shared_data_dir() is not None:
+    os.environ["NCLD_DATA_DIR"] = str(shared_data_dir())
+
+
 @pytest.fixture
 def data_dir(monkeypatch):
     """The shared datasets folder, exported as NCLD_DATA_DIR; skips (or fails in CI) when absent."""

@@ -204,21 +204,6 @@ def test_changed_sources_names_the_files_that_moved():
     assert changed_sources(stale) == ["eval/runner.py"] and changed_sources({"key": "x"}) is None
 
 
-def test_code_digest_ignores_docstrings_and_comments(tmp_path):
-    from benchmarks.grid import _code_digest
-
-    versions = {
-        "a": '"""Module doc."""\ndef f(x):\n    """Doc."""\n    return x + 1\n',
-        "b": '"""Other doc."""\n# a comment\ndef f(x):\n    return x + 1  # why\n',
-        "c": '"""Module doc."""\ndef f(x):\n    """Doc."""\n    return x + 2\n',
-    }
-    digest = {}
-    for name, src in versions.items():
-        (tmp_path / f"{name}.py").write_text(src)
-        digest[name] = _code_digest(str(tmp_path / f"{name}.py"), 0, len(src))
-    assert digest["a"] == digest["b"] != digest["c"]
-
-
 # ----------------------------------------------------------------------------- tables
 def hand_frame(seeds=(0, 1)):
     # stream d1: HL A 0.10 < C 0.15 < B 0.20; F1 B 0.5 > C 0.4 > A 0.3; AP A = B = 0.6 > C 0.5

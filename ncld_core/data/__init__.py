@@ -21,11 +21,11 @@ from .catalog import (
     registry,
     resolve_dataset,
 )
-from .dataset import Dataset
+from .dataset import Dataset, label_problems
 from .download import download
 
 __all__ = [
-    "Dataset", "load_arff", "load_arff_bytes", "parse_arff", "check_features", "MAX_FEATURE",
+    "Dataset", "label_problems", "load_arff", "load_arff_bytes", "parse_arff", "check_features", "MAX_FEATURE",
     "load_dataset", "resolve_dataset", "DatasetFiles", "list_datasets", "data_dirs", "registry", "download",
     "ENV_VAR", "REPO_DATA_DIR", "REGISTRY_PATH", "CHECKSUM_FILE",
 ]
