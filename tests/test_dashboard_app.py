@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest import drawn_figure, open_app
+
 from dashboard import figures as F
 from ncld_core.config import PRESETS, RunConfig, StreamSpec
 from ncld_core.model.detector import DETECTORS
@@ -21,12 +23,7 @@ NUMBER_FIELDS = ("chunk_size", "n_instances", "shuffle_seed", "n_features", "n_l
 
 
 def _app(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=90)
-    if query:
-        at.query_params.update(query)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app(query, timeout=90)
 
 
 def _plain(text: str) -> str:
@@ -46,15 +43,6 @@ def _summary(at):
     tables = [d.value for d in at.dataframe if "GM" in getattr(d.value, "columns", [])]
     assert tables, "no summary table"
     return tables[0]
-
-
-def _figure(at, panel: str) -> dict:
-    """The spec (plotly JSON) of the newest figure drawn in a panel of the Live run (dashboard.live_chart)."""
-    drawn = [json.loads(c.proto.json) for c in at.get("bidi_component")
-             if c.proto.component_name == "ncld_live_chart"]
-    figures = [json.loads(d["figures"][panel]) for d in drawn if panel in d.get("figures", {})]  # not the mounts
-    assert figures, f"no figure in panel {panel}"
-    return figures[-1]
 
 
 def _names(fig: dict) -> list[str]:
@@ -480,7 +468,7 @@ def test_detector_controls_feed_the_run_and_the_detection_table():
     assert table["role"].tolist() == ["acting", "compared only"]
     assert {"detected", "within 1 chunk", "missed", "false alarms", "mean delay (chunks)"} <= set(table.columns)
     # panel (c): one line per detector, the threshold at 1 on a log axis
-    fig = _figure(at, "threshold")
+    fig = drawn_figure(at, "threshold")
     names = _names(fig)
     # one line per detector, of the acting learner (ELM-O) by default
     assert at.session_state["focus_choice"] == "ELM-O"
@@ -488,7 +476,7 @@ def test_detector_controls_feed_the_run_and_the_detection_table():
     assert fig["layout"]["yaxis"]["type"] == "log"
     # every variant: the three variants' identical records are drawn once, the legend naming them all
     at.selectbox(key="focus_variant").set_value("all").run()
-    names = _names(_figure(at, "threshold"))
+    names = _names(drawn_figure(at, "threshold"))
     assert F.detector_label(OTHER) + " · ELM-O = ELM-I = ELM-II" in names
     assert F.detector_label(RunConfig().detector) + " (acting) · ELM-O = ELM-I = ELM-II" in names
     assert any(sh.get("y0") == 1 and sh.get("y1") == 1 for sh in fig["layout"]["shapes"])
@@ -506,7 +494,7 @@ def test_cardinality_panel_draws_the_band_and_on_request_the_papers_estimate():
     at.run()
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
-    fig = _figure(at, "cardinality")
+    fig = drawn_figure(at, "cardinality")
     names = _names(fig)
     assert F.TRUTH_NAME in names and "oracle" in F.TRUTH_NAME
     band = [t for t in fig["data"] if t.get("fill") == "tonexty"]
@@ -518,10 +506,10 @@ def test_cardinality_panel_draws_the_band_and_on_request_the_papers_estimate():
     assert any("moment estimate with its 95 % interval" in m.value for m in at.markdown)
     at.checkbox(key="show_paper").check().run()
     assert not at.exception, [e.value for e in at.exception]
-    names = _names(_figure(at, "cardinality"))
+    names = _names(drawn_figure(at, "cardinality"))
     assert F.PAPER_NAME in names and "biased" in F.PAPER_NAME  # of the acting learner (ELM-O), by default
     at.selectbox(key="focus_variant").set_value("all").run()
-    names = _names(_figure(at, "cardinality"))
+    names = _names(drawn_figure(at, "cardinality"))
     # the three variants' identical estimates: one line, the legend naming them all
     assert F.PAPER_NAME + " · ELM-O = ELM-I = ELM-II" in names
 
@@ -534,7 +522,7 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert at.selectbox(key="focus_variant").value == "ELM-O"
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
-    fig = _figure(at, "cardinality")
+    fig = drawn_figure(at, "cardinality")
     band = [t for t in fig["data"] if t.get("fill") == "tonexty"]
     assert [t["name"] for t in band] == ["identified set (rates from 0 to their bounds)"]
     # the point estimate is a plug-in of upper bounds: its legend says biased, never unbiased
@@ -560,7 +548,7 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert f"mean error here {err:+.3f}" in note
     at.selectbox(key="focus_variant").set_value("all").run()
     assert not at.exception, [e.value for e in at.exception]
-    band = [t for t in _figure(at, "cardinality")["data"] if t.get("fill") == "tonexty"]
+    band = [t for t in drawn_figure(at, "cardinality")["data"] if t.get("fill") == "tonexty"]
     assert band and all(t["name"].replace("<br>", " ").startswith("identified set (rates from 0 to their bounds)")
                         for t in band)
 
@@ -606,14 +594,14 @@ def test_a_shift_in_the_schedule_is_drawn_as_its_own_change():
     assert editor.value["kind"].tolist() == ["growth", "shift"]
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
-    timeline = _figure(at, "timeline")
+    timeline = drawn_figure(at, "timeline")
     # two change lines (dotted for the shift), one regime switch (the shift keeps the regime)
     lines = [sh for sh in timeline["layout"]["shapes"] if sh["type"] == "line"]
     assert sorted(sh["x0"] for sh in lines) == [2, 3]
     assert [sh["line"]["dash"] for sh in sorted(lines, key=lambda sh: sh["x0"])] == ["dash", "dot"]
     regimes = [sh for sh in timeline["layout"]["shapes"] if sh["type"] == "rect"]
     assert len(regimes) == 2
-    labels = [a["text"] for a in _figure(at, "threshold")["layout"]["annotations"]]
+    labels = [a["text"] for a in drawn_figure(at, "threshold")["layout"]["annotations"]]
     assert "shift" in labels and "growth" in labels
 
 
@@ -909,7 +897,7 @@ def test_clean_vs_noisy_panel_b_speaks_of_the_acting_learner_not_the_oracle():
     assert "rates 0 (= observed)" not in texts
     assert "(ELM-O (clean labels))" not in texts and "mean width 0.00" not in texts
     assert at.session_state["focus_choice"] == "ELM-O"
-    fig = _figure(at, "cardinality")
+    fig = drawn_figure(at, "cardinality")
     estimates = [n for n in _names(fig) if "clean labels" in n]
     assert all("oracle" in n for n in estimates), estimates  # the oracle is drawn only where it says so
 

@@ -9,24 +9,20 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.apptest import drawn_figure, open_app
+
 from dashboard import compare as C
 from dashboard import figures as F
 from dashboard.link import LINK_PARAM, PENDING
 from ncld_core.config import RunConfig
 from ncld_core.eval.compare import coincide
-from tests.test_dashboard_app import _figure
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 SMALL = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5)
 
 
 def _app(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    if query:
-        at.query_params.update(query)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app(query, timeout=120)
 
 
 def _legend(fig: dict) -> list[str]:
@@ -55,17 +51,17 @@ def test_pin_and_compare_round_trip_through_the_link():
     at.button(key="run_button").click().run()
     assert not at.exception, [e.value for e in at.exception]
     for panel in ("metrics", "cardinality", "threshold"):
-        fig = _figure(at, panel)
+        fig = drawn_figure(at, panel)
         base = [t for t in fig["data"] if t.get("name", "").startswith("baseline #1: ")]
         assert base and all(t["opacity"] == C.DIM for t in base), panel
         assert all(t.get("opacity", 1) > C.DIM for t in fig["data"] if t not in base), panel
-    assert "baseline #1: ELM-O = ELM-I = ELM-II" in _legend(_figure(at, "metrics"))
-    timeline = _figure(at, "timeline")
+    assert "baseline #1: ELM-O = ELM-I = ELM-II" in _legend(drawn_figure(at, "metrics"))
+    timeline = drawn_figure(at, "timeline")
     assert any(r.startswith("baseline #1: ") for r in timeline["layout"]["yaxis"]["categoryarray"])
     first = at.session_state["run_history"][0]["chunks"]
     second = at.session_state["run"].chunks
     # the dimmed curve is the baseline's, not the current run's
-    ap = next(t for t in _figure(at, "metrics")["data"] if t["name"] == "baseline #1: ELM-O = ELM-I = ELM-II"
+    ap = next(t for t in drawn_figure(at, "metrics")["data"] if t["name"] == "baseline #1: ELM-O = ELM-I = ELM-II"
               and t.get("xaxis") == "x3")
     assert coincide(ap["y"], _curve([c for c in first if c.metrics], "ELM-O"))
     assert not coincide(_curve(first, "ELM-O"), _curve(second, "ELM-O"))
@@ -98,7 +94,7 @@ def test_pin_and_compare_round_trip_through_the_link():
     for name in ("ELM-O", "noisy-prior"):
         assert coincide(_curve(hist[0]["chunks"], name), _curve(first, name)), name
         assert coincide(_curve(fresh.session_state["run"].chunks, name), _curve(second, name)), name
-    legend = _legend(_figure(fresh, "metrics"))
+    legend = _legend(drawn_figure(fresh, "metrics"))
     assert "baseline #1 (from the link): ELM-O = ELM-I = ELM-II" in legend and "ELM-O = ELM-I = ELM-II" in legend
     assert fresh.query_params[LINK_PARAM] == link[LINK_PARAM]  # and the link stays as it came
 

@@ -20,7 +20,8 @@ from dashboard import figures as F
 from dashboard.panels import PANELS, Panel, PanelData
 from dashboard.teaching import Teaching
 from ncld_core.config import RunConfig
-from tests.test_dashboard_app import _app, _figure, _run_button, _small
+from tests.apptest import drawn_figure
+from tests.test_dashboard_app import _app, _run_button, _small
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, schedule="growth@300",
@@ -108,7 +109,7 @@ def test_the_live_page_lays_out_and_draws_a_new_panel(monkeypatch):
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["run"].status == "done"
-    fig = _figure(at, "dummy")  # sent with the chunk's other figures
+    fig = drawn_figure(at, "dummy")  # sent with the chunk's other figures
     assert [t["name"] for t in fig["data"]] == ["dummy line"] and fig["data"][0]["x"] == [0, 1, 2]
     assert "dummy note: 3 chunks" in [c.value for c in at.caption]
     assert any(t.value["chunks drawn"].tolist() == [3] for t in at.table if "chunks drawn" in t.value.columns)
