@@ -98,10 +98,11 @@ def load_dataset(name: str):
 def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
     """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input
     (also for features no model can learn from: ``ncld_core.data.check_features``)."""
-    from ncld_core.data import check_features, load_arff_bytes
+    from ncld_core.data import check_features
+    from ncld_core.data.bounded_parse import load_arff_bytes_bounded
 
     tag = "" if name == "upload" else f" ({name})"
-    ds = load_arff_bytes(arff_bytes, xml_bytes, name=name)
+    ds = load_arff_bytes_bounded(arff_bytes, xml_bytes, name=name)  # in a child process, its memory capped
     check_features(ds, f"arff_bytes{tag}")  # values that would break the solve: refused here, not after chunk 1
     return ds
 

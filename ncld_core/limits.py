@@ -39,6 +39,10 @@ class Limits:
     parse_cache_entries: int = 4
     #: Seconds a parsed dataset or upload is kept in memory (st.cache_data ttl).
     parse_cache_ttl_s: float = 1800.0
+    #: Memory one upload's parse may take beyond its process's start (a child process, capped): refused past it.
+    upload_parse_bytes: int = 1536 * 1024**2
+    #: Seconds one upload's parse may take: refused past it.
+    upload_parse_timeout_s: float = 120.0
     #: Streams kept in memory (st.cache_data max_entries).
     stream_cache_entries: int = 6
     #: Seconds a stream is kept in memory (st.cache_data ttl).

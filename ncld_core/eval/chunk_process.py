@@ -25,13 +25,11 @@ in two; ``tests/test_chunk_process.py`` reproduces it with plain threads.
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 
-__all__ = ["ChunkProcess", "advance", "process_context", "start_fork_server"]
+from ..fork_server import process_context, start_fork_server
 
-#: Imported once by the fork server, so each run's process starts without importing them.
-PRELOAD = ["ncld_core.eval.runner"]
+__all__ = ["ChunkProcess", "advance", "process_context", "start_fork_server"]
 
 
 def advance(gen) -> tuple:
@@ -47,26 +45,6 @@ def advance(gen) -> tuple:
         return "done", None, 0.0
     except Exception as exc:  # noqa: BLE001 - reported to the caller, never a traceback
         return "error", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}", 0.0
-
-
-def process_context():
-    """The fork server's multiprocessing context, or None where the platform has none (Windows)."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return None
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(PRELOAD)
-    return ctx
-
-
-def start_fork_server() -> bool:
-    """Start the fork server now (it imports :data:`PRELOAD`, about a second), not at the first run;
-    False where the platform has none."""
-    if process_context() is None:
-        return False
-    from multiprocessing import forkserver
-
-    forkserver.ensure_running()
-    return True
 
 
 def _serve(runner, stream, conn):
