@@ -505,8 +505,9 @@ else:
         while run.status == "starting":
             if not run.begin():  # queued, or another script thread is beginning it: wait (interruptible)
                 place = run.queue_position()
+                n = LIMITS.max_concurrent_runs
                 status.caption(f"waiting: {ordinal(place)} in line · the server computes "
-                               f"{LIMITS.max_concurrent_runs} runs at once; this one starts when a run ends"
+                               f"{n} run{'s' if n != 1 else ''} at once; this one starts when a run ends"
                                if place else "starting · building the stream and the models…")
                 ss.get("run")
                 time.sleep(POLL_S)
