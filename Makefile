@@ -19,13 +19,15 @@ TEST_WORKERS ?= auto
 
 .PHONY: demo test test-slow bench screenshot setup clean
 
+# --no-compile: pip's byte-compiling of every installed file was most of the install's CPU time; Python
+# compiles what the page imports when it first imports it (python -m benchmarks.fresh_demo times it).
 $(APP_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet --no-compile -e .
 	touch $(APP_STAMP)
 
 $(STAMP): $(APP_STAMP) pyproject.toml
+	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
