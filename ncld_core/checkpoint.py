@@ -72,6 +72,7 @@ from .model.detector import (
     GLRDetector,
     HoeffdingCardinalityDetector,
     LabelDistributionDetector,
+    AdaptiveSequentialLabelDetector,
     SequentialCombinedDetector,
     SequentialLabelDetector,
     WelchDetector,
@@ -373,6 +374,8 @@ SCHEMAS = {
     GLRDetector: _Schema(state={"window_": _array(2)},
                          check=lambda s: None if s["window_"].shape[1:] == (3,) else
                          "window_ must have 3 columns (n, mean, sum of squares)"),
+    AdaptiveSequentialLabelDetector: _Schema(state={"cardinality_": _instance(AdaptiveWindowDetector),
+                                                    "labels_": _instance(SequentialLabelDetector)}),
     SequentialCombinedDetector: _Schema(state={"cardinality_": _instance(GLRDetector),
                                                "labels_": _instance(SequentialLabelDetector)}),
     FlipRateEstimator: _Schema(

@@ -34,6 +34,8 @@ false alarm per chunk.
 * ``"labels-glr"`` (:class:`SequentialLabelDetector`): the label test at every dyadic place
   of a change (the newest 1, 2, 4, 8, 16 chunks against the older rest; Bonferroni).
 * ``"glr+labels"`` (:class:`SequentialCombinedDetector`): either of the two, each at ``delta/2``.
+* ``"adaptive+labels-glr"`` (:class:`AdaptiveSequentialLabelDetector`): the adaptive window or the
+  sequential label test, each at ``delta/2``.
 
 Rates cannot fake a change: the label tests read observed counts only, and the tests of the
 mean read the moment cardinality only at fixed (told) rates; a model that estimates its rates
@@ -81,6 +83,7 @@ __all__ = [
     "GLRDetector",
     "SequentialLabelDetector",
     "SequentialCombinedDetector",
+    "AdaptiveSequentialLabelDetector",
     "DETECTORS",
     "make_detector",
 ]
@@ -490,6 +493,14 @@ class CombinedDetector:
         return result
 
 
+class AdaptiveSequentialLabelDetector(CombinedDetector):
+    """``"adaptive+labels-glr"``: the adaptive window on the cardinality or the label test at every dyadic change
+    place, each at ``delta / 2``."""
+
+    name = "adaptive+labels-glr"
+    parts = (AdaptiveWindowDetector, SequentialLabelDetector)
+
+
 class SequentialCombinedDetector(CombinedDetector):
     """``"glr+labels"``: the GLR on the cardinality or the label test at every dyadic change place, each at
     ``delta / 2``: the sequential tests of both the mean cardinality and the prevalence vector."""
@@ -508,6 +519,7 @@ DETECTORS = {
     "glr": GLRDetector,
     "labels-glr": SequentialLabelDetector,
     "glr+labels": SequentialCombinedDetector,
+    "adaptive+labels-glr": AdaptiveSequentialLabelDetector,
 }
 
 
