@@ -69,8 +69,12 @@ from .model.detector import (
     DETECTORS,
     AdaptiveWindowDetector,
     CombinedDetector,
+    GLRDetector,
     HoeffdingCardinalityDetector,
     LabelDistributionDetector,
+    AdaptiveSequentialLabelDetector,
+    SequentialCombinedDetector,
+    SequentialLabelDetector,
     WelchDetector,
 )
 from .model.elm import RandomHiddenLayer
@@ -296,6 +300,10 @@ def _check_rates(s: dict) -> str | None:
                         None if "hist_" not in s or s["hist_"].shape[0] == q else "hist_ has a row per label")
 
 
+#: The label test's pooled within-chunk scatter (absent from files written before it: the test restarts it).
+_LABELS_SCATTER = {"scatter_": _optional(_array(2)), "scatter_df_": REAL}
+
+
 def _check_labels_detector(s: dict) -> str | None:
     counts = s["counts_"]
     if counts is not None and counts.shape[0] != s["sizes_"].shape[0]:
@@ -358,9 +366,18 @@ SCHEMAS = {
                                     check=lambda s: None if s["window_"].shape[1:] == (3,) else
                                     "window_ must have 3 columns (n, mean, sum of squares)"),
     LabelDistributionDetector: _Schema(state={"sizes_": _FLOATS, "counts_": _optional(_array(2))},
-                                       check=_check_labels_detector),
+                                       optional=_LABELS_SCATTER, check=_check_labels_detector),
+    SequentialLabelDetector: _Schema(state={"sizes_": _FLOATS, "counts_": _optional(_array(2))},
+                                     optional=_LABELS_SCATTER, check=_check_labels_detector),
     CombinedDetector: _Schema(state={"cardinality_": _instance(AdaptiveWindowDetector),
                                      "labels_": _instance(LabelDistributionDetector)}),
+    GLRDetector: _Schema(state={"window_": _array(2)},
+                         check=lambda s: None if s["window_"].shape[1:] == (3,) else
+                         "window_ must have 3 columns (n, mean, sum of squares)"),
+    AdaptiveSequentialLabelDetector: _Schema(state={"cardinality_": _instance(AdaptiveWindowDetector),
+                                                    "labels_": _instance(SequentialLabelDetector)}),
+    SequentialCombinedDetector: _Schema(state={"cardinality_": _instance(GLRDetector),
+                                               "labels_": _instance(SequentialLabelDetector)}),
     FlipRateEstimator: _Schema(
         fitted={"low_positives_": _FLOATS, "low_count_": REAL, "anchor_sum_": _FLOATS, "anchor_weight_": REAL,
                 "n_chunks_": INT, "rho_neg_": _FLOATS, "rho_pos_": _FLOATS},

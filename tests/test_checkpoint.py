@@ -536,7 +536,9 @@ def test_the_schemas_cover_every_attribute_a_model_has(tmp_path):
     X, Y = rng.normal(size=(120, 5)), (rng.random((120, 3)) < 0.3).astype(int)
     fitted = [
         ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0),
-        ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0, monitors=("paper", "welch", "adaptive", "labels")),
+        ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0, monitors=("paper", "welch", "adaptive", "labels", "glr",
+                                                                          "labels-glr", "glr+labels",
+                                                                          "adaptive+labels-glr")),
         ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0, rho_pos=0.1, alpha="auto", scaling="l2"),
         ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0, flip_rates=FlipRateEstimator(negative_anchor="mixture")),
         NoisyPrior(), AllNegative(),

@@ -10,13 +10,29 @@ false alarm.
 ([1, 3], 2, 0)
 >>> r["detections"], r["false_alarm_chunks"]
 ({6: 5, 15: 12}, [3, 7])
+
+The limit (:func:`oracle_delay`): the fewest chunks after a change at which a test that knows the
+change point and the change (its size and direction in the observed label vector) reaches a
+power of 90 % at a false-alarm probability ``alpha`` per chunk.  No detector can be expected to do
+better on average; a change whose oracle delay exceeds its segment cannot be seen before the next.
+
+>>> rng = np.random.default_rng(0)
+>>> pre = (rng.random((2000, 3)) < [0.3, 0.2, 0.1]).astype(int)
+>>> post = (rng.random((2000, 3)) < [0.5, 0.2, 0.1]).astype(int)
+>>> zero = np.zeros(3)
+>>> oracle_delay(pre, post, zero, zero, chunk=100, max_chunks=10)      # +0.2 on one label: seen at once
+0
+>>> rates = np.full(3, 0.3)                                            # noisy labels, small chunks:
+>>> oracle_delay(pre, post, rates, rates, chunk=25, max_chunks=10) is None, oracle_delay(pre, post, rates, rates, chunk=25, max_chunks=40)
+(True, 16)
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import ndtri
 
-__all__ = ["detection_report", "change_chunks"]
+__all__ = ["detection_report", "change_chunks", "oracle_noncentrality", "oracle_delay"]
 
 
 def change_chunks(positions, chunk_size: int) -> list[int]:
@@ -57,3 +73,54 @@ def detection_report(fired_chunks, change_chunks, n_chunks: int) -> dict:
         "detections": detections,
         "false_alarm_chunks": false_alarm_chunks,
     }
+
+
+def _within_covariance(*parts):
+    """Pooled within-part covariance of the rows of the arrays ``parts``."""
+    scatter = sum((p - p.mean(axis=0)).T @ (p - p.mean(axis=0)) for p in parts)
+    return scatter / max(sum(len(p) for p in parts) - len(parts), 1)
+
+
+def oracle_noncentrality(pre_clean, post_clean, rho_pos, rho_neg) -> float:
+    """Squared per-instance noncentrality ``Delta' Sigma^-1 Delta`` of the change from ``pre_clean`` to
+    ``post_clean`` (clean labels (n, q) in {0, 1}) in the observed labels at flip rates ``rho_pos, rho_neg``.
+
+    ``Delta = (1 - rho_+ - rho_-) * (mean post - mean pre)``: the observed labels' mean change (Eq. NR);
+    ``Sigma``: the observed labels' covariance (the clean within-segment covariance scaled by
+    ``1 - rho_+ - rho_-``, plus the flips' own variance on the diagonal).  The segments are samples
+    of the two distributions: the square of their mean difference is corrected for its sampling
+    variance (``tr(Sigma^-1 D Sigma_clean D) (1/n_pre + 1/n_post)``), cut at 0.
+    """
+    pre, post = (np.asarray(a, dtype=np.float64) for a in (pre_clean, post_clean))
+    rho_pos, rho_neg = np.asarray(rho_pos, dtype=np.float64), np.asarray(rho_neg, dtype=np.float64)
+    scale = 1.0 - rho_pos - rho_neg
+    clean_cov = _within_covariance(pre, post)
+    p_obs = rho_neg + scale * np.concatenate([pre, post]).mean(axis=0)
+    cov = scale[:, None] * clean_cov * scale[None, :]
+    cov[np.diag_indices_from(cov)] = np.maximum(p_obs * (1 - p_obs), 0.0)  # Var(y') of a Bernoulli
+    values, vectors = np.linalg.eigh(cov)
+    keep = values > 1e-9 * max(values.max(), 1e-300)
+    if not keep.any():
+        return 0.0
+    inv = (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
+    delta = scale * (post.mean(axis=0) - pre.mean(axis=0))
+    sampling = float(np.trace(inv @ (scale[:, None] * clean_cov * scale[None, :]))) * (1 / len(pre) + 1 / len(post))
+    return max(float(delta @ inv @ delta) - sampling, 0.0)
+
+
+def oracle_delay(pre_clean, post_clean, rho_pos, rho_neg, *, chunk: int, max_chunks: int, alpha: float = 0.05,
+                 power: float = 0.9, n_reference: int | None = None):
+    """The oracle delay of a change (chunks after the change chunk, 0: at it), or None beyond ``max_chunks``.
+
+    The oracle knows where the change is and what it is: after ``d`` chunks it tests the ``d * chunk`` new
+    instances against the ``n_reference`` before the change (default: all of ``pre_clean``) along the known
+    change, one-sided, at level ``alpha``; its power is ``Phi(lambda_d - z_(1-alpha))`` with
+    ``lambda_d^2 = noncentrality / (1 / (d chunk) + 1 / n_reference)`` (:func:`oracle_noncentrality`).
+    """
+    ncp = oracle_noncentrality(pre_clean, post_clean, rho_pos, rho_neg)
+    n_ref = len(pre_clean) if n_reference is None else n_reference
+    need = float(ndtri(1 - alpha) + ndtri(power))  # lambda_d must reach this
+    for d in range(1, int(max_chunks) + 1):
+        if ncp / (1.0 / (d * chunk) + 1.0 / n_ref) >= need**2:
+            return d - 1
+    return None

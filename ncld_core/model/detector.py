@@ -27,6 +27,19 @@ false alarm per chunk.
   (``shift@``); a shift moves several labels a little each (scaled by ``1 - rho_+ - rho_-``),
   which the smallest per-label p-value alone mostly missed (tests/test_detectors.py).
 * ``"adaptive+labels"`` (:class:`CombinedDetector`): either of the two, each at ``delta/2``.
+* ``"glr"`` (:class:`GLRDetector`): the sequential generalized likelihood ratio for a change
+  of the mean cardinality at any place in the window (:mod:`ncld_core.model.glr`), its
+  threshold the simulated null quantile: a false alarm has probability ``delta`` at every
+  chunk, so the mean time between false alarms is ``1 / delta`` chunks.
+* ``"labels-glr"`` (:class:`SequentialLabelDetector`): the label test at every dyadic place
+  of a change (the newest 1, 2, 4, 8, 16 chunks against the older rest; Bonferroni).
+* ``"glr+labels"`` (:class:`SequentialCombinedDetector`): either of the two, each at ``delta/2``.
+* ``"adaptive+labels-glr"`` (:class:`AdaptiveSequentialLabelDetector`): the adaptive window or the
+  sequential label test, each at ``delta/2``.
+
+Rates cannot fake a change: the label tests read observed counts only, and the tests of the
+mean read the moment cardinality only at fixed (told) rates; a model that estimates its rates
+gives them the observed cardinality (:class:`ChunkSignal`).
 
 The p-value tests report ``statistic = -log10(p)`` with ``p`` Bonferroni-adjusted and
 ``threshold = -log10(delta)``; the paper's test reports ``|Delta LCard|`` and ``eps_i``.
@@ -56,6 +69,7 @@ from scipy.stats import f as fdist
 from scipy.stats import hypergeom
 
 from ..validation import check_in_range
+from .glr import glr_p_value, glr_threshold, split_z
 
 __all__ = [
     "ChunkSignal",
@@ -66,6 +80,10 @@ __all__ = [
     "AdaptiveWindowDetector",
     "LabelDistributionDetector",
     "CombinedDetector",
+    "GLRDetector",
+    "SequentialLabelDetector",
+    "SequentialCombinedDetector",
+    "AdaptiveSequentialLabelDetector",
     "DETECTORS",
     "make_detector",
 ]
@@ -80,7 +98,10 @@ GRAM_MAX_LABELS = 256
 class ChunkSignal:
     """What a detector sees of one chunk."""
 
-    unbiased: np.ndarray  # (N,) per-instance moment cardinality (ncld_core.model.cardinality): unbiased with the right rates
+    # (N,) the per-instance cardinality the tests of the mean read: one whose chunk mean moves only when the clean
+    # labels' does.  ELMNCLD passes the moment cardinality (ncld_core.model.cardinality, unbiased) at told, fixed
+    # rates, and the observed cardinality when it estimates the rates (estimates that move would fake drift).
+    unbiased: np.ndarray
     paper: np.ndarray  # (N,) per-instance Eq. (card) with clipped importance weights
     label_counts: np.ndarray  # (q,) observed positives per label
     # (q, q) observed co-occurrences Y'Y of the chunk (its diagonal: label_counts), or None: lets the
@@ -236,6 +257,10 @@ class AdaptiveWindowDetector:
         self.window_ = window[-sizes[best]:] if result.fired else window
         return result
 
+    def restart(self, keep: int) -> None:
+        """Keep the newest ``keep`` chunks (a combined detector fired on its other part)."""
+        self.window_ = self.window_[-keep:]
+
 
 def _pool(rows):
     """(n, mean, sample variance) of the union of chunks given as rows (n, mean, SS)."""
@@ -250,11 +275,20 @@ class LabelDistributionDetector:
 
     Per label, the chunk's count given the pooled count is hypergeometric when nothing
     changed (Fisher's exact conditional test); the smallest two-sided p-value is
-    Bonferroni-adjusted over the labels that vary.  The reference holds the chunks since
-    the last firing, at most ``max_window``.
+    Bonferroni-adjusted over the labels that vary.  With the chunks' co-occurrences, all labels
+    at once too (Hotelling's T^2 with the pooled within-chunk covariance of the window: a
+    shift between chunks leaves it, and a window's thousands of instances estimate the rare
+    labels' small variances that one chunk under-estimates, which made the one-chunk form
+    fire on 35 % of stationary chunks under missing-label noise).  The reference holds the
+    chunks since the last firing, at most ``max_window``.  Observed counts only: no flip rate
+    enters, so rate estimates that move cannot fake a change.
+
+    ``splits``: the newest ``k`` chunks tested against the older rest, for each ``k`` (Bonferroni over
+    them); ``(1,)`` here, the newest chunk against the window.
     """
 
     name = "labels"
+    splits: tuple = (1,)
 
     def __init__(self, delta: float = 0.05, max_window: int = 32):
         check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
@@ -263,82 +297,176 @@ class LabelDistributionDetector:
         self.max_window = max_window
         self.sizes_ = np.zeros(0)  # instances per reference chunk
         self.counts_ = None  # (chunks, q) positives per reference chunk
+        self.scatter_ = None  # (q, q) summed within-chunk scatter Y'Y - c c'/n since the last firing, or None
+        self.scatter_df_ = 0.0  # its degrees of freedom: instances minus chunks
 
     def update(self, signal) -> DetectorResult:
         signal = _as_signal(signal)
         n, counts = signal.n, np.asarray(signal.label_counts, dtype=np.float64)
         estimate = float(signal.unbiased.mean())
-        if self.counts_ is None or len(self.sizes_) == 0:
+        gram = signal.label_gram
+        scatter = None if gram is None else np.asarray(gram, dtype=np.float64) - np.outer(counts, counts) / max(n, 1)
+        old_scatter = getattr(self, "scatter_", None)  # absent from checkpoints written before it
+        if self.counts_ is None or len(self.sizes_) == 0 or self.counts_.shape[1] != len(counts):
             self.sizes_, self.counts_ = np.array([float(n)]), counts[None, :]
+            self.scatter_, self.scatter_df_ = scatter, float(n - 1)
             return DetectorResult(_NAN, -math.log10(self.delta), False, estimate)
-        n_ref, c_ref = self.sizes_.sum(), self.counts_.sum(axis=0)
-        total, positives = n_ref + n, c_ref + counts
+        sizes, window = np.append(self.sizes_, float(n)), np.vstack([self.counts_, counts])
+        pooled = None if scatter is None or old_scatter is None or old_scatter.shape != scatter.shape \
+            else old_scatter + scatter
+        df = getattr(self, "scatter_df_", 0.0) + n - 1
+        ks = [k for k in self.splits if k < len(sizes)]
+        total, positives = sizes.sum(), window.sum(axis=0)
         testable = (positives > 0) & (positives < total)
-        p = np.ones_like(counts)
-        # The exact test costs a sum over the support per label: it is run where the normal
-        # approximation could be poor (few expected positives or negatives) or where it says the
-        # label may matter (|z| > 2); elsewhere the label's p > 0.04 cannot decide a firing.
-        pooled = positives / total
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = (counts / n - c_ref / n_ref) / np.sqrt(pooled * (1 - pooled) * (1 / n + 1 / n_ref))
-        expected = np.minimum(pooled, 1 - pooled) * min(n, n_ref)
-        exact = testable & ((expected < 10) | (np.abs(z) > 2))
-        approx = testable & ~exact
-        p[approx] = 2.0 * ndtr(-np.abs(z[approx]))
-        if exact.any():
-            M, K, x = int(total), positives[exact], counts[exact]
-            two_sided = 2.0 * np.minimum(hypergeom.cdf(x, M, K, n), hypergeom.sf(x - 1, M, K, n))
-            p[exact] = np.minimum(two_sided, 1.0)
-        m = max(int(testable.sum()), 1)
-        p_any = min(float(p.min(initial=1.0)) * m, 1.0)  # no labels: p = 1
-        joint = _joint_p(signal.label_gram, counts, n, c_ref, n_ref, testable)
-        # Bonferroni over the two tests: the smallest label's and all labels' together (a shift moves
-        # several labels a little each, up and down, which the smallest p-value alone misses)
-        p_adj = p_any if joint is None else 2.0 * min(p_any, joint)
-        result = _p_result(p_adj, self.delta, estimate)
+        basis = _covariance_basis(pooled, df, testable)
+        ps = []
+        for k in ks:
+            n_new, c_new = sizes[-k:].sum(), window[-k:].sum(axis=0)
+            p_any = _per_label_p(c_new, n_new, positives - c_new, total - n_new, testable)
+            joint = _joint_p(basis, c_new, n_new, positives - c_new, total - n_new, df)
+            # Bonferroni over the two tests: the smallest label's and all labels' together (a shift moves
+            # several labels a little each, up and down, which the smallest p-value alone misses)
+            ps.append(p_any if joint is None else 2.0 * min(p_any, joint))
+        best = int(np.argmin(ps))
+        result = _p_result(ps[best] * len(ks), self.delta, estimate, change_age=ks[best] - 1)
         if result.fired:
-            self.sizes_, self.counts_ = np.array([float(n)]), counts[None, :]
+            keep = ks[best]
+            self.sizes_, self.counts_ = sizes[-keep:], window[-keep:]
+            self.scatter_, self.scatter_df_ = scatter, float(n - 1)
         else:
-            self.sizes_ = np.append(self.sizes_, float(n))[-self.max_window:]
-            self.counts_ = np.vstack([self.counts_, counts])[-self.max_window:]
+            self.sizes_, self.counts_ = sizes[-self.max_window:], window[-self.max_window:]
+            # without a stored scatter (a checkpoint from before it) the pooling starts from this chunk
+            self.scatter_, self.scatter_df_ = (pooled, float(df)) if pooled is not None else (scatter, float(n - 1))
         return result
 
+    def restart(self, keep: int) -> None:
+        """Keep the newest ``keep`` chunks as the reference (a combined detector fired on its other part)."""
+        self.sizes_, self.counts_ = self.sizes_[-keep:], self.counts_[-keep:]
 
-def _joint_p(gram, counts, n, c_ref, n_ref, testable) -> float | None:
-    """p-value of all testable labels' prevalences at once (Hotelling's T^2, F form): the chunk's mean label
-    vector against the reference's, with the label covariance estimated on the chunk (Y'Y / n - m m').
 
-    Under no change both means estimate the same vector, the difference has covariance
-    ``(1/n + 1/n_ref) Sigma``, and ``T^2 (n - r) / (r (n - 1))`` is about F(r, n - r), ``r`` the rank of the
-    estimated covariance. None without a gram (or fewer than 2 testable labels, or a chunk too small).
+class SequentialLabelDetector(LabelDistributionDetector):
+    """``"labels-glr"``: the label test at every dyadic change place: the newest 1, 2, 4, 8, 16 chunks against
+    the older rest of the window (Bonferroni over the places, a documented bound on the false alarms).
+
+    A shift too small for one chunk is not folded into the reference as :class:`LabelDistributionDetector`
+    folds it: the chunks after it pile up against a reference that has not moved, so it is found later.
     """
-    if gram is None:
+
+    name = "labels-glr"
+    splits = (1, 2, 4, 8, 16)
+
+
+def _per_label_p(counts, n, c_ref, n_ref, testable) -> float:
+    """Smallest per-label two-sided p-value of the newest part against the reference, Bonferroni over labels."""
+    total, positives = n_ref + n, c_ref + counts
+    p = np.ones_like(counts)
+    # The exact test costs a sum over the support per label: it is run where the normal
+    # approximation could be poor (few expected positives or negatives) or where it says the
+    # label may matter (|z| > 2); elsewhere the label's p > 0.04 cannot decide a firing.
+    pooled = positives / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (counts / n - c_ref / n_ref) / np.sqrt(pooled * (1 - pooled) * (1 / n + 1 / n_ref))
+    expected = np.minimum(pooled, 1 - pooled) * min(n, n_ref)
+    exact = testable & ((expected < 10) | (np.abs(z) > 2))
+    approx = testable & ~exact
+    p[approx] = 2.0 * ndtr(-np.abs(z[approx]))
+    if exact.any():
+        M, K, x = int(round(total)), np.round(positives[exact]), np.round(counts[exact])
+        two_sided = 2.0 * np.minimum(hypergeom.cdf(x, M, K, int(round(n))), hypergeom.sf(x - 1, M, K, int(round(n))))
+        p[exact] = np.minimum(two_sided, 1.0)
+    m = max(int(testable.sum()), 1)
+    return min(float(p.min(initial=1.0)) * m, 1.0)  # no labels: p = 1
+
+
+def _covariance_basis(scatter, df, testable):
+    """Eigen-decomposition of the pooled within-chunk label covariance over the testable labels:
+    ``(labels, values, vectors)`` with the kept (non-null) directions, or None."""
+    if scatter is None or df < 2:
         return None
     idx = np.flatnonzero(testable)
     if len(idx) < 2:
         return None
-    mean = counts[idx] / n
-    cov = np.asarray(gram, dtype=np.float64)[np.ix_(idx, idx)] / n - np.outer(mean, mean)
-    values, vectors = np.linalg.eigh(cov)
+    values, vectors = np.linalg.eigh(scatter[np.ix_(idx, idx)] / df)
     keep = values > 1e-9 * max(values.max(), 1e-300)
-    r = int(keep.sum())
-    if r < 1 or n - r < 2:
+    if not keep.any():
         return None
-    diff = vectors[:, keep].T @ (mean - c_ref[idx] / n_ref)
-    t2 = float((diff**2 / values[keep]).sum()) / (1.0 / n + 1.0 / n_ref)
-    return float(fdist.sf(t2 * (n - r) / (r * (n - 1)), r, n - r))
+    return idx, values[keep], vectors[:, keep]
+
+
+def _joint_p(basis, counts, n, c_ref, n_ref, df) -> float | None:
+    """p-value of all testable labels' prevalences at once (Hotelling's T^2, F form): the newest part's mean
+    label vector against the reference's, with the pooled within-chunk covariance (``df`` degrees of freedom).
+
+    Under no change both means estimate the same vector, the difference has covariance
+    ``(1/n + 1/n_ref) Sigma``, and ``T^2 (df - r + 1) / (r df)`` is about F(r, df - r + 1), ``r`` the rank of
+    the estimated covariance.  None without a basis (no co-occurrences, fewer than 2 testable labels).
+    """
+    if basis is None:
+        return None
+    idx, values, vectors = basis
+    r = len(values)
+    if df - r + 1 < 2:
+        return None
+    diff = vectors.T @ (counts[idx] / n - c_ref[idx] / n_ref)
+    t2 = float((diff**2 / values).sum()) / (1.0 / n + 1.0 / n_ref)
+    return float(fdist.sf(t2 * (df - r + 1) / (r * df), r, df - r + 1))
+
+
+class GLRDetector:
+    """``"glr"``: the generalized likelihood ratio for a change in the mean cardinality (:mod:`ncld_core.model.glr`).
+
+    The window holds per-chunk summaries (size, mean, sum of squared deviations) of the
+    per-instance cardinality since the last detected change, at most ``max_window`` chunks; every
+    place of a change in it is tested (the newest ``j`` chunks against the older rest, ``j = 1 .. m-1``)
+    and the largest ``|z|`` is compared with its simulated null quantile at ``1 - delta`` for
+    this window length: a false alarm at each chunk has probability ``delta`` (mean time between
+    false alarms ``1 / delta`` chunks).  On a firing the chunks before the located change are dropped.
+    """
+
+    name = "glr"
+
+    def __init__(self, delta: float = 0.05, max_window: int = 32):
+        check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
+        check_in_range(max_window, "max_window", 2, 256, integer=True)
+        self.delta = delta
+        self.max_window = max_window
+        self.window_ = np.zeros((0, 3))  # rows: n, mean, sum of squared deviations
+
+    def update(self, signal) -> DetectorResult:
+        x = _as_signal(signal).unbiased
+        mean = float(x.mean())
+        row = np.array([[len(x), mean, float(((x - mean) ** 2).sum())]])
+        window = np.vstack([self.window_, row])[-self.max_window:]
+        m = window.shape[0]
+        if m < 2:
+            self.window_ = window
+            return DetectorResult(_NAN, glr_threshold(self.delta, 2, self.max_window), False, mean)
+        z = np.abs(split_z(window[:, 0], window[:, 1], window[:, 2]))
+        best = int(np.argmax(z))
+        statistic = float(z[best])
+        threshold = glr_threshold(self.delta, m, self.max_window)
+        p = glr_p_value(statistic, m, self.max_window)
+        fired = bool(statistic > threshold)
+        self.window_ = window[-(best + 1):] if fired else window
+        return DetectorResult(statistic, threshold, fired, mean, p_value=p, change_age=best)
+
+    def restart(self, keep: int) -> None:
+        """Keep the newest ``keep`` chunks (a combined detector fired on its other part)."""
+        self.window_ = self.window_[-keep:]
 
 
 class CombinedDetector:
     """``"adaptive+labels"``: fires when the adaptive window or the label test does, each at ``delta / 2``."""
 
     name = "adaptive+labels"
+    parts: tuple = (AdaptiveWindowDetector, LabelDistributionDetector)
 
     def __init__(self, delta: float = 0.05, max_window: int = 32):
         check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
         self.max_window = max_window
-        self.cardinality_ = AdaptiveWindowDetector(delta / 2.0, max_window)
-        self.labels_ = LabelDistributionDetector(delta / 2.0, max_window)
+        cardinality, labels = self.parts
+        self.cardinality_ = cardinality(delta / 2.0, max_window)
+        self.labels_ = labels(delta / 2.0, max_window)
         self.delta = delta
 
     @property
@@ -354,14 +482,31 @@ class CombinedDetector:
         b = self.labels_.update(signal)
         if math.isnan(a.p_value) and math.isnan(b.p_value):
             return DetectorResult(_NAN, -math.log10(self.delta), False, a.estimate)
-        p = 2.0 * min(np.nan_to_num(a.p_value, nan=1.0), np.nan_to_num(b.p_value, nan=1.0))
-        result = _p_result(p, self.delta, a.estimate, change_age=a.change_age if a.fired else 0)
+        pa, pb = np.nan_to_num(a.p_value, nan=1.0), np.nan_to_num(b.p_value, nan=1.0)
+        located = a if pa <= pb else b
+        result = _p_result(2.0 * min(pa, pb), self.delta, a.estimate, change_age=located.change_age)
         if result.fired:  # both parts restart from the chunk that fired
             if not a.fired:
-                self.cardinality_.window_ = self.cardinality_.window_[-1:]
+                self.cardinality_.restart(1)
             if not b.fired:
-                self.labels_.sizes_, self.labels_.counts_ = self.labels_.sizes_[-1:], self.labels_.counts_[-1:]
+                self.labels_.restart(1)
         return result
+
+
+class AdaptiveSequentialLabelDetector(CombinedDetector):
+    """``"adaptive+labels-glr"``: the adaptive window on the cardinality or the label test at every dyadic change
+    place, each at ``delta / 2``."""
+
+    name = "adaptive+labels-glr"
+    parts = (AdaptiveWindowDetector, SequentialLabelDetector)
+
+
+class SequentialCombinedDetector(CombinedDetector):
+    """``"glr+labels"``: the GLR on the cardinality or the label test at every dyadic change place, each at
+    ``delta / 2``: the sequential tests of both the mean cardinality and the prevalence vector."""
+
+    name = "glr+labels"
+    parts = (GLRDetector, SequentialLabelDetector)
 
 
 #: Detector names accepted by :func:`make_detector` and ``ELMNCLD(detector=...)``.
@@ -371,6 +516,10 @@ DETECTORS = {
     "adaptive": AdaptiveWindowDetector,
     "labels": LabelDistributionDetector,
     "adaptive+labels": CombinedDetector,
+    "glr": GLRDetector,
+    "labels-glr": SequentialLabelDetector,
+    "glr+labels": SequentialCombinedDetector,
+    "adaptive+labels-glr": AdaptiveSequentialLabelDetector,
 }
 
 

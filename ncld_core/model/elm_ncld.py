@@ -449,7 +449,12 @@ class ELMNCLD(ChunkClassifier):
         # Estimated rates are upper bounds where a label has no anchors: the interval is the identified set.
         cardinality = moment_cardinality(Y01, rho_pos, rho_neg,
                                          rho_bounds=None if estimator is None else (rho_pos, rho_neg))
-        signal = ChunkSignal.from_labels(Y01, cardinality.per_instance, instance_cardinality(Y_pm, W))
+        # The detectors test what rates cannot fake: with rates told (fixed) the moment cardinality, an affine map
+        # of the observed labels; with rates estimated the observed cardinality itself, whose mean at constant
+        # rates moves only when the clean one does (Eq. NR is linear), while estimates that move between
+        # chunks would read as drift.  lcard_hat (the display) stays the de-noised estimate.
+        signal = ChunkSignal.from_labels(Y01, cardinality.per_instance if estimator is None else None,
+                                         instance_cardinality(Y_pm, W))
         A = ranking_matrix(Y_pm, W)
         HtH = memo(("HtH", layer), lambda: H.T @ H)
         if needs_graph:
