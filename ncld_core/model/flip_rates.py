@@ -73,8 +73,8 @@ give direct, unbiased counts of flips: per label, the clean positives observed n
 (``rho_+``) and the clean negatives observed positive (``rho_-``), summed over chunks, with
 Wilson intervals.  They are pooled with the anchor evidence: each rate's interval is the
 intersection of the two (or the trusted one alone where they disagree: then the anchor's
-assumption failed), its value the trusted proportion where its interval is the tighter one,
-else the anchor value, kept inside the interval.  The trusted rows themselves (observed
+assumption failed), its value the precision-weighted mean of the trusted proportion and the
+anchor value (``rho_+``'s centre counted as uniform over its bounds), kept inside the interval.  The trusted rows themselves (observed
 labels and clean cardinality, at most ``max_trusted_rows``, the newest) are kept for the
 cardinality's regression estimate (:func:`~ncld_core.model.cardinality.moment_cardinality`,
 ``trusted=``).
@@ -202,25 +202,35 @@ def wilson_interval(successes, trials, level: float = 0.95):
     return lo, hi
 
 
-def pool_intervals(anchor, trusted):
+def pool_intervals(anchor, trusted, anchor_var, trusted_var):
     """Pool a rate's anchor evidence with a trusted sample's, per label.
 
-    ``anchor``, ``trusted``: ``(value, low, high)`` arrays.  The interval is their intersection, or
-    the trusted one where they do not meet (the anchor's assumption failed there); the value is the
-    trusted one there and where its interval is the narrower, else the anchor's, kept inside the interval.
+    ``anchor``, ``trusted``: ``(value, low, high)`` arrays; ``anchor_var``, ``trusted_var``: the values'
+    variances.  The interval is the intersection of the two, or the trusted one where they do not meet
+    (the anchor's assumption failed there); the value is their precision-weighted mean (the trusted
+    value where the intervals do not meet), kept inside the interval.
 
     >>> v, lo, hi = pool_intervals((np.array([0.3, 0.3]), np.array([0.0, 0.25]), np.array([0.4, 0.35])),
-    ...                            (np.array([0.2, 0.1]), np.array([0.15, 0.05]), np.array([0.25, 0.15])))
-    >>> v.tolist(), lo.tolist(), hi.tolist()
-    ([0.2, 0.1], [0.15, 0.05], [0.25, 0.15])
+    ...                            (np.array([0.2, 0.1]), np.array([0.15, 0.05]), np.array([0.25, 0.15])),
+    ...                            np.array([0.01, 0.01]), np.array([0.01, 0.01]))
+    >>> v.round(3).tolist(), lo.tolist(), hi.tolist()
+    ([0.25, 0.1], [0.15, 0.05], [0.25, 0.15])
     """
     a_val, a_lo, a_hi = anchor
     t_val, t_lo, t_hi = trusted
     lo, hi = np.maximum(a_lo, t_lo), np.minimum(a_hi, t_hi)
     disjoint = lo > hi
     lo, hi = np.where(disjoint, t_lo, lo), np.where(disjoint, t_hi, hi)
-    value = np.where(disjoint | ((t_hi - t_lo) < (a_hi - a_lo)), t_val, a_val)
+    wa, wt = 1.0 / np.maximum(anchor_var, 1e-12), 1.0 / np.maximum(trusted_var, 1e-12)
+    value = np.where(disjoint, t_val, (wa * a_val + wt * t_val) / (wa + wt))
     return np.clip(value, lo, hi), lo, hi
+
+
+def _proportion_var(successes, trials):
+    """Variance of a proportion, from the add-one smoothed rate (infinite with no trials)."""
+    n = np.asarray(trials, dtype=np.float64)
+    p = (np.asarray(successes, dtype=np.float64) + 1.0) / (n + 2.0)
+    return np.where(n > 0, p * (1 - p) / np.maximum(n, 1e-12), np.inf)
 
 
 class FlipRateEstimator:
@@ -450,12 +460,17 @@ class FlipRateEstimator:
         counts = getattr(self, "trusted_counts_", None)
         if counts is not None:
             positives, missed, negatives, added = counts
-            t_pos = np.where(positives > 0, missed / np.maximum(positives, 1e-12), pos)
-            t_neg = np.where(negatives > 0, added / np.maximum(negatives, 1e-12), neg)
+            # The trusted proportions, their variances from the smoothed proportion (never 0 at 0 flips).
+            t_pos, t_neg = missed / np.maximum(positives, 1e-12), added / np.maximum(negatives, 1e-12)
+            v_pos = _proportion_var(missed, positives)
+            v_neg = _proportion_var(added, negatives)
+            # The anchor values' variances: rho_+'s centre is uniform over [0, bound]; rho_-'s a proportion.
             pos, pos_lo, pos_hi = pool_intervals((pos, pos_lo, pos_hi),
-                                                 (t_pos, *wilson_interval(missed, positives, self.level)))
+                                                 (t_pos, *wilson_interval(missed, positives, self.level)),
+                                                 bound**2 / 12.0, v_pos)
             neg, neg_lo, neg_hi = pool_intervals((neg, neg_lo, neg_hi),
-                                                 (t_neg, *wilson_interval(added, negatives, self.level)))
+                                                 (t_neg, *wilson_interval(added, negatives, self.level)),
+                                                 _proportion_var(self.low_positives_, self.low_count_), v_neg)
         # max_rate < 1/2 keeps rho_+ + rho_- < 1 (Eq. NR's inverse) for every value in the intervals.
         self.rho_pos_, self.rho_pos_low_, self.rho_pos_high_ = (np.clip(v, 0.0, top) for v in (pos, pos_lo, pos_hi))
         self.rho_neg_, self.rho_neg_low_, self.rho_neg_high_ = (np.clip(v, 0.0, top) for v in (neg, neg_lo, neg_hi))
