@@ -45,7 +45,12 @@ chunk updates the estimates first (ranking the chunk by the model's prequential
 scores ``H Phi``, computed before the chunk is learnt), then its importance weights
 use them.  A drift
 acted on (retrain / adjust) also down-weights the estimator's accumulated statistics
-(:meth:`~ncld_core.model.flip_rates.FlipRateEstimator.after_drift`).
+(:meth:`~ncld_core.model.flip_rates.FlipRateEstimator.after_drift`).  The noisy labels alone bound the
+rates (``rho_+`` only from above): the cardinality's interval is then the identified set of those bounds,
+and the record says so (``lcard_identified``, ``rates_identified``).  A trusted sample, rows whose clean
+labels a user has checked (``partial_fit(X, Y, trusted=mask, Y_trusted=clean)``), gives direct counts of
+the flips and a regression estimate of the cardinality with a confidence interval
+(:mod:`ncld_core.model.cardinality`); the model still learns every row from its observed labels.
 
 Decisions (``decision=``, :mod:`ncld_core.model.decision`): ``"paper"`` predicts ``H Phi > 0``; the
 other rules read the scores on the noise-corrected scale and keep a running state of the
