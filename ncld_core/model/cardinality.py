@@ -96,8 +96,9 @@ def _well_formed(estimate, se, low, high, q, *rest, **kw) -> CardinalityEstimate
     return CardinalityEstimate(estimate, se, low, high, *rest, **kw)
 
 
-#: Fewest trusted rows a regression estimate is made from (below: the estimate without them).
-MIN_TRUSTED = 4
+#: Fewest trusted rows a regression estimate is made from (below: the estimate without them).  With 4-5
+#: rows the fitted slope swung the estimate by half the cardinality on the small datasets (docs/flip-rates.md).
+MIN_TRUSTED = 8
 
 
 def regression_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: float = 0.95):

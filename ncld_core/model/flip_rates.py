@@ -74,7 +74,8 @@ give direct, unbiased counts of flips: per label, the clean positives observed n
 Wilson intervals.  They are pooled with the anchor evidence: each rate's interval is the
 intersection of the two (or the trusted one alone where they disagree: then the anchor's
 assumption failed), its value the precision-weighted mean of the trusted proportion and the
-anchor value (``rho_+``'s centre counted as uniform over its bounds), kept inside the interval.  The trusted rows themselves (observed
+anchor value (``rho_+``'s centre counted as uniform over its bounds) where the trusted interval is
+the narrower, else the anchor value, kept inside the interval.  The trusted rows themselves (observed
 labels and clean cardinality, at most ``max_trusted_rows``, the newest) are kept for the
 cardinality's regression estimate (:func:`~ncld_core.model.cardinality.moment_cardinality`,
 ``trusted=``).
@@ -207,8 +208,9 @@ def pool_intervals(anchor, trusted, anchor_var, trusted_var):
 
     ``anchor``, ``trusted``: ``(value, low, high)`` arrays; ``anchor_var``, ``trusted_var``: the values'
     variances.  The interval is the intersection of the two, or the trusted one where they do not meet
-    (the anchor's assumption failed there); the value is their precision-weighted mean (the trusted
-    value where the intervals do not meet), kept inside the interval.
+    (the anchor's assumption failed there); the value is their precision-weighted mean where the trusted
+    interval is the narrower (the trusted value where the intervals do not meet, else the anchor's), kept
+    inside the interval.
 
     >>> v, lo, hi = pool_intervals((np.array([0.3, 0.3]), np.array([0.0, 0.25]), np.array([0.4, 0.35])),
     ...                            (np.array([0.2, 0.1]), np.array([0.15, 0.05]), np.array([0.25, 0.15])),
@@ -222,7 +224,10 @@ def pool_intervals(anchor, trusted, anchor_var, trusted_var):
     disjoint = lo > hi
     lo, hi = np.where(disjoint, t_lo, lo), np.where(disjoint, t_hi, hi)
     wa, wt = 1.0 / np.maximum(anchor_var, 1e-12), 1.0 / np.maximum(trusted_var, 1e-12)
-    value = np.where(disjoint, t_val, (wa * a_val + wt * t_val) / (wa + wt))
+    # A handful of trusted rows (a rare label's few positives) only narrows the interval: their proportion
+    # moves the value once their interval is the narrower one (else per-label noise moved the rates).
+    pooled = np.where((t_hi - t_lo) < (a_hi - a_lo), (wa * a_val + wt * t_val) / (wa + wt), a_val)
+    value = np.where(disjoint, t_val, pooled)
     return np.clip(value, lo, hi), lo, hi
 
 
