@@ -396,6 +396,11 @@ def _noise_section(f: _Form):
     elif noise == "table":
         _rate_table(f)
     f.slot("rates")
+    f.number("trusted_fraction", "trusted sample (share of each chunk)", step=0.005,
+             help="A user checks the labels of a few instances: each row's clean labels are revealed with this "
+                  "probability (0.01 = 1 % of every chunk). The variants told nothing about the noise use them "
+                  "for the flip rates and the cardinality band (docs/flip-rates.md).")
+    f.slot("trusted_fraction")
 
 
 def _table_labels(f: _Form) -> tuple[int | None, list]:

@@ -458,6 +458,8 @@ ESTIMATE_SYMBOL = "square"
 _ESTIMATE_NAMES = {
     "known": ("moment estimate (unbiased: true rates given)", "95 % interval for the chunk's true cardinality"),
     "estimate": ("plug-in estimate (rates estimated: biased)", "identified set (rates from 0 to their bounds)"),
+    "trusted": ("regression estimate (rates estimated, a trusted sample)",
+                "95 % interval from the trusted sample"),
     "ignore": ("moment estimate with rates 0 (= observed)", "interval if the labels were clean (rates taken as 0)"),
 }
 #: Panel (b)'s heading by the rate mode of the records drawn (the live view and the HTML report).
@@ -465,6 +467,8 @@ _CARDINALITY_TITLES = {
     "known": "Label cardinality: true (oracle), observed (noisy), moment estimate with its 95 % interval",
     "estimate": "Label cardinality: true (oracle), observed (noisy), plug-in estimate (biased) and the identified "
                 "set (rates estimated)",
+    "trusted": "Label cardinality: true (oracle), observed (noisy), the trusted sample's regression estimate with "
+               "its 95 % interval (rates estimated)",
     "ignore": "Label cardinality: true (oracle), observed (noisy), moment estimate with rates 0 (= observed)",
 }
 
@@ -478,13 +482,14 @@ def _rgba(hex_color: str, alpha: float) -> str:
 def _rate_mode(chunks, name) -> str:
     """What a variant was told about the flip rates, read from its records (it names the band).
 
-    Rates it estimates -> "estimate"; rates 0 -> "ignore" (on a noise-free stream those are the
+    Rates it estimates -> "estimate", or "trusted" once a trusted sample makes the band a confidence
+    interval (its newest record); rates 0 -> "ignore" (on a noise-free stream those are the
     true rates, and the "if the labels were clean" band is then the interval); other given
     rates are the stream's own (the runner hands the true rates or none) -> "known".
     """
     records = [c.diagnostics[name] for c in chunks if name in c.diagnostics]
     if any(r.estimates_rates for r in records):
-        return "estimate"
+        return "trusted" if records[-1].n_trusted and records[-1].lcard_identified else "estimate"
     if records and all(r.rho_pos_mean == 0 and r.rho_neg_mean == 0 for r in records):
         return "ignore"
     return "known"
@@ -580,14 +585,26 @@ def cardinality_note(chunks, models) -> str:
     mean_err = None if report["mean_error"] is None else f"{report['mean_error']:+.3f}"
     paper_err = None if report["paper_error"] is None else f"{report['paper_error']:+.3f}"
     who = "" if len(groups) == 1 else f" ({name})"
+    if mode == "trusted":
+        last = rows[-1][1]
+        text = (f"This run{who}: {last.n_trusted} trusted rows (clean labels revealed) so far; the band is their "
+                f"regression estimate's 95 % interval, which needs no assumption on the rates: mean width "
+                f"{width:.2f} labels per instance, holding the true cardinality in {inside} of {n} chunks")
+        if mean_err:
+            text += f"; mean error {mean_err} labels per instance"
+        return text + (f". Rates pinned down on {last.rates_identified:.0%} of the labels." if last.estimates_rates
+                       else ".")
     if mode == "estimate":
         q = next((len(r.rho_pos_est) for _, r in reversed(rows) if r.estimates_rates), None)
-        text = (f"This run{who}: with estimated flip rates (upper bounds only, where a label has no anchor "
-                f"instances) the band is the identified set, not a confidence interval: every cardinality that "
+        ident = rows[-1][1].rates_identified
+        text = (f"This run{who}: the noisy labels pin both flip rates down on {ident:.0%} of the labels (ρ+ needs "
+                f"near-certain positives; elsewhere only upper bounds hold), so the band is the identified set, not a "
+                f"confidence interval: every cardinality that "
                 f"rates between 0 and those bounds allow, widened by the sampling error. Its mean width is "
                 f"{width:.2f} labels per instance (mean true cardinality {truth:.2f}" + (f", {q} labels" if q else "")
-                + f"), so holding the truth ({inside} of {n} chunks) says little. The point estimate plugs in the "
-                f"bounds, each label's prevalence cut to [0, 1], and is biased (docs/drift.md measures it)")
+                + f"), so holding the truth ({inside} of {n} chunks) says little. The point estimate plugs in "
+                f"values inside the bounds, each label's prevalence cut to [0, 1], and is biased (docs/flip-rates.md "
+                f"measures it; a trusted sample of checked labels makes it a confidence interval)")
         if mean_err:
             text += f": mean error here {mean_err} labels per instance"
             if paper_err:

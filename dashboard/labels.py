@@ -25,6 +25,7 @@ LABELS = {
     "n_neighbors": "K (neighbours)", "seed": "model seed", "detector": "Detector the models act on",
     "monitors": "Compare detectors", "decision": "Decision rule", "dataset": "Dataset", "gammas": "γ values",
     "arff_bytes": "the ARFF file", "xml_bytes": "the label XML",
+    "trusted_fraction": "trusted sample (share of each chunk)",
 }
 _NAMES = re.compile(r"(?<![\w'\"])(" + "|".join(sorted((k for k in LABELS if "_" in k), key=len, reverse=True))
                     + r")(?![\w'\"])")

@@ -105,12 +105,15 @@ CARDINALITY = Teaching(
         "The **moment estimate** (squares) corrects every observed label by its flip rates. It is "
         "unbiased *when the rates it is given are the true ones* (*The models are told: the true "
         "flip rates*); the shaded band is then a 95 % confidence interval for this chunk's true "
-        "cardinality. When the rates are **estimated**, they are only bounded above where a label "
-        "has no anchor instances, so the band is the **identified set**, not a confidence interval: "
-        "the cardinalities consistent with any rates between 0 and the estimated bounds, widened by "
+        "cardinality. When the rates are **estimated**, the noisy labels bound them (ρ+ only from "
+        "above: a value needs instances surely positive), so the band is the **identified set**, not a "
+        "confidence interval: "
+        "the cardinalities consistent with any rates within the estimated bounds, widened by "
         "the sampling error; wide, because the data cannot say more, so that it holds the truth says "
-        "little. The squares are then a *plug-in* of those upper bounds (each label's prevalence cut "
-        "to [0, 1]): biased, measured in `docs/drift.md`. With rates 0 (*ignore the noise*) the estimate is the observed cardinality "
+        "little. The squares are then a *plug-in* of values inside those bounds (each label's prevalence "
+        "cut to [0, 1]): biased, measured in `docs/flip-rates.md`. A **trusted sample** (a few checked "
+        "instances per chunk, *trusted sample* under Label noise) turns the band into a 95 % interval: the "
+        "regression of the checked instances' true cardinality on their estimate, whatever the rates. With rates 0 (*ignore the noise*) the estimate is the observed cardinality "
         "and its band holds the truth only if the labels are in fact clean.\n\n"
         "**The paper's estimate** (tick *show the paper's estimate*) is Eq. (card): importance "
         "weights clipped at 0 and $P_D$ fitted on the same chunk. The paper calls it unbiased; it is "
@@ -227,10 +230,13 @@ PRESET_NOTES = {
     "concept reduction": "The reverse: multi-label first, single-label from instance 2500 (chunk 10); the detector "
                          "fires in chunk 10. ELM-I (retrain) then has the lowest Hamming loss but the lowest "
                          "micro-F1: it predicts few labels, while ELM-O and ELM-II keep the multi-label fit.",
-    "unknown noise: estimate the rates": "ELM-O is told nothing about the noise: its online estimates of the flip "
-                                         "rates end within 0.03 (ρ−) and 0.04 (ρ+) of the truth on average; the "
-                                         "cardinality band is the identified set, wide (about 6 labels per "
-                                         "instance) and holding the truth in every chunk.",
+    "unknown noise: estimate the rates": "Missing labels (annotators skip relevant labels: ρ+ about 0.2, ρ− "
+                                         "below 0.05) and ELM-O told nothing about them. The noisy labels alone pin "
+                                         "ρ− down but not ρ+, of which only an upper bound holds: with the trusted "
+                                         "sample at 0 the cardinality band is the identified set, about 2.5 labels "
+                                         "per instance wide. The preset checks 2 % of each chunk (about 5 "
+                                         "instances): the band becomes a 95 % interval about 0.7 wide that holds "
+                                         "the truth in every chunk, the estimate within 0.1 of it.",
     "label shift": "From instance 2500 (chunk 10) other labels are relevant, as many as before: the true "
                    "cardinality stays at about 2 in every chunk. The cardinality test (adaptive window, compared) "
                    "never fires; the acting detector, which also tests the labels' counts, finds the shift within "
@@ -352,10 +358,16 @@ def _unknown_noise(result, stream=None) -> str:
                 f"{last['mae_rho_pos']:.3f} (ρ+) on average. ")
     rows = [(c.true_cardinality, c.diagnostics["ELM-O"]) for c in result.chunks if "ELM-O" in c.diagnostics]
     band = interval_report([t for t, _ in rows], [r.lcard_low for _, r in rows], [r.lcard_high for _, r in rows])
-    if band["n"]:
+    if band["n"] and rows[-1][1].n_trusted and rows[-1][1].lcard_identified:
+        text += (f"With {rows[-1][1].n_trusted} checked instances (the trusted sample) the cardinality band is a "
+                 f"95 % interval, {band['width']:.2f} labels per instance wide on average (true cardinality "
+                 f"{band['truth']:.2f}), holding the truth in {band['inside']} of {band['n']} chunks. Set the "
+                 f"trusted sample to 0 to see what the noisy labels alone allow: the identified set, far wider.")
+    elif band["n"]:
         text += (f"The cardinality band, the identified set, is {band['width']:.2f} labels per instance wide on "
                  f"average (true cardinality {band['truth']:.2f}) and holds the truth in {band['inside']} of "
-                 f"{band['n']} chunks: wide, because the data cannot say more.")
+                 f"{band['n']} chunks: wide, because the noisy labels alone cannot say more. A trusted sample "
+                 f"of a few checked instances per chunk makes it a confidence interval.")
     return text
 
 
@@ -414,12 +426,15 @@ _LESSON_LABEL_SHIFT = Lesson("label-shift", "label shift", (
 ), _drift_sentence, "metrics")
 
 _LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rates", (
-    LessonStep("The setting", "ELM-O is told nothing about the noise: it estimates the flip rates online, "
-               "ρ− from the instances it scores lowest, ρ+ from an anchor point (an upper bound)."),
+    LessonStep("The setting", "Missing labels, the noise real data has: annotators skip relevant labels (ρ+ "
+               "about 0.2) far more often than they add irrelevant ones. ELM-O is told nothing: it estimates ρ− "
+               "from the instances it scores lowest, and bounds ρ+ from above (a value would need instances "
+               "surely positive). A user has checked 2 % of each chunk by hand: the trusted sample."),
     LessonStep("What to watch", "Panel (e): how close the estimated rates come to the true ones, ρ− against "
                "ρ+.", "rates"),
-    LessonStep("What to watch", "Panel (b): the band is now the identified set, not a confidence interval: "
-               "how wide is it, and what does holding the truth mean then?", "cardinality"),
+    LessonStep("What to watch", "Panel (b): with the checked instances the band is a confidence interval. "
+               "Set the trusted sample to 0 and run again: the band becomes the identified set. How much wider, "
+               "and what does holding the truth mean then?", "cardinality"),
 ), _unknown_noise, "cardinality")
 
 _LESSON_WHY_BETA_MATTERS = Lesson("why-beta-matters", "why beta matters", (

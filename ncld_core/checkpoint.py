@@ -92,8 +92,9 @@ __all__ = [
 FORMAT = "ncld-checkpoint"
 #: The format written.  1: models kept ``K_`` / ``B_*_``.  2: their sums as ``statistics_``
 #: (ncld_core.model.statistics).  3: the header lists every array's dtype and shape and records
-#: the ncld version; the state is checked against :data:`SCHEMAS` on reading.
-VERSION = 3
+#: the ncld version; the state is checked against :data:`SCHEMAS` on reading.  4: the flip-rate estimator
+#: has rate intervals and a trusted sample (issue 25).
+VERSION = 4
 #: The oldest format :data:`MIGRATIONS` can upgrade.
 OLDEST_READABLE = 2
 #: Why older formats cannot be read.
@@ -294,8 +295,15 @@ def _check_rates(s: dict) -> str | None:
     if "rho_pos_" not in s:
         return None
     (q,) = s["rho_pos_"].shape
-    names = ["low_positives_", "anchor_sum_", "rho_neg_"]
+    names = ["low_positives_", "anchor_sum_", "rho_neg_",
+             *(k for k in ("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_") if k in s)]
+    n_trusted = s["trusted_Y_"].shape[0] if "trusted_Y_" in s else 0
     return _first_error(*(_shape_error(k, s[k], (q,)) for k in names),
+                        *((_shape_error("trusted_counts_", s["trusted_counts_"], (4, q)),
+                           _shape_error("trusted_Y_", s["trusted_Y_"], (n_trusted, q)),
+                           _shape_error("trusted_cardinality_", s.get("trusted_cardinality_"), (n_trusted,)),
+                           _shape_error("trusted_weight_", s.get("trusted_weight_"), (n_trusted,)))
+                          if "trusted_counts_" in s else ()),
                         *(_shape_error(k, s[k], (q, 2)) for k in ("mix_rates_", "mix_weights_") if k in s),
                         None if "hist_" not in s or s["hist_"].shape[0] == q else "hist_ has a row per label")
 
@@ -381,7 +389,11 @@ SCHEMAS = {
     FlipRateEstimator: _Schema(
         fitted={"low_positives_": _FLOATS, "low_count_": REAL, "anchor_sum_": _FLOATS, "anchor_weight_": REAL,
                 "n_chunks_": INT, "rho_neg_": _FLOATS, "rho_pos_": _FLOATS},
-        optional={"hist_": _array(2), "mix_rates_": _array(2), "mix_weights_": _array(2)},  # negative_anchor="mixture"
+        optional={"hist_": _array(2), "mix_rates_": _array(2), "mix_weights_": _array(2),  # negative_anchor="mixture"
+                  # format 4 (absent from older files until their next chunk): rate intervals, trusted sample
+                  **dict.fromkeys(("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_"), _FLOATS),
+                  "trusted_counts_": _array(2), "trusted_Y_": _array(2, "i"), "trusted_cardinality_": _FLOATS,
+                  "trusted_weight_": _FLOATS},
         check=_check_rates,
     ),
     MetricAccumulator: _Schema(state={"_stats": _optional(_dict_of(PLAIN))},
@@ -781,9 +793,21 @@ def _upgrade_2_to_3(payload, extra):
     return payload, extra
 
 
+def _upgrade_3_to_4(payload, extra):
+    """Format 3 -> 4: a flip-rate estimator gets the parameters it behaved as having (95 % intervals, no
+    trusted rows); its rate intervals are made at its next chunk."""
+    def visit(node):
+        if isinstance(node, _Stored) and node.cls == "FlipRateEstimator":
+            for name, value in (("level", 0.95), ("identified_width", 0.1), ("max_trusted_rows", 20000)):
+                node.state.setdefault(name, value)
+
+    _walk(payload, visit)
+    return payload, extra
+
+
 #: ``{version: upgrade}``: each turns the decoded ``(payload, extra)`` of that format into the next
 #: format's; a file of format ``v`` goes through ``MIGRATIONS[v]``, ``MIGRATIONS[v + 1]``, ...
-MIGRATIONS = {2: _upgrade_2_to_3}
+MIGRATIONS = {2: _upgrade_2_to_3, 3: _upgrade_3_to_4}
 
 
 # ---------------------------------------------------------------------------------------- building

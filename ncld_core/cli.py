@@ -19,7 +19,9 @@ import sys
 from pathlib import Path
 
 from .config import MODEL_PARAMS, RunConfig
+from .eval.runner import RATE_MODES
 from .model.detector import DETECTORS
+from .stream.noise_families import NOISE_FAMILIES
 from .threads import check_n_threads, set_budget
 
 __all__ = ["main", "build_parser"]
@@ -48,10 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dataset", help="'synthetic' or a dataset name (see 'ncld datasets')")
     run.add_argument("--n-instances", type=int)
     run.add_argument("--chunk-size", type=int)
-    run.add_argument("--noise", choices=["none", "range", "table"])
+    run.add_argument("--noise", choices=["none", "range", "table", *NOISE_FAMILIES],
+                     help="none, a range (--rho-range), a table (--rates-csv) or a noise family")
     run.add_argument("--rho-range", nargs=2, type=float, metavar=("LOW", "HIGH"),
                      help="draw each label's rho_pos and rho_neg from U[LOW, HIGH] (paper: 0.2 0.4)")
     run.add_argument("--rates-csv", type=Path, help="per-label flip rates: CSV with columns rho_pos, rho_neg")
+    run.add_argument("--model-rates", choices=list(RATE_MODES),
+                     help="what the ELM-NCLD variants are told about the noise: the true rates (known), nothing "
+                          "(estimate: estimated online) or rates 0 (ignore)")
+    run.add_argument("--trusted-fraction", type=float, metavar="F",
+                     help="a trusted sample: reveal the clean labels of this share of each chunk (e.g. 0.01) to "
+                          "the variants that estimate the rates")
     run.add_argument("--schedule", help="drift points, e.g. 'growth@600, shift@900, reduction@1500', or 'growth' (paper)")
     run.add_argument("--models", help="comma-separated: ELM-O, ELM-I, ELM-II, 'ELM (plain)'")
     run.add_argument("--no-references", action="store_true", help="leave out all-negative and noisy-prior")
@@ -101,6 +110,8 @@ def config_from_args(args) -> RunConfig:
         "schedule": args.schedule,
         "seed": args.seed,
         "shuffle_seed": args.shuffle_seed,
+        "model_rates": args.model_rates,
+        "trusted_fraction": args.trusted_fraction,
         **{name: getattr(args, name) for name in MODEL_PARAMS},
     }
     data.update({k: v for k, v in flags.items() if v is not None})

@@ -11,6 +11,7 @@ import importlib
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from ncld_core.data import catalog
@@ -134,16 +135,26 @@ def test_drift_stream_cell_records_every_learnt_chunk_and_detector(data_dir):
     assert cell["seconds_model"] > 0
 
 
-def test_flip_rates_synthetic_cell_estimates_at_every_checkpoint(monkeypatch):
+def test_flip_rates_stream_cell_scores_every_method_on_every_chunk(monkeypatch):
     flip_rates = script("flip_rates")
-    monkeypatch.setattr(flip_rates, "CHUNK", 200)
-    monkeypatch.setattr(flip_rates, "CHECKPOINTS", (1, 3))
-    rows = flip_rates.synthetic_cell(0)
-    assert sorted({r["chunks"] for r in rows}) == [1, 3]
-    final = {r["method"]: r["mae_both"] for r in rows if r["chunks"] == 3}
-    assert set(final) == {"online estimator (ncld)", "previous (mixture, not capped)", "per-chunk logistic anchors",
-                          "rates 0 (ignore noise)"}
-    assert final["online estimator (ncld)"] < final["rates 0 (ignore noise)"] / 2  # rates ~ U[0.2, 0.4]
+    monkeypatch.setattr(flip_rates, "CHUNK", 250)
+    monkeypatch.setattr(flip_rates, "SYNTHETIC_LENGTH", 1500)
+    cell = flip_rates.stream_cell((flip_rates.SYNTHETIC, "missing", 0))
+    chunks = pd.DataFrame(cell["chunks"])
+    assert set(chunks.method) == set(flip_rates.METHODS) | {flip_rates.ZERO}
+    assert (chunks.groupby("method").chunk.nunique() == 6).all()
+    trusted = chunks[chunks.chunk == 5].set_index("method").n_trusted
+    # nested trusted samples: more rows for a larger fraction, none without one
+    assert trusted[flip_rates.ESTIMATED] == 0 < trusted[flip_rates.trusted_name(0.01)] \
+        <= trusted[flip_rates.trusted_name(0.05)]
+    rates = pd.DataFrame(cell["rates"]).set_index("method")
+    # under missing labels the capped estimator's rho_+ collapses onto rho_-; the untied one does not
+    assert rates.loc[flip_rates.CAPPED, "mean_rho_pos"] < 0.1 < rates.loc[flip_rates.ESTIMATED, "mean_rho_pos"]
+    scores = flip_rates.cardinality_scores(chunks)
+    assert set(scores.columns) >= {"coverage", "width", "bias", "bias_se", "identified"}
+    text = flip_rates.report(chunks, pd.DataFrame(cell["rates"]), pd.DataFrame(), seeds_syn=[0], seeds_real=[],
+                             datasets=[], wall=1.0)
+    assert "### Noise family `missing`" in text and "### Against the targets" in text
 
 
 def test_flip_rates_anchor_cell_ranks_every_full_chunk_after_the_first(data_dir):

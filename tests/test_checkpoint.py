@@ -172,7 +172,10 @@ def test_saved_run_keeps_typed_records_and_reads_the_older_flat_form(tmp_path):
     def flat(c):
         d = asdict(c)
         d["diagnostics"] = {m: {**r.row(), "prevalence_hat": list(r.prevalence_hat),
-                                "rho_pos_est": list(r.rho_pos_est), "rho_neg_est": list(r.rho_neg_est)}
+                                "rho_pos_est": list(r.rho_pos_est), "rho_neg_est": list(r.rho_neg_est),
+                                # (the rates' intervals, issue 25, as lists too)
+                                **{k: list(getattr(r, k)) for k in ("rho_pos_low", "rho_pos_high", "rho_neg_low",
+                                                                    "rho_neg_high")}}
                             for m, r in c.diagnostics.items()}
         return d
 
@@ -383,10 +386,10 @@ def test_the_format_and_ncld_versions_are_stored_and_a_newer_format_is_refused_b
     save_checkpoint(model, path)
     with np.load(path, allow_pickle=False) as z:
         meta = json.loads(z["__meta__"].tobytes())
-    assert meta["version"] == VERSION == 3 and meta["ncld"] == ncld_core.__version__
-    _rewrite_meta(path, lambda m: m.update(version=4, ncld="0.3"))
-    with pytest.raises(CheckpointError, match=rf"checkpoint format 4 written by ncld 0.3; this ncld "
-                                              rf"{ncld_core.__version__} reads formats 2-3"):
+    assert meta["version"] == VERSION == 4 and meta["ncld"] == ncld_core.__version__
+    _rewrite_meta(path, lambda m: m.update(version=5, ncld="0.3"))
+    with pytest.raises(CheckpointError, match=rf"checkpoint format 5 written by ncld 0.3; this ncld "
+                                              rf"{ncld_core.__version__} reads formats 2-4"):
         load_checkpoint(path)
     _rewrite_meta(path, lambda m: (m.update(version=1), m.pop("ncld")))
     with pytest.raises(CheckpointError, match="checkpoint format 1 written by an ncld that did not record its "

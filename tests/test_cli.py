@@ -34,6 +34,18 @@ def test_toml_config_and_flag_override(tmp_path, capsys):
     assert "ELM-O" in text and "noisy-prior" not in text
 
 
+def test_trusted_fraction_and_model_rates(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "--n-instances", "1000", "--chunk-size", "250", "--noise", "missing", "--model-rates",
+                 "estimate", "--trusted-fraction", "0.05", "--models", "ELM-O", "--quiet", "--out", str(out)]) == 0
+    frame = pd.read_csv(out / "chunks.csv")
+    trusted = frame[frame["model"] == "ELM-O"]["diag_n_trusted"]
+    assert trusted.iloc[-1] > 0 and trusted.is_monotonic_increasing
+    assert frame[frame["model"] == "ELM-O"]["diag_lcard_identified"].all()
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["config"]["trusted_fraction"] == 0.05 and doc["config"]["model_rates"] == "estimate"
+
+
 def test_rates_csv(tmp_path, capsys):
     rates = tmp_path / "rates.csv"
     pd.DataFrame({"rho_pos": [0.1] * 10, "rho_neg": [0.2] * 10}).to_csv(rates, index=False)
@@ -62,6 +74,7 @@ def test_rates_csv_is_read_like_every_rates_table(tmp_path, data_dir):
         (["run", "--schedule", "growth@999999"], "beyond"),
         (["run", "--rho-range", "0.3", "0.6"], "below 0.5"),
         (["run", "--config", "/nonexistent.toml"], "cannot read --config"),
+        (["run", "--trusted-fraction", "0.9"], "trusted_fraction"),
     ],
 )
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, monkeypatch, argv, text):

@@ -36,6 +36,8 @@ from ncld_core.config import PRESETS, RunConfig
         (dict(schedule=3), "schedule", "must be text"),
         (dict(models="ELM-O"), "models", "list of model names"),
         (dict(detector=["paper"]), "detector", "must be one of"),
+        (dict(trusted_fraction=0.7), "trusted_fraction", "[0, 0.5]"),
+        (dict(trusted_fraction="some"), "trusted_fraction", "trusted_fraction"),
     ],
 )
 def test_errors_name_the_field(changes, field, text):
@@ -79,8 +81,10 @@ configs = st.builds(
     models=st.lists(st.sampled_from(["ELM-O", "ELM-I", "ELM-II", "ELM (plain)"]), unique=True),
     references=st.booleans(),
     n_instances=st.one_of(st.none(), st.integers(2, 10_000)),
-    noise=st.sampled_from(["none", "range", "table"]),
+    noise=st.sampled_from(["none", "range", "table", "missing"]),
     rho_pos=st.lists(st.floats(0, 0.4), max_size=4),
+    trusted_fraction=st.sampled_from([0.0, 0.005, 0.01, 0.05]),
+    model_rates=st.sampled_from(["known", "estimate"]),
 )
 
 
@@ -195,3 +199,17 @@ def test_a_short_last_chunk_counts_as_a_chunk():
     """medical (978 instances) in chunks of 500 is two chunks, 500 + 478: accepted (the comparison needs it)."""
     assert "chunk_size" not in RunConfig(n_instances=978, chunk_size=500).errors()
     assert "chunk_size" in RunConfig(n_instances=500, chunk_size=500).errors()
+
+
+def test_a_trusted_fraction_marks_the_stream_and_reaches_the_models():
+    cfg = RunConfig(n_instances=1000, chunk_size=250, noise="missing", model_rates="estimate", trusted_fraction=0.05,
+                    models=["ELM-O"], references=False)
+    stream = cfg.build_stream()
+    assert stream.n_trusted == int(stream.trusted.sum()) > 0
+    assert RunConfig.from_query_params(cfg.to_query_params()) == cfg == RunConfig.from_toml(cfg.to_toml())
+    assert "trusted_fraction" in cfg.to_query_params()
+    same = RunConfig(**{**cfg.to_dict(), "trusted_fraction": 0.0}).build_stream()
+    assert same.trusted is None and np.array_equal(same.Y_noisy, stream.Y_noisy)  # nothing else changes
+    result = cfg.runner().run(stream)
+    last = result.chunks[-1].diagnostics["ELM-O"]
+    assert last.n_trusted == stream.n_trusted and last.lcard_identified

@@ -19,7 +19,7 @@ from ncld_core.model.detector import DETECTORS
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 NUMBER_FIELDS = ("chunk_size", "n_instances", "shuffle_seed", "n_features", "n_labels", "cardinality",
                  "label_correlation", "rho_low", "rho_high", "beta", "gamma", "delta", "alpha", "n_hidden",
-                 "n_neighbors", "seed")
+                 "n_neighbors", "seed", "trusted_fraction")
 
 
 def _app(query: dict | None = None) -> AppTest:
@@ -150,6 +150,8 @@ def test_preset_fills_the_controls(name):
     assert not at.exception
     want = PRESETS[name]
     for f in NUMBER_FIELDS:
+        if f in ("rho_low", "rho_high") and want.noise != "range":
+            continue  # a noise family: no range controls on the page
         assert at.number_input(key=f"w_{f}").value == getattr(want, f), f
     assert at.multiselect(key="w_models").value == want.models
     assert at.radio(key="w_noise").value == want.noise
@@ -540,7 +542,7 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert notes, [c.value for c in at.caption]
     note = notes[0]
     assert f"mean width is {width:.2f} labels per instance" in note, note
-    assert "not a confidence interval" in note and "biased" in note and "docs/drift.md" in note
+    assert "not a confidence interval" in note and "biased" in note and "docs/flip-rates.md" in note
     assert "95 %" not in note and "unbiased" not in note
     inside = sum(d.lcard_low <= c.true_cardinality <= d.lcard_high for c, d in zip(run.chunks, rows))
     assert f"({inside} of {len(rows)} chunks)" in note

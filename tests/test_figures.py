@@ -144,3 +144,23 @@ def test_flat_tiny_and_numpy_values_get_a_proper_range(ys):
     F.fix_y_ranges(fig)
     lo, hi = fig.layout.yaxis.range
     assert lo <= min(ys) and hi >= max(ys) and hi - lo >= 1e-6 * max(abs(lo), abs(hi), 1e-300), (lo, hi)
+
+
+def test_panel_b_names_the_trusted_samples_band_and_says_what_the_rates_pin_down():
+    """Issue 25: with estimated rates the caption says on how many labels the noisy labels pin both rates
+    down; with a trusted sample the band is named as its 95 % interval (every number from the run)."""
+    base = RunConfig(n_instances=2000, chunk_size=250, noise="missing", model_rates="estimate", models=["ELM-O"],
+                     references=False, n_hidden=20)
+    for fraction in (0.0, 0.05):
+        cfg = RunConfig(**{**base.to_dict(), "trusted_fraction": fraction})
+        chunks = list(cfg.runner().iter_run(cfg.build_stream()))
+        fig = F.cardinality_figure(chunks, ["ELM-O"])
+        band = [t.name.replace("<br>", " ") for t in fig.data if t.fill == "tonexty"]
+        note = F.cardinality_note(chunks, ["ELM-O"])
+        last = chunks[-1].diagnostics["ELM-O"]
+        if fraction:
+            assert band == ["95 % interval from the trusted sample"] and F.cardinality_mode(chunks, ["ELM-O"]) == "trusted"
+            assert f"{last.n_trusted} trusted rows" in note and "identified set" not in note
+        else:
+            assert band == ["identified set (rates from 0 to their bounds)"]
+            assert f"pin both flip rates down on {last.rates_identified:.0%} of the labels" in note

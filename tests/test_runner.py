@@ -248,7 +248,8 @@ def test_chunk_records_are_typed_and_carry_the_history_row():
     from ncld_core.model.record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
 
     names = [f.name for f in dataclasses.fields(ModelChunkRecord)]
-    assert names == [*HISTORY_COLUMNS, "prevalence_hat", "rho_pos_est", "rho_neg_est", "monitors"]
+    assert names == [*HISTORY_COLUMNS, "prevalence_hat", "rho_pos_est", "rho_neg_est", "rho_pos_low", "rho_pos_high",
+                     "rho_neg_low", "rho_neg_high", "monitors"]
     cfg = RunConfig(n_instances=600, chunk_size=150, models=["ELM-O"], monitors=["welch", "paper"])
     runner = cfg.runner()
     result = runner.run(cfg.build_stream())

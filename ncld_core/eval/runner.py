@@ -335,13 +335,16 @@ class PrequentialRunner:
                 is_change=index in change_at,
             )
             cache = ChunkCache(X, Y_noisy)  # the ELM variants share H, the graph and P_D of the chunk
+            trusted = None if stream.trusted is None else stream.trusted[start:stop]
             with limit_threads(self.threads(models)):  # per chunk: never held across the yield
-                self._learn_chunk(index, models, acc, result, X, Y_true, Y_noisy, cache, on_scores)
+                self._learn_chunk(index, models, acc, result, X, Y_true, Y_noisy, cache, on_scores, trusted)
             state.next_chunk = index + 1
             yield result
 
-    def _learn_chunk(self, index, models, acc, result, X, Y_true, Y_noisy, cache, on_scores):
-        """Test-then-train every model on one chunk, filling ``result``."""
+    def _learn_chunk(self, index, models, acc, result, X, Y_true, Y_noisy, cache, on_scores, trusted=None):
+        """Test-then-train every model on one chunk, filling ``result``; ``trusted`` (the chunk's rows of the
+        stream's trusted sample) reveals those rows' clean labels to the ELM-NCLD models learning noisy ones."""
+        revealed = {} if trusted is None or not trusted.any() else {"trusted": trusted, "Y_trusted": Y_true[trusted]}
         clean_cache = None
         for name, model in models.items():
             oracle = isinstance(name, str) and name in ORACLES
@@ -364,7 +367,8 @@ class PrequentialRunner:
             # A short final chunk too small for the graph is scored but not learned.
             if X.shape[0] >= getattr(model, "n_neighbors", 0) + 1:
                 if isinstance(model, ELMNCLD):
-                    model.partial_fit(X, Y_learn, cache=clean_cache if oracle else cache)
+                    model.partial_fit(X, Y_learn, cache=clean_cache if oracle else cache,
+                                      **({} if oracle else revealed))
                 else:
                     model.partial_fit(X, Y_learn)
                 record = getattr(model, "last_record_", None)

@@ -22,11 +22,24 @@ with ``d_j = 1 - rho_+^j - rho_-^j`` (``p_j`` clipped to [0, 1] in this plug-in)
 The 95 % interval ``LCard_hat +- 1.96 se`` is for the chunk's own true cardinality
 (the line the dashboard draws); its coverage is tested in ``tests/test_cardinality.py``.
 
-With estimated rates, ``rho_-`` is only bounded above where a label has no anchor
-instances (``docs/flip-rates.md``): ``rho_bounds`` turns the interval into the set
-of cardinalities consistent with any rates in ``[0, upper]`` and clean prevalences in
-[0, 1] (partial identification), widened by the sampling error; the point estimate is
-then the sum of the plug-in prevalences cut to [0, 1], biased (measured in ``docs/drift.md``).
+With estimated rates (:mod:`ncld_core.model.flip_rates`) each rate is known only to lie in an
+interval, and ``rho_+`` often only below an upper bound: ``rate_intervals`` turns the interval
+into the set of cardinalities consistent with any rates in those intervals and clean prevalences
+in [0, 1] (partial identification), widened by the sampling error.  The point estimate is then
+the plug-in of the estimated rates, each prevalence cut to [0, 1] (biased where the rates are
+not identified; measured in ``docs/flip-rates.md``).
+
+A trusted sample (rows whose clean labels are known, ``trusted=``) turns the estimate into a
+regression estimate (the survey sampler's GREG): the trusted rows' clean cardinality ``g`` is
+regressed on their moment estimate ``c`` (with the estimated rates), and the chunk's estimate
+is ``g_bar + b (c_bar_chunk - c_bar_trusted)``.  It needs no assumption on the rates (a wrong
+rate changes the slope, not the unbiasedness), only that the trusted rows are drawn at random
+from the stream; its standard error is the regression's prediction error of a mean of ``N``,
+and the interval uses Student's t on the trusted rows' degrees of freedom.
+
+Every interval is well formed: the estimate and both ends are cut to ``[0, q]`` the same way,
+and the interval always holds the reported estimate (a chunk with fewer observed positives than
+``rho_-`` implies has a negative unclipped estimate: reported as 0 with the interval ``[0, ...]``).
 
 >>> import numpy as np
 >>> Y = np.array([[1, 0], [1, 1], [0, 0], [1, 0]])
@@ -37,6 +50,9 @@ then the sum of the plug-in prevalences cut to [0, 1], biased (measured in ``doc
 (0.8571, [0.7857, 0.0714])
 >>> bool(est.low < est.estimate < est.high), est.point_identified
 (True, True)
+>>> few = moment_cardinality(np.zeros((50, 3)), rho_pos=0.1, rho_neg=0.2)   # fewer positives than rho_- implies
+>>> round(float(few.per_instance.mean()), 3), few.estimate, few.low, few.high
+(-0.857, 0.0, 0.0, 0.0)
 """
 
 from __future__ import annotations
@@ -46,20 +62,21 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
-__all__ = ["CardinalityEstimate", "moment_cardinality"]
+__all__ = ["CardinalityEstimate", "MIN_TRUSTED", "moment_cardinality", "regression_estimate"]
 
 
 @dataclass(frozen=True)
 class CardinalityEstimate:
     """One chunk's cardinality estimate (see the module doc)."""
 
-    estimate: float  # LCard_hat, the mean of per_instance
+    estimate: float  # LCard_hat: the mean of per_instance (given rates), cut to [0, q]; see the module doc
     se: float  # standard error of estimate - (the chunk's true cardinality)
-    low: float  # interval: confidence (rates given) or identified set +- sampling error (rate bounds)
+    low: float  # interval: confidence (rates given, or a trusted sample) or identified set +- sampling error
     high: float
-    per_instance: np.ndarray  # (N,) c_t, unbiased per instance
+    per_instance: np.ndarray  # (N,) c_t, unbiased per instance with the right rates (what the detectors read)
     prevalence: np.ndarray  # (q,) clean prevalence per label, unclipped
     point_identified: bool  # False when the interval comes from rate bounds
+    n_trusted: int = 0  # trusted rows behind a regression estimate (0: none used)
 
 
 def _check_rates(rho_pos, rho_neg, q):
@@ -71,13 +88,70 @@ def _check_rates(rho_pos, rho_neg, q):
     return rho_pos, rho_neg, denom
 
 
-def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds=None) -> CardinalityEstimate:
+def _well_formed(estimate, se, low, high, q, *rest, **kw) -> CardinalityEstimate:
+    """The estimate and its interval cut to [0, q] the same way, the interval widened to hold the estimate."""
+    estimate = float(np.clip(estimate, 0.0, q))
+    low = min(float(np.clip(low, 0.0, q)), estimate)
+    high = max(float(np.clip(high, 0.0, q)), estimate)
+    return CardinalityEstimate(estimate, se, low, high, *rest, **kw)
+
+
+#: Fewest trusted rows a regression estimate is made from (below: the estimate without them).  With 4-5
+#: rows the fitted slope swung the estimate by half the cardinality on the small datasets (docs/flip-rates.md).
+MIN_TRUSTED = 8
+
+
+def regression_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: float = 0.95):
+    """The regression (GREG) estimate of a chunk's mean clean cardinality from trusted rows.
+
+    ``c_chunk`` (N,): the chunk's per-instance moment estimates; ``c_trusted``, ``g_trusted`` (n,): the
+    trusted rows' moment estimates and clean cardinalities; ``weight`` (n,): their weights (default 1).
+    Returns ``(estimate, se, low, high)`` (not cut to [0, q]); the interval is Student's t on
+    ``n_eff - 2`` degrees of freedom (``n_eff`` the weights' effective count).
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> g = rng.poisson(2.0, 400).astype(float); c = 0.5 * g + rng.normal(0, 0.3, 400)   # c: a biased proxy
+    >>> est, se, lo, hi = regression_estimate(c[:300], c[300:], g[300:])
+    >>> bool(lo < g[:300].mean() < hi), round(est, 2), round(float(g[:300].mean()), 2)
+    (True, 2.09, 2.14)
+    """
+    from scipy.stats import t as student
+
+    x = np.asarray(c_trusted, dtype=np.float64)
+    g = np.asarray(g_trusted, dtype=np.float64)
+    w = np.ones_like(x) if weight is None else np.asarray(weight, dtype=np.float64)
+    total = w.sum()
+    n_eff = total**2 / float((w**2).sum())
+    xw, gw = float((w * x).sum() / total), float((w * g).sum() / total)
+    dx = x - xw
+    sxx = float((w * dx**2).sum())
+    slope = float((w * dx * (g - gw)).sum() / sxx) if sxx > 1e-12 * max(total, 1.0) else 0.0
+    resid = g - gw - slope * dx
+    dof = max(n_eff - 2.0, 1.0)
+    s2 = float((w * resid**2).sum() / total) * n_eff / dof
+    xbar = float(np.mean(c_chunk))
+    lever = float((w**2).sum() / total**2)
+    if sxx > 1e-12 * max(total, 1.0):
+        lever += (xbar - xw) ** 2 * float((w**2 * dx**2).sum()) / sxx**2
+    se = float(np.sqrt(s2 * (lever + 1.0 / len(c_chunk))))
+    estimate = gw + slope * (xbar - xw)
+    half = float(student.ppf(0.5 + level / 2.0, dof)) * se
+    return estimate, se, estimate - half, estimate + half
+
+
+def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds=None, rate_intervals=None,
+                       identified: bool = False, trusted=None) -> CardinalityEstimate:
     """Unbiased chunk cardinality from observed labels ``Y01`` (N, q) in {0, 1} and per-label rates.
 
-    ``rho_bounds=(upper_pos, upper_neg)``: the rates are only known to lie in
-    ``[0, upper]``; ``low``/``high`` then bound every cardinality those rates allow,
-    widened by the sampling error, ``estimate`` sums the prevalences cut to [0, 1],
-    and ``point_identified`` is False.
+    ``rate_intervals=(pos_low, pos_high, neg_low, neg_high)``: the rates are only known to lie in these
+    per-label intervals; ``low``/``high`` then bound every cardinality those rates allow, widened by the
+    sampling error, and ``point_identified`` is ``identified`` (the caller's word that every interval is
+    narrow: then the estimate is the plug-in mean, else the sum of the prevalences cut to [0, 1]).
+    ``rho_bounds=(upper_pos, upper_neg)`` is the same with lower bounds 0.
+    ``trusted=(observed labels (n, q), clean cardinality (n,), weight (n,) or None)``: trusted rows; from
+    :data:`MIN_TRUSTED` of them on, the regression estimate of the module doc (``point_identified`` True,
+    ``n_trusted`` their count).
     """
     Y = np.asarray(Y01, dtype=np.float64)
     n, q = Y.shape
@@ -89,19 +163,31 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     noise_var = (p * rho_pos * (1 - rho_pos) + (1 - p) * rho_neg * (1 - rho_neg)) / denom**2
     se = float(np.sqrt(noise_var.sum() / n))
     z = float(ndtri(0.5 + level / 2.0))
-    estimate = float(per_instance.mean())
-    if rho_bounds is None:
-        # A cardinality lies in [0, q]: cutting the interval there loses no coverage.
-        low, high = max(estimate - z * se, 0.0), min(estimate + z * se, float(q))
-        return CardinalityEstimate(estimate, se, low, high, per_instance, prevalence, True)
-    up_pos, up_neg, _ = _check_rates(*rho_bounds, q)
+    rest = (per_instance, prevalence)
+    if trusted is not None and np.asarray(trusted[0]).shape[0] >= MIN_TRUSTED:
+        Y_tr, g_tr = np.asarray(trusted[0], dtype=np.float64), np.asarray(trusted[1], dtype=np.float64)
+        weight = trusted[2] if len(trusted) > 2 else None
+        if Y_tr.ndim != 2 or Y_tr.shape[1] != q or g_tr.shape != (Y_tr.shape[0],):
+            raise ValueError(f"trusted: expected observed labels (n, {q}) and n clean cardinalities, got "
+                             f"{Y_tr.shape} and {g_tr.shape}")
+        c_tr = ((Y_tr - rho_neg) / denom).sum(axis=1)
+        estimate, se_t, low, high = regression_estimate(per_instance, c_tr, g_tr, weight, level=level)
+        return _well_formed(estimate, se_t, low, high, q, *rest, True, n_trusted=int(Y_tr.shape[0]))
+    if rho_bounds is None and rate_intervals is None:
+        estimate = float(per_instance.mean())
+        return _well_formed(estimate, se, estimate - z * se, estimate + z * se, q, *rest, True)
+    if rate_intervals is None:
+        up_pos, up_neg, _ = _check_rates(*rho_bounds, q)
+        rate_intervals = (np.zeros(q), up_pos, np.zeros(q), up_neg)
+    pos_lo, pos_hi, neg_lo, neg_hi = (np.broadcast_to(np.asarray(v, dtype=np.float64), (q,)) for v in rate_intervals)
+    _check_rates(pos_hi, neg_hi, q)
+    _check_rates(pos_lo, neg_lo, q)
     # (f - a) / (1 - b - a) is monotone in each rate separately: the extremes over the box are at
     # corners; a clean prevalence lies in [0, 1], so each label's range is cut there before summing.
-    corners = np.stack([(freq - a) / (1.0 - b - a) for a in (np.zeros(q), up_neg) for b in (np.zeros(q), up_pos)])
-    low = max(float(np.clip(corners.min(axis=0), 0.0, 1.0).sum()) - z * se, 0.0)
-    high = min(float(np.clip(corners.max(axis=0), 0.0, 1.0).sum()) + z * se, float(q))
-    # Not identified: the plug-in of the estimated rates, each prevalence cut to [0, 1] (which moves
-    # every label's estimate towards the truth, itself in [0, 1]); biased, see docs/drift.md.
-    estimate = float(np.clip(prevalence, 0.0, 1.0).sum())
-    return CardinalityEstimate(estimate, se, low, high, per_instance, prevalence, False)
-
+    corners = np.stack([(freq - a) / (1.0 - b - a) for a in (neg_lo, neg_hi) for b in (pos_lo, pos_hi)])
+    low = float(np.clip(corners.min(axis=0), 0.0, 1.0).sum()) - z * se
+    high = float(np.clip(corners.max(axis=0), 0.0, 1.0).sum()) + z * se
+    # Identified: the plug-in mean, unbiased.  Not: the plug-in with each prevalence cut to [0, 1] (which
+    # moves every label's estimate towards the truth, itself in [0, 1]); biased, see docs/flip-rates.md.
+    estimate = float(per_instance.mean()) if identified else float(p.sum())
+    return _well_formed(estimate, se, low, high, q, *rest, bool(identified))

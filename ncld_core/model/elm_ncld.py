@@ -45,7 +45,12 @@ chunk updates the estimates first (ranking the chunk by the model's prequential
 scores ``H Phi``, computed before the chunk is learnt), then its importance weights
 use them.  A drift
 acted on (retrain / adjust) also down-weights the estimator's accumulated statistics
-(:meth:`~ncld_core.model.flip_rates.FlipRateEstimator.after_drift`).
+(:meth:`~ncld_core.model.flip_rates.FlipRateEstimator.after_drift`).  The noisy labels alone bound the
+rates (``rho_+`` only from above): the cardinality's interval is then the identified set of those bounds,
+and the record says so (``lcard_identified``, ``rates_identified``).  A trusted sample, rows whose clean
+labels a user has checked (``partial_fit(X, Y, trusted=mask, Y_trusted=clean)``), gives direct counts of
+the flips and a regression estimate of the cardinality with a confidence interval
+(:mod:`ncld_core.model.cardinality`); the model still learns every row from its observed labels.
 
 Decisions (``decision=``, :mod:`ncld_core.model.decision`): ``"paper"`` predicts ``H Phi > 0``; the
 other rules read the scores on the noise-corrected scale and keep a running state of the
@@ -102,7 +107,7 @@ from .cost import check_budget
 from .decision import check_decision, clean_probability, decide, decision_margin, margin_probability, update_state
 from .detector import DETECTORS, ChunkSignal, make_detector
 from .elm import RandomHiddenLayer
-from .flip_rates import FlipRateEstimator
+from .flip_rates import FlipRateEstimator, check_trusted
 from .graph import gram_matrix, reconstruction_weights
 from .importance import importance_weights, instance_cardinality, ranking_matrix
 from .probability import DEFAULT_PROBABILITY_MODEL, make_probability_model
@@ -127,11 +132,29 @@ PARAM_RANGES = {
     "graph_reg": Range(0, 1),
 }
 
+def _cardinality(Y01, rho_pos, rho_neg, estimator):
+    """The chunk's cardinality estimate (:mod:`ncld_core.model.cardinality`): with given rates the moment
+    estimate and its confidence interval; with estimated ones the interval of the rates' bounds, or, with
+    a trusted sample, the regression estimate."""
+    if estimator is None:
+        return moment_cardinality(Y01, rho_pos, rho_neg)
+    return moment_cardinality(Y01, rho_pos, rho_neg, rate_intervals=estimator.rate_intervals_,
+                              identified=bool(estimator.identified_.all()), trusted=estimator.trusted_sample())
+
+
 def _whole_data_cardinality(Y01, rho_pos, rho_neg, estimator) -> dict:
     """Cardinality and prevalences of all of ``fit``'s data, for the decision state."""
-    bounds = None if estimator is None else (rho_pos, rho_neg)
-    est = moment_cardinality(Y01, rho_pos, rho_neg, rho_bounds=bounds)
+    est = _cardinality(Y01, rho_pos, rho_neg, estimator)
     return {"cardinality": est.estimate, "prevalence": est.prevalence}
+
+
+def _rate_bounds(estimator) -> dict:
+    """The record's per-label rate intervals and identified share (given rates: none, all identified)."""
+    if estimator is None:
+        return {"rates_identified": 1.0}
+    names = ("rho_pos_low", "rho_pos_high", "rho_neg_low", "rho_neg_high")
+    return {**{name: _floats(v) for name, v in zip(names, estimator.rate_intervals_)},
+            "rates_identified": float(estimator.identified_.mean())}
 
 
 def _floats(values) -> tuple:
@@ -403,7 +426,7 @@ class ELMNCLD(ChunkClassifier):
 
     # ------------------------------------------------------------------ one chunk
     def _chunk_terms(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator=None,
-                     coef=None, cache=None, n_neighbors=None) -> ChunkTerms:
+                     coef=None, cache=None, n_neighbors=None, trusted=None, Y_trusted=None) -> ChunkTerms:
         """Everything one chunk contributes (:class:`~ncld_core.model.chunk_terms.ChunkTerms`): its
         :class:`SufficientStatistics` and what was computed beside them; the model is not changed.
 
@@ -412,6 +435,7 @@ class ELMNCLD(ChunkClassifier):
         ``cache`` (a :class:`~ncld_core.model.chunk_cache.ChunkCache`) shares ``H``, the graph and
         ``P_D`` with the other models learning the chunk.  ``n_neighbors`` (default: the
         parameter) is the graph's neighbour count; only ``fit`` on a small ``X`` passes fewer.
+        ``trusted`` / ``Y_trusted``: the chunk's trusted rows (checked), handed to the estimator.
         """
         k = self.n_neighbors if n_neighbors is None else n_neighbors
 
@@ -442,13 +466,13 @@ class ELMNCLD(ChunkClassifier):
             P = memo(("P_D", layer, k, self.graph_reg, key),
                      lambda: prob_model.predict_proba(H, Y01, nbrs))
         if estimator is not None:
-            estimator = estimator.updated(P, Y01, nbrs, scores=None if coef is None else H @ coef)
+            estimator = estimator.updated(P, Y01, nbrs, scores=None if coef is None else H @ coef,
+                                          trusted=trusted, Y_trusted=Y_trusted)
             rho_pos, rho_neg = estimator.rho_pos_, estimator.rho_neg_
         Y_pm = 2.0 * Y01 - 1.0
         W = importance_weights(Y_pm, P, rho_pos, rho_neg) if needs_proba else np.ones_like(Y_pm)
-        # Estimated rates are upper bounds where a label has no anchors: the interval is the identified set.
-        cardinality = moment_cardinality(Y01, rho_pos, rho_neg,
-                                         rho_bounds=None if estimator is None else (rho_pos, rho_neg))
+        # Estimated rates: the interval is the identified set of their bounds, or the trusted sample's.
+        cardinality = _cardinality(Y01, rho_pos, rho_neg, estimator)
         # The detectors test what rates cannot fake: with rates told (fixed) the moment cardinality, an affine map
         # of the observed labels; with rates estimated the observed cardinality itself, whose mean at constant
         # rates moves only when the clean one does (Eq. NR is linear), while estimates that move between
@@ -528,7 +552,7 @@ class ELMNCLD(ChunkClassifier):
 
     # ------------------------------------------------------------------ public API
     @limited
-    def partial_fit(self, X, Y, *, classes=None, noisy_proba=None, cache=None):
+    def partial_fit(self, X, Y, *, classes=None, noisy_proba=None, cache=None, trusted=None, Y_trusted=None):
         """Learn one chunk ``D_i``; the first call is the initialisation chunk ``D_0``.
 
         Parameters
@@ -546,6 +570,13 @@ class ELMNCLD(ChunkClassifier):
         cache : ChunkCache, optional
             Made for exactly this ``(X, Y)`` (:mod:`ncld_core.model.chunk_cache`): shares the hidden
             output, graph and ``P_D`` with other models learning the same chunk (the runner does).
+        trusted : bool array (N,), optional
+            A trusted sample: the rows of the chunk whose clean labels are known (checked by hand, a
+            gold set).  With estimated rates they give direct counts of the flips and the regression
+            estimate of the cardinality (:mod:`ncld_core.model.flip_rates`, :mod:`ncld_core.model.cardinality`);
+            the model still learns every row from ``Y``.  With given rates they are checked and not needed.
+        Y_trusted : array-like (trusted.sum(), q)
+            The clean labels of the trusted rows, in row order ({0, 1} or {-1, +1}).
 
         On any error the model is left exactly as it was.
         """
@@ -553,6 +584,7 @@ class ELMNCLD(ChunkClassifier):
         if cache is not None:
             cache.check(X, Y)
         X, Y01, inputs = self._learning_chunk(X, Y, classes, reset=False)
+        trusted, Y_trusted = check_trusted(trusted, Y_trusted, Y01.shape)
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
         k = self._chunk_neighbors(X.shape[0])
         self._check_budget(X, Y01.shape[1], X.shape[0])
@@ -571,7 +603,8 @@ class ELMNCLD(ChunkClassifier):
             if not estimating:
                 estimator = None
         terms = self._chunk_terms(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator,
-                                  coef=None if first else self.coef_, cache=cache, n_neighbors=k)
+                                  coef=None if first else self.coef_, cache=cache, n_neighbors=k,
+                                  trusted=trusted, Y_trusted=Y_trusted)
         results = {name: det.update(terms.signal) for name, det in detectors.items()}
         result = results[""]
         action = drift_action(result.fired, self.strategy, first)
@@ -613,7 +646,10 @@ class ELMNCLD(ChunkClassifier):
             prevalence_hat=_floats(terms.cardinality.prevalence),
             rho_pos_est=None if estimator is None else _floats(terms.rho_pos),
             rho_neg_est=None if estimator is None else _floats(terms.rho_neg),
+            **_rate_bounds(terms.estimator),
             monitors={name: MonitorResult(r.statistic, r.threshold, bool(r.fired)) for name, r in results.items() if name},
+            lcard_identified=bool(terms.cardinality.point_identified),
+            n_trusted=0 if terms.estimator is None else terms.estimator.n_trusted_,
         )
 
         # Commit: nothing above changed the model.

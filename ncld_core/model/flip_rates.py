@@ -35,23 +35,56 @@ the observed positive rate, ``rho_- + pi (1 - rho_+ - rho_-)`` for a label of cl
 frequency ``pi``: too high by an amount that grows with the label's frequency.
 ``python -m benchmarks.flip_rates`` measures all three (docs/flip-rates.md).
 
-``rho_+`` (missed positives): capped anchor
--------------------------------------------
+``rho_+`` (missed positives): an upper bound, not a value
+----------------------------------------------------------
 ``rho_+`` is pinned down only by instances whose clean label is positive *with
-certainty*, which sparse label sets hardly have.  For the true ``P_D``,
-``max_x P_D(y=1|x) <= 1 - rho_+``, so ``1 - max P_D`` is an *upper bound* of ``rho_+``;
-the estimator takes it at a robust quantile (``1 -`` the ``1 - quantile`` quantile of the
-model's ``P_D`` over the chunk, averaged over chunks).  On a rare label the bound is
-loose (``P_D`` never nears 1) and reaches ``max_rate``; an overstated ``rho_+``
-shrinks ``1 - rho_+ - rho_-`` in the importance weights and inflates every error of
-``rho_-``.  With ``positive_cap=True`` (default) ``rho_+`` is therefore also capped at
-``rho_-``: where the data cannot bound it, the noise is taken as symmetric.
+certainty* (Liu & Tao's anchor points), which sparse label sets hardly have.  What holds
+without them is a bound: for the true ``P_D``, ``max_x P_D(y=1|x) <= 1 - rho_+``, so
+``1 - max P_D`` is an *upper bound* of ``rho_+``; the estimator takes it at a robust
+quantile (``1 -`` the ``1 - quantile`` quantile of the model's ``P_D`` over the chunk,
+averaged over chunks), clipped at ``max_rate``.  On a rare label ``P_D`` never nears 1
+and the bound says little.  The rates are **not tied**: ``rho_+`` lives in
+``[0, upper bound]`` whatever ``rho_-`` is (``positive_cap=True`` restores the earlier cap
+``rho_+ <= rho_-``, which assumed symmetric noise and failed under missing labels,
+issue 25).  Its point value is the centre of that interval, the value whose worst error
+over it is least.
 
-Both estimates are clipped to ``[0, max_rate]`` (``max_rate < 1/2`` keeps
-``rho_+ + rho_- < 1``, the condition of Eq. (NR)'s inverse).  A detected drift
-changes the label distribution, not the annotators' noise: the estimates are kept,
-the accumulated counts are down-weighted by ``drift_decay``, so that newer chunks
-count more.
+What each estimate rests on, and what the estimator reports
+-----------------------------------------------------------
+* ``rho_-``: clean negatives exist among the low scores (holds broadly: most labels are
+  absent from most instances; fails in part on frequent labels, whose low scores still hold
+  clean positives, which bias the estimate *up*, docs/flip-rates.md).  Since the sets' clean
+  positives can only add, the anchor proportion bounds ``rho_-`` from above: the interval is
+  ``[0, Wilson upper limit]``, narrow where ``rho_-`` is small (missing labels), wide under
+  the paper's heavy noise.
+* ``rho_+``: only the bound above (needs nothing but a ``P_D`` close to the true one);
+  a value needs near-certain positives, which the noisy labels cannot show to exist.
+* Per label, ``rho_pos_low_``/``rho_pos_high_`` and ``rho_neg_low_``/``rho_neg_high_``
+  bound each rate, and ``rho_pos_identified_`` / ``rho_neg_identified_`` say whether the
+  data pin it down: the interval is at most ``identified_width`` wide.  Without a trusted
+  sample ``rho_+`` is, in general, not identified; the cardinality interval
+  (:func:`ncld_core.model.cardinality.moment_cardinality`) is then built from these bounds:
+  wide rather than wrong.
+
+A trusted sample
+----------------
+Rows whose clean labels are revealed (``updated(..., trusted=mask, Y_trusted=...)``)
+give direct, unbiased counts of flips: per label, the clean positives observed negative
+(``rho_+``) and the clean negatives observed positive (``rho_-``), summed over chunks, with
+Wilson intervals.  They are pooled with the anchor evidence: each rate's interval is the
+intersection of the two (or the trusted one alone where they disagree: then the anchor's
+assumption failed), its value the precision-weighted mean of the trusted proportion and the
+anchor value (``rho_+``'s centre counted as uniform over its bounds) where the trusted interval is
+the narrower, else the anchor value, kept inside the interval.  The trusted rows themselves (observed
+labels and clean cardinality, at most ``max_trusted_rows``, the newest) are kept for the
+cardinality's regression estimate (:func:`~ncld_core.model.cardinality.moment_cardinality`,
+``trusted=``).
+
+All rates and bounds are clipped to ``[0, max_rate]`` (``max_rate < 1/2`` keeps
+``rho_+ + rho_- < 1``, the condition of Eq. (NR)'s inverse).  A detected drift changes the
+label distribution, not the annotators' noise: the estimates are kept, the accumulated anchor
+counts are down-weighted by ``drift_decay`` (newer chunks count more), the trusted flip counts
+are kept and the trusted rows' weight in the cardinality's regression is down-weighted.
 
 >>> import numpy as np
 >>> from ncld_core.stream.synthetic import make_synthetic_stream
@@ -72,11 +105,12 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from scipy.special import gammaln, xlogy
+from scipy.special import gammaln, ndtri, xlogy
 
 from ..validation import check_in_range
 
-__all__ = ["FlipRateEstimator", "binomial_mixture_em", "estimate_errors"]
+__all__ = ["FlipRateEstimator", "TRUSTED_COUNTS", "binomial_mixture_em", "check_trusted", "estimate_errors",
+           "pool_intervals", "wilson_interval"]
 
 
 def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int = 200, tol: float = 1e-6):
@@ -144,6 +178,64 @@ def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int 
 
 
 NEGATIVE_ANCHORS = ("low-score", "mixture")
+#: The trusted counts' rows in :attr:`FlipRateEstimator.trusted_counts_`.
+TRUSTED_COUNTS = ("clean positives", "clean positives observed negative", "clean negatives",
+                  "clean negatives observed positive")
+
+
+def wilson_interval(successes, trials, level: float = 0.95):
+    """Wilson score interval of a binomial proportion, elementwise; ``[0, 1]`` where ``trials == 0``.
+
+    >>> lo, hi = wilson_interval(np.array([0.0, 5.0]), np.array([20.0, 10.0]))
+    >>> lo.round(3).tolist(), hi.round(3).tolist()
+    ([0.0, 0.237], [0.161, 0.763])
+    """
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    z = float(ndtri(0.5 + level / 2.0))
+    safe = np.maximum(n, 1e-12)
+    p = np.where(n > 0, k / safe, 0.5)
+    denom = 1.0 + z * z / safe
+    centre = (p + z * z / (2 * safe)) / denom
+    half = z * np.sqrt(np.maximum(p * (1 - p) / safe + z * z / (4 * safe * safe), 0.0)) / denom
+    lo = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), 0.0)
+    hi = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), 1.0)
+    return lo, hi
+
+
+def pool_intervals(anchor, trusted, anchor_var, trusted_var):
+    """Pool a rate's anchor evidence with a trusted sample's, per label.
+
+    ``anchor``, ``trusted``: ``(value, low, high)`` arrays; ``anchor_var``, ``trusted_var``: the values'
+    variances.  The interval is the intersection of the two, or the trusted one where they do not meet
+    (the anchor's assumption failed there); the value is their precision-weighted mean where the trusted
+    interval is the narrower (the trusted value where the intervals do not meet, else the anchor's), kept
+    inside the interval.
+
+    >>> v, lo, hi = pool_intervals((np.array([0.3, 0.3]), np.array([0.0, 0.25]), np.array([0.4, 0.35])),
+    ...                            (np.array([0.2, 0.1]), np.array([0.15, 0.05]), np.array([0.25, 0.15])),
+    ...                            np.array([0.01, 0.01]), np.array([0.01, 0.01]))
+    >>> v.round(3).tolist(), lo.tolist(), hi.tolist()
+    ([0.25, 0.1], [0.15, 0.05], [0.25, 0.15])
+    """
+    a_val, a_lo, a_hi = anchor
+    t_val, t_lo, t_hi = trusted
+    lo, hi = np.maximum(a_lo, t_lo), np.minimum(a_hi, t_hi)
+    disjoint = lo > hi
+    lo, hi = np.where(disjoint, t_lo, lo), np.where(disjoint, t_hi, hi)
+    wa, wt = 1.0 / np.maximum(anchor_var, 1e-12), 1.0 / np.maximum(trusted_var, 1e-12)
+    # A handful of trusted rows (a rare label's few positives) only narrows the interval: their proportion
+    # moves the value once their interval is the narrower one (else per-label noise moved the rates).
+    pooled = np.where((t_hi - t_lo) < (a_hi - a_lo), (wa * a_val + wt * t_val) / (wa + wt), a_val)
+    value = np.where(disjoint, t_val, pooled)
+    return np.clip(value, lo, hi), lo, hi
+
+
+def _proportion_var(successes, trials):
+    """Variance of a proportion, from the add-one smoothed rate (infinite with no trials)."""
+    n = np.asarray(trials, dtype=np.float64)
+    p = (np.asarray(successes, dtype=np.float64) + 1.0) / (n + 2.0)
+    return np.where(n > 0, p * (1 - p) / np.maximum(n, 1e-12), np.inf)
 
 
 class FlipRateEstimator:
@@ -159,10 +251,13 @@ class FlipRateEstimator:
         Neighbours counted for the first chunk's ranking (and in the mixture's histogram):
         the first ``n_neighbors`` columns of the neighbour array handed to :meth:`updated`,
         or all of them when it has fewer.
-    quantile : float in (0, 0.5), default 0.01
-        ``rho_+`` bound of a chunk: ``1 -`` the ``(1 - quantile)`` quantile of ``P_D``.
-    positive_cap : bool, default True
-        Cap ``rho_+`` at ``rho_-`` (symmetric noise where the bound says nothing).
+    quantile : float in (0, 0.5), default 0.05
+        ``rho_+`` bound of a chunk: ``1 -`` the ``(1 - quantile)`` quantile of ``P_D``.  A fitted ``P_D``
+        scatters above the true one: at 0.01 the bound fell below the true ``rho_+`` on 23 % of the
+        generator's labels under the paper's noise, at 0.05 on none (``docs/flip-rates.md``).
+    positive_cap : bool, default False
+        Cap ``rho_+`` at ``rho_-`` (assumes symmetric noise where the bound says nothing; the estimator
+        before issue 25, kept for comparison: wrong under missing labels).
     negative_anchor : {"low-score", "mixture"}, default "low-score"
         ``"mixture"``: the low rate of a two-binomial mixture fitted to the counts of
         observed positives in each instance's neighbourhood (the previous estimator, kept
@@ -170,20 +265,34 @@ class FlipRateEstimator:
     max_rate : float in (0, 0.5), default 0.49
         Upper clip of both rates.
     drift_decay : float in [0, 1], default 0.5
-        Factor applied to the accumulated counts by :meth:`after_drift`.
+        Factor applied to the accumulated anchor counts by :meth:`after_drift`.
+    level : float in (0, 1), default 0.95
+        Confidence level of the rates' intervals.
+    identified_width : float in (0, 1), default 0.1
+        A rate counts as identified on a label when its interval is at most this wide.
+    max_trusted_rows : int, default 20000
+        Trusted rows kept for the cardinality (the newest); their flip counts are all kept.
 
     Attributes
     ----------
     rho_pos_, rho_neg_ : arrays (q,)
         The current estimates.
+    rho_pos_low_, rho_pos_high_, rho_neg_low_, rho_neg_high_ : arrays (q,)
+        Per-label intervals of the rates (bounds that hold, see the module docstring).
     low_positives_, low_count_ : array (q,), float
         Observed positives in the anchor sets and the sets' total size (summed over chunks).
+    trusted_counts_ : array (4, q) or None
+        Per label, summed over the trusted rows seen: :data:`TRUSTED_COUNTS`.
+    trusted_Y_, trusted_cardinality_, trusted_weight_ : arrays or None
+        The trusted rows kept: observed labels (n, q) int8, clean cardinality (n,), weight (n,)
+        (1, down-weighted by :meth:`after_drift`).
     n_chunks_ : int
         Chunks seen.
     """
 
-    def __init__(self, anchor_fraction=0.3, n_neighbors=10, quantile=0.01, positive_cap=True,
-                 negative_anchor="low-score", max_rate=0.49, drift_decay=0.5):
+    def __init__(self, anchor_fraction=0.3, n_neighbors=10, quantile=0.05, positive_cap=False,
+                 negative_anchor="low-score", max_rate=0.49, drift_decay=0.5, level=0.95, identified_width=0.1,
+                 max_trusted_rows=20000):
         self.anchor_fraction = anchor_fraction
         self.n_neighbors = n_neighbors
         self.quantile = quantile
@@ -191,6 +300,9 @@ class FlipRateEstimator:
         self.negative_anchor = negative_anchor
         self.max_rate = max_rate
         self.drift_decay = drift_decay
+        self.level = level
+        self.identified_width = identified_width
+        self.max_trusted_rows = max_trusted_rows
 
     def check_params(self) -> None:
         """Refuse a parameter outside its allowed values (ValueError naming it), as :meth:`updated` would."""
@@ -206,9 +318,45 @@ class FlipRateEstimator:
             raise ValueError(f"negative_anchor must be one of {NEGATIVE_ANCHORS}, got {self.negative_anchor!r}")
         check_in_range(self.max_rate, "max_rate", 0, 0.5, low_open=True, high_open=True)
         check_in_range(self.drift_decay, "drift_decay", 0, 1)
+        check_in_range(self.level, "level", 0, 1, low_open=True, high_open=True)
+        check_in_range(self.identified_width, "identified_width", 0, 1, low_open=True, high_open=True)
+        check_in_range(self.max_trusted_rows, "max_trusted_rows", 0, 10**8, integer=True)
+
+    # ------------------------------------------------------------------ what the data pin down
+    @property
+    def rho_pos_identified_(self) -> np.ndarray:
+        """Per label: whether ``rho_+`` is pinned down (its interval at most ``identified_width`` wide)."""
+        return (self.rho_pos_high_ - self.rho_pos_low_) <= self.identified_width
+
+    @property
+    def rho_neg_identified_(self) -> np.ndarray:
+        """Per label: whether ``rho_-`` is pinned down (its interval at most ``identified_width`` wide)."""
+        return (self.rho_neg_high_ - self.rho_neg_low_) <= self.identified_width
+
+    @property
+    def identified_(self) -> np.ndarray:
+        """Per label: both rates identified."""
+        return self.rho_pos_identified_ & self.rho_neg_identified_
+
+    @property
+    def rate_intervals_(self) -> tuple:
+        """``(pos_low, pos_high, neg_low, neg_high)``, what :func:`moment_cardinality` takes as ``rate_intervals``."""
+        return self.rho_pos_low_, self.rho_pos_high_, self.rho_neg_low_, self.rho_neg_high_
+
+    @property
+    def n_trusted_(self) -> int:
+        """Trusted rows seen (all chunks)."""
+        counts = getattr(self, "trusted_counts_", None)
+        return 0 if counts is None else int(round(counts[0, 0] + counts[2, 0]))
+
+    def trusted_sample(self):
+        """The kept trusted rows as ``(observed labels, clean cardinality, weight)``, or None without any."""
+        if getattr(self, "trusted_Y_", None) is None or self.trusted_Y_.shape[0] == 0:
+            return None
+        return self.trusted_Y_, self.trusted_cardinality_, self.trusted_weight_
 
     # ------------------------------------------------------------------ one chunk
-    def updated(self, P, Y01, neighbors, scores=None) -> "FlipRateEstimator":
+    def updated(self, P, Y01, neighbors, scores=None, *, trusted=None, Y_trusted=None) -> "FlipRateEstimator":
         """A copy updated with one chunk; ``self`` is left unchanged (so a failing chunk changes nothing).
 
         Parameters
@@ -224,6 +372,10 @@ class FlipRateEstimator:
             ``decision_function``); the low-score anchor set is their bottom
             ``anchor_fraction``.  Without them the rows are ranked by their neighbours'
             observed positives.
+        trusted : bool array (N,), optional
+            The chunk's rows whose clean labels are known (a trusted sample).
+        Y_trusted : array (trusted.sum(), q) in {0, 1}, optional
+            Their clean labels, in row order.
         """
         self._validate()
         P = np.asarray(P, dtype=np.float64)
@@ -239,9 +391,12 @@ class FlipRateEstimator:
                 raise ValueError(f"scores must have the shape of Y01 {Y.shape}, got {scores.shape}")
             if not np.all(np.isfinite(scores)):
                 raise ValueError("scores must be finite")
+        trusted, G = check_trusted(trusted, Y_trusted, Y.shape)
         new = copy.deepcopy(self)
         # A graph with fewer neighbours than n_neighbors: use all it has.
         new._learn(P, Y, nbrs[:, : self.n_neighbors], scores)
+        new._learn_trusted(Y, trusted, G)
+        new._combine()
         return new
 
     def _learn(self, P, Y, nbrs, scores):
@@ -264,18 +419,66 @@ class FlipRateEstimator:
         self.low_count_ = self.low_count_ + k
         if self.negative_anchor == "mixture":
             self._update_mixture(Y, neighbour_positives, nbrs.shape[1], first)
-            rho_neg = self.mix_rates_[:, 0]
-        else:
-            rho_neg = self.low_positives_ / self.low_count_
-        self.rho_neg_ = np.clip(rho_neg, 0.0, self.max_rate)
-        # --- rho_+: the bound 1 - max P_D (a robust quantile), averaged over chunks, capped.
+        # --- rho_+: the bound 1 - max P_D (a robust quantile), averaged over chunks.
         self.anchor_sum_ = self.anchor_sum_ + (1.0 - np.quantile(P, 1.0 - self.quantile, axis=0))
         self.anchor_weight_ += 1.0
-        rho_pos = self.anchor_sum_ / self.anchor_weight_
-        if self.positive_cap:
-            rho_pos = np.minimum(rho_pos, self.rho_neg_)
-        self.rho_pos_ = np.clip(rho_pos, 0.0, self.max_rate)
         self.n_chunks_ += 1
+
+    def _learn_trusted(self, Y, trusted, G):
+        """Add the chunk's trusted rows: their flip counts and (the newest ``max_trusted_rows``) the rows."""
+        if trusted is None or not trusted.any():
+            return
+        q = Y.shape[1]
+        if getattr(self, "trusted_counts_", None) is None:
+            self.trusted_counts_ = np.zeros((4, q))
+            self.trusted_Y_ = np.zeros((0, q), dtype=np.int8)
+            self.trusted_cardinality_ = np.zeros(0)
+            self.trusted_weight_ = np.zeros(0)
+        observed = Y[trusted]
+        self.trusted_counts_ = self.trusted_counts_ + np.stack([
+            G.sum(axis=0), (G * (1 - observed)).sum(axis=0), (1 - G).sum(axis=0), ((1 - G) * observed).sum(axis=0)])
+        keep = self.max_trusted_rows
+        self.trusted_Y_ = np.vstack([self.trusted_Y_, observed.astype(np.int8)])[-keep:] if keep else self.trusted_Y_
+        self.trusted_cardinality_ = np.concatenate([self.trusted_cardinality_, G.sum(axis=1)])[-keep:] if keep \
+            else self.trusted_cardinality_
+        self.trusted_weight_ = np.concatenate([self.trusted_weight_, np.ones(G.shape[0])])[-keep:] if keep \
+            else self.trusted_weight_
+
+    def _combine(self):
+        """The rates and their intervals from the anchor evidence and, when there is one, the trusted sample."""
+        top = self.max_rate
+        # rho_-: the anchor proportion and its Wilson interval.
+        if self.negative_anchor == "mixture":
+            neg = self.mix_rates_[:, 0]
+        else:
+            neg = self.low_positives_ / self.low_count_
+        # The anchor sets' clean positives can only raise the proportion: it bounds rho_- from above (its
+        # Wilson upper limit); below, nothing but 0 holds without knowing how clean the sets are.
+        _, neg_hi = wilson_interval(self.low_positives_, np.full_like(self.low_positives_, self.low_count_),
+                                    self.level)
+        neg = np.clip(neg, 0.0, top)
+        neg_lo, neg_hi = np.zeros_like(neg), np.clip(np.maximum(neg_hi, neg), 0.0, top)
+        # rho_+: only the bound 1 - max P_D holds; the value is the centre of [0, bound] (or, capped, <= rho_-).
+        bound = np.clip(self.anchor_sum_ / self.anchor_weight_, 0.0, top)
+        pos_lo, pos_hi = np.zeros_like(bound), bound
+        pos = np.minimum(bound, neg) if self.positive_cap else bound / 2.0
+        counts = getattr(self, "trusted_counts_", None)
+        if counts is not None:
+            positives, missed, negatives, added = counts
+            # The trusted proportions, their variances from the smoothed proportion (never 0 at 0 flips).
+            t_pos, t_neg = missed / np.maximum(positives, 1e-12), added / np.maximum(negatives, 1e-12)
+            v_pos = _proportion_var(missed, positives)
+            v_neg = _proportion_var(added, negatives)
+            # The anchor values' variances: rho_+'s centre is uniform over [0, bound]; rho_-'s a proportion.
+            pos, pos_lo, pos_hi = pool_intervals((pos, pos_lo, pos_hi),
+                                                 (t_pos, *wilson_interval(missed, positives, self.level)),
+                                                 bound**2 / 12.0, v_pos)
+            neg, neg_lo, neg_hi = pool_intervals((neg, neg_lo, neg_hi),
+                                                 (t_neg, *wilson_interval(added, negatives, self.level)),
+                                                 _proportion_var(self.low_positives_, self.low_count_), v_neg)
+        # max_rate < 1/2 keeps rho_+ + rho_- < 1 (Eq. NR's inverse) for every value in the intervals.
+        self.rho_pos_, self.rho_pos_low_, self.rho_pos_high_ = (np.clip(v, 0.0, top) for v in (pos, pos_lo, pos_hi))
+        self.rho_neg_, self.rho_neg_low_, self.rho_neg_high_ = (np.clip(v, 0.0, top) for v in (neg, neg_lo, neg_hi))
 
     def _update_mixture(self, Y, neighbour_positives, m, first):
         q = Y.shape[1]
@@ -299,7 +502,47 @@ class FlipRateEstimator:
             new.anchor_weight_ = new.anchor_weight_ * self.drift_decay
             if getattr(new, "hist_", None) is not None:
                 new.hist_ = new.hist_ * self.drift_decay
+        if getattr(new, "trusted_weight_", None) is not None:
+            # The trusted rows' flip counts measure the annotators and are kept; the rows themselves
+            # describe the old label distribution, which the cardinality's regression weighs less.
+            new.trusted_weight_ = new.trusted_weight_ * self.drift_decay
         return new
+
+
+def check_trusted(trusted, Y_trusted, shape):
+    """``(mask, clean labels)`` of a chunk's trusted rows, checked (ValueError naming the parameter), or
+    ``(None, None)`` without any.  ``shape``: the chunk's label matrix ``(N, q)``; ``Y_trusted`` holds the
+    clean labels of the marked rows in row order, in {0, 1} or {-1, +1}.
+
+    >>> m, G = check_trusted([True, False, True], [[1, 0], [-1, 1]], (3, 2))
+    >>> m.tolist(), G.tolist()
+    ([True, False, True], [[1.0, 0.0], [0.0, 1.0]])
+    >>> check_trusted([True, False, True], [[1, 0]], (3, 2))
+    Traceback (most recent call last):
+    ...
+    ValueError: Y_trusted must hold the clean labels of the 2 trusted rows, shape (2, 2); got (1, 2)
+    """
+    if trusted is None:
+        if Y_trusted is not None:
+            raise ValueError("Y_trusted was given without trusted (the mask of the rows it labels)")
+        return None, None
+    mask = np.asarray(trusted)
+    n, q = shape
+    if mask.dtype != bool or mask.shape != (n,):
+        raise ValueError(f"trusted must be a boolean mask of the chunk's {n} rows; got dtype {mask.dtype}, "
+                         f"shape {mask.shape}")
+    if Y_trusted is None:
+        raise ValueError("trusted was given without Y_trusted (the clean labels of the marked rows)")
+    G = np.asarray(Y_trusted, dtype=np.float64)
+    k = int(mask.sum())
+    if G.ndim == 1 and q == 1:
+        G = G[:, None]
+    if G.shape != (k, q):
+        raise ValueError(f"Y_trusted must hold the clean labels of the {k} trusted rows, shape ({k}, {q}); "
+                         f"got {G.shape}")
+    if G.size and not np.all(np.isin(G, (-1.0, 0.0, 1.0))):
+        raise ValueError("Y_trusted must hold labels in {0, 1} or {-1, +1}")
+    return mask, (G > 0).astype(np.float64)
 
 
 def estimate_errors(chunks, model: str, rho_pos=None, rho_neg=None):

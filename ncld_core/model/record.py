@@ -47,7 +47,7 @@ class ModelChunkRecord:
     observed_cardinality: float  # mean number of observed (noisy) positives per instance
     lcard_hat: float  # moment estimate of the true cardinality: unbiased with the right rates (model.cardinality)
     lcard_se: float  # its standard error
-    lcard_low: float  # 95 % interval (rates given) or identified set +- sampling error (rates estimated)
+    lcard_low: float  # 95 % interval (rates given, or a trusted sample) or identified set +- sampling error
     lcard_high: float
     lcard_paper: float  # the paper's Eq. (card): clipped weights, in-sample P_D; biased upwards
     detector: str  # name of the acting detector (ncld_core.model.detector)
@@ -61,10 +61,19 @@ class ModelChunkRecord:
     rho_pos_mean: float  # mean over labels of the rho_+ used (given or estimated)
     rho_neg_mean: float  # mean over labels of the rho_- used
     seconds: float
+    # what the data pin down (history columns; runs saved before them read the defaults):
+    rates_identified: float = 1.0  # share of labels whose two rates are identified (1 when the rates are given)
+    lcard_identified: bool = True  # False: the lcard interval is the identified set of rate bounds, wide
+    n_trusted: int = 0  # trusted rows (clean labels revealed) seen so far, used by the rates and the cardinality
     # per label (not history columns): clean prevalence estimates, and the rates estimated (None when given)
     prevalence_hat: tuple | None = None
     rho_pos_est: tuple | None = None
     rho_neg_est: tuple | None = None
+    # per label, with estimated rates: the interval each rate is known to lie in (ncld_core.model.flip_rates)
+    rho_pos_low: tuple | None = None
+    rho_pos_high: tuple | None = None
+    rho_neg_low: tuple | None = None
+    rho_neg_high: tuple | None = None
     #: the compared detectors (``monitors``), by name, in the order they were asked for
     monitors: Mapping[str, MonitorResult] = field(default_factory=dict)
 
@@ -95,7 +104,7 @@ class ModelChunkRecord:
         """A record from :meth:`to_dict` or from :meth:`row` (plus the per-label fields; runs saved
         before the record was typed hold the flat form)."""
         data = dict(data)
-        kw = {name: data.pop(name, float("nan")) if name == "alpha" else data.pop(name)  # alpha: runs saved before it
+        kw = {name: data.pop(name, _LATER[name]) if name in _LATER else data.pop(name)  # runs saved before them
               for name in HISTORY_COLUMNS}
         for name in _PER_LABEL:
             value = data.pop(name, None)
@@ -111,7 +120,10 @@ class ModelChunkRecord:
         return cls(**kw)
 
 
-_PER_LABEL = ("prevalence_hat", "rho_pos_est", "rho_neg_est")
+_PER_LABEL = ("prevalence_hat", "rho_pos_est", "rho_neg_est", "rho_pos_low", "rho_pos_high", "rho_neg_low",
+              "rho_neg_high")
+#: Fields added after runs were saved: what a record read from such a run holds.
+_LATER = {"alpha": float("nan"), "rates_identified": float("nan"), "lcard_identified": True, "n_trusted": 0}
 #: Columns of ``ELMNCLD.history_``, one row per chunk learnt: the record's scalar fields (then
 #: the monitors' columns).
 HISTORY_COLUMNS = tuple(f.name for f in dataclasses.fields(ModelChunkRecord) if f.name not in (*_PER_LABEL, "monitors"))

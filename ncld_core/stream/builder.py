@@ -39,7 +39,7 @@ from ncld_core.stream.schedule import (
     shift_permutation,
 )
 from ncld_core.stream.seeding import spawn_generators
-from ncld_core.stream.stream import Stream
+from ncld_core.stream.stream import Stream, mark_trusted
 
 __all__ = ["build_stream"]
 
@@ -55,6 +55,7 @@ def build_stream(
     n_instances: int | None = None,
     shuffle: bool = True,
     random_state=0,
+    trusted_fraction: float = 0.0,
 ) -> Stream:
     """Order, optionally truncate, and corrupt a dataset into a stream (paper protocol, Section IV).
 
@@ -93,6 +94,10 @@ def build_stream(
         Seeds the order, the drawn rates and the flips, each with its own
         independent generator, so that the same ordered stream gets the same
         noise whatever produced the order.
+    trusted_fraction : float in [0, 1], default 0
+        A trusted sample: each row's clean labels are revealed with this probability
+        (:func:`~ncld_core.stream.stream.mark_trusted`, its own generator: the rest of the
+        stream does not depend on it); ``Stream.trusted`` marks them.
 
     Returns
     -------
@@ -123,7 +128,7 @@ def build_stream(
     schedule = as_schedule(schedule, optional=True)
 
     # One independent generator per step (see the random_state doc).
-    rng_order, rng_rates, rng_noise = spawn_generators(random_state, 3)
+    rng_order, rng_rates, rng_noise, rng_trusted = spawn_generators(random_state, 4)  # the first 3 as before
 
     # 1. Order (and truncate).
     if schedule is not None:
@@ -187,4 +192,5 @@ def build_stream(
         change_points=tuple(change_points),
         label_names=label_names,
         meta=meta,
+        trusted=mark_trusted(Y_ord.shape[0], trusted_fraction, rng_trusted),
     )

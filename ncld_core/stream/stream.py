@@ -20,7 +20,26 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Stream", "ChangePoint"]
+__all__ = ["Stream", "ChangePoint", "mark_trusted"]
+
+
+def mark_trusted(n: int, fraction: float, random_state=None) -> np.ndarray | None:
+    """A trusted sample: each of ``n`` rows is marked with probability ``fraction`` (None for 0), so that
+    about that fraction of every chunk has its clean labels revealed.
+
+    >>> m = mark_trusted(10_000, 0.01, random_state=0)
+    >>> m.dtype.name, int(m.sum())
+    ('bool', 89)
+    >>> mark_trusted(10, 0.0) is None
+    True
+    """
+    from ncld_core.stream.seeding import as_generator
+    from ncld_core.validation import check_in_range
+
+    check_in_range(fraction, "trusted_fraction", 0, 1)
+    if fraction == 0:
+        return None
+    return as_generator(random_state).random(int(n)) < fraction
 
 
 @dataclass(frozen=True)
@@ -44,6 +63,8 @@ class Stream:
         ``Y_noisy`` (Eq. NR): P(y=-1 | g=+1) and P(y=+1 | g=-1).
     change_points : tuple of ChangePoint -- true changes of the label distribution.
     P_true : float ndarray (n, q) or None -- the clean P(g=1 | x), when known (synthetic).
+    trusted : bool ndarray (n,) or None -- the rows whose clean labels a user has checked (a trusted
+        sample, :func:`mark_trusted`): the runner reveals their ``Y_true`` to the models that take it.
     """
 
     X: object
@@ -56,6 +77,7 @@ class Stream:
     label_names: tuple = ()
     P_true: np.ndarray | None = None
     meta: dict = field(default_factory=dict)
+    trusted: np.ndarray | None = None
 
     def __post_init__(self):
         n = self.X.shape[0]
@@ -65,6 +87,13 @@ class Stream:
                 raise ValueError(f"{attr} has {y.shape[0]} rows but X has {n}")
         if self.Y_true.shape != self.Y_noisy.shape:
             raise ValueError("Y_true and Y_noisy must have the same shape")
+        if self.trusted is not None and (np.asarray(self.trusted).dtype != bool or np.shape(self.trusted) != (n,)):
+            raise ValueError(f"trusted must be a boolean mask of the {n} rows")
+
+    @property
+    def n_trusted(self) -> int:
+        """Rows of the trusted sample (0 without one)."""
+        return 0 if self.trusted is None else int(np.count_nonzero(self.trusted))
 
     @property
     def n_instances(self) -> int:

@@ -48,7 +48,7 @@ from ncld_core.validation import check_in_range
 from ncld_core.stream.noise import apply_label_noise, resolve_flip_rates
 from ncld_core.stream.schedule import apply_label_shifts, as_schedule, shift_permutation
 from ncld_core.stream.seeding import spawn_generators
-from ncld_core.stream.stream import Stream
+from ncld_core.stream.stream import Stream, mark_trusted
 
 __all__ = ["make_synthetic_stream", "solve_offset", "synthetic_bytes", "REFERENCE_SIZE"]
 
@@ -115,6 +115,7 @@ def make_synthetic_stream(
     reference_size: int = REFERENCE_SIZE,
     random_state=0,
     name: str = "synthetic",
+    trusted_fraction: float = 0.0,
 ) -> Stream:
     """Generate a multi-label stream with known clean posteriors, noise and drift points.
 
@@ -156,6 +157,9 @@ def make_synthetic_stream(
     random_state : None, int or numpy.random.Generator
         Same seed, identical arrays.
     name : str
+    trusted_fraction : float in [0, 1], default 0
+        A trusted sample: each row's clean labels revealed with this probability (``Stream.trusted``;
+        :func:`~ncld_core.stream.stream.mark_trusted`, its own generator: nothing else changes).
 
     Returns
     -------
@@ -207,7 +211,8 @@ def make_synthetic_stream(
             )
 
     # Independent streams per step: e.g. changing flip_rates does not change X or Y_true.
-    rng_struct, rng_ref, rng_x, rng_y, rng_rates, rng_noise = spawn_generators(random_state, 6)
+    # (a 7th generator for the trusted sample: the first 6 are the same as without it)
+    rng_struct, rng_ref, rng_x, rng_y, rng_rates, rng_noise, rng_trusted = spawn_generators(random_state, 7)
     n, d = int(n_instances), int(n_features)
 
     # --- structure: clusters, label weights, per-label biases ----------------------
@@ -314,4 +319,5 @@ def make_synthetic_stream(
         label_names=label_names,
         P_true=P_true,
         meta=meta,
+        trusted=mark_trusted(n, trusted_fraction, rng_trusted),
     )
