@@ -35,7 +35,8 @@ __all__ = ["VARIANTS", "ELM_VARIANTS", "REFERENCES", "ORACLES", "PAPER_SETTINGS"
 #: The paper's configuration (Section IV and Algorithm 1; NOTES §1, §4, §5): L = 20, alpha = 1 and
 #: the published optimum beta = 0.55, gamma = 2^-6 of its sensitivity study, read with the published
 #: Hessian (hessian="paper", valid for beta > 1/2), Eq. (Hfd) as the drift test, P_D from the
-#: sigmoid output of an ELM fitted on each chunk, and the fixed threshold 0.  The paper gives no
+#: sigmoid output of an ELM fitted on each chunk, the fixed threshold 0 and the noisy labels as the
+#: score term's targets (loss="paper").  The paper gives no
 #: delta and no K: those stay at the package defaults (ELMNCLD's delta and n_neighbors).
 PAPER_SETTINGS = {
     "n_hidden": 20,
@@ -46,6 +47,7 @@ PAPER_SETTINGS = {
     "detector": "paper",
     "probability_model": "sigmoid",
     "decision": "paper",
+    "loss": "paper",
 }
 PAPER_VARIANT = "ELM-NCLD (paper settings)"
 
