@@ -211,13 +211,14 @@ class ELMNCLD(ChunkClassifier):
         the Hamming loss within 2x the all-negative predictor's on the 8 shared datasets with
         the best micro-F1 among the rules that do (``docs/decisions.md``,
         ``python -m benchmarks.decisions``).
-    loss : {"backward", "paper", "denoise"}, default "backward"
+    loss : {"backward", "paper", "denoise", "denoise-knn"}, default "backward"
         What the score term of Eq. (N3) regresses (:mod:`ncld_core.model.noisy_targets`; only ``H^T Y`` of the
         sufficient statistics changes): "backward", the backward-corrected (unbiased) targets
         ``(y - rho_-) / (1 - rho_+ - rho_-)``, so the scores estimate the *clean* probability and labels with
         different rates rank on one scale; "paper", the observed noisy labels, as published (the noise
         correction then lives only in the ranking term); "denoise", the posterior ``P(clean | noisy, x)``
-        from the model's clean probability before each chunk.  "backward" recovered the largest share of
+        from the model's clean probability before each chunk ("denoise-knn": from the graph neighbours'
+        labels).  "backward" recovered the largest share of
         what the noise costs in AP on the 8 shared datasets and the generator (``docs/noise-gap.md``,
         ``python -m benchmarks.noise_gap``).  With rates 0 all three are the same model.
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
@@ -475,7 +476,8 @@ class ELMNCLD(ChunkClassifier):
         # What the score term regresses (``loss``, :mod:`ncld_core.model.noisy_targets`); rates 0: the labels.
         targets = Y_pm if not needs_proba else regression_targets(
             self.loss, Y01, rho_pos, rho_neg,
-            self._clean_proba_before(H, coef, decision_state, P, rho_pos, rho_neg) if self.loss == "denoise" else None)
+            None if self.loss in ("paper", "backward") else
+            self._clean_proba_before(H, None if self.loss == "denoise-knn" else coef, decision_state, P, rho_pos, rho_neg))
         HtH = memo(("HtH", layer), lambda: H.T @ H)
         if needs_graph:
             EtE = memo(("EtE", layer, k, self.graph_reg), lambda: _residual_gram(H, S))

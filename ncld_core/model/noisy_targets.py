@@ -27,6 +27,10 @@ With observed labels ``y`` in {0, 1}, per-label flip rates (Eq. NR) ``rho_+ = P(
     model (its calibrated clean probability on the chunk, or on the first chunk the
     noise-corrected neighbour estimate): one E-step of EM per chunk, the targets bounded in
     [0, 1] (no ``1 / d`` inflation).  Its fixed point is ``E[t | x] = p(x)`` when ``p`` is right.
+``"denoise-knn"``
+    the same posterior with ``p`` from the chunk's graph neighbours' noisy labels with the noise
+    removed, ``(P_D - rho_-) / d`` cut to [0, 1] (:func:`noise_free_probability`; ``P_D`` of the
+    ``"knn"`` probability model): each label is judged by its own noisy value and its neighbours'.
 
 >>> import numpy as np
 >>> y = np.array([[1, 0]])
@@ -41,7 +45,7 @@ With observed labels ``y`` in {0, 1}, per-label flip rates (Eq. NR) ``rho_+ = P(
 >>> regression_targets("gaussian", y, 0.2, 0.3)
 Traceback (most recent call last):
 ...
-ValueError: loss must be one of ['paper', 'backward', 'denoise']; got 'gaussian'
+ValueError: loss must be one of ['paper', 'backward', 'denoise', 'denoise-knn']; got 'gaussian'
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ LOSSES = {
     "paper": "regress the observed (noisy) labels; correction only in the ranking term (the paper's Eq. N3)",
     "backward": "regress the backward-corrected (unbiased) targets (y - rho_-) / (1 - rho_+ - rho_-)",
     "denoise": "regress the posterior P(clean = 1 | noisy label, x) from the model's clean probability",
+    "denoise-knn": "regress the posterior P(clean = 1 | noisy label, x) from the graph neighbours' labels",
 }
 #: ``p`` is kept in [PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR]: a posterior from ``p`` = 0 or 1 would ignore
 #: the label for good.
@@ -113,7 +118,7 @@ def regression_targets(loss, Y01, rho_pos, rho_neg, p=None) -> np.ndarray:
         t = backward_targets(Y, rho_pos, rho_neg)
     else:
         if p is None:
-            raise ValueError("loss='denoise' needs the clean probability p of the chunk")
+            raise ValueError(f"loss={loss!r} needs the clean probability p of the chunk")
         t = posterior_targets(Y, rho_pos, rho_neg, p)
     return 2.0 * t - 1.0
 
