@@ -219,6 +219,37 @@ def done_when(df: pd.DataFrame, family: str, method: str) -> list[str]:
     ]
 
 
+def choice_section(gap: pd.DataFrame, families, names: list[str]) -> list[str]:
+    """Which candidate wins back most, per family: mean share of the AP and ranking-loss cost recovered over the
+    streams (8 shared datasets + the generator), the streams where each is best in AP, and the verdict."""
+    L = []
+    for family in families:
+        sub = gap[gap["family"] == family]
+        means = sub.groupby(["dataset", "model"])[list(METRICS)].mean()
+        datasets = list(dict.fromkeys(sub["dataset"]))
+        rows, share = [], {}
+        best_ap = {n: 0 for n in names}
+        for d in datasets:
+            m = means.loc[d]
+            top = max(names, key=lambda n: m.loc[n, "average_precision"])
+            best_ap[top] += 1
+        for n in names:
+            per = {metric: [recovered(means.loc[d][metric], metric, n) for d in datasets] for metric in METRICS}
+            share[n] = float(np.nanmean(per["average_precision"]))
+            rows.append([n, f"{100 * share[n]:.0f} %", f"{100 * np.nanmean(per['micro_f1']):.0f} %",
+                         f"{100 * np.nanmean(per['ranking_loss']):.0f} %",
+                         f"{np.mean([means.loc[d].loc[n, 'average_precision'] for d in datasets]):.3f}",
+                         f"{best_ap[n]} of {len(datasets)}"])
+        winner = max(share, key=share.get)
+        L += [f"Noise family `{family}`, over {len(datasets)} streams ({', '.join(datasets)}):", "",
+              md_table(["candidate", "AP cost recovered (mean over streams)", "micro-F1", "ranking loss", "mean AP",
+                        "best AP on"], rows, "lrrrrr"), "",
+              f"Largest mean share of the AP cost recovered: **{winner}**"
+              + (" (the default)." if winner == DEFAULT else f"; the default is {DEFAULT} ({100 * share[DEFAULT]:.0f} %)."),
+              ""]
+    return L
+
+
 def curve_section(curves: pd.DataFrame, gap: pd.DataFrame, family: str) -> list[str]:
     sub = curves[curves["family"] == family]
     if sub.empty:
@@ -289,6 +320,7 @@ def main(argv=None) -> int:
     L += ["", "## Done when (issue 26), the default, from these streams", ""]
     for f in families:
         L += [f"Noise family `{f}`:", "", *done_when(gap, f, DEFAULT), ""]
+    L += ["## Which loss: the candidates side by side", "", *choice_section(gap, families, names)]
     L += ["## The gap per dataset", ""]
     for f in families:
         L += gap_section(gap, f, names)
