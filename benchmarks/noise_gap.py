@@ -96,6 +96,12 @@ def run_curve(arg) -> list[dict]:
     dataset, family, seed = arg
     cfg, stream = _stream(dataset, family, seed)
     params = cfg.model_params()
+    # What the variance argument predicts: per label, the clean label's variance over the backward target's
+    # (the noise a regression on it averages away), pooled over labels: the share of clean instances worth one.
+    d = 1.0 - stream.rho_pos - stream.rho_neg
+    target = (stream.Y_noisy - stream.rho_neg) / d
+    ratio = float(stream.Y_true.var(axis=0).sum() / target.var(axis=0).sum())
+    inflation = float(np.mean(1.0 / d**2))
     rows = []
     for fraction in FRACTIONS:
         model = ELMNCLD(**params, rho_pos=0.0, rho_neg=0.0, flip_rates="given")
@@ -111,7 +117,7 @@ def run_curve(arg) -> list[dict]:
                 take = np.sort(rng.choice(stop - start, min(m, stop - start), replace=False))
                 model.partial_fit(X[take], G[take])
         rows.append({"dataset": dataset, "family": family, "seed": seed, "fraction": fraction,
-                     **{k: acc.cumulative()[k] for k in METRICS}})
+                     "variance_ratio": ratio, "inflation": inflation, **{k: acc.cumulative()[k] for k in METRICS}})
     return rows
 
 
@@ -259,13 +265,17 @@ def curve_section(curves: pd.DataFrame, gap: pd.DataFrame, family: str) -> list[
          "The oracle learns a random fraction of each chunk's instances with their clean labels and is scored "
          "on every instance. Equivalent clean sample size: the fraction of each chunk at which the oracle's AP "
          f"equals the default's (told the rates, seed {seed}), log-linear between the measured fractions; "
-         "\"<=\" where the default is below the smallest fraction's AP.", ""]
+         "\"<=\" where the default is below the smallest fraction's AP. What the variance argument predicts "
+         "beside it: \"mean 1/d²\" is the inflation of the backward target's noise over the labels "
+         "(d = 1 − ρ₊ − ρ₋), \"variance ratio\" the clean labels' variance over the backward targets' "
+         "(summed over labels, on this stream): the share of a clean instance one noisy instance is worth "
+         "to a least-squares fit.", ""]
     rows = []
     for d in dict.fromkeys(sub["dataset"]):
         c = sub[sub["dataset"] == d]
         g = gap[(gap["family"] == family) & (gap["dataset"] == d) & (gap["seed"] == seed)].set_index("model")
         ap = {f: float(c[c["fraction"] == f]["average_precision"].iloc[0]) for f in FRACTIONS}
-        row = [d] + [f"{ap[f]:.3f}" for f in FRACTIONS]
+        row = [d, f"{c['inflation'].iloc[0]:.1f}", f"{c['variance_ratio'].iloc[0]:.3f}"] + [f"{ap[f]:.3f}" for f in FRACTIONS]
         if DEFAULT in g.index:
             mine = float(g.loc[DEFAULT, "average_precision"])
             frac = equivalent_fraction(c, mine)
@@ -274,8 +284,9 @@ def curve_section(curves: pd.DataFrame, gap: pd.DataFrame, family: str) -> list[
         else:
             row += ["", ""]
         rows.append(row)
-    L += [md_table(["dataset", *[f"AP, oracle on {f:g}" for f in FRACTIONS], "AP, default (noisy)",
-                    "equivalent clean fraction (instances per chunk)"], rows, "l" + "r" * (len(FRACTIONS) + 2)), ""]
+    L += [md_table(["dataset", "mean 1/d²", "variance ratio", *[f"AP, oracle on {f:g}" for f in FRACTIONS],
+                    "AP, default (noisy)", "equivalent clean fraction (instances per chunk)"], rows,
+                   "l" + "r" * (len(FRACTIONS) + 4)), ""]
     return L
 
 
