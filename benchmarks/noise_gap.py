@@ -297,6 +297,8 @@ def parse_args(argv):
     p.add_argument("--families", nargs="+", default=None, choices=list(FAMILIES))
     p.add_argument("--candidates", nargs="+", default=None, choices=list(CANDIDATES))
     p.add_argument("--no-curve", action="store_true", help="skip the oracle's learning curve")
+    p.add_argument("--curve-families", nargs="+", default=["paper"], choices=list(FAMILIES),
+                   help="noise families of the learning curve (default: paper)")
     p.add_argument("--no-timing", action="store_true", help="skip the per-chunk timing of the losses on enron")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--quick", action="store_true")
@@ -315,7 +317,7 @@ def main(argv=None) -> int:
     doc = Path(a.doc or ("/tmp/noise-gap.md" if a.quick else REPO / "docs" / "noise-gap.md"))
     jobs = [(run_gap, (d, f, s, tuple(names))) for f in families for d in datasets for s in range(seeds)]
     if not a.no_curve:
-        jobs += [(run_curve, (d, f, 0)) for f in families for d in datasets]
+        jobs += [(run_curve, (d, f, 0)) for f in families if f in a.curve_families for d in datasets]
     out = map_calls(jobs, a.workers, progress=True, desc="streams")
     gap = pd.DataFrame([r for (fn, _), rows in zip(jobs, out) if fn is run_gap for r in rows])
     curves = pd.DataFrame([r for (fn, _), rows in zip(jobs, out) if fn is run_curve for r in rows])
