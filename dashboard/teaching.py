@@ -209,8 +209,8 @@ SWEEP = Teaching(
         "solves the exact objective, where the paper's β = 0.55 corresponds to β' = (2β−1)/β ≈ 0.18 "
         "— and there is no collapse at β ≤ 0.5 (that drop is an artefact of the missing term). "
         "Measured on the default synthetic stream (ELM-O), the optimum does not sit lower: the best "
-        "grid point is β = 0.6, γ = 2⁻⁵ (GM 0.675, flat from β 0.55 to 0.75), against 0.619 at the "
-        "defaults β = 0.18, γ = 0.005: γ matters more than β here."
+        "grid point is β = 0.95, γ = 2⁻³ (GM 0.675; at γ = 2⁻⁴ it is flat, 0.671 to 0.673, from β 0.35 to 1), "
+        "against 0.594 at the defaults β = 0.18, γ = 0.005: γ matters more than β here."
     ),
 )
 
@@ -218,9 +218,10 @@ SWEEP = Teaching(
 #: "What you will see" per preset: every sentence is asserted on the preset's run by tests/test_presets.py.
 PRESET_NOTES = {
     "clean vs noisy": "ELM-O trained on the clean labels (an oracle: the learner never has them) against ELM-O "
-                      "and the plain ELM on labels flipped at rates from U[0.2, 0.4], β, γ at the sweep's best. "
+                      "and the plain ELM on labels flipped at rates from U[0.2, 0.4], β, γ on the sweep's plateau "
+                      "(GM within 0.01 of its best). "
                       "In average precision the noise costs the plain ELM about 0.05 and ELM-O's correction "
-                      "wins back about a quarter of it (the summary gives the numbers of the run); micro-F1 "
+                      "wins back about half of it (the summary gives the numbers of the run); micro-F1 "
                       "hides the cost: the added positives push scores above 0, and all three reach about the "
                       "same F1.",
     "concept growth": "Single-label instances first, multi-label from instance 2500 (chunk 10): the cardinality "
@@ -242,9 +243,10 @@ PRESET_NOTES = {
                    "never fires; the acting detector, which also tests the labels' counts, finds the shift within "
                    "two chunks, with no false alarm. Micro-F1 of all three drops at chunk 10 (from about 0.5 to "
                    "below 0.25); ELM-I (retrain) recovers first and ends with the best micro-F1.",
-    "why beta matters": "β = 1, γ = 0 (no graph, no ranking term) turns ELM-O into the plain ELM: identical metrics. "
-                        "On the Sweep page the best point of this stream is β = 0.6, γ = 2⁻⁵, with GM about "
-                        "0.05 above the defaults (β = 0.18, γ = 0.005).",
+    "why beta matters": "β = 1, γ = 0 (no graph, no ranking term) turns ELM-O into the plain ELM's regression, on "
+                        "the noise-corrected targets of its loss: the same decisions (Hamming loss and micro-F1 within "
+                        "0.002), a higher average precision. On the Sweep page the best point of this stream is "
+                        "β = 0.95, γ = 2⁻³, with GM about 0.08 above the defaults (β = 0.18, γ = 0.005).",
 }
 
 
@@ -373,13 +375,15 @@ def _unknown_noise(result, stream=None) -> str:
 
 def _why_beta(result, stream=None) -> str:
     s = result.summary()
-    metrics = ["hamming_loss", "micro_f1", "average_precision"]
-    same = all(m in s.index for m in ("ELM-O", "ELM (plain)")) and \
-        s.loc["ELM-O", metrics].tolist() == s.loc["ELM (plain)", metrics].tolist()
+    # The same decisions: Hamming loss and micro-F1 within 0.002 (ELM-O regresses the noise-corrected targets,
+    # the plain ELM the noisy labels: their scores differ, their thresholded predictions hardly).
+    same = all(m in s.index for m in ("ELM-O", "ELM (plain)")) and all(
+        abs(s.loc["ELM-O", m] - s.loc["ELM (plain)", m]) <= 0.002 for m in ("hamming_loss", "micro_f1"))
     return (f"ELM-O at these β, γ and the plain ELM: Hamming loss {_scores(result, 'hamming_loss', ['ELM-O', 'ELM (plain)'])}; "
             f"micro-F1 {_scores(result, 'micro_f1', ['ELM-O', 'ELM (plain)'])}; average precision "
             f"{_scores(result, 'average_precision', ['ELM-O', 'ELM (plain)'])}: "
-            + ("identical." if same else "they differ."))
+            + ("the same decisions; the ranking differs: ELM-O regresses the noise-corrected targets." if same
+               else "they differ."))
 
 
 def _watch_drift(what: str) -> LessonStep:
@@ -439,7 +443,7 @@ _LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rat
 
 _LESSON_WHY_BETA_MATTERS = Lesson("why-beta-matters", "why beta matters", (
     LessonStep("The setting", "β = 1, γ = 0: no graph term, no ranking term. ELM-O then solves the plain "
-               "ELM's problem."),
+               "ELM's problem, on the noise-corrected targets of its loss."),
     LessonStep("What to watch", "The summary: ELM-O against the plain ELM, metric by metric. Then the Sweep "
                "page, to see where β and γ do matter.", "summary"),
 ), _why_beta)

@@ -741,6 +741,7 @@ def _upgrade_elmncld_2(state: dict) -> None:
     state.setdefault("detector", "paper")  # before detectors had names: the paper's Eq. (Hfd)
     state.setdefault("monitors", [])
     state.setdefault("decision", "paper")  # before decision rules: threshold 0
+    state.setdefault("loss", "paper")  # before loss choices: the noisy labels were the targets
     state.setdefault("flip_rates", "auto")  # before estimated rates: given ones, or "auto" with none given
     state.setdefault("n_threads", "auto")  # before thread budgets: the process's BLAS pools as they were
     if "statistics_" not in state:

@@ -230,8 +230,27 @@ def test_performance_report_has_every_section(data_dir, tmp_path):
     assert "not measured: not run in this test" in text
 
 
+def test_noise_gap_writes_every_section_for_one_small_stream(data_dir, tmp_path):
+    noise_gap = script("noise_gap")
+    doc = tmp_path / "noise-gap.md"
+    code = noise_gap.main(["--datasets", "emotions", "--seeds", "1", "--families", "paper", "--workers", "1",
+                           "--candidates", noise_gap.DEFAULT, "paper's loss (noisy targets)", "--no-timing",
+                           "--doc", str(doc)])
+    assert code == 0
+    text = doc.read_text(encoding="utf-8")
+    for heading in ("## Done when (issue 26)", "## Which loss", "## The gap per dataset", "## The limit", "## Time"):
+        assert heading in text, heading
+    assert "| emotions" in text and "equivalent clean fraction" in text
+    # the learning curve's full fraction is the oracle itself: the same stream, the same model
+    curve = noise_gap.run_curve(("emotions", "paper", 0))
+    gap = noise_gap.run_gap(("emotions", "paper", 0, (noise_gap.DEFAULT,)))
+    oracle = next(r for r in gap if r["model"] == noise_gap.ORACLE)
+    assert curve[0]["fraction"] == 1.0
+    assert abs(curve[0]["average_precision"] - oracle["average_precision"]) < 1e-12
+
+
 @pytest.mark.parametrize("name", ["capacity", "choose_defaults", "compare", "decisions", "drift", "flip_rates",
-                                  "performance"])
+                                  "noise_gap", "performance"])
 def test_every_benchmark_answers_help(name, capsys):
     with pytest.raises(SystemExit) as stop:
         script(name).main(["--help"])

@@ -478,13 +478,16 @@ def write_format_2(obj, path, *, extra=None, drop=(), history_drop=()) -> None:
 
 
 #: What format 2 models written before the decision rules, the online ridge and the monitors lacked.
-FORMAT_2_MISSING = ("decision", "decision_state_", "alpha_", "alpha_losses_", "alpha_grid_", "monitors", "monitors_")
+FORMAT_2_MISSING = ("decision", "decision_state_", "alpha_", "alpha_losses_", "alpha_grid_", "monitors", "monitors_",
+                    "loss")
 
 
 def test_a_format_2_checkpoint_loads_through_migration_and_continues_exactly(tmp_path):
     rng = np.random.default_rng(3)
     X, Y = rng.normal(size=(300, 6)), (rng.random((300, 4)) < 0.3).astype(int)
-    model = ELMNCLD(n_neighbors=5, rho_pos=0.1, rho_neg=0.2, detector="paper", decision="paper", random_state=0)
+    # a format 2 model regressed the noisy labels (loss="paper"): the migration reads a missing loss so
+    model = ELMNCLD(n_neighbors=5, rho_pos=0.1, rho_neg=0.2, detector="paper", decision="paper", loss="paper",
+                    random_state=0)
     model.partial_fit(X[:100], Y[:100])
     model.partial_fit(X[100:200], Y[100:200])
     # history rows did not record the ridge either
@@ -494,7 +497,7 @@ def test_a_format_2_checkpoint_loads_through_migration_and_continues_exactly(tmp
     assert meta["version"] == 2 and "arrays" not in meta and "decision" not in meta["payload"]["state"]["__dict__"]
 
     old = load_checkpoint(tmp_path / "old.npz", expected=ELMNCLD)
-    assert (old.decision, old.detector, tuple(old.monitors), old.monitors_) == ("paper", "paper", (), {})
+    assert (old.decision, old.detector, tuple(old.monitors), old.monitors_, old.loss) == ("paper", "paper", (), {}, "paper")
     assert old.alpha_ == model.alpha and old.decision_state_ is None
     np.testing.assert_array_equal(old.predict(X[200:]), (old.decision_function(X[200:]) > 0).astype(np.int8))
     np.testing.assert_array_equal(old.predict(X[200:]), model.predict(X[200:]))

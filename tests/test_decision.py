@@ -51,8 +51,20 @@ def test_each_rule_gives_01_int8_of_the_scores_shape(rule):
 
 
 def test_paper_rule_is_scores_above_zero():
-    model, s = _fitted("paper")
+    model, s = _fitted("paper", loss="paper")  # the paper's loss: the scores regress the noisy labels
     D = model.ranking_scores(s.X)
+    np.testing.assert_array_equal(model.predict(s.X), (D > 0).astype(np.int8))
+
+
+def test_the_rules_read_the_backward_losss_scores_on_the_noisy_labels_scale():
+    """loss="backward" scores estimate the clean label; the rules, written for regressions of the noisy
+    labels, read them through Eq. (NR): threshold 0 is 2 (rho_- + d (o + 1) / 2) - 1 > 0, and the bayes rule
+    (u > 1/2 on the corrected scale) is o > 0 on the model's own scores."""
+    model, s = _fitted("paper", loss="backward")
+    D = model.ranking_scores(s.X)
+    d = 1.0 - s.rho_pos - s.rho_neg
+    np.testing.assert_array_equal(model.predict(s.X), (2.0 * (s.rho_neg + d * (D + 1) / 2) - 1 > 0).astype(np.int8))
+    model.set_params(decision="bayes")
     np.testing.assert_array_equal(model.predict(s.X), (D > 0).astype(np.int8))
 
 

@@ -34,14 +34,18 @@ def test_every_preset_has_a_note_and_nothing_else():
     assert set(PRESET_NOTES) == set(PRESETS)
 
 
-def test_clean_vs_noisy():
+def test_clean_vs_noisy(default_sweep):
     cfg, _, result = _run("clean vs noisy")
     assert "ELM-O (clean labels)" in cfg.models  # a real clean-label reference
+    # "β, γ on the sweep's plateau (GM within 0.01 of its best)"
+    df, _ = default_sweep
+    here = df[(df["beta"] == cfg.beta) & (df["gamma"] == cfg.gamma)]["gm"]
+    assert len(here) == 1 and best_point(df)["gm"] - here.iloc[0] < 0.01
     s = result.summary()
     cost = result.noise_cost("average_precision")
-    # "the noise costs the plain ELM about 0.05 and ELM-O's correction wins back about a quarter of it"
+    # "the noise costs the plain ELM about 0.05 and ELM-O's correction wins back about half of it" (measured 51 %)
     assert 0.03 < cost["cost"] < 0.07, cost
-    assert 0.15 < cost["share"] < 0.40, cost
+    assert 0.40 < cost["share"] < 0.65, cost
     assert s.loc["ELM-O (clean labels)", "average_precision"] > s.loc["ELM-O", "average_precision"] \
         > s.loc["ELM (plain)", "average_precision"]
     # "micro-F1 hides the cost: ... all three reach about the same F1"
@@ -134,26 +138,28 @@ def default_sweep():
 def test_why_beta_matters(default_sweep):
     _, _, result = _run("why beta matters")
     s = result.summary()
-    metrics = ["hamming_loss", "micro_f1", "average_precision"]
-    assert s.loc["ELM-O", metrics].tolist() == s.loc["ELM (plain)", metrics].tolist()  # "identical metrics"
+    # "the same decisions (Hamming loss and micro-F1 within 0.002), a higher average precision"
+    for metric in ("hamming_loss", "micro_f1"):
+        assert abs(s.loc["ELM-O", metric] - s.loc["ELM (plain)", metric]) <= 0.002, metric
+    assert s.loc["ELM-O", "average_precision"] > s.loc["ELM (plain)", "average_precision"] + 0.01
     df, base = default_sweep
     best = best_point(df)
-    assert (best["beta"], best["gamma"]) == (0.6, 2**-5), best
+    assert (best["beta"], best["gamma"]) == (0.95, 2**-3), best
     at_default = df[(df["beta"] == base.beta) & (df["gamma"] == base.gamma)]["gm"].iloc[0]
-    assert 0.03 < best["gm"] - at_default < 0.08  # "GM about 0.05 above the defaults"
+    assert 0.06 < best["gm"] - at_default < 0.10  # "GM about 0.08 above the defaults"
 
 
 def test_sweep_text(default_sweep):
-    # SWEEP.text: "best grid point is β = 0.6, γ = 2⁻⁵ (GM 0.675, flat from β 0.55 to 0.75),
-    # against 0.619 at the defaults"
+    # SWEEP.text: "best grid point is β = 0.95, γ = 2⁻³ (GM 0.675; at γ = 2⁻⁴ it is flat, 0.671 to 0.673,
+    # from β 0.35 to 1), against 0.594 at the defaults"
     df, base = default_sweep
     best = best_point(df)
     assert round(best["gm"], 3) == 0.675
     at_default = df[(df["beta"] == base.beta) & (df["gamma"] == base.gamma)]["gm"].iloc[0]
-    assert round(at_default, 3) == 0.619
-    flat = df[(df["gamma"] == 2**-5) & df["beta"].between(0.549, 0.751)]["gm"]
-    assert len(flat) == 5 and flat.max() - flat.min() < 0.002
-    assert "0.675" in SWEEP.text and "0.619" in SWEEP.text
+    assert round(at_default, 3) == 0.594
+    flat = df[(df["gamma"] == 2**-4) & df["beta"].between(0.349, 1.001)]["gm"]
+    assert len(flat) == 14 and round(flat.min(), 3) == 0.671 and round(flat.max(), 3) == 0.673
+    assert "0.675" in SWEEP.text and "0.594" in SWEEP.text and "0.671 to 0.673" in SWEEP.text
     assert "sits lower here" not in SWEEP.text
 
 
@@ -248,4 +254,4 @@ def test_the_unknown_noise_lesson_reads_the_rate_errors_and_the_band_of_the_run(
 
 def test_the_why_beta_lesson_says_identical_from_the_run():
     text, _, _ = _last_step("why beta matters")
-    assert text.endswith("identical.")
+    assert text.endswith("the same decisions; the ranking differs: ELM-O regresses the noise-corrected targets.")

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.decision import decide, update_state
+from ..model.noisy_targets import noisy_scale
 from ..model.statistics import accumulate, drift_action
 from .metrics import MetricAccumulator
 from .runner import told_rates
@@ -272,7 +273,7 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                 scores = H @ coefs[bi]  # (N, ng * q)
                 for gi in range(ng):
                     s = scores[:, gi * q:(gi + 1) * q]
-                    acc[bi][gi].update(Y_true, s, decide(rule, states[bi][gi], s))
+                    acc[bi][gi].update(Y_true, s, decide(rule, states[bi][gi], noisy_scale(probe.loss, s, rho_pos, rho_neg)))
         if stop - start >= min_learn:
             Y_noisy = stream.Y_noisy[start:stop]
             probe.partial_fit(X, Y_noisy)
@@ -296,7 +297,8 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                 scores = H @ (coefs[bi] if fresh else old_coefs[bi])
                 for gi in range(ng):
                     states[bi][gi] = update_state(
-                        None if fresh else states[bi][gi], scores[:, gi * q:(gi + 1) * q], Y_noisy, rho_pos, rho_neg,
+                        None if fresh else states[bi][gi],
+                        noisy_scale(probe.loss, scores[:, gi * q:(gi + 1) * q], rho_pos, rho_neg), Y_noisy, rho_pos, rho_neg,
                         cardinality=record.lcard_hat, prevalence=record.prevalence_hat,
                         calibrate=False)  # predictions only: the calibration does not change their sign
         if progress is not None:

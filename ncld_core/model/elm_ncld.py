@@ -52,6 +52,12 @@ labels a user has checked (``partial_fit(X, Y, trusted=mask, Y_trusted=clean)``)
 the flips and a regression estimate of the cardinality with a confidence interval
 (:mod:`ncld_core.model.cardinality`); the model still learns every row from its observed labels.
 
+Loss (``loss=``, :mod:`ncld_core.model.noisy_targets`): the score term regresses, by default, the
+backward-corrected targets ``(y - rho_-) / (1 - rho_+ - rho_-)`` (unbiased for the clean label; the
+paper regresses the noisy labels, ``loss="paper"``).  The scores ``H Phi`` then estimate the clean
+probability on the {-1, +1} scale; the decision rules, written for regressions of the noisy labels,
+read them mapped back through Eq. (NR) (:func:`~ncld_core.model.noisy_targets.noisy_scale`).
+
 Decisions (``decision=``, :mod:`ncld_core.model.decision`): ``"paper"`` predicts ``H Phi > 0``; the
 other rules read the scores on the noise-corrected scale and keep a running state of the
 clean cardinality, prevalences and thresholds (:attr:`decision_state_`), updated with each
@@ -110,6 +116,7 @@ from .elm import RandomHiddenLayer
 from .flip_rates import FlipRateEstimator, check_trusted
 from .graph import gram_matrix, reconstruction_weights
 from .importance import importance_weights, instance_cardinality, ranking_matrix
+from .noisy_targets import check_loss, noise_free_probability, noisy_scale, regression_targets
 from .probability import DEFAULT_PROBABILITY_MODEL, make_probability_model
 from .record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
 from .statistics import SufficientStatistics, accumulate, drift_action
@@ -227,6 +234,16 @@ class ELMNCLD(ChunkClassifier):
         the Hamming loss within 2x the all-negative predictor's on the 8 shared datasets with
         the best micro-F1 among the rules that do (``docs/decisions.md``,
         ``python -m benchmarks.decisions``).
+    loss : {"backward", "paper", "denoise", "denoise-knn"}, default "backward"
+        What the score term of Eq. (N3) regresses (:mod:`ncld_core.model.noisy_targets`; only ``H^T Y`` of the
+        sufficient statistics changes): "backward", the backward-corrected (unbiased) targets
+        ``(y - rho_-) / (1 - rho_+ - rho_-)``, so the scores estimate the *clean* probability and labels with
+        different rates rank on one scale; "paper", the observed noisy labels, as published (the noise
+        correction then lives only in the ranking term); "denoise", the posterior ``P(clean | noisy, x)``
+        from the model's clean probability before each chunk ("denoise-knn": from the graph neighbours'
+        labels).  "backward" recovered the largest share of
+        what the noise costs in AP on the 8 shared datasets and the generator (``docs/noise-gap.md``,
+        ``python -m benchmarks.noise_gap``).  With rates 0 all three are the same model.
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
         Input scaling of the hidden layer; see :class:`~ncld_core.model.elm.RandomHiddenLayer`.
     graph_reg : float, default 1e-6
@@ -299,6 +316,7 @@ class ELMNCLD(ChunkClassifier):
         probability_model=DEFAULT_PROBABILITY_MODEL,
         hessian="exact",
         decision="f1-bounded",
+        loss="backward",
         scaling="auto",
         graph_reg=1e-6,
         random_state=None,
@@ -319,6 +337,7 @@ class ELMNCLD(ChunkClassifier):
         self.probability_model = probability_model
         self.hessian = hessian
         self.decision = decision
+        self.loss = loss
         self.scaling = scaling
         self.graph_reg = graph_reg
         self.random_state = random_state
@@ -347,6 +366,7 @@ class ELMNCLD(ChunkClassifier):
             if not isinstance(name, str) or name not in DETECTORS:
                 raise ValueError(f"monitors: each must be one of {list(DETECTORS)}; got {name!r}")
         check_decision(self.decision)
+        check_loss(self.loss)
         if self.hessian not in HESSIANS:
             raise ValueError(f"hessian must be one of {HESSIANS}, got {self.hessian!r}")
         if self._estimates_rates():
@@ -426,7 +446,8 @@ class ELMNCLD(ChunkClassifier):
 
     # ------------------------------------------------------------------ one chunk
     def _chunk_terms(self, hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator=None,
-                     coef=None, cache=None, n_neighbors=None, trusted=None, Y_trusted=None) -> ChunkTerms:
+                     coef=None, cache=None, n_neighbors=None, decision_state=None, trusted=None,
+                     Y_trusted=None) -> ChunkTerms:
         """Everything one chunk contributes (:class:`~ncld_core.model.chunk_terms.ChunkTerms`): its
         :class:`SufficientStatistics` and what was computed beside them; the model is not changed.
 
@@ -436,6 +457,8 @@ class ELMNCLD(ChunkClassifier):
         ``P_D`` with the other models learning the chunk.  ``n_neighbors`` (default: the
         parameter) is the graph's neighbour count; only ``fit`` on a small ``X`` passes fewer.
         ``trusted`` / ``Y_trusted``: the chunk's trusted rows (checked), handed to the estimator.
+        ``loss="denoise"`` reads the clean probability of the chunk from ``coef`` (calibrated by
+        ``decision_state`` when given), or on a first chunk from the noise-corrected ``P_D``.
         """
         k = self.n_neighbors if n_neighbors is None else n_neighbors
 
@@ -480,13 +503,18 @@ class ELMNCLD(ChunkClassifier):
         signal = ChunkSignal.from_labels(Y01, cardinality.per_instance if estimator is None else None,
                                          instance_cardinality(Y_pm, W))
         A = ranking_matrix(Y_pm, W)
+        # What the score term regresses (``loss``, :mod:`ncld_core.model.noisy_targets`); rates 0: the labels.
+        targets = Y_pm if not needs_proba else regression_targets(
+            self.loss, Y01, rho_pos, rho_neg,
+            None if self.loss in ("paper", "backward") else
+            self._clean_proba_before(H, None if self.loss == "denoise-knn" else coef, decision_state, P, rho_pos, rho_neg))
         HtH = memo(("HtH", layer), lambda: H.T @ H)
         if needs_graph:
             EtE = memo(("EtE", layer, k, self.graph_reg), lambda: _residual_gram(H, S))
         else:  # beta = 1: the graph term has weight 0 (it stays 0 if beta is changed later)
             EtE = np.zeros_like(HtH)
         return ChunkTerms(
-            sufficient=SufficientStatistics(HtH, EtE, H.T @ Y_pm, H.T @ A),
+            sufficient=SufficientStatistics(HtH, EtE, H.T @ targets, H.T @ A),
             H=H,
             Y01=Y01,
             rho_pos=rho_pos,
@@ -497,6 +525,22 @@ class ELMNCLD(ChunkClassifier):
             observed_cardinality=float(Y01.sum(axis=1).mean()),
             mean_weight=float(W.mean()),
         )
+
+    def _clean_proba_before(self, H, coef, decision_state, P, rho_pos, rho_neg) -> np.ndarray:
+        """``P(g = 1 | x)`` of a chunk before its labels are learnt (``loss="denoise"``): the model's calibrated
+        clean probability (:func:`~ncld_core.model.decision.clean_probability`), its scores cut to [0, 1]
+        without a calibration (``fit``), or, with no model yet, the neighbours' ``P_D`` with the noise removed."""
+        if coef is None:
+            return noise_free_probability(P, rho_pos, rho_neg)
+        scores = H @ coef
+        if decision_state is None:
+            return np.clip((scores + 1.0) / 2.0, 0.0, 1.0)
+        return clean_probability(decision_state, self._noisy_scale(scores, decision_state["rho_pos"],
+                                                                   decision_state["rho_neg"]))
+
+    def _noisy_scale(self, scores, rho_pos, rho_neg) -> np.ndarray:
+        """The scores as the decision rules read them (:func:`~ncld_core.model.noisy_targets.noisy_scale`)."""
+        return noisy_scale(self.loss, scores, rho_pos, rho_neg)
 
     def _solve_statistics(self, stats: SufficientStatistics, alpha: float | None = None):
         """``Phi``, ``Psi`` and cond(K) of the sums ``stats`` at the current parameters (ridge ``alpha``,
@@ -604,6 +648,7 @@ class ELMNCLD(ChunkClassifier):
                 estimator = None
         terms = self._chunk_terms(hidden, X, Y01, rho_pos, rho_neg, prob_model, noisy_proba, estimator,
                                   coef=None if first else self.coef_, cache=cache, n_neighbors=k,
+                                  decision_state=None if first else self.decision_state_,
                                   trusted=trusted, Y_trusted=Y_trusted)
         results = {name: det.update(terms.signal) for name, det in detectors.items()}
         result = results[""]
@@ -620,7 +665,8 @@ class ELMNCLD(ChunkClassifier):
         # model starts afresh (first chunk, drift reset), the new model's scores, and restarts.
         decision_state = update_state(
             None if action in ("init", "retrain", "adjust") else self.decision_state_,
-            terms.H @ (coef if action in ("init", "retrain", "adjust") else self.coef_), Y01, terms.rho_pos,
+            self._noisy_scale(terms.H @ (coef if action in ("init", "retrain", "adjust") else self.coef_),
+                              terms.rho_pos, terms.rho_neg), Y01, terms.rho_pos,
             terms.rho_neg, cardinality=terms.cardinality.estimate, prevalence=terms.cardinality.prevalence,
             rates_estimated=terms.estimator is not None)
         record = ModelChunkRecord(
@@ -724,7 +770,8 @@ class ELMNCLD(ChunkClassifier):
             P = None if noisy_proba is None else np.asarray(noisy_proba)[start:stop]
             # The estimator ranks each block by the scores of the model fitted on the blocks before
             # it (as the online model does); only then is a solve per block needed.
-            coef = None if estimator is None or start == 0 else self._solve_statistics(stats, alpha)[0]
+            needs_coef = estimator is not None or self.loss == "denoise"
+            coef = None if not needs_coef or start == 0 else self._solve_statistics(stats, alpha)[0]
             terms = self._chunk_terms(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P,
                                       estimator, coef=coef, n_neighbors=k)
             estimator = terms.estimator
@@ -734,7 +781,8 @@ class ELMNCLD(ChunkClassifier):
             stats = accumulate(stats, terms.sufficient, "init" if start == 0 else "none")
         coef, psi, _ = self._solve_statistics(stats, alpha)
         rates_pos, rates_neg = rates[-1]
-        decision_state = update_state(None, hidden.transform(X) @ coef, Y01, rates_pos, rates_neg,
+        decision_state = update_state(None, self._noisy_scale(hidden.transform(X) @ coef, rates_pos, rates_neg), Y01,
+                                      rates_pos, rates_neg,
                                       **_whole_data_cardinality(Y01, rates_pos, rates_neg, estimator))
         self.hidden_ = hidden
         detectors = self._new_detectors()
@@ -772,7 +820,7 @@ class ELMNCLD(ChunkClassifier):
         (:func:`ncld_core.model.decision.decide`): ``decision_function > 0``."""
         self._check_fitted()
         rule = check_decision(self.decision)
-        return decide(rule, self.decision_state_, scores)
+        return decide(rule, self.decision_state_, self._state_scale(scores))
 
     def _chunk_records(self) -> list[ModelChunkRecord]:
         """The records of the chunks learnt, oldest first (the model's history; checkpoints of the
@@ -792,7 +840,7 @@ class ELMNCLD(ChunkClassifier):
         """
         self._check_fitted()
         rule = check_decision(self.decision)
-        return decision_margin(rule, self.decision_state_, self.ranking_scores(X))
+        return decision_margin(rule, self.decision_state_, self._state_scale(self.ranking_scores(X)))
 
     def predict_proba(self, X) -> np.ndarray:
         """Probabilities (N, q) that each label is relevant, **weighted as the decision rule weights
@@ -828,7 +876,14 @@ class ELMNCLD(ChunkClassifier):
         :meth:`predict_proba`; (N, 2) ``[1 - p, p]`` after a 1-D target).  Not what :meth:`predict`
         thresholds at 1/2: the decision rule's threshold on it is ``theta``."""
         self._check_fitted()
-        return self._proba_out(clean_probability(self.decision_state_, self.ranking_scores(X)))
+        return self._proba_out(clean_probability(self.decision_state_, self._state_scale(self.ranking_scores(X))))
+
+    def _state_scale(self, scores) -> np.ndarray:
+        """:meth:`_noisy_scale` at the rates of the decision state (those its thresholds were fitted with)."""
+        state = self.decision_state_
+        if state is None:  # a checkpoint from before decision states: the paper's loss and threshold 0
+            return np.asarray(scores, dtype=np.float64)
+        return self._noisy_scale(scores, state["rho_pos"], state["rho_neg"])
 
     @property
     def history_(self) -> pd.DataFrame:

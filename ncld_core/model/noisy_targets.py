@@ -1,0 +1,139 @@
+"""What ELM-NCLD regresses under label noise: the per-chunk targets of its least-squares term.
+
+The score term of Eq. (N3), ``b/2 ||H Phi - T||^2``, enters the sufficient statistics only
+through ``H^T T`` (:mod:`ncld_core.model.statistics`): every loss here changes the targets ``T``
+of a chunk, never ``H^T H``, so a chunk stays one pass and the beta x gamma sweep still applies.
+With observed labels ``y`` in {0, 1}, per-label flip rates (Eq. NR) ``rho_+ = P(y=0 | g=1)``,
+``rho_- = P(y=1 | g=0)`` and ``d = 1 - rho_+ - rho_-``, the targets (on the {-1, +1} scale of
+``T = 2 t - 1``) are:
+
+``"paper"``
+    the observed labels, ``t = y`` (the paper regresses the noisy labels; its noise correction
+    is in the importance-weighted ranking term only).  The scores then estimate
+    ``P(y = 1 | x) = rho_- + d p(x)``, ``p(x) = P(g = 1 | x)``.
+``"backward"``
+    the backward-corrected (unbiased) target ``t = (y - rho_-) / d`` (Natarajan et al. 2013's
+    unbiased loss, which for the squared loss is exactly a regression on this target):
+    ``E[t | x] = p(x)``, so the scores estimate the clean probability, at the price of a
+    variance inflated by about ``1 / d^2``.
+``"denoise"``
+    the posterior of the clean label given the noisy one and the features,
+    ``t = P(g = 1 | y, x)``::
+
+        y = 1:  (1 - rho_+) p / ((1 - rho_+) p + rho_- (1 - p))
+        y = 0:  rho_+ p / (rho_+ p + (1 - rho_-) (1 - p))
+
+    with ``p`` an estimate of ``P(g = 1 | x)`` made before the chunk's labels are used by the
+    model (its calibrated clean probability on the chunk, or on the first chunk the
+    noise-corrected neighbour estimate): one E-step of EM per chunk, the targets bounded in
+    [0, 1] (no ``1 / d`` inflation).  Its fixed point is ``E[t | x] = p(x)`` when ``p`` is right.
+``"denoise-knn"``
+    the same posterior with ``p`` from the chunk's graph neighbours' noisy labels with the noise
+    removed, ``(P_D - rho_-) / d`` cut to [0, 1] (:func:`noise_free_probability`; ``P_D`` of the
+    ``"knn"`` probability model): each label is judged by its own noisy value and its neighbours'.
+
+>>> import numpy as np
+>>> y = np.array([[1, 0]])
+>>> backward_targets(y, [0.2, 0.2], [0.3, 0.3]).round(3).tolist()   # (1-0.3)/0.5, (0-0.3)/0.5 in 0/1
+[[1.4, -0.6]]
+>>> posterior_targets(y, [0.2, 0.2], [0.3, 0.3], p=[[0.5, 0.5]]).round(3).tolist()
+[[0.727, 0.222]]
+>>> regression_targets("paper", y, [0.2, 0.2], [0.3, 0.3]).tolist()   # {-1, +1} scale
+[[1.0, -1.0]]
+>>> noisy_scale("backward", np.array([[1.0, -1.0]]), [0.2, 0.2], [0.3, 0.3]).round(3).tolist()
+[[0.6, -0.4]]
+>>> regression_targets("gaussian", y, 0.2, 0.3)
+Traceback (most recent call last):
+...
+ValueError: loss must be one of ['paper', 'backward', 'denoise', 'denoise-knn']; got 'gaussian'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["LOSSES", "check_loss", "backward_targets", "posterior_targets", "regression_targets",
+           "noise_free_probability", "noisy_scale", "PROBABILITY_FLOOR"]
+
+#: Loss name -> one-line description (the ``loss`` parameter of :class:`~ncld_core.model.ELMNCLD`).
+LOSSES = {
+    "paper": "regress the observed (noisy) labels; correction only in the ranking term (the paper's Eq. N3)",
+    "backward": "regress the backward-corrected (unbiased) targets (y - rho_-) / (1 - rho_+ - rho_-)",
+    "denoise": "regress the posterior P(clean = 1 | noisy label, x) from the model's clean probability",
+    "denoise-knn": "regress the posterior P(clean = 1 | noisy label, x) from the graph neighbours' labels",
+}
+#: ``p`` is kept in [PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR]: a posterior from ``p`` = 0 or 1 would ignore
+#: the label for good.
+PROBABILITY_FLOOR = 1e-3
+
+
+def check_loss(value) -> str:
+    """``value`` if it names a loss of :data:`LOSSES`, else a ValueError naming ``loss``."""
+    if not isinstance(value, str) or value not in LOSSES:
+        raise ValueError(f"loss must be one of {list(LOSSES)}; got {value!r}")
+    return value
+
+
+def _rates(rho_pos, rho_neg, q):
+    rho_pos = np.broadcast_to(np.asarray(rho_pos, dtype=np.float64), (q,))
+    rho_neg = np.broadcast_to(np.asarray(rho_neg, dtype=np.float64), (q,))
+    return rho_pos, rho_neg
+
+
+def backward_targets(Y01, rho_pos, rho_neg) -> np.ndarray:
+    """``(y - rho_-) / (1 - rho_+ - rho_-)`` (N, q): unbiased for the clean label, on the 0/1 scale."""
+    Y = np.asarray(Y01, dtype=np.float64)
+    rho_pos, rho_neg = _rates(rho_pos, rho_neg, Y.shape[1])
+    return (Y - rho_neg) / (1.0 - rho_pos - rho_neg)
+
+
+def posterior_targets(Y01, rho_pos, rho_neg, p) -> np.ndarray:
+    """``P(g = 1 | y, x)`` (N, q) on the 0/1 scale from the clean probability ``p`` (N, q) (module doc)."""
+    Y = np.asarray(Y01, dtype=np.float64)
+    rho_pos, rho_neg = _rates(rho_pos, rho_neg, Y.shape[1])
+    p = np.clip(np.broadcast_to(np.asarray(p, dtype=np.float64), Y.shape), PROBABILITY_FLOOR,
+                1.0 - PROBABILITY_FLOOR)
+    keep_pos, keep_neg = (1.0 - rho_pos) * p, (1.0 - rho_neg) * (1.0 - p)  # P(y = g, g) for g = 1, 0
+    flip_pos, flip_neg = rho_pos * p, rho_neg * (1.0 - p)  # P(y != g, g)
+    return np.where(Y > 0.5, keep_pos / (keep_pos + flip_neg), flip_pos / (flip_pos + keep_neg))
+
+
+def noise_free_probability(P_noisy, rho_pos, rho_neg) -> np.ndarray:
+    """``(P_D - rho_-) / d`` cut to [0, 1]: the clean probability implied by a noisy one (Eq. NR inverted)."""
+    P = np.asarray(P_noisy, dtype=np.float64)
+    rho_pos, rho_neg = _rates(rho_pos, rho_neg, P.shape[1])
+    return np.clip((P - rho_neg) / (1.0 - rho_pos - rho_neg), 0.0, 1.0)
+
+
+def regression_targets(loss, Y01, rho_pos, rho_neg, p=None) -> np.ndarray:
+    """The targets ``T`` (N, q) on the {-1, +1} scale that ``loss`` regresses (module doc).
+
+    ``p`` (N, q): the clean probability ``"denoise"`` needs (ignored by the others).
+    """
+    check_loss(loss)
+    Y = np.asarray(Y01, dtype=np.float64)
+    if loss == "paper":
+        t = Y
+    elif loss == "backward":
+        t = backward_targets(Y, rho_pos, rho_neg)
+    else:
+        if p is None:
+            raise ValueError(f"loss={loss!r} needs the clean probability p of the chunk")
+        t = posterior_targets(Y, rho_pos, rho_neg, p)
+    return 2.0 * t - 1.0
+
+
+def noisy_scale(loss, scores, rho_pos, rho_neg) -> np.ndarray:
+    """Scores of a model learnt with ``loss`` as a regression of the *noisy* labels on the {-1, +1} scale,
+    what the decision rules read (:mod:`ncld_core.model.decision`).
+
+    ``"paper"`` regresses the noisy labels: unchanged.  The other losses' scores ``o`` estimate the clean
+    label, ``(o + 1) / 2 ~ p``: mapped to ``2 (rho_- + d (o + 1) / 2) - 1`` (Eq. NR), so that the rules'
+    noise-corrected scale ``u`` is ``(o + 1) / 2`` again.
+    """
+    S = np.asarray(scores, dtype=np.float64)
+    if check_loss(loss) == "paper":
+        return S
+    S2 = S.reshape(S.shape[0], -1)
+    rho_pos, rho_neg = _rates(rho_pos, rho_neg, S2.shape[1])
+    return (2.0 * (rho_neg + (1.0 - rho_pos - rho_neg) * (S2 + 1.0) / 2.0) - 1.0).reshape(S.shape)
