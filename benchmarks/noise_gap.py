@@ -217,10 +217,13 @@ def done_when(df: pd.DataFrame, family: str, method: str) -> list[str]:
         if means.loc[method, "average_precision"] < means.loc[IGNORING, "average_precision"]:
             below.append(d)
         rl_ratio[d] = means.loc[method, "ranking_loss"] / means.loc[ORACLE, "ranking_loss"]
+    costs = [sub[sub["dataset"] == d].groupby("model")["average_precision"].mean() for d in datasets]
+    cost = float(np.mean([c[ORACLE] - c[IGNORING] for c in costs]))
     n_half = sum(s >= 0.5 for s in shares.values())
     n_rl = sum(r <= 1.5 for r in rl_ratio.values())
     missed = {d: s for d, s in shares.items() if not s >= 0.5}
     return [
+        f"- What the noise costs in AP (oracle − ignoring), mean over the shared datasets: {cost:.3f}.",
         f"- AP gap recovered >= 50 %: **{n_half} of {len(datasets)}** shared datasets"
         + (f" (missed: {', '.join(f'{d} {100 * s:.0f} %' for d, s in missed.items())})" if missed else "") + ".",
         f"- Below ignoring the noise in AP: **{len(below)}** ({', '.join(below) or 'none'}).",
@@ -233,6 +236,7 @@ def choice_section(gap: pd.DataFrame, families, names: list[str]) -> list[str]:
     """Which candidate wins back most, per family: mean share of the AP and ranking-loss cost recovered over the
     streams (8 shared datasets + the generator), the streams where each is best in AP, and the verdict."""
     L = []
+    overall = gap[gap["model"].isin(names)].groupby(["family", "model"])["average_precision"].mean().unstack(0)
     for family in families:
         sub = gap[gap["family"] == family]
         means = sub.groupby(["dataset", "model"])[list(METRICS)].mean()
@@ -257,6 +261,12 @@ def choice_section(gap: pd.DataFrame, families, names: list[str]) -> list[str]:
               f"Largest mean share of the AP cost recovered: **{winner}**"
               + (" (the default)." if winner == DEFAULT else f"; the default is {DEFAULT} ({100 * share[DEFAULT]:.0f} %)."),
               ""]
+    if len(families) > 1:
+        mean_ap = overall[list(families)].mean(axis=1)
+        best = mean_ap.idxmax()
+        L += [f"Across the noise families ({', '.join(families)}; the mean over families of the mean AP over streams): "
+              + ", ".join(f"{n} {mean_ap[n]:.4f}" for n in mean_ap.sort_values(ascending=False).index)
+              + f". Best across the families: **{best}**" + (" (the default)." if best == DEFAULT else "."), ""]
     return L
 
 
