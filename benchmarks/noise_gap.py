@@ -39,7 +39,7 @@ from benchmarks.parallel import map_calls  # noqa: E402
 CHUNK = 500
 ORACLE = "ELM-O (clean labels)"  # the runner feeds this name the ground truth (ORACLES)
 IGNORING = "ignoring the noise (told rates 0)"
-DEFAULT = "backward (default)"
+DEFAULT = "backward (default)"  # loss="auto" with told rates
 #: The losses and variants measured beside the oracle and the ignoring twin: name -> ELMNCLD parameters
 #: (beyond the package defaults; every one is told the stream's true rates).
 CANDIDATES = {
@@ -51,6 +51,9 @@ CANDIDATES = {
     # regression with the ridge a / d^2 per label; with one K for all labels its nearest form is a ridge
     # scaled by 1 / mean(d)^2 (about 6 under the paper's noise):
     "backward, ridge x6 (~forward)": {"loss": "backward", "alpha": 1.8 * 6},
+    # Rates estimated online (not told): what loss="auto" chooses between.
+    "backward, rates estimated": {"loss": "backward", "flip_rates": "estimate"},
+    "paper's loss, rates estimated (auto)": {"loss": "paper", "flip_rates": "estimate"},
 }
 METRICS = {"average_precision": ("AP", True), "micro_f1": ("micro-F1", True), "ranking_loss": ("ranking loss", False)}
 FAMILIES = ("paper", "missing")
@@ -83,7 +86,8 @@ def run_gap(arg) -> list[dict]:
     zero = dict(rho_pos=0.0, rho_neg=0.0, flip_rates="given")
     models = {ORACLE: ELMNCLD(**params, **zero), IGNORING: ELMNCLD(**params, **zero)}
     for name in names:
-        models[name] = ELMNCLD(**{**params, **CANDIDATES[name]}, **told)
+        spec = CANDIDATES[name]
+        models[name] = ELMNCLD(**{**params, **spec}, **({} if spec.get("flip_rates") == "estimate" else told))
     result = PrequentialRunner(models, CHUNK).run(stream)
     summary = result.summary()
     seconds = {name: float(np.sum([c.seconds.get(name, 0.0) for c in result.chunks])) for name in models}
@@ -217,10 +221,13 @@ def done_when(df: pd.DataFrame, family: str, method: str) -> list[str]:
         if means.loc[method, "average_precision"] < means.loc[IGNORING, "average_precision"]:
             below.append(d)
         rl_ratio[d] = means.loc[method, "ranking_loss"] / means.loc[ORACLE, "ranking_loss"]
+    costs = [sub[sub["dataset"] == d].groupby("model")["average_precision"].mean() for d in datasets]
+    cost = float(np.mean([c[ORACLE] - c[IGNORING] for c in costs]))
     n_half = sum(s >= 0.5 for s in shares.values())
     n_rl = sum(r <= 1.5 for r in rl_ratio.values())
     missed = {d: s for d, s in shares.items() if not s >= 0.5}
     return [
+        f"- What the noise costs in AP (oracle − ignoring), mean over the shared datasets: {cost:.3f}.",
         f"- AP gap recovered >= 50 %: **{n_half} of {len(datasets)}** shared datasets"
         + (f" (missed: {', '.join(f'{d} {100 * s:.0f} %' for d, s in missed.items())})" if missed else "") + ".",
         f"- Below ignoring the noise in AP: **{len(below)}** ({', '.join(below) or 'none'}).",
@@ -229,10 +236,14 @@ def done_when(df: pd.DataFrame, family: str, method: str) -> list[str]:
     ]
 
 
-def choice_section(gap: pd.DataFrame, families, names: list[str]) -> list[str]:
+def choice_section(gap: pd.DataFrame, families, all_names: list[str]) -> list[str]:
     """Which candidate wins back most, per family: mean share of the AP and ranking-loss cost recovered over the
-    streams (8 shared datasets + the generator), the streams where each is best in AP, and the verdict."""
+    streams (8 shared datasets + the generator), the streams where each is best in AP, and the verdict; the
+    candidates told the rates compete, those estimating them are compared apart (what loss="auto" picks)."""
+    names = [n for n in all_names if CANDIDATES[n].get("flip_rates") != "estimate"]
+    estimating = [n for n in all_names if CANDIDATES[n].get("flip_rates") == "estimate"]
     L = []
+    overall = gap[gap["model"].isin(names)].groupby(["family", "model"])["average_precision"].mean().unstack(0)
     for family in families:
         sub = gap[gap["family"] == family]
         means = sub.groupby(["dataset", "model"])[list(METRICS)].mean()
@@ -257,6 +268,25 @@ def choice_section(gap: pd.DataFrame, families, names: list[str]) -> list[str]:
               f"Largest mean share of the AP cost recovered: **{winner}**"
               + (" (the default)." if winner == DEFAULT else f"; the default is {DEFAULT} ({100 * share[DEFAULT]:.0f} %)."),
               ""]
+    if len(families) > 1:
+        mean_ap = overall.loc[names, list(families)].mean(axis=1)
+        best = mean_ap.idxmax()
+        L += [f"Across the noise families ({', '.join(families)}; the mean over families of the mean AP over streams): "
+              + ", ".join(f"{n} {mean_ap[n]:.4f}" for n in mean_ap.sort_values(ascending=False).index)
+              + f". Best across the families: **{best}**" + (" (the default)." if best == DEFAULT else "."), ""]
+    if estimating:
+        rows = []
+        for family in families:
+            sub = gap[gap["family"] == family]
+            means = sub.groupby(["dataset", "model"])["average_precision"].mean().unstack()
+            shared = means.drop(index="synthetic", errors="ignore")
+            for n in estimating:
+                better = int((shared[n] > shared[IGNORING]).sum())
+                rows.append([family, n, f"{means[n].mean():.3f}", f"{100 * np.nanmean([recovered(means.loc[d], 'average_precision', n) for d in means.index]):.0f} %",
+                             f"{better} of {len(shared)}"])
+        L += ["Rates estimated online (not told), the two losses `loss=\"auto\"` chooses between:", "",
+              md_table(["family", "candidate", "mean AP", "AP cost recovered (mean)", "above ignoring on (shared)"],
+                       rows, "llrrr"), ""]
     return L
 
 
@@ -280,17 +310,22 @@ def curve_section(curves: pd.DataFrame, gap: pd.DataFrame, family: str) -> list[
         g = gap[(gap["family"] == family) & (gap["dataset"] == d) & (gap["seed"] == seed)].set_index("model")
         ap = {f: float(c[c["fraction"] == f]["average_precision"].iloc[0]) for f in FRACTIONS}
         row = [d, f"{c['inflation'].iloc[0]:.1f}", f"{c['variance_ratio'].iloc[0]:.3f}"] + [f"{ap[f]:.3f}" for f in FRACTIONS]
-        if DEFAULT in g.index:
+        if DEFAULT in g.index and IGNORING in g.index:
             mine = float(g.loc[DEFAULT, "average_precision"])
             frac = equivalent_fraction(c, mine)
             flag = "<= " if mine <= min(ap.values()) else ""
-            row += [f"{mine:.3f}", f"{flag}{frac:.3f} ({flag}{frac * CHUNK:.0f} of {CHUNK})"]
+            # the AP that recovers half the cost, and the clean fraction at which the oracle reaches it
+            half = float(g.loc[IGNORING, "average_precision"]) + 0.5 * (ap[1.0] - float(g.loc[IGNORING, "average_precision"]))
+            need = equivalent_fraction(c, half)
+            row += [f"{mine:.3f}", f"{flag}{frac:.3f} ({flag}{frac * CHUNK:.0f} of {CHUNK})",
+                    f"{half:.3f}: {need:.3f} ({need * CHUNK:.0f} of {CHUNK})"]
         else:
-            row += ["", ""]
+            row += ["", "", ""]
         rows.append(row)
     L += [md_table(["dataset", "mean 1/d²", "variance ratio", *[f"AP, oracle on {f:g}" for f in FRACTIONS],
-                    "AP, default (noisy)", "equivalent clean fraction (instances per chunk)"], rows,
-                   "l" + "r" * (len(FRACTIONS) + 4)), ""]
+                    "AP, default (noisy)", "equivalent clean fraction (instances per chunk)",
+                    "AP recovering half the cost: clean fraction it takes"], rows,
+                   "l" + "r" * (len(FRACTIONS) + 5)), ""]
     return L
 
 
@@ -337,7 +372,9 @@ def main(argv=None) -> int:
          (__doc__ or "").split("\n\n", 2)[2].split("Every number")[0].strip(), "",
          *([f"Streams longer than {cut} instances are cut to their first {cut} (after shuffling; "
             "`--max-instances`): their numbers are of the cut streams, not of `docs/results.md`'s.", ""] if cut else []),
-         "Candidates (each told the stream's true rates; ELM-O, package defaults otherwise):", ""]
+         "Candidates (ELM-O, package defaults otherwise; told the stream's true rates unless \"rates estimated\"; "
+         "the default `loss=\"auto\"` is the backward loss when told the rates and the paper's when estimating them):",
+         ""]
     L += [f"- **{n}**: `{CANDIDATES[n]}`" for n in names]
     L += ["", "## Done when (issue 26), the default, from these streams", ""]
     for f in families:

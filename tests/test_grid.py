@@ -285,11 +285,12 @@ def test_compare_runs_every_baseline_by_default_and_states_its_source():
         os.environ.clear()
         os.environ.update(saved)
     from ncld_core.eval.baselines import BASELINES
-    from ncld_core.eval.variants import ELM_VARIANTS
+    from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
 
     methods, notes = choose_methods(None, set())
     available = [b for b in BASELINES if not any(n.startswith(f"{b}:") for n in notes)]
-    assert methods == list(ELM_VARIANTS) + available
+    # the ELM variants (the twin ignoring the noise among them) and the clean-label oracle: the noise cost's ends
+    assert methods == list(ELM_VARIANTS) + list(ORACLES) + available
     assert set(BASELINE_SOURCES) == set(BASELINES)
     methods, notes = choose_methods(None, {"River BR-LR"})
     assert "River BR-LR" not in methods and any("River BR-LR" in n for n in notes)

@@ -106,3 +106,20 @@ def test_the_default_loss_wins_back_more_of_the_noise_cost_than_the_papers_on_th
         for loss in shares:
             shares[loss].append((ap[loss] - ap["ignoring"]) / (ap["ELM-O (clean labels)"] - ap["ignoring"]))
     assert np.mean(shares["backward"]) > 0.3 and np.mean(shares["paper"]) < 0.25, shares
+
+
+def test_auto_is_the_backward_loss_with_given_rates_and_the_papers_with_estimated_ones():
+    from ncld_core.stream.synthetic import make_synthetic_stream
+
+    s = make_synthetic_stream(n_instances=1000, n_features=6, n_labels=4, flip_rates=(0.2, 0.3), random_state=1)
+    told = ELMNCLD(rho_pos=s.rho_pos, rho_neg=s.rho_neg, random_state=0)
+    estimating = ELMNCLD(random_state=0)
+    assert told.loss == estimating.loss == "auto"
+    assert told.loss_in_use() == "backward" and estimating.loss_in_use() == "paper"
+    for model, same in ((told, ELMNCLD(rho_pos=s.rho_pos, rho_neg=s.rho_neg, random_state=0, loss="backward")),
+                        (estimating, ELMNCLD(random_state=0, loss="paper"))):
+        for start in (0, 500):
+            model.partial_fit(s.X[start:start + 500], s.Y_noisy[start:start + 500])
+            same.partial_fit(s.X[start:start + 500], s.Y_noisy[start:start + 500])
+        np.testing.assert_array_equal(model.coef_, same.coef_)
+        np.testing.assert_array_equal(model.predict(s.X[:200]), same.predict(s.X[:200]))

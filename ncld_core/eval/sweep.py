@@ -273,7 +273,7 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                 scores = H @ coefs[bi]  # (N, ng * q)
                 for gi in range(ng):
                     s = scores[:, gi * q:(gi + 1) * q]
-                    acc[bi][gi].update(Y_true, s, decide(rule, states[bi][gi], noisy_scale(probe.loss, s, rho_pos, rho_neg)))
+                    acc[bi][gi].update(Y_true, s, decide(rule, states[bi][gi], noisy_scale(probe.loss_in_use(), s, rho_pos, rho_neg)))
         if stop - start >= min_learn:
             Y_noisy = stream.Y_noisy[start:stop]
             probe.partial_fit(X, Y_noisy)
@@ -298,7 +298,7 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                 for gi in range(ng):
                     states[bi][gi] = update_state(
                         None if fresh else states[bi][gi],
-                        noisy_scale(probe.loss, scores[:, gi * q:(gi + 1) * q], rho_pos, rho_neg), Y_noisy, rho_pos, rho_neg,
+                        noisy_scale(probe.loss_in_use(), scores[:, gi * q:(gi + 1) * q], rho_pos, rho_neg), Y_noisy, rho_pos, rho_neg,
                         cardinality=record.lcard_hat, prevalence=record.prevalence_hat,
                         calibrate=False)  # predictions only: the calibration does not change their sign
         if progress is not None:

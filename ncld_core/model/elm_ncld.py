@@ -52,9 +52,9 @@ labels a user has checked (``partial_fit(X, Y, trusted=mask, Y_trusted=clean)``)
 the flips and a regression estimate of the cardinality with a confidence interval
 (:mod:`ncld_core.model.cardinality`); the model still learns every row from its observed labels.
 
-Loss (``loss=``, :mod:`ncld_core.model.noisy_targets`): the score term regresses, by default, the
-backward-corrected targets ``(y - rho_-) / (1 - rho_+ - rho_-)`` (unbiased for the clean label; the
-paper regresses the noisy labels, ``loss="paper"``).  The scores ``H Phi`` then estimate the clean
+Loss (``loss=``, :mod:`ncld_core.model.noisy_targets`): with given rates the score term regresses, by
+default, the backward-corrected targets ``(y - rho_-) / (1 - rho_+ - rho_-)`` (unbiased for the clean
+label; the paper regresses the noisy labels, ``loss="paper"``, which the default keeps with estimated rates).  The scores ``H Phi`` then estimate the clean
 probability on the {-1, +1} scale; the decision rules, written for regressions of the noisy labels,
 read them mapped back through Eq. (NR) (:func:`~ncld_core.model.noisy_targets.noisy_scale`).
 
@@ -116,7 +116,7 @@ from .elm import RandomHiddenLayer
 from .flip_rates import FlipRateEstimator, check_trusted
 from .graph import gram_matrix, reconstruction_weights
 from .importance import importance_weights, instance_cardinality, ranking_matrix
-from .noisy_targets import check_loss, noise_free_probability, noisy_scale, regression_targets
+from .noisy_targets import check_loss, noise_free_probability, noisy_scale, regression_targets, resolve_loss
 from .probability import DEFAULT_PROBABILITY_MODEL, make_probability_model
 from .record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
 from .statistics import SufficientStatistics, accumulate, drift_action
@@ -234,16 +234,21 @@ class ELMNCLD(ChunkClassifier):
         the Hamming loss within 2x the all-negative predictor's on the 8 shared datasets with
         the best micro-F1 among the rules that do (``docs/decisions.md``,
         ``python -m benchmarks.decisions``).
-    loss : {"backward", "paper", "denoise", "denoise-knn"}, default "backward"
+    loss : {"auto", "backward", "paper", "denoise", "denoise-knn"}, default "auto"
         What the score term of Eq. (N3) regresses (:mod:`ncld_core.model.noisy_targets`; only ``H^T Y`` of the
-        sufficient statistics changes): "backward", the backward-corrected (unbiased) targets
+        sufficient statistics changes): "auto" is "backward" when the rates are given and "paper" when they
+        are estimated (:meth:`loss_in_use`: the correction divides the rates' error by
+        ``1 - rho_+ - rho_-``, and estimated ``rho_-`` is biased up on frequent labels; with estimated rates
+        "backward" scored below "paper" in AP on the shared datasets, ``docs/noise-gap.md``);
+        "backward", the backward-corrected (unbiased) targets
         ``(y - rho_-) / (1 - rho_+ - rho_-)``, so the scores estimate the *clean* probability and labels with
         different rates rank on one scale; "paper", the observed noisy labels, as published (the noise
         correction then lives only in the ranking term); "denoise", the posterior ``P(clean | noisy, x)``
         from the model's clean probability before each chunk ("denoise-knn": from the graph neighbours'
-        labels).  "backward" recovered the largest share of
-        what the noise costs in AP on the 8 shared datasets and the generator (``docs/noise-gap.md``,
-        ``python -m benchmarks.noise_gap``).  With rates 0 all three are the same model.
+        labels).  Told the rates, "backward" had the best mean AP over the 8 shared datasets and the generator
+        across the paper's noise and missing labels (under the paper's noise alone a 6x larger ridge did better,
+        under missing labels worse; ``docs/noise-gap.md``, ``python -m benchmarks.noise_gap``).  With rates 0
+        all are the same model.
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
         Input scaling of the hidden layer; see :class:`~ncld_core.model.elm.RandomHiddenLayer`.
     graph_reg : float, default 1e-6
@@ -316,7 +321,7 @@ class ELMNCLD(ChunkClassifier):
         probability_model=DEFAULT_PROBABILITY_MODEL,
         hessian="exact",
         decision="f1-bounded",
-        loss="backward",
+        loss="auto",
         scaling="auto",
         graph_reg=1e-6,
         random_state=None,
@@ -366,7 +371,7 @@ class ELMNCLD(ChunkClassifier):
             if not isinstance(name, str) or name not in DETECTORS:
                 raise ValueError(f"monitors: each must be one of {list(DETECTORS)}; got {name!r}")
         check_decision(self.decision)
-        check_loss(self.loss)
+        check_loss(self.loss, auto=True)
         if self.hessian not in HESSIANS:
             raise ValueError(f"hessian must be one of {HESSIANS}, got {self.hessian!r}")
         if self._estimates_rates():
@@ -504,10 +509,11 @@ class ELMNCLD(ChunkClassifier):
                                          instance_cardinality(Y_pm, W))
         A = ranking_matrix(Y_pm, W)
         # What the score term regresses (``loss``, :mod:`ncld_core.model.noisy_targets`); rates 0: the labels.
+        loss = self.loss_in_use()
         targets = Y_pm if not needs_proba else regression_targets(
-            self.loss, Y01, rho_pos, rho_neg,
-            None if self.loss in ("paper", "backward") else
-            self._clean_proba_before(H, None if self.loss == "denoise-knn" else coef, decision_state, P, rho_pos, rho_neg))
+            loss, Y01, rho_pos, rho_neg,
+            None if loss in ("paper", "backward") else
+            self._clean_proba_before(H, None if loss == "denoise-knn" else coef, decision_state, P, rho_pos, rho_neg))
         HtH = memo(("HtH", layer), lambda: H.T @ H)
         if needs_graph:
             EtE = memo(("EtE", layer, k, self.graph_reg), lambda: _residual_gram(H, S))
@@ -540,7 +546,13 @@ class ELMNCLD(ChunkClassifier):
 
     def _noisy_scale(self, scores, rho_pos, rho_neg) -> np.ndarray:
         """The scores as the decision rules read them (:func:`~ncld_core.model.noisy_targets.noisy_scale`)."""
-        return noisy_scale(self.loss, scores, rho_pos, rho_neg)
+        return noisy_scale(self.loss_in_use(), scores, rho_pos, rho_neg)
+
+    def loss_in_use(self) -> str:
+        """The loss of :data:`~ncld_core.model.noisy_targets.LOSSES` the model learns with: ``loss``, or for
+        ``loss="auto"`` "backward" with given rates and "paper" with estimated ones
+        (:func:`~ncld_core.model.noisy_targets.resolve_loss`)."""
+        return resolve_loss(self.loss, self._estimates_rates())
 
     def _solve_statistics(self, stats: SufficientStatistics, alpha: float | None = None):
         """``Phi``, ``Psi`` and cond(K) of the sums ``stats`` at the current parameters (ridge ``alpha``,
@@ -770,7 +782,7 @@ class ELMNCLD(ChunkClassifier):
             P = None if noisy_proba is None else np.asarray(noisy_proba)[start:stop]
             # The estimator ranks each block by the scores of the model fitted on the blocks before
             # it (as the online model does); only then is a solve per block needed.
-            needs_coef = estimator is not None or self.loss == "denoise"
+            needs_coef = estimator is not None or self.loss_in_use() == "denoise"
             coef = None if not needs_coef or start == 0 else self._solve_statistics(stats, alpha)[0]
             terms = self._chunk_terms(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P,
                                       estimator, coef=coef, n_neighbors=k)

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LOSSES", "check_loss", "backward_targets", "posterior_targets", "regression_targets",
+__all__ = ["LOSSES", "AUTO_LOSS", "resolve_loss", "check_loss", "backward_targets", "posterior_targets", "regression_targets",
            "noise_free_probability", "noisy_scale", "PROBABILITY_FLOOR"]
 
 #: Loss name -> one-line description (the ``loss`` parameter of :class:`~ncld_core.model.ELMNCLD`).
@@ -62,16 +62,37 @@ LOSSES = {
     "denoise": "regress the posterior P(clean = 1 | noisy label, x) from the model's clean probability",
     "denoise-knn": "regress the posterior P(clean = 1 | noisy label, x) from the graph neighbours' labels",
 }
+#: The default of :class:`~ncld_core.model.ELMNCLD`: "backward" with given rates, "paper" with estimated ones
+#: (the backward correction divides the rates' error by ``d``: estimated ``rho_-`` is an upper bound on frequent
+#: labels, ``docs/flip-rates.md``, and the corrected targets then cost AP; measured in ``docs/noise-gap.md``).
+AUTO_LOSS = "auto"
+
 #: ``p`` is kept in [PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR]: a posterior from ``p`` = 0 or 1 would ignore
 #: the label for good.
 PROBABILITY_FLOOR = 1e-3
 
 
-def check_loss(value) -> str:
-    """``value`` if it names a loss of :data:`LOSSES`, else a ValueError naming ``loss``."""
-    if not isinstance(value, str) or value not in LOSSES:
-        raise ValueError(f"loss must be one of {list(LOSSES)}; got {value!r}")
+def check_loss(value, *, auto: bool = False) -> str:
+    """``value`` if it names a loss of :data:`LOSSES` (or, with ``auto``, is :data:`AUTO_LOSS`), else a
+    ValueError naming ``loss``."""
+    allowed = [*([AUTO_LOSS] if auto else []), *LOSSES]
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"loss must be one of {allowed}; got {value!r}")
     return value
+
+
+def resolve_loss(loss, rates_estimated: bool) -> str:
+    """The loss of :data:`LOSSES` that ``loss`` means: :data:`AUTO_LOSS` is "paper" with estimated rates, else
+    "backward".
+
+    >>> resolve_loss("auto", rates_estimated=False), resolve_loss("auto", rates_estimated=True)
+    ('backward', 'paper')
+    >>> resolve_loss("denoise", rates_estimated=True)
+    'denoise'
+    """
+    if check_loss(loss, auto=True) == AUTO_LOSS:
+        return "paper" if rates_estimated else "backward"
+    return loss
 
 
 def _rates(rho_pos, rho_neg, q):
