@@ -500,6 +500,70 @@ def test_presentation_mode_one_panel_large_type(browser, server):
         page.close()
 
 
+# JavaScript: the boxes of the shown panel's graph, plot area, legend, x-axis titles and caption, and the viewport.
+PANEL_BOXES = """
+(panel) => {
+  const box = document.querySelector('.st-key-panel_' + panel);
+  const gd = box.querySelector('.js-plotly-plot');
+  const rect = e => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const out = {view: {top: 0, left: 0, bottom: window.innerHeight, right: window.innerWidth}, parts: {}};
+  out.parts.graph = rect(gd.querySelector('.main-svg'));
+  const legend = gd.querySelector('.legend');
+  if (legend) out.parts.legend = rect(legend);
+  [...gd.querySelectorAll('.xtitle')].forEach((t, i) => { out.parts['xtitle' + i] = rect(t); });
+  const caption = box.querySelector('[data-testid="stCaptionContainer"]');
+  if (caption) out.parts.caption = rect(caption);
+  out.plot_h = gd._fullLayout._size.h;
+  out.legend_h = legend ? legend.getBoundingClientRect().height : 0;
+  out.scrollbar = !!gd.querySelector('.legend .scrollbar') &&
+      gd.querySelector('.legend .scrollbar').getBoundingClientRect().height > 0;
+  return out;
+}
+"""
+
+
+@pytest.mark.parametrize("width,height", [(1280, 720), (1024, 768), (820, 768)])
+def test_presentation_mode_fits_the_screen(browser, server, width, height):
+    """Issue 24 item 2: every graph panel shown in presentation mode has its graph, legend, x-axis title and
+    caption inside the viewport without scrolling; its legend is no scroll box and no taller than the plot; Next
+    stays on the selector's line; the summary's table is not cut."""
+    page = _open(browser, f"{server}/?n_instances=1500", height=height)
+    page.set_viewport_size({"width": width, "height": height})
+    page.get_by_role("button", name="Run", exact=True).click()
+    _wait_status(page, r"^done · chunk 6/6", 120)
+    page.get_by_text("Presentation mode").click()
+    page.get_by_role("button", name="Next", exact=True).wait_for(timeout=30_000)
+    from benchmarks.screenshot import present
+
+    for panel in ("metrics", "cardinality", "threshold", "timeline", "rates"):
+        present(page, panel)
+        if not page.locator(f".st-key-panel_{panel} .js-plotly-plot").count():
+            assert panel == "rates", panel  # (e) has no graph when the stream has no flip rates to show
+            continue
+        page.wait_for_function("""(panel) => { const gd = document.querySelector('.st-key-panel_' + panel + ' .js-plotly-plot');
+            return gd && gd._fullLayout && gd._fullLayout.font.size >= 18; }""", arg=panel, timeout=30_000)
+        found = page.evaluate(PANEL_BOXES, panel)
+        view = found["view"]
+        outside = {k: r for k, r in found["parts"].items()
+                   if r["top"] < view["top"] - 1 or r["bottom"] > view["bottom"] + 1
+                   or r["left"] < view["left"] - 1 or r["right"] > view["right"] + 1}
+        if outside or found["scrollbar"]:
+            _shot(page, f"dashboard_presentation_fit_{panel}_{width}x{height}.png")
+        assert not outside, (panel, width, height, outside, view)
+        assert not found["scrollbar"], (panel, width, height)
+        assert found["legend_h"] <= found["plot_h"], (panel, found["legend_h"], found["plot_h"])  # the legend eats no plot
+        problems = _text_problems(page, panel)["problems"]
+        assert not problems, (panel, width, height, problems)
+        nxt = page.get_by_role("button", name="Next", exact=True).bounding_box()
+        sel = page.locator(".st-key-present_panel").bounding_box()
+        assert abs(nxt["y"] - sel["y"]) < 20 and nxt["height"] < 60, (nxt, sel)  # one line, beside the selector
+    present(page, "summary")
+    cut = page.evaluate("""() => { const t = document.querySelector('.st-key-panel_summary table');
+        const r = t.getBoundingClientRect(); return r.right > window.innerWidth + 1 || t.scrollWidth > t.clientWidth + 1; }""")
+    assert not cut, (width, height)
+    page.close()
+
+
 def test_layout_at_820_px_keeps_labels_and_titles_apart(browser, server):
     page = _open(browser, f"{server}/?n_instances=1500", height=1000)
     page.set_viewport_size({"width": 820, "height": 1000})

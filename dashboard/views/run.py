@@ -44,6 +44,22 @@ def _start():
     ss["run"], ss["run_role"] = data.run_hub().start(
         data.session_id(), cfg, extra=None if upload is None else upload[1],
         build_stream=lambda: data.build_stream(cfg, upload))
+    if ss["run_role"] == "computing":  # its chunk times calibrate the next estimates (a replay's were counted)
+        ss[RUN_COST] = (ss["run"].token, ss["ctx"].cost)
+
+
+#: ``(run token, the run's cost estimate)`` until the run's measured chunk times are given to the calibration.
+RUN_COST = "run_cost"
+
+
+def _calibrate(run):
+    """A finished run's measured chunk times re-measure the speed the time estimates use (once per run)."""
+    token, cost = ss.get(RUN_COST) or (None, None)
+    if token != run.token or cost is None:
+        return
+    ss.pop(RUN_COST, None)
+    if len(run.compute_ms) >= 2:  # chunk 0 only initialises: a chunk after it is needed
+        data.time_calibration().observe(cost, [ms / 1000 for ms in run.compute_ms])
 
 
 def _stop():
@@ -79,18 +95,34 @@ PRESENT_CSS = """<style>
 .stMainBlockContainer { font-size: 1.3rem; }
 .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer td, .stMainBlockContainer th,
 .stMainBlockContainer button, .stMainBlockContainer label { font-size: 1.3rem !important; }
-.stMainBlockContainer h2 { font-size: 2.4rem; }
-.stMainBlockContainer h5 { font-size: 1.8rem; }
-.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
-.stMainBlockContainer { padding-top: 3.5rem; max-width: 100%; }
+.stMainBlockContainer h2 { font-size: 1.7rem; padding: 0; }
+.stMainBlockContainer h5 { font-size: 1.3rem; padding: 0.1rem 0 0; line-height: 1.25; }
+.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.05rem !important; line-height: 1.35; }
+.stMainBlockContainer .st-key-run_status [data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
+.stMainBlockContainer { padding-top: 3.4rem; padding-bottom: 1rem; max-width: 100%; }
+.stMainBlockContainer [data-testid="stVerticalBlock"] { gap: 0.4rem; }
+.stMainBlockContainer [data-testid="stHorizontalBlock"] { gap: 0.6rem; }
+.stMainBlockContainer table { width: 100%; table-layout: auto; }
+.stMainBlockContainer td, .stMainBlockContainer th { padding: 0.2rem 0.35rem !important; }
 section[data-testid="stSidebar"] { display: none; }
 .st-key-present_prev button, .st-key-present_next button { white-space: nowrap; }
 .st-key-present_panel input { font-size: 1.3rem; }
 [data-testid="stColumn"]:has(.st-key-present_prev), [data-testid="stColumn"]:has(.st-key-present_next) {
   min-width: 8.5rem; flex: 0 0 auto; width: auto; }
+[data-testid="stHorizontalBlock"]:has(.st-key-present_next), [data-testid="stHorizontalBlock"]:has(.st-key-run_button) {
+  flex-wrap: nowrap; }
+[data-testid="stColumn"]:has(.st-key-present_panel), [data-testid="stColumn"]:has(.st-key-run_status) {
+  min-width: 0; flex: 1 1 0; }
+.st-key-panel_summary td, .st-key-panel_summary th { font-size: 0.95rem !important; overflow-wrap: anywhere; }
+@media (max-width: 900px) { .st-key-panel_summary td, .st-key-panel_summary th {
+  font-size: 0.8rem !important; padding: 0.15rem 0.2rem !important; } }
 </style>"""
 #: Plotly font size (px) of the figures in presentation mode.
 PRESENT_FONT = 18
+#: Presentation mode: the plot area's height (px; panel (d) takes more with many rows) and the graph width its
+#: legend is laid out for (the narrowest screen presentation mode promises: 820 px).
+PRESENT_PLOT_PX = 135
+PRESENT_WIDTH_PX = 760
 
 
 def _step_panel(delta: int):
@@ -124,14 +156,17 @@ alert = st.empty()
 
 def _expected_text(cost) -> str:
     """The settings' expected memory and time per chunk (the core's estimate), said before Run."""
-    per = cost.seconds_per_chunk(data.flops_rate())
-    total = cost.seconds_total(data.flops_rate())
+    calibration = data.time_calibration()
+    per, total = calibration.seconds_per_chunk(cost), calibration.seconds_total(cost)
+    runs = calibration.n_runs
+    speed = (f"this server's speed measured on its last {runs} run{'s' if runs > 1 else ''}" if runs
+             else "this server's speed from one matrix product until a run has finished")
     mem = cost.memory_bytes / 1024**2
     mem_txt = f"{mem / 1024:.1f} GB" if mem >= 1024 else f"{mem:.0f} MB"
     return (f"Expected for these settings: about {mem_txt} of arrays per chunk (budget "
             f"{MEMORY_BUDGET_BYTES / 1024**3:.0f} GB) · about {per:.1f} s per chunk"
             + (f", {duration_text(total)} for {cost.n_chunks} chunks" if total is not None else "")
-            + " — an estimate from the array shapes, right within a factor of about 2; "
+            + f" — an estimate from the array shapes and {speed}; "
               "a run's status replaces it with its measured chunk times.")
 
 
@@ -411,13 +446,18 @@ def _put_table(slot: str, table, *, scrolls: bool):
 
 
 def _enlarge(fig):
-    """Presentation mode: the figure's type at PRESENT_FONT px, and taller (the panel has the page to itself)."""
-    fig.update_layout(font=dict(size=PRESENT_FONT), height=max(fig.layout.height or 340, 460))
+    """Presentation mode: the figure's type at PRESENT_FONT px, its plot PRESENT_PLOT_PX tall and its legend under
+    it laid out for the narrowest screen promised (820 px): the panel, its axes, legend and caption fit a
+    1280 x 720 screen without scrolling (tests/test_dashboard_browser.py measures it)."""
+    fig.update_layout(font=dict(size=PRESENT_FONT))
     fig.update_annotations(font_size=PRESENT_FONT)
     F.scale_subtitles(fig, PRESENT_FONT - 4)
-    fig.update_layout(legend_font_size=PRESENT_FONT - 2)
+    fig.update_layout(legend_font_size=PRESENT_FONT - 4)  # under the plot, in two columns: fewer lines
     fig.update_xaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
     fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
+    fig.layout.meta = meta | {"plot_px": PRESENT_PLOT_PX}
+    F.fit_legend(fig, width_px=PRESENT_WIDTH_PX)
 
 
 def _loop(run):
@@ -536,6 +576,7 @@ else:
         if run.status == "error":
             alert.error(md_escape(run.error or "the run failed"), icon=":material/error:")
         if not run.active and run.chunks:
+            _calibrate(run)
             kept = compare.remember(run.record())
             if kept is not None:
                 run.compare_id = kept["id"]
