@@ -195,6 +195,9 @@ def coinciding_models(chunks, models, keys=tuple(k for k, _, _ in LIVE_METRICS))
 
 #: Width (px) a panel's graph is laid out for when nothing else is known: a narrow panel at 820 px (about 390).
 PANEL_PX = 380
+#: The graph widths (px) a legend is also laid out for (:func:`fit_legend`): the page draws the layout of the widest
+#: of them its graph holds (dashboard/live_chart.py), so that a wide panel's legend is not wrapped for a narrow one.
+LEGEND_WIDTHS = (460, 560, 660, 760, 900, 1100)
 #: The plot area keeps at least this height (px) per category of a categorical y axis (panel (d)'s rows,
 #: whose labels take two lines).
 ROW_PX = 40
@@ -204,30 +207,13 @@ def _entry_lines(name: str) -> int:
     return name.count("<br>") + 1
 
 
-def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int = 2) -> None:
-    """Put ``fig``'s legend under the x axis, outside the plot area, in ``columns`` columns, and grow the figure
-    by the legend's height: the plot keeps its own height whatever the number of entries (five detectors and a
-    pinned baseline included) and the legend is never a scroll box (plotly scrolls a legend taller than half the
-    figure). Names are re-wrapped to the columns' width (``width_px``: the graph's width); the plot area of a
-    categorical y axis gets :data:`ROW_PX` per row. Applied again (after an overlay or larger type), it lays the
-    legend out afresh.
-
-    >>> fig = go.Figure(dict(data=[dict(type="scatter", y=[1, 2], name=f"series {i}") for i in range(6)],
-    ...                      layout=dict(height=300, margin=dict(t=40, b=40))))
-    >>> fit_legend(fig); fit_legend(fig)
-    >>> fig.layout.legend.yref, fig.layout.margin.b > 40, fig.layout.height - fig.layout.margin.b
-    ('container', True, 260)
-    """
+def _legend_layout(fig, width_px: int, columns: int, plot_px: float, axis_b: float, margin_t: float) -> dict:
+    """:func:`fit_legend`'s layout of ``fig``'s legend for a graph ``width_px`` wide: the shown traces' wrapped names
+    (by trace index), the bottom margin, the figure's height and the legend's entry width and height limit."""
     lay = fig.layout
-    margin_t = lay.margin.t if lay.margin.t is not None else 40
-    meta = dict(lay.meta) if isinstance(lay.meta, dict) else {}
-    axis_b = meta.get("axis_b", lay.margin.b if lay.margin.b is not None else 40)
-    plot_px = meta.get("plot_px", (lay.height or 340) - margin_t - (lay.margin.b if lay.margin.b is not None else 40))
     font = (lay.legend.font.size if lay.legend and lay.legend.font and lay.legend.font.size else None) \
         or (lay.font.size if lay.font and lay.font.size else 12)
     axis_font = max([a.title.font.size for a in fig.select_xaxes() if a.title.font.size] or [12])
-    if lay.yaxis and lay.yaxis.type == "category" and lay.yaxis.categoryarray:
-        plot_px = max(plot_px, ROW_PX * len(lay.yaxis.categoryarray))
     # plotly's entry width is a fraction of the plot area's: the margins (and (d)'s row labels, about 120 px, pushed
     # into the left margin) are not the legend's
     category = bool(lay.yaxis and lay.yaxis.type == "category")
@@ -235,18 +221,57 @@ def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int = 2) -> None:
     if plot_w / columns < 200:  # too narrow for columns side by side: one column
         columns = 1
     chars = max(14, int((plot_w / columns - 40) / (0.6 * font)))
-    shown = [t for t in fig.data if t.showlegend is not False and t.name]
-    for t in shown:
-        t.name = legend_wrap(t.name.replace("<br>· ", " · ").replace("<br>", " "), chars)
+    names = {i: legend_wrap(t.name.replace("<br>· ", " · ").replace("<br>", " "), chars)
+             for i, t in enumerate(fig.data) if t.showlegend is not False and t.name}
+    shown = list(names.values())
     rows = [shown[i:i + columns] for i in range(0, len(shown), columns)]
-    legend_px = int(sum(max(_entry_lines(t.name) for t in row) * font * 1.3 + 8 for row in rows)) + (10 if rows else 0)
+    legend_px = int(sum(max(_entry_lines(n) for n in row) * font * 1.3 + 8 for row in rows)) + (10 if rows else 0)
     below = int(axis_b * max(1.0, axis_font / 12))  # tick labels, the x-axis title and a note under them
-    lay.margin.b = below + legend_px
-    lay.height = int(margin_t + plot_px + below + legend_px)
+    # maxheight: plotly makes a horizontal legend taller than half the figure a scroll box; this one has its room
+    return dict(w=int(width_px), names=names, b=below + legend_px, height=int(margin_t + plot_px + below + legend_px),
+                plot=plot_px, entrywidth=1 / columns, maxheight=legend_px + 4 * font, font=font)
+
+
+def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int = 2, wider: tuple = LEGEND_WIDTHS) -> None:
+    """Put ``fig``'s legend under the x axis, outside the plot area, in ``columns`` columns, and grow the figure
+    by the legend's height: the plot keeps its own height whatever the number of entries (five detectors and a
+    pinned baseline included) and the legend is never a scroll box (plotly scrolls a legend taller than half the
+    figure). Names are re-wrapped to the columns' width (``width_px``: the graph's width); the plot area of a
+    categorical y axis gets :data:`ROW_PX` per row. Applied again (after an overlay or larger type), it lays the
+    legend out afresh.
+
+    The same is laid out for each of the ``wider`` widths above ``width_px`` and kept in ``layout.meta.legends``
+    (narrowest first): the page draws the one of the widest graph its panel holds (dashboard/live_chart.py).
+
+    >>> fig = go.Figure(dict(data=[dict(type="scatter", y=[1, 2], name=f"series {i}") for i in range(6)],
+    ...                      layout=dict(height=300, margin=dict(t=40, b=40))))
+    >>> fit_legend(fig); fit_legend(fig)
+    >>> fig.layout.legend.yref, fig.layout.margin.b > 40, fig.layout.height - fig.layout.margin.b
+    ('container', True, 260)
+    >>> [l["w"] for l in fig.layout.meta["legends"]][:3]
+    [380, 460, 560]
+    """
+    lay = fig.layout
+    margin_t = lay.margin.t if lay.margin.t is not None else 40
+    meta = dict(lay.meta) if isinstance(lay.meta, dict) else {}
+    axis_b = meta.get("axis_b", lay.margin.b if lay.margin.b is not None else 40)
+    plot_px = meta.get("plot_px", (lay.height or 340) - margin_t - (lay.margin.b if lay.margin.b is not None else 40))
+    if lay.yaxis and lay.yaxis.type == "category" and lay.yaxis.categoryarray:
+        plot_px = max(plot_px, ROW_PX * len(lay.yaxis.categoryarray))
+    layouts = [_legend_layout(fig, w, columns, plot_px, axis_b, margin_t)
+               for w in sorted({int(width_px), *(int(w) for w in wider if w > width_px)})]
+    first = layouts[0]
+    for i, name in first["names"].items():
+        fig.data[i].name = name
+    lay.margin.b = first["b"]
+    lay.height = first["height"]
     lay.legend = dict(orientation="h", xref="container", yref="container", x=0.01, xanchor="left", y=0,
-                      yanchor="bottom", entrywidth=1 / columns, entrywidthmode="fraction", traceorder="normal",
-                      font=dict(size=font), valign="top")
-    lay.meta = meta | {"axis_b": axis_b, "plot_px": plot_px}
+                      yanchor="bottom", entrywidth=first["entrywidth"], entrywidthmode="fraction", traceorder="normal",
+                      font=dict(size=first["font"]), valign="top", maxheight=first["maxheight"])
+    # JSON keys are strings: the page reads the names by trace index
+    legends = [{k: ({str(i): n for i, n in v.items()} if k == "names" else v) for k, v in layout.items() if k != "font"}
+               for layout in layouts]
+    lay.meta = meta | {"axis_b": axis_b, "plot_px": plot_px, "legends": legends}
 
 
 #: Legend names of the regime shading (panel (d)), with a swatch stronger than the shading itself.
