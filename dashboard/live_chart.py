@@ -78,7 +78,9 @@ function graph(slot) {
           gd.style.height = fig.layout.height + 'px';
           gd.__ncldFigure = gd.__ncldShape = null;  // the next figure is drawn whole
           gd.__ncldBusy = true;
-          window.Plotly.react(gd, fig.data, fig.layout).catch(() => {}).finally(() => {
+          window.Plotly.react(gd, fig.data, fig.layout).then(() => {
+            if (gd.clientWidth && Math.abs(gd.clientWidth - gd._fullLayout.width) > 1) return window.Plotly.Plots.resize(gd);
+          }).catch(() => {}).finally(() => {
             gd.__ncldBusy = false;
             place(slot);
           });
