@@ -123,10 +123,14 @@ function fittedHeight(gd, layout) {
   if (!fit || !gd.isConnected) return layout.height;
   const panel = gd.closest('[class*="st-key-panel_"]') || gd.parentNode;
   const top = gd.getBoundingClientRect().top + window.scrollY;
-  const below = Math.max(0, panel.getBoundingClientRect().bottom - gd.getBoundingClientRect().bottom);
+  // what the panel shows under the graph, to its lowest element (a caption's text can overhang its box)
+  const bottom = Math.max(panel.getBoundingClientRect().bottom,
+    ...[...panel.querySelectorAll('[data-testid="stCaptionContainer"], [data-testid="stExpander"], table')]
+      .map(e => e.getBoundingClientRect().bottom));
+  const below = Math.max(0, bottom - gd.getBoundingClientRect().bottom);
   const main = document.querySelector('.stMainBlockContainer');
   const pad = main ? parseFloat(getComputedStyle(main).paddingBottom) || 0 : 0;
-  const room = window.innerHeight - top - below - pad - 4;
+  const room = window.innerHeight - top - below - pad - 8;
   const plot = Math.min(fit.max, Math.max(fit.min, room - (fit.base - fit.plot)));
   return Math.round(fit.base - fit.plot + plot);
 }
