@@ -174,6 +174,7 @@ def overlay(figs: dict, base: dict, current) -> dict:
             if key.startswith("xaxis") and isinstance(axis, dict) and "range" in axis:
                 axis["range"] = [-0.5, x_hi]
         out[panel.key] = F.figure_from_spec(spec)
+        F.fit_legend(out[panel.key])  # the baseline's entries join the legend under the plot, which keeps its height
     return out
 
 

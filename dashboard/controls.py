@@ -251,7 +251,7 @@ def _pending_baseline():
         ss[PENDING_ERROR] = f"The link's pinned baseline cannot be re-run: {exc}"
         st.error(md_escape(ss[PENDING_ERROR]), icon=":material/error:")
         return
-    seconds = None if cost is None else cost.seconds_total(data.flops_rate())
+    seconds = None if cost is None else data.time_calibration().seconds_total(cost)
     quick = seconds is not None and seconds <= compare.REPLAY_LIMIT_S
     with st.container(border=True, key="pending_baseline"):
         st.markdown(f"**The link carries a pinned baseline run**, not run yet: {md_escape(settings_text(cfg))}.")

@@ -218,11 +218,13 @@ def warm_up() -> bool:
 
 
 @st.cache_resource(show_spinner=False)
-def flops_rate() -> float:
-    """This server's matrix-product rate (flop/s), measured once: what the cost estimate's times divide by."""
-    from ncld_core.model.cost import machine_flops
+def time_calibration():
+    """This server's :class:`~ncld_core.model.chunk_time.TimeCalibration`, shared by its visitors: the speed the
+    time estimates divide by, re-measured from every finished run's chunk times (not one timing at warm-up)."""
+    from ncld_core.model.chunk_time import TimeCalibration
 
-    return machine_flops()
+    return TimeCalibration()
+
 
 
 def session_id() -> str:

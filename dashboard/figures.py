@@ -119,17 +119,6 @@ def _layout(height: int, **kw) -> dict:
     return base
 
 
-def _above(px: float, height: int, margin: dict) -> float:
-    """The paper y of a point ``px`` pixels above the plot area (legends over titles / change labels).
-
-    Paper coordinates scale with the plot area; when a legend taller than the top margin makes
-    plotly grow the margin, the plot area shrinks and the gap with it, so the offset is computed
-    for a plot area 15 % shorter than the nominal one (a few pixels more gap when nothing grows).
-    """
-    plot_h = max(height - margin["t"] - margin["b"], 60)
-    return 1 + px / (0.85 * plot_h)
-
-
 #: The regime a change point leads to; other kinds (``shift``: other labels relevant, same
 #: cardinality) keep the regime.
 _REGIME_AFTER = {"growth": "multi", "reduction": "single"}
@@ -185,7 +174,7 @@ def legend_wrap(name: str, width: int = 50) -> str:
         return name
     if " · " in name:
         head, tail = name.split(" · ", 1)
-        return legend_wrap(head, width) + "<br>· " + tail
+        return legend_wrap(head, width) + "<br>" + wrap_label("· " + tail, width)
     return wrap_label(name, width)
 
 
@@ -204,11 +193,85 @@ def coinciding_models(chunks, models, keys=tuple(k for k, _, _ in LIVE_METRICS))
     return coinciding_groups(series)
 
 
-def _legend_over_labels(layout: dict, change_points, height: int, **kw) -> None:
-    """A horizontal legend over the plot, raised over the change labels when there are any."""
-    y = _above(_LABEL_PX + 2, height, layout["margin"]) if change_points else 1.02
-    layout["legend"] = dict(orientation="h", yanchor="bottom", y=y, xanchor="left", x=0, traceorder="normal",
-                            **({"font": _FONT} | kw))
+#: Width (px) a panel's graph is laid out for when nothing else is known: a narrow panel at 820 px (about 390).
+PANEL_PX = 380
+#: The graph widths (px) a legend is also laid out for (:func:`fit_legend`): the page draws the layout of the widest
+#: of them its graph holds (dashboard/live_chart.py), so that a wide panel's legend is not wrapped for a narrow one.
+LEGEND_WIDTHS = (460, 560, 660, 760, 900, 1100)
+#: The plot area keeps at least this height (px) per category of a categorical y axis (panel (d)'s rows,
+#: whose labels take two lines).
+ROW_PX = 40
+
+
+def _entry_lines(name: str) -> int:
+    return name.count("<br>") + 1
+
+
+def _legend_layout(fig, width_px: int, columns: int, plot_px: float, axis_b: float, margin_t: float) -> dict:
+    """:func:`fit_legend`'s layout of ``fig``'s legend for a graph ``width_px`` wide: the shown traces' wrapped names
+    (by trace index), the bottom margin, the figure's height and the legend's entry width and height limit."""
+    lay = fig.layout
+    font = (lay.legend.font.size if lay.legend and lay.legend.font and lay.legend.font.size else None) \
+        or (lay.font.size if lay.font and lay.font.size else 12)
+    axis_font = max([a.title.font.size for a in fig.select_xaxes() if a.title.font.size] or [12])
+    # plotly's entry width is a fraction of the plot area's: the margins (and (d)'s row labels, about 120 px, pushed
+    # into the left margin) are not the legend's
+    category = bool(lay.yaxis and lay.yaxis.type == "category")
+    plot_w = width_px - (lay.margin.l or 0) - (lay.margin.r or 0) - (120 if category else 0)
+    if plot_w / columns < 200:  # too narrow for columns side by side: one column
+        columns = 1
+    chars = max(14, int((plot_w / columns - 40) / (0.6 * font)))
+    names = {i: legend_wrap(t.name.replace("<br>· ", " · ").replace("<br>", " "), chars)
+             for i, t in enumerate(fig.data) if t.showlegend is not False and t.name}
+    shown = list(names.values())
+    rows = [shown[i:i + columns] for i in range(0, len(shown), columns)]
+    legend_px = int(sum(max(_entry_lines(n) for n in row) * font * 1.3 + 8 for row in rows)) + (10 if rows else 0)
+    below = int(axis_b * max(1.0, axis_font / 12))  # tick labels, the x-axis title and a note under them
+    # maxheight: plotly makes a horizontal legend taller than half the figure a scroll box; this one has its room
+    return dict(w=int(width_px), names=names, b=below + legend_px, height=int(margin_t + plot_px + below + legend_px),
+                plot=plot_px, entrywidth=1 / columns, maxheight=legend_px + 4 * font, font=font)
+
+
+def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int = 2, wider: tuple = LEGEND_WIDTHS) -> None:
+    """Put ``fig``'s legend under the x axis, outside the plot area, in ``columns`` columns, and grow the figure
+    by the legend's height: the plot keeps its own height whatever the number of entries (five detectors and a
+    pinned baseline included) and the legend is never a scroll box (plotly scrolls a legend taller than half the
+    figure). Names are re-wrapped to the columns' width (``width_px``: the graph's width); the plot area of a
+    categorical y axis gets :data:`ROW_PX` per row. Applied again (after an overlay or larger type), it lays the
+    legend out afresh.
+
+    The same is laid out for each of the ``wider`` widths above ``width_px`` and kept in ``layout.meta.legends``
+    (narrowest first): the page draws the one of the widest graph its panel holds (dashboard/live_chart.py).
+
+    >>> fig = go.Figure(dict(data=[dict(type="scatter", y=[1, 2], name=f"series {i}") for i in range(6)],
+    ...                      layout=dict(height=300, margin=dict(t=40, b=40))))
+    >>> fit_legend(fig); fit_legend(fig)
+    >>> fig.layout.legend.yref, fig.layout.margin.b > 40, fig.layout.height - fig.layout.margin.b
+    ('container', True, 260)
+    >>> [l["w"] for l in fig.layout.meta["legends"]][:3]
+    [380, 460, 560]
+    """
+    lay = fig.layout
+    margin_t = lay.margin.t if lay.margin.t is not None else 40
+    meta = dict(lay.meta) if isinstance(lay.meta, dict) else {}
+    axis_b = meta.get("axis_b", lay.margin.b if lay.margin.b is not None else 40)
+    plot_px = meta.get("plot_px", (lay.height or 340) - margin_t - (lay.margin.b if lay.margin.b is not None else 40))
+    if lay.yaxis and lay.yaxis.type == "category" and lay.yaxis.categoryarray:
+        plot_px = max(plot_px, ROW_PX * len(lay.yaxis.categoryarray))
+    layouts = [_legend_layout(fig, w, columns, plot_px, axis_b, margin_t)
+               for w in sorted({int(width_px), *(int(w) for w in wider if w > width_px)})]
+    first = layouts[0]
+    for i, name in first["names"].items():
+        fig.data[i].name = name
+    lay.margin.b = first["b"]
+    lay.height = first["height"]
+    lay.legend = dict(orientation="h", xref="container", yref="container", x=0.01, xanchor="left", y=0,
+                      yanchor="bottom", entrywidth=first["entrywidth"], entrywidthmode="fraction", traceorder="normal",
+                      font=dict(size=first["font"]), valign="top", maxheight=first["maxheight"])
+    # JSON keys are strings: the page reads the names by trace index
+    legends = [{k: ({str(i): n for i, n in v.items()} if k == "names" else v) for k, v in layout.items() if k != "font"}
+               for layout in layouts]
+    lay.meta = meta | {"axis_b": axis_b, "plot_px": plot_px, "legends": legends}
 
 
 #: Legend names of the regime shading (panel (d)), with a swatch stronger than the shading itself.
@@ -382,7 +445,7 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
     gap = 0.06
     width = (1 - 2 * gap) / 3
     layout = _layout(height, hovermode="closest")
-    margin = dict(l=45, r=10, t=85, b=62)
+    margin = dict(l=45, r=10, t=50, b=62)
     annotations = []
     for k, (_key, title, direction) in enumerate(LIVE_METRICS):
         axis = "" if k == 0 else str(k + 1)
@@ -400,12 +463,11 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
                             x=1, y=0, yshift=-24, xref="paper", yref="paper", xanchor="right", yanchor="top",
                             align="right", showarrow=False, font=dict(size=11, color="#666")))
     layout["annotations"] = annotations
-    # the legend sits above the two-line titles (about 32 px)
-    layout["legend"] = dict(orientation="h", yanchor="bottom", y=_above(36, height, margin), xanchor="left", x=0,
-                            font=_FONT)
     layout["margin"] = margin
     layout["shapes"] = _change_shapes(change_points, chunk_size, ("x", "x2", "x3"))
-    return figure_from_spec(dict(data=traces, layout=layout))
+    fig = figure_from_spec(dict(data=traces, layout=layout))
+    fit_legend(fig)  # under the plot, never over the two-line titles
+    return fig
 
 
 # --------------------------------------------------------------------------- (b) cardinality
@@ -540,16 +602,49 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
                                marker=dict(size=5, symbol="triangle-up"),
                                hovertemplate="paper's Eq. (card) %{y:.3f}<extra></extra>"))
     traces += _change_legend(change_points)
-    for t in traces:  # long legend names on two lines: the panel is as narrow as 490 px
-        t["name"] = legend_wrap(t["name"])
     layout = _layout(height)
-    layout["margin"] = dict(l=55, r=15, t=70, b=40)
-    _legend_over_labels(layout, change_points, height, font=dict(size=11))
+    layout["margin"] = dict(l=55, r=15, t=35, b=40)
+    layout["legend"] = dict(font=dict(size=11))
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
     layout["yaxis"] = dict(title=dict(text="labels per instance", font=_FONT), rangemode="tozero")
+    if observed_off_scale(chunks, traces[2:]):
+        # the noisy labels' cardinality far above the truth and the estimates (corel16k001: ~47 against ~2.9):
+        # on the left axis it would squash them to the bottom, so it gets an axis of its own, on the right
+        traces[1].update(yaxis="y2", name=OBSERVED_NAME + " (right axis)")
+        layout["yaxis2"] = dict(title=dict(text="observed (right axis)", font=dict(size=_FONT["size"],
+                                                                                 color=_OBSERVED_COLOR)),
+                                overlaying="y", side="right", rangemode="tozero", showgrid=False,
+                                tickfont=dict(color=_OBSERVED_COLOR))
+        layout["margin"]["r"] = 60
     layout["shapes"] = _change_shapes(change_points, chunk_size)
     layout["annotations"] = _change_labels(change_points, chunk_size)
-    return figure_from_spec(dict(data=traces, layout=layout))
+    fig = figure_from_spec(dict(data=traces, layout=layout))
+    fit_legend(fig)
+    return fig
+
+
+#: The observed cardinality gets an axis of its own when its largest value is this many times the largest of the
+#: truth and the estimates (their bands included).
+OFF_SCALE = 3.0
+
+
+def observed_off_scale(chunks, estimate_traces=()) -> bool:
+    """Whether panel (b)'s observed cardinality is so far above the truth and the estimates (``estimate_traces``:
+    their traces) that one axis for all would squash them (:data:`OFF_SCALE`).
+
+    >>> from types import SimpleNamespace as R
+    >>> observed_off_scale([R(true_cardinality=2.9, observed_cardinality=47.0)])
+    True
+    >>> observed_off_scale([R(true_cardinality=1.9, observed_cardinality=2.4)])
+    False
+    """
+    def top(values):
+        return max((float(v) for v in values if isinstance(v, numbers.Real) and math.isfinite(v)), default=None)
+
+    observed = top(c.observed_cardinality for c in chunks)
+    framed = [top(c.true_cardinality for c in chunks)] + [top(t.get("y") or ()) for t in estimate_traces]
+    framed = [v for v in framed if v is not None]
+    return observed is not None and bool(framed) and observed > OFF_SCALE * max(max(framed), 1e-9)
 
 
 def cardinality_mode(chunks, models) -> str | None:
@@ -774,11 +869,8 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=THRESHOLD_NAME, legendgroup="threshold",
                        line=dict(color="#111", width=1.5, dash="dash"), hoverinfo="skip"))
     traces += _glyph_legend() + _change_legend(change_points)
-    for t in traces:  # long legend names on two lines: the panel is as narrow as 490 px
-        t["name"] = legend_wrap(t["name"])
     layout = _layout(height, hovermode="closest")
-    layout["margin"] = dict(l=55, r=15, t=70, b=40)
-    _legend_over_labels(layout, change_points, height)
+    layout["margin"] = dict(l=55, r=15, t=35, b=40)
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
     # one labelled tick per decade: plotly's own log ticks add minor "2" and "5" labels that read as values
     # From the floor to 10 (a range the live view keeps, see fix_y_ranges), higher in half decades when a
@@ -790,7 +882,9 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     layout["shapes"] = [dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=1, y1=1,
                              line=dict(color="#111", width=1.5, dash="dash"))] + _change_shapes(change_points, chunk_size)
     layout["annotations"] = _change_labels(change_points, chunk_size)
-    return figure_from_spec(dict(data=traces, layout=layout))
+    fig = figure_from_spec(dict(data=traces, layout=layout))
+    fit_legend(fig)
+    return fig
 
 
 # --------------------------------------------------------------------------- (d) firings vs truth
@@ -864,13 +958,10 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
                            legendgroup="regimes", hoverinfo="skip",
                            marker=dict(symbol="square", size=14, color=_REGIME_SWATCH[regime],
                                        line=dict(color="#bbb", width=1))))
-    for t in traces:  # long legend names on two lines (the rows are wrapped by _wrap)
-        t["name"] = legend_wrap(t["name"])
-    if height is None:
-        n_legend = sum(1 for t in traces if t.get("showlegend", True))
-        height = max(240, 110 + 40 * len(rows) + 20 * n_legend)
+    if height is None:  # the rows' room; fit_legend adds the legend's under the plot
+        height = 40 + max(130, ROW_PX * len(rows)) + 40
     layout = _layout(height, hovermode="closest")
-    layout["margin"] = dict(l=55, r=15, t=50, b=40)
+    layout["margin"] = dict(l=55, r=15, t=40, b=40)
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(total))
     layout["yaxis"] = dict(type="category", categoryorder="array", categoryarray=rows[::-1],
                            range=[-0.6, len(rows) - 0.4], automargin=True,
@@ -880,7 +971,9 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
         layout["annotations"] = [dict(text="no true change in this stream:<br>every firing is a false alarm",
                                       x=0.5, y=TRUE_CHANGE_ROW, xref="paper", yref="y", yanchor="middle", showarrow=False,
                                       font=dict(size=11, color="#666"))]
-    return figure_from_spec(dict(data=traces, layout=layout))
+    fig = figure_from_spec(dict(data=traces, layout=layout))
+    fit_legend(fig)
+    return fig
 
 
 #: Backwards-compatible name of panel (c)'s figure.

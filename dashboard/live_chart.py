@@ -69,18 +69,109 @@ function graph(slot) {
       pending = true;
       requestAnimationFrame(() => {
         pending = false;
-        if (gd.isConnected && gd.clientWidth && Math.abs(gd.clientWidth - gd._fullLayout.width) > 1)
-          window.Plotly.Plots.resize(gd).catch(() => {});
+        if (!gd.isConnected || !gd.clientWidth || Math.abs(gd.clientWidth - gd._fullLayout.width) <= 1) return;
+        const pick = !gd.__ncldBusy && legendFor(gd, gd.layout);
+        if (pick && pick.w !== gd.__ncldLegend) {  // the legend laid out for this width, on the figure as drawn
+          const fig = {data: gd.data, layout: Object.assign({}, gd.layout)};
+          applyLegend(gd, fig);
+          fig.layout.height = fittedHeight(gd, fig.layout);
+          gd.style.height = fig.layout.height + 'px';
+          gd.__ncldFigure = gd.__ncldShape = null;  // the next figure is drawn whole
+          gd.__ncldBusy = true;
+          window.Plotly.react(gd, fig.data, fig.layout).then(() => {
+            if (gd.clientWidth && Math.abs(gd.clientWidth - gd._fullLayout.width) > 1) return window.Plotly.Plots.resize(gd);
+          }).catch(() => {}).finally(() => {
+            gd.__ncldBusy = false;
+            place(slot);
+          });
+        } else window.Plotly.Plots.resize(gd).catch(() => {});
       });
     }).observe(gd);
   }
   return gd;
 }
 
+// The legend laid out for the widest graph this one holds (layout.meta.legends, narrowest first, each for a
+// graph w px wide: dashboard/figures.py fit_legend): its wrapped names, bottom margin and height.
+function legendFor(gd, layout) {
+  const all = layout.meta && layout.meta.legends;
+  if (!all || !all.length) return null;
+  const width = gd.clientWidth || 0;
+  let pick = all[0];
+  for (const l of all) if (l.w <= width + 1) pick = l;
+  return pick;
+}
+
+function applyLegend(gd, fig) {
+  const pick = legendFor(gd, fig.layout);
+  gd.__ncldLegend = pick ? pick.w : null;
+  if (!pick) return;
+  for (const [i, name] of Object.entries(pick.names)) if (fig.data[i]) fig.data[i].name = name;
+  fig.layout.margin = Object.assign({}, fig.layout.margin, {b: pick.b});
+  fig.layout.height = pick.height;
+  fig.layout.legend = Object.assign({}, fig.layout.legend, {entrywidth: pick.entrywidth, maxheight: pick.maxheight});
+  const fit = fig.layout.meta.fit;
+  if (fit) { fit.base = pick.height; fit.plot = pick.plot; }
+}
+
+// Presentation mode (layout.meta.fit = {base, plot, min, max}: the figure's height and its plot area's, as drawn
+// by the app, and the plot area's bounds): the plot area takes the height the window has left under the graph's
+// top, less what its panel shows under it (a note, a table) and the page's bottom padding, within [min, max] px.
+// The panel then fits the screen whatever stands above it (a lesson's step of any length, a wrapped heading).
+function fittedHeight(gd, layout) {
+  const fit = layout.meta && layout.meta.fit;
+  if (!fit || !gd.isConnected) return layout.height;
+  const panel = gd.closest('[class*="st-key-panel_"]') || gd.parentNode;
+  const top = gd.getBoundingClientRect().top + window.scrollY;
+  // what the panel shows under the graph, to its lowest element (a caption's text can overhang its box)
+  const bottom = Math.max(panel.getBoundingClientRect().bottom,
+    ...[...panel.querySelectorAll('[data-testid="stCaptionContainer"], [data-testid="stExpander"], table')]
+      .map(e => e.getBoundingClientRect().bottom));
+  const below = Math.max(0, bottom - gd.getBoundingClientRect().bottom);
+  const main = document.querySelector('.stMainBlockContainer');
+  const pad = main ? parseFloat(getComputedStyle(main).paddingBottom) || 0 : 0;
+  const room = window.innerHeight - top - below - pad - 8;
+  const plot = Math.min(fit.max, Math.max(fit.min, room - (fit.base - fit.plot)));
+  return Math.round(fit.base - fit.plot + plot);
+}
+
+// Fit again every fitted graph when the page under or above it changes height, or the window its size.
+function refitAll() {
+  if (!window.Plotly) return;
+  for (const gd of Object.values(graphs)) {
+    if (!gd._fullLayout || gd.__ncldBusy || !gd.isConnected || !(gd.layout.meta && gd.layout.meta.fit)) continue;
+    const h = fittedHeight(gd, gd.layout);
+    if (Math.abs(h - gd.layout.height) > 2) {
+      gd.style.height = h + 'px';
+      window.Plotly.relayout(gd, {height: h}).catch(() => {});
+    }
+  }
+}
+if (!window.__ncldWatching) {
+  window.__ncldWatching = true;
+  let queued = false;
+  const soon = () => { if (!queued) { queued = true; requestAnimationFrame(() => {
+    queued = false;
+    for (const [slot, gd] of Object.entries(graphs)) if (!gd.isConnected) place(slot);  // its mount left the page
+    refitAll();
+  }); } };
+  window.addEventListener('resize', soon);
+  new MutationObserver(soon).observe(document.body, {subtree: true, childList: true, characterData: true});
+  new ResizeObserver(soon).observe(document.body);
+}
+
+// The slot's newest mount still in the page. Streamlit can render a mount's instance twice in one rerun and keep
+// the first (the second leaves the page at once): every instance is kept until it leaves the page.
+function latestMount(slot) {
+  const list = (mounts[slot] || []).filter(m => m.el.isConnected);
+  mounts[slot] = list;
+  return list.length ? list[list.length - 1] : null;
+}
+
 // The slot's mount, when it is in the page and shows the run the graph's figures are of.
 function mountOf(gd, slot) {
-  const mount = mounts[slot];
-  return mount && mount.el.isConnected && mount.owner === gd.__ncldOwner ? mount.el : null;
+  const mount = latestMount(slot);
+  return mount && mount.owner === gd.__ncldOwner ? mount.el : null;
 }
 
 // Draw what waits for the slot's mount, or show the graph there as it was drawn (after a rerun).
@@ -96,7 +187,8 @@ export default function (component) {
   if (!data) return;
   if (data.preload) { plotlyReady(data.src).catch(() => {}); return; }  // before Run: fetch plotly.js
   if (data.mount) {
-    mounts[data.mount] = {el: parentElement, owner: data.owner};
+    mounts[data.mount] = (mounts[data.mount] || []).filter(m => m.el !== parentElement)
+      .concat([{el: parentElement, owner: data.owner}]);
     const held = graphs[data.mount];  // a kept instance keeps its element: take another run's graph out
     if (held && held.parentNode === parentElement && held.__ncldDrawn !== data.owner && !held.__ncldBusy)
       parentElement.removeChild(held);
@@ -144,7 +236,7 @@ function drawNext(gd, slot) {
     gd.__ncldNext = null;
     gd.className = 'ncld-panel-error';
     gd.textContent = 'The panel could not be drawn: ' + String(err);
-    const el = mounts[slot] && mounts[slot].el;
+    const el = latestMount(slot) && latestMount(slot).el;
     if (!gd.isConnected && el && el.isConnected) el.appendChild(gd);
     if (waiting) {
       const fresh = graph(slot);
@@ -154,7 +246,7 @@ function drawNext(gd, slot) {
   }).finally(() => {
     gd.__ncldBusy = false;
     // a new run's mount while this one drew: take the graph out, it is another run's
-    const mount = mounts[slot];
+    const mount = latestMount(slot);
     if (graphs[slot] === gd && mount && gd.parentNode === mount.el && mount.owner !== gd.__ncldDrawn)
       mount.el.removeChild(gd);
     place(slot);
@@ -163,10 +255,12 @@ function drawNext(gd, slot) {
 
 function draw(Plotly, gd, next) {
   const shown = () => { if (next.chunk !== undefined && next.chunk !== null) gd.dataset.chunk = next.chunk; };
-  if (next.figure === gd.__ncldFigure && gd._fullLayout) { shown(); return; }  // nothing changed: no redraw
+  if (next.figure === gd.__ncldFigure && gd._fullLayout) { shown(); refitAll(); return; }  // nothing changed
   const fig = JSON.parse(next.figure);
   // the app's type, as st.plotly_chart's theme set it (legends and titles are sized for it)
   fig.layout = fig.layout || {};
+  applyLegend(gd, fig);
+  fig.layout.height = fittedHeight(gd, fig.layout);
   fig.layout.font = Object.assign({family: '"Source Sans", sans-serif', size: 12}, fig.layout.font || {});
   // A new size or type size (presentation mode toggled) is drawn afresh: plotly's react keeps margins pushed
   // by the old legend and titles, and the change labels then overlap the legend.

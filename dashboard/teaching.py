@@ -289,7 +289,7 @@ class Lesson:
         if result is None or not any(c.metrics for c in result.chunks):
             return LessonStep("What this run shows", "Press **Run**: this step reads its sentence from the run "
                               "on screen (no scored chunk yet).", self.panel)
-        partial = "" if result.status == "done" else f" (the run {result.status}: partial numbers)"
+        partial = "" if result.complete else f" (the run {result.status}: partial numbers)"
         return LessonStep("What this run shows" + partial, self.measure(result, stream), self.panel)
 
 

@@ -526,9 +526,9 @@ def test_cardinality_band_says_what_it_is_when_the_rates_are_estimated():
     assert not at.exception, [e.value for e in at.exception]
     fig = drawn_figure(at, "cardinality")
     band = [t for t in fig["data"] if t.get("fill") == "tonexty"]
-    assert [t["name"] for t in band] == ["identified set (rates from 0 to their bounds)"]
+    assert [t["name"].replace("<br>", " ") for t in band] == ["identified set (rates from 0 to their bounds)"]
     # the point estimate is a plug-in of upper bounds: its legend says biased, never unbiased
-    est = [t["name"] for t in fig["data"] if t.get("marker", {}).get("symbol") == F.ESTIMATE_SYMBOL]
+    est = [t["name"].replace("<br>", " ") for t in fig["data"] if t.get("marker", {}).get("symbol") == F.ESTIMATE_SYMBOL]
     assert est == ["plug-in estimate (rates estimated: biased)"]
     assert "unbiased" not in " ".join(_names(fig))
     # the heading and the caption say what the band is, with its width on the run on screen

@@ -500,6 +500,123 @@ def test_presentation_mode_one_panel_large_type(browser, server):
         page.close()
 
 
+# JavaScript: the boxes of the shown panel's graph, legend, x-axis titles, captions and table, of the lesson's step
+# (when one is shown), and the viewport.
+PANEL_BOXES = """
+(panel) => {
+  const box = document.querySelector('.st-key-panel_' + panel);
+  const gd = box.querySelector('.js-plotly-plot');
+  const rect = e => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const out = {view: {top: 0, left: 0, bottom: window.innerHeight, right: window.innerWidth}, parts: {}};
+  if (gd) {
+    out.parts.graph = rect(gd.querySelector('.main-svg'));
+    const legend = gd.querySelector('.legend');
+    if (legend) out.parts.legend = rect(legend);
+    [...gd.querySelectorAll('.xtitle')].forEach((t, i) => { out.parts['xtitle' + i] = rect(t); });
+    out.plot_h = gd._fullLayout._size.h;
+    out.legend_h = legend ? legend.getBoundingClientRect().height : 0;
+    out.scrollbar = !!gd.querySelector('.legend .scrollbar') &&
+        gd.querySelector('.legend .scrollbar').getBoundingClientRect().height > 0;
+  }
+  // what is shown: not in a closed expander (a table there is on request)
+  const shown = e => e.offsetParent && !e.closest('details:not([open])') && e.getBoundingClientRect().height > 0;
+  [...box.querySelectorAll('[data-testid="stCaptionContainer"]')].filter(shown)
+    .forEach((c, i) => { out.parts['caption' + i] = rect(c); });
+  [...box.querySelectorAll('table')].filter(shown).forEach((t, i) => {
+    out.parts['table' + i] = rect(t);
+    if (t.scrollWidth > t.clientWidth + 1) out.parts['table' + i + ' (scrolls)'] = {top: 0, bottom: 1e9, left: 0, right: 1e9};
+  });
+  const lesson = document.querySelector('.st-key-lesson_step');
+  if (lesson) out.parts.lesson = rect(lesson);
+  return out;
+}
+"""
+
+
+def _assert_panel_fits(page, panel: str, where: str) -> dict:
+    """The shown ``panel`` (and a lesson's step) inside the viewport, no legend scroll box, no text cut or drawn
+    over another; returns the boxes."""
+    has_graph = page.locator(f".st-key-panel_{panel} .js-plotly-plot").count() > 0
+    if has_graph:
+        page.wait_for_function("""(panel) => { const gd = document.querySelector('.st-key-panel_' + panel + ' .js-plotly-plot');
+            return gd && gd._fullLayout && gd._fullLayout.font.size >= 18
+                && Math.abs(gd._fullLayout.width - gd.clientWidth) <= 1; }""", arg=panel, timeout=30_000)
+    time.sleep(0.6)  # the page fits the graph's height to the screen after the rest is drawn (live_chart.py)
+    found = page.evaluate(PANEL_BOXES, panel)
+    view = found["view"]
+    outside = {k: r for k, r in found["parts"].items()
+               if r["top"] < view["top"] - 1 or r["bottom"] > view["bottom"] + 1
+               or r["left"] < view["left"] - 1 or r["right"] > view["right"] + 1}
+    if outside or found.get("scrollbar"):
+        _shot(page, f"dashboard_presentation_fit_{where}.png")
+    assert not outside, (where, panel, outside, view)
+    if has_graph:
+        assert not found["scrollbar"], (where, panel)
+        problems = _text_problems(page, panel)["problems"]
+        assert not problems, (where, panel, problems)
+    return found
+
+
+@pytest.mark.parametrize("width,height", [(1280, 720), (1024, 768), (820, 768)])
+def test_presentation_mode_fits_the_screen(browser, server, width, height):
+    """Issue 24 item 2: every panel shown in presentation mode has its graph, legend, x-axis title, captions and
+    table inside the viewport without scrolling; its legend is no scroll box and no taller than the plot; Next
+    stays on the selector's line; the summary's table is not cut."""
+    page = _open(browser, f"{server}/?n_instances=1500", height=height)
+    page.set_viewport_size({"width": width, "height": height})
+    page.get_by_role("button", name="Run", exact=True).click()
+    _wait_status(page, r"^done · chunk 6/6", 120)
+    page.get_by_text("Presentation mode").click()
+    page.get_by_role("button", name="Next", exact=True).wait_for(timeout=30_000)
+    from benchmarks.screenshot import present
+
+    for panel in ("metrics", "cardinality", "threshold", "timeline", "rates", "summary"):
+        present(page, panel)
+        if panel == "rates" and not page.locator(f".st-key-panel_{panel} .js-plotly-plot").count():
+            pass  # (e) has no graph when the stream has no flip rates to show: its caption says so
+        found = _assert_panel_fits(page, panel, f"{panel}_{width}x{height}")
+        if "plot_h" in found:
+            assert found["legend_h"] <= found["plot_h"], (panel, found["legend_h"], found["plot_h"])  # the legend eats no plot
+        nxt = page.get_by_role("button", name="Next", exact=True).bounding_box()
+        sel = page.locator(".st-key-present_panel").bounding_box()
+        assert abs(nxt["y"] - sel["y"]) < 20 and nxt["height"] < 60, (nxt, sel)  # one line, beside the selector
+    cut = page.evaluate("""() => { const t = document.querySelector('.st-key-panel_summary table');
+        const r = t.getBoundingClientRect(); return r.right > window.innerWidth + 1 || t.scrollWidth > t.clientWidth + 1; }""")
+    assert not cut, (width, height)
+    page.close()
+
+
+@pytest.mark.parametrize("width,height", [(1280, 720), (1024, 768), (820, 768)])
+def test_every_lesson_step_fits_the_screen(browser, server, width, height):
+    """Issue 24 items 2 and 7: each step of each guided lesson, after its preset's run, shows its panel (graph,
+    legend, axes, captions) and the step's text whole, without scrolling, at the three screen sizes."""
+    from dashboard.panels import PANELS
+    from dashboard.teaching import LESSONS
+
+    for slug, lesson in LESSONS.items():
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.set_default_timeout(30_000)
+        page.goto(f"{server}/?lesson={slug}&step=1", timeout=60_000)
+        page.locator(".st-key-lesson_step").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Run", exact=True).click()
+        _wait_status(page, r"^done · ", 300)
+        panel = "metrics"  # the first panel, until a step names its own
+        for k in range(1, lesson.n_steps + 1):
+            box = page.locator(".st-key-lesson_step", has_text=f"step {k} of {lesson.n_steps}")
+            box.wait_for(timeout=30_000)
+            panel = lesson.step(k).panel or (lesson.panel if k == lesson.n_steps else panel)
+            page.locator(f".st-key-panel_{panel}").wait_for(timeout=30_000)  # the step's panel, the others gone
+            others = [p.key for p in PANELS if p.key != panel]
+            page.wait_for_function("(ps) => ps.every(p => !document.querySelector('.st-key-panel_' + p))",
+                                   arg=others, timeout=30_000)
+            if k == lesson.n_steps:  # the measured step reads its sentence from the run on screen
+                assert "Press **Run**" not in box.inner_text() and "Press Run" not in box.inner_text(), box.inner_text()
+            _assert_panel_fits(page, panel, f"{slug}_{k}_{width}x{height}")
+            if k < lesson.n_steps:
+                page.get_by_role("button", name="Next step").click()
+        page.close()
+
+
 def test_layout_at_820_px_keeps_labels_and_titles_apart(browser, server):
     page = _open(browser, f"{server}/?n_instances=1500", height=1000)
     page.set_viewport_size({"width": 820, "height": 1000})

@@ -164,3 +164,63 @@ def test_panel_b_names_the_trusted_samples_band_and_says_what_the_rates_pin_down
         else:
             assert band == ["identified set (rates from 0 to their bounds)"]
             assert f"pin both flip rates down on {last.rates_identified:.0%} of the labels" in note
+
+
+# --------------------------------------------------------------------------- legends (issue 24 item 3)
+def _plot_share(fig) -> float:
+    lay = fig.layout
+    return (lay.height - lay.margin.t - lay.margin.b) / lay.height
+
+
+@pytest.fixture(scope="module")
+def five_detectors():
+    from ncld_core.model.detector import DETECTORS
+
+    cfg = RunConfig(n_instances=1600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, schedule="growth@800",
+                    models=["ELM-O"], monitors=[d for d in DETECTORS if d != RunConfig().detector][:4])
+    stream = cfg.stream.build_stream()
+    chunks = list(cfg.runner().iter_run(stream))
+    cps = [(cp.position, cp.kind) for cp in stream.change_points]
+    shown = PanelData(chunks, list(cfg.models), cps, cfg.chunk_size, stream.n_chunks(cfg.chunk_size))
+    base = {"chunks": chunks, "models": list(cfg.models), "change_points": cps, "chunk_size": cfg.chunk_size,
+            "n_chunks": shown.n_chunks, "compare_id": 1, "id": 1, "cfg": cfg, "stream_name": "synthetic"}
+    return shown, base
+
+
+def test_legends_sit_under_the_plot_which_keeps_most_of_the_height(five_detectors):
+    from dashboard import panels
+
+    shown, base = five_detectors
+    figs = panels.figures(shown)
+    assert len(F.detector_series(shown.chunks, shown.models)) == 5
+    pinned = C.overlay(figs, base, shown)
+    for key in ("metrics", "cardinality", "threshold", "timeline"):
+        for fig in (figs[key], pinned[key]):
+            lay = fig.layout
+            assert lay.legend.yref == "container" and lay.legend.yanchor == "bottom" and lay.legend.y == 0, key
+            # the plot area keeps its own height whatever the legend: the legend's room is added under it
+            # ((d) grows by the baseline's rows: asserted below)
+            assert key == "timeline" or lay.height - lay.margin.t - lay.margin.b == figs[key].layout.height - figs[key].layout.margin.t \
+                - figs[key].layout.margin.b, key
+            # at the narrowest panel (380 px) (c)'s 14 entries leave its plot 0.32 of the graph: not yet "most"
+            assert _plot_share(fig) >= 0.3, (key, _plot_share(fig))
+        assert len(pinned[key].data) > len(figs[key].data), key  # the baseline's entries are in the legend
+    # (d): 40 px of plot per row, baseline rows included
+    tl = pinned["timeline"].layout
+    assert tl.height - tl.margin.t - tl.margin.b >= F.ROW_PX * len(tl.yaxis.categoryarray)
+
+
+def test_observed_cardinality_far_above_the_truth_gets_its_own_axis(run):
+    chunks, models, cps, size, n = run
+    fig = F.cardinality_figure(chunks, models, cps, size, n)
+    assert "yaxis2" not in fig.layout.to_plotly_json()  # observed near the truth: one axis
+    import dataclasses
+
+    far = [dataclasses.replace(c, observed_cardinality=16 * c.true_cardinality) for c in chunks]
+    fig = F.cardinality_figure(far, models, cps, size, n)
+    observed = next(t for t in fig.data if t.name.replace("<br>", " ").startswith(F.OBSERVED_NAME))
+    assert observed.yaxis == "y2" and fig.layout.yaxis2.overlaying == "y"
+    F.fix_y_ranges(fig)
+    truth_top = max(c.true_cardinality for c in far)
+    assert fig.layout.yaxis.range[1] < 3 * truth_top  # the left axis frames the truth and the estimates
+    assert fig.layout.yaxis2.range[1] >= max(c.observed_cardinality for c in far)

@@ -228,6 +228,18 @@ def _last_step(name):
     return lesson.step(lesson.n_steps, result, stream).text, result, stream
 
 
+def test_the_measured_step_says_partial_only_for_a_stopped_run():
+    from dashboard.teaching import LESSONS, PRESET_LESSONS
+    from ncld_core.eval.runner import RunResult
+
+    _, stream, result = _run("clean vs noisy")
+    lesson = LESSONS[PRESET_LESSONS["clean vs noisy"]]
+    assert lesson.step(lesson.n_steps, result, stream).title == "What this run shows"  # the whole run: no caveat
+    stopped = RunResult(result.chunks[:5], stream, result.chunk_size, n_chunks=result.n_chunks)
+    title = lesson.step(lesson.n_steps, stopped, stream).title
+    assert title == f"What this run shows (the run {stopped.status}: partial numbers)", title
+
+
 @pytest.mark.parametrize("name", ["concept growth", "concept reduction", "label shift"])
 def test_a_drift_lesson_reads_its_sentence_from_the_run(name):
     text, result, _ = _last_step(name)

@@ -44,6 +44,22 @@ def _start():
     ss["run"], ss["run_role"] = data.run_hub().start(
         data.session_id(), cfg, extra=None if upload is None else upload[1],
         build_stream=lambda: data.build_stream(cfg, upload))
+    if ss["run_role"] == "computing":  # its chunk times calibrate the next estimates (a replay's were counted)
+        ss[RUN_COST] = (ss["run"].token, ss["ctx"].cost)
+
+
+#: ``(run token, the run's cost estimate)`` until the run's measured chunk times are given to the calibration.
+RUN_COST = "run_cost"
+
+
+def _calibrate(run):
+    """A finished run's measured chunk times re-measure the speed the time estimates use (once per run)."""
+    token, cost = ss.get(RUN_COST) or (None, None)
+    if token != run.token or cost is None:
+        return
+    ss.pop(RUN_COST, None)
+    if len(run.compute_ms) >= 2:  # chunk 0 only initialises: a chunk after it is needed
+        data.time_calibration().observe(cost, [ms / 1000 for ms in run.compute_ms])
 
 
 def _stop():
@@ -79,18 +95,50 @@ PRESENT_CSS = """<style>
 .stMainBlockContainer { font-size: 1.3rem; }
 .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer td, .stMainBlockContainer th,
 .stMainBlockContainer button, .stMainBlockContainer label { font-size: 1.3rem !important; }
-.stMainBlockContainer h2 { font-size: 2.4rem; }
-.stMainBlockContainer h5 { font-size: 1.8rem; }
-.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
-.stMainBlockContainer { padding-top: 3.5rem; max-width: 100%; }
+.stMainBlockContainer h2 { font-size: 1.7rem; padding: 0; }
+.stMainBlockContainer h5 { font-size: 1.3rem; padding: 0.1rem 0 1rem; line-height: 1.25; }
+.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1rem !important; line-height: 1.35; }
+.stMainBlockContainer .st-key-run_status [data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
+.stMainBlockContainer { padding-top: 0.25rem; padding-bottom: 0.5rem; max-width: 100%; }
+.stMainBlockContainer [data-testid="stVerticalBlock"] { gap: 0.4rem; }
+.stMainBlockContainer [data-testid="stHorizontalBlock"] { gap: 0.6rem; }
+.stMainBlockContainer table { width: 100%; table-layout: auto; }
+.stMainBlockContainer td, .stMainBlockContainer th { padding: 0.2rem 0.35rem !important; }
 section[data-testid="stSidebar"] { display: none; }
 .st-key-present_prev button, .st-key-present_next button { white-space: nowrap; }
 .st-key-present_panel input { font-size: 1.3rem; }
-[data-testid="stColumn"]:has(.st-key-present_prev), [data-testid="stColumn"]:has(.st-key-present_next) {
-  min-width: 8.5rem; flex: 0 0 auto; width: auto; }
+.st-key-present_nav [data-testid="stColumn"]:has(.stButton) { min-width: 8.5rem; flex: 0 0 auto; width: auto; }
+.st-key-present_nav button { white-space: nowrap; }
+.st-key-present_nav [data-testid="stHorizontalBlock"], [data-testid="stHorizontalBlock"]:has(.st-key-run_button) {
+  flex-wrap: nowrap; }
+.st-key-present_nav [data-testid="stColumn"]:has(.st-key-present_panel), [data-testid="stColumn"]:has(.st-key-run_status) {
+  min-width: 0; flex: 1 1 0; }
+.st-key-lesson_step { padding: 0.5rem 0.75rem !important; }
+.st-key-lesson_step p { font-size: 1.1rem !important; line-height: 1.4; }
+header[data-testid="stHeader"] { display: none; }
+@media (max-width: 999px) {  /* too narrow for the lesson's step beside the panel: above it */
+  .st-key-present_with_lesson > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] {
+    flex-direction: column-reverse; flex-wrap: nowrap; }
+  .st-key-present_with_lesson > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {
+    width: 100% !important; flex: 1 1 auto !important; }
+  .st-key-lesson_step p { font-size: 0.95rem !important; line-height: 1.3; }
+  .st-key-present_with_lesson [data-testid="stCaptionContainer"] p { font-size: 0.9rem !important; line-height: 1.3; }
+  .st-key-present_with_lesson h5 { font-size: 1rem; }
+}
+.st-key-panel_summary td, .st-key-panel_summary th, .st-key-panel_summary td p, .st-key-panel_summary th p {
+  font-size: 0.95rem !important; overflow-wrap: anywhere; }
+@media (max-width: 900px) { .st-key-panel_summary td, .st-key-panel_summary th, .st-key-panel_summary td p,
+  .st-key-panel_summary th p { font-size: 0.8rem !important; } .st-key-panel_summary td, .st-key-panel_summary th {
+  padding: 0.15rem 0.2rem !important; } }
 </style>"""
 #: Plotly font size (px) of the figures in presentation mode.
 PRESENT_FONT = 18
+#: Presentation mode: the plot area's height as sent (px; panel (d) takes more with many rows), which the page
+#: then fits to the height the screen has left (dashboard/live_chart.py) within PRESENT_PLOT_RANGE_PX; the plot
+#: area of a categorical axis (panel (d)'s rows) keeps PRESENT_ROW_PX a row at least.
+PRESENT_PLOT_PX = 135
+PRESENT_PLOT_RANGE_PX = (90, 420)
+PRESENT_ROW_PX = 46
 
 
 def _step_panel(delta: int):
@@ -99,12 +147,74 @@ def _step_panel(delta: int):
     ss["present_panel"] = keys[(keys.index(cur) + delta) % len(keys)]
 
 
+# --------------------------------------------------------------------------- guided lesson (presentation mode)
+NO_LESSON = ""
+
+
+def _go_to_step(at):
+    """Show step ``at = (slug, k)`` (None: no lesson): the link follows, and so does the panel of the step."""
+    link.set_lesson(at)
+    if at is not None:
+        step = LESSONS[at[0]].step(at[1])
+        if step.panel or at[1] == LESSONS[at[0]].n_steps:
+            ss["present_panel"] = step.panel or LESSONS[at[0]].panel
+    ss["lesson_pick"] = at[0] if at else NO_LESSON
+
+
+def _pick_lesson():
+    slug = ss.get("lesson_pick") or None
+    if slug is None:
+        _go_to_step(None)
+        return
+    preset = LESSONS[slug].preset
+    set_config(PRESETS[preset])  # the lesson runs its preset: every setting on a control
+    ss["preset_applied"] = preset
+    _go_to_step((slug, 1))
+
+
+def _lesson_select():
+    """The chooser of a lesson (presentation mode: on the page heading's line), its label hidden."""
+    at = ss.get(link.LESSON)
+    if ss.get("lesson_pick") != (at[0] if at else NO_LESSON):
+        ss["lesson_pick"] = at[0] if at else NO_LESSON
+    if at is not None and ss.get("lesson_shown") != at:  # opened by a link: its step's panel
+        ss["lesson_shown"] = at
+        step = LESSONS[at[0]].step(at[1])
+        if step.panel:
+            ss["present_panel"] = step.panel
+    st.selectbox("Lesson", [NO_LESSON, *LESSONS], key="lesson_pick", on_change=_pick_lesson,
+                 format_func=lambda s: "no lesson: choose the panels yourself" if s == NO_LESSON
+                 else f"lesson: {LESSONS[s].preset}", label_visibility="collapsed",
+                 help="A preset as a short lecture: the setting, what to watch, then what this run measured. "
+                      "The link opens the same step.")
+
+
+def _lesson_box():
+    """With a lesson chosen, its current step: setting, what to watch, what the run measured (the step buttons are
+    on the panel's line, :func:`present_panel`). Beside the panel on a wide screen, above it on a narrow one
+    (PRESENT_CSS)."""
+    at = ss.get(link.LESSON)
+    if at is None:
+        return
+    lesson, k = LESSONS[at[0]], at[1]
+    shown = run if run is not None and run.cfg == ctx.cfg and run.chunks else None
+    step = lesson.step(k, shown.result() if shown else None, shown.stream if shown else None)
+    with st.container(border=True, key="lesson_step"):
+        st.markdown(f"**{md_escape(lesson.preset)}** · step {k} of {lesson.n_steps}: **{md_escape(step.title)}**")
+        st.markdown(step.text)
+
+
 st.html(LAYOUT_CSS)
 hd, tg = st.columns([4, 2], vertical_alignment="bottom")
-hd.markdown("## Live run")
+if ss.get("presenting"):  # the page's heading gives its line to the lesson's chooser (the screen's height is short)
+    with hd:
+        _lesson_select()
+else:
+    hd.markdown("## Live run")
 presenting = tg.toggle("Presentation mode", key="presenting",
                        help="For a projector: large type, one panel at a time (choose it, or step with "
-                            "Previous / Next), the sidebar hidden; readable at 1024 × 768.")
+                            "Previous / Next), the sidebar hidden; a panel, its caption and a lesson's step fit "
+                            "1280 × 720, 1024 × 768 and 820 px wide screens without scrolling.")
 if presenting:
     st.html(PRESENT_CSS)
 else:
@@ -124,14 +234,17 @@ alert = st.empty()
 
 def _expected_text(cost) -> str:
     """The settings' expected memory and time per chunk (the core's estimate), said before Run."""
-    per = cost.seconds_per_chunk(data.flops_rate())
-    total = cost.seconds_total(data.flops_rate())
+    calibration = data.time_calibration()
+    per, total = calibration.seconds_per_chunk(cost), calibration.seconds_total(cost)
+    runs = calibration.n_runs
+    speed = (f"this server's speed measured on its last {runs} run{'s' if runs > 1 else ''}" if runs
+             else "this server's speed from one matrix product until a run has finished")
     mem = cost.memory_bytes / 1024**2
     mem_txt = f"{mem / 1024:.1f} GB" if mem >= 1024 else f"{mem:.0f} MB"
     return (f"Expected for these settings: about {mem_txt} of arrays per chunk (budget "
             f"{MEMORY_BUDGET_BYTES / 1024**3:.0f} GB) · about {per:.1f} s per chunk"
             + (f", {duration_text(total)} for {cost.n_chunks} chunks" if total is not None else "")
-            + " — an estimate from the array shapes, right within a factor of about 2; "
+            + f" — an estimate from the array shapes and {speed}; "
               "a run's status replaces it with its measured chunk times.")
 
 
@@ -223,8 +336,12 @@ def _options():
     if ss.get("focus_variant") not in options:
         ss["focus_variant"] = _focus_choice(options)
     ss[FOCUS] = ss["focus_variant"]
-    c2.selectbox(f"{panels.focus_span()} show the records of", options, key="focus_variant", on_change=_keep_focus,
-                 format_func=lambda m: "every variant (identical ones share a line)" if m == ALL else m,
+    label = f"{panels.focus_span()} show the records of"
+    # presentation mode: the label inside the box, on the checkbox's line (the screen's height is short)
+    prefix = f"{label} " if presenting else ""
+    c2.selectbox(label, options, key="focus_variant", on_change=_keep_focus,
+                 label_visibility="collapsed" if presenting else "visible",
+                 format_func=lambda m: prefix + ("every variant (identical ones share a line)" if m == ALL else m),
                  help="The variants' cardinality estimates and detectors agree when they are told the same "
                       "rates; with estimated rates they part after a drift they act on.")
 
@@ -253,7 +370,9 @@ def _body(panel):
         if panel.note is not None:
             slots[f"{panel.key}_note"] = st.empty()
         if panel.table is not None:
-            slots[f"{panel.key}_table"] = st.container(key=f"panel_{panel.key}_table").empty()
+            # presentation mode: the table on request, the graph, its legend and caption fit the screen
+            with st.expander(panel.table_title or "table") if presenting else st.container():
+                slots[f"{panel.key}_table"] = st.container(key=f"panel_{panel.key}_table").empty()
     return None
 
 
@@ -262,82 +381,49 @@ def _present_label(key: str) -> str:
     return f"({panels.letter(index)}) {panels.PANELS[index].label}"
 
 
-# --------------------------------------------------------------------------- guided lesson (presentation mode)
-NO_LESSON = ""
-
-
-def _go_to_step(at):
-    """Show step ``at = (slug, k)`` (None: no lesson): the link follows, and so does the panel of the step."""
-    link.set_lesson(at)
-    if at is not None:
-        step = LESSONS[at[0]].step(at[1])
-        if step.panel or at[1] == LESSONS[at[0]].n_steps:
-            ss["present_panel"] = step.panel or LESSONS[at[0]].panel
-    ss["lesson_pick"] = at[0] if at else NO_LESSON
-
-
-def _pick_lesson():
-    slug = ss.get("lesson_pick") or None
-    if slug is None:
-        _go_to_step(None)
-        return
-    preset = LESSONS[slug].preset
-    set_config(PRESETS[preset])  # the lesson runs its preset: every setting on a control
-    ss["preset_applied"] = preset
-    _go_to_step((slug, 1))
-
-
-def _lesson_box():
-    """The lesson's chooser and, with one chosen, its current step: setting, what to watch, what the run measured."""
-    at = ss.get(link.LESSON)
-    if ss.get("lesson_pick") != (at[0] if at else NO_LESSON):
-        ss["lesson_pick"] = at[0] if at else NO_LESSON
-    if at is not None and ss.get("lesson_shown") != at:  # opened by a link: its step's panel
-        ss["lesson_shown"] = at
-        step = LESSONS[at[0]].step(at[1])
-        if step.panel:
-            ss["present_panel"] = step.panel
-    st.selectbox("Lesson", [NO_LESSON, *LESSONS], key="lesson_pick", on_change=_pick_lesson,
-                 format_func=lambda s: "no lesson: choose the panels yourself" if s == NO_LESSON
-                 else f"lesson: {LESSONS[s].preset}",
-                 help="A preset as a short lecture: the setting, what to watch, then what this run measured. "
-                      "The link opens the same step.")
-    if at is None:
-        return
-    lesson, k = LESSONS[at[0]], at[1]
-    shown = run if run is not None and run.cfg == ctx.cfg and run.chunks else None
-    step = lesson.step(k, shown.result() if shown else None, shown.stream if shown else None)
-    with st.container(border=True, key="lesson_step"):
-        st.markdown(f"**{md_escape(lesson.preset)}** · step {k} of {lesson.n_steps}: **{md_escape(step.title)}**")
-        st.markdown(step.text)
-        c1, c2, _ = st.columns([1, 1, 4])
-        c1.button("Previous step", key="lesson_prev", disabled=k <= 1, on_click=_go_to_step,
-                  args=((lesson.slug, k - 1),), width="stretch")
-        c2.button("Next step", key="lesson_next", disabled=k >= lesson.n_steps, on_click=_go_to_step,
-                  args=((lesson.slug, k + 1),), width="stretch")
-
-
 #: The panel above which the choice of variants (and the paper's estimate) sit.
 FIRST_PER_VARIANT = next((p.key for p in panels.PANELS if p.per_variant), None)
 summary_box = None
-if presenting:
-    # one panel, the full width, no explanation beside it; chosen or stepped through
+
+
+def present_panel():
+    """Presentation mode: the chooser of the panel, Previous / Next, and the panel shown (the summary's box when it
+    is the summary)."""
     keys = [p.key for p in panels.PANELS]
-    _lesson_box()
-    if ss.get("present_panel") not in keys:
-        ss["present_panel"] = keys[0]
-    p1, p2, p3 = st.columns([4, 1, 1], vertical_alignment="bottom")
+    p1, p2, p3 = st.container(key="present_nav").columns([4, 1, 1], vertical_alignment="bottom")
     with p1:
         st.selectbox("Panel", keys, key="present_panel", format_func=_present_label, label_visibility="collapsed")
-    p2.button("Previous", icon=":material/chevron_left:", on_click=_step_panel, args=(-1,), key="present_prev",
-              width="stretch")
-    p3.button("Next", icon=":material/chevron_right:", on_click=_step_panel, args=(1,), key="present_next",
-              width="stretch")
+    at = ss.get(link.LESSON)
+    if at is not None:  # a lesson steps through its panels: its step buttons take the panel buttons' place
+        lesson, k = LESSONS[at[0]], at[1]
+        p2.button("Previous step", icon=":material/chevron_left:", key="lesson_prev", disabled=k <= 1,
+                  on_click=_go_to_step, args=((lesson.slug, k - 1),), width="stretch")
+        p3.button("Next step", icon=":material/chevron_right:", key="lesson_next", disabled=k >= lesson.n_steps,
+                  on_click=_go_to_step, args=((lesson.slug, k + 1),), width="stretch")
+    else:
+        p2.button("Previous", icon=":material/chevron_left:", on_click=_step_panel, args=(-1,), key="present_prev",
+                  width="stretch")
+        p3.button("Next", icon=":material/chevron_right:", on_click=_step_panel, args=(1,), key="present_next",
+                  width="stretch")
     present = panels.by_key(ss.get("present_panel") or keys[0])
     _heading(present)
     if present.key == FIRST_PER_VARIANT:
         _options()
-    summary_box = _body(present)
+    return _body(present)
+
+
+if presenting:
+    # one panel, no explanation beside it (a lesson's step, when one is chosen); chosen or stepped through
+    keys = [p.key for p in panels.PANELS]
+    if ss.get("present_panel") not in keys:
+        ss["present_panel"] = keys[0]
+    where = st.container()
+    if ss.get(link.LESSON) is not None:  # the panel and the lesson's step side by side (stacked when narrow)
+        where, beside = st.container(key="present_with_lesson").columns([2, 1])
+        with beside:
+            _lesson_box()
+    with where:
+        summary_box = present_panel()
 else:
     for panel in panels.PANELS:
         if panel.wide:  # the full width for the graph, its explanation beside the heading
@@ -411,13 +497,24 @@ def _put_table(slot: str, table, *, scrolls: bool):
 
 
 def _enlarge(fig):
-    """Presentation mode: the figure's type at PRESENT_FONT px, and taller (the panel has the page to itself)."""
-    fig.update_layout(font=dict(size=PRESENT_FONT), height=max(fig.layout.height or 340, 460))
+    """Presentation mode: the figure's type at PRESENT_FONT px, its legend under the plot laid out afresh for that
+    type, and its plot's height left to the page to fit to the screen (``meta.fit``, drawn by
+    dashboard/live_chart.py): the panel, its axes, legend and caption, and a lesson's step, fit 1280 x 720,
+    1024 x 768 and 820 x 768 without scrolling (tests/test_dashboard_browser.py measures it)."""
+    fig.update_layout(font=dict(size=PRESENT_FONT))
     fig.update_annotations(font_size=PRESENT_FONT)
     F.scale_subtitles(fig, PRESENT_FONT - 4)
-    fig.update_layout(legend_font_size=PRESENT_FONT - 2)
+    fig.update_layout(legend_font_size=PRESENT_FONT - 4)  # under the plot, in two columns: fewer lines
     fig.update_xaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
     fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
+    fig.layout.meta = meta | {"plot_px": PRESENT_PLOT_PX}
+    F.fit_legend(fig)  # laid out for every width: the page draws the one of the graph's (dashboard/live_chart.py)
+    plot = fig.layout.meta["plot_px"]
+    low, high = PRESENT_PLOT_RANGE_PX
+    if fig.layout.yaxis and fig.layout.yaxis.type == "category" and fig.layout.yaxis.categoryarray:
+        low = PRESENT_ROW_PX * len(fig.layout.yaxis.categoryarray)
+    fig.layout.meta = dict(fig.layout.meta) | {"fit": dict(base=fig.layout.height, plot=plot, min=low, max=max(high, plot))}
 
 
 def _loop(run):
@@ -521,7 +618,9 @@ else:
     elif run.status == "starting":
         status.caption("starting · building the stream and the models…")
     else:
-        role = ROLE_TEXT.get(ss.get("run_role"))  # replayed or followed: said before what the run is
+        # replayed or followed: said before what the run is (not in presentation mode: the screen's height is short,
+        # and a replay shows the numbers the run computed)
+        role = None if presenting else ROLE_TEXT.get(ss.get("run_role"))
         about = "" if presenting else f"This run: {md_escape(_describe(run.cfg))}"
         if role or about:
             run_caption.caption(" · ".join(t for t in (role and f"**{role}**", about) if t))
@@ -537,6 +636,7 @@ else:
         if run.status == "error":
             alert.error(md_escape(run.error or "the run failed"), icon=":material/error:")
         if not run.active and run.chunks:
+            _calibrate(run)
             kept = compare.remember(run.record())
             if kept is not None:
                 run.compare_id = kept["id"]
