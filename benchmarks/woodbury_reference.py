@@ -55,7 +55,8 @@ from ncld_core.model.probability import make_probability_model
 
 __all__ = ["WoodburyELMNCLD", "PAPER_PARAMS"]
 
-#: The paper's published optimum (Section IV): the reference needs beta > 1/2.
+#: The paper's published optimum (Section IV): the reference needs beta > 1/2 (and the model compared with it
+#: ``loss="paper"``: the reference regresses the noisy labels, as the paper does).
 PAPER_PARAMS = {"alpha": 1.0, "beta": 0.55, "gamma": 2.0**-6}
 
 # The reference's other defaults follow the model's, so the two compute the same thing.
@@ -144,6 +145,8 @@ class WoodburyELMNCLD:
         params = model.get_params()
         if params.get("hessian") != "paper":
             raise ValueError("the Woodbury reference reproduces ELMNCLD(hessian='paper') only")
+        if params.get("loss", "paper") != "paper":
+            raise ValueError("the Woodbury reference reproduces the paper's loss only: ELMNCLD(loss='paper')")
         if hidden is None and getattr(model, "hidden_", None) is not None:
             hidden = model.hidden_
         return cls(**{k: params[k] for k in _SHARED if k in params}, hidden=hidden)

@@ -238,10 +238,10 @@ PRESET_NOTES = {
                                          "per instance wide. The preset checks 2 % of each chunk (about 5 "
                                          "instances): the band becomes a 95 % interval about 0.7 wide that holds "
                                          "the truth in every chunk, the estimate within 0.1 of it.",
-    "label shift": "From instance 2500 (chunk 10) other labels are relevant, as many as before: the true "
-                   "cardinality stays at about 2 in every chunk. The cardinality test (adaptive window, compared) "
-                   "never fires; the acting detector, which also tests the labels' counts, finds the shift within "
-                   "two chunks, with no false alarm. Micro-F1 of all three drops at chunk 10 (from about 0.5 to "
+    "label shift": "In chunks of 500, from instance 2500 (chunk 5) other labels are relevant, as many as before: "
+                   "the true cardinality stays at about 2 in every chunk. The cardinality test (adaptive window, "
+                   "compared) never fires; the acting detector, which also tests the labels' counts, finds the shift "
+                   "in chunk 5, with no false alarm. Micro-F1 of all three drops at chunk 5 (from about 0.45 to "
                    "below 0.25); ELM-I (retrain) recovers first and ends with the best micro-F1.",
     "why beta matters": "β = 1, γ = 0 (no graph, no ranking term) turns ELM-O into the plain ELM's regression, on "
                         "the noise-corrected targets of its loss: the same decisions (Hamming loss and micro-F1 within "
@@ -420,12 +420,12 @@ _LESSON_CONCEPT_REDUCTION = Lesson("concept-reduction", "concept reduction", (
 ), _drift_sentence)
 
 _LESSON_LABEL_SHIFT = Lesson("label-shift", "label shift", (
-    LessonStep("The setting", "From instance 2500 (chunk 10) other labels are relevant, **as many as before**: "
+    LessonStep("The setting", "From instance 2500 (chunk 5 of 500) other labels are relevant, **as many as before**: "
                "the label cardinality does not change. The acting detector tests the cardinality and the "
                "labels' counts; a cardinality-only test (adaptive window) is run beside it, only recorded."),
-    LessonStep("What to watch", "Panel (b): the true cardinality stays flat across chunk 10, so no "
+    LessonStep("What to watch", "Panel (b): the true cardinality stays flat across chunk 5, so no "
                "cardinality test can see this change.", "cardinality"),
-    _watch_drift("Panel (c) and (d): which detector crosses its threshold after chunk 10, and which never "
+    _watch_drift("Panel (c) and (d): which detector crosses its threshold after chunk 5, and which never "
                  "does? Then panel (a): what the shift does to micro-F1, and who recovers."),
 ), _drift_sentence, "metrics")
 

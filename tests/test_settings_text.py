@@ -16,7 +16,7 @@ OTHER = {
     "rho_high": 0.3, "rho_pos": [0.1], "rho_neg": [0.2], "schedule": "shift@2000", "beta": 0.7, "gamma": 0.01,
     "delta": 0.01, "detector": "welch", "monitors": ["labels"], "decision": "paper", "alpha": 2.5,
     "n_hidden": 40, "n_neighbors": 7, "model_rates": "estimate", "models": ["ELM-O"], "references": False,
-    "seed": 9,
+    "seed": 9, "trusted_fraction": 0.02,
 }
 FIELDS = [f.name for f in dataclasses.fields(RunConfig)]
 

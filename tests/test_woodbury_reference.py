@@ -41,7 +41,7 @@ def _assert_close(actual, expected, what):
 
 
 def _run_both(X, Y, rho_pos, rho_neg, chunk, **params):
-    model = ELMNCLD(hessian="paper", detector="paper", rho_pos=rho_pos, rho_neg=rho_neg, random_state=3, **PAPER_PARAMS,
+    model = ELMNCLD(hessian="paper", loss="paper", detector="paper", rho_pos=rho_pos, rho_neg=rho_neg, random_state=3, **PAPER_PARAMS,
                     **params)
     ref = None
     for start in range(0, X.shape[0] - chunk + 1, chunk):
@@ -77,7 +77,7 @@ def test_drift_strategies_match(strategy):
 def test_own_hidden_layer_is_the_models():
     """Without ``hidden=``, the reference draws the same layer from ``random_state``."""
     X, Y, rho_pos, rho_neg = _stream(n=240)
-    model = ELMNCLD(hessian="paper", detector="paper", rho_pos=rho_pos, rho_neg=rho_neg, random_state=7, **PAPER_PARAMS)
+    model = ELMNCLD(hessian="paper", loss="paper", detector="paper", rho_pos=rho_pos, rho_neg=rho_neg, random_state=7, **PAPER_PARAMS)
     ref = WoodburyELMNCLD(rho_pos=rho_pos, rho_neg=rho_neg, random_state=7, **PAPER_PARAMS)
     for start in range(0, 240, 80):
         model.partial_fit(X[start : start + 80], Y[start : start + 80])
