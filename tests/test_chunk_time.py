@@ -76,6 +76,7 @@ def _measure(name: str, n_chunks: int = 6):
 
 
 @pytest.mark.datasets
+@pytest.mark.slow  # measured times: alone (make test-slow), not beside the parallel suite, which doubled them
 def test_estimate_within_2x_of_the_measured_median_on_three_datasets(data_dir):
     # On a machine with more than twice as many runnable processes as cores the chunk times themselves vary by
     # more than 2x from chunk to chunk (measured: enron 0.54-2.02 s at a load of 11 on 2 cores), and the Python

@@ -303,11 +303,12 @@ def test_medical_timing(browser, server):
           f"median per-chunk update {timing['median_update_ms_server']} ms (server)")
 
 
-# JavaScript: every animation frame, the status and the chunk each live graph shows (null: no graph in the panel).
+# JavaScript: at every change of the page (a mutation observer: requestAnimationFrame stops in a page the browser
+# does not draw), the status and the chunk each live graph shows (null: no graph in the panel).
 OBSERVE_GRAPHS = """
 () => {
   window.__graphs = [];
-  const tick = () => {
+  const note = () => {
     const box = document.querySelector('.st-key-run_status');
     const text = box ? box.innerText : '';
     const shown = ['metrics', 'cardinality', 'threshold', 'timeline', 'rates'].map(p => {
@@ -317,9 +318,10 @@ OBSERVE_GRAPHS = """
     if (!last || last[0] !== text || JSON.stringify(last[1]) !== JSON.stringify(shown))
       window.__graphs.push([text, shown]);
     if (!window.__graphsLeft && !/^done/.test(text)) window.__graphsLeft = true;
-    if (!(window.__graphsLeft && /^done/.test(text))) requestAnimationFrame(tick);
   };
-  tick();
+  new MutationObserver(note).observe(document.body, {subtree: true, childList: true, characterData: true,
+                                                     attributes: true, attributeFilter: ['data-chunk']});
+  note();
 }
 """
 
@@ -333,11 +335,11 @@ def _wait_all_graphs_at(page, k: int):
 def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, server):
     """The live graphs stay in the page between runs (dashboard/live_chart.py); a new run's panels never show
     the previous run's graphs, and every panel ends on the run's last chunk, panel (e) included."""
-    page = _open(browser, f"{server}/?model_rates=estimate&n_instances=1500&chunk_size=250", height=1000)
+    page = _open(browser, f"{server}/?model_rates=estimate&n_instances=3000&chunk_size=250", height=1000)
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.get_by_role("button", name="Run", exact=True).click()
-    _wait_status(page, r"^done · chunk 6/6", 300)
-    _wait_all_graphs_at(page, 6)
+    _wait_status(page, r"^done · chunk 12/12", 300)
+    _wait_all_graphs_at(page, 12)
     assert page.locator(".st-key-panel_rates [data-testid=stDataFrame]").count() == 1
     page.evaluate(OBSERVE_GRAPHS)
     # another model seed: a run the server computes anew (the same settings would be replayed, RunHub)
@@ -347,15 +349,16 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
     page.wait_for_url(re.compile(r"seed=7"), timeout=30_000)
     page.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_function("() => window.__graphsLeft === true", timeout=60_000)  # the new run began
-    _wait_status(page, r"^done · chunk 6/6", 300)
+    _wait_status(page, r"^done · chunk 12/12", 300)
     frames = page.evaluate("window.__graphs")
-    started = [shown for text, shown in frames if re.match(r"running · chunk [01]/", text)]
-    assert started, frames
-    # before the new run's first figures every panel is empty (or a graph being drawn: no chunk yet); then it
-    # shows the new run's chunks
-    early = [f for f in frames if re.match(r"running · chunk [01]/", f[0])]
-    assert all(v in (None, "", "1") for shown in started for v in shown), early
-    _wait_all_graphs_at(page, 6)
+    running = [(text, shown) for text, shown in frames if re.match(r"running · chunk \d+/", text)]
+    assert running, frames  # the new run was seen computing (twelve chunks: long enough to be seen)
+    # while the new run computes, no panel shows a chunk it has not reached: the previous run's graphs (at
+    # chunk 12) are gone from the first redraw; a panel is empty, being drawn (""), or at the run's chunks
+    for text, shown in running:
+        k = int(re.search(r"chunk (\d+)/", text).group(1))
+        assert all(v in (None, "") or int(v) <= k for v in shown), (text, shown, frames)
+    _wait_all_graphs_at(page, 12)
     page.close()
 
 
