@@ -589,6 +589,9 @@ def test_presentation_mode_fits_the_screen(browser, server, width, height):
     page.close()
 
 
+# Every step of every lesson at three sizes: about three minutes on one worker, so in the slow tier (make
+# test-slow, which .ci/run runs after make test); test_presentation_mode_fits_the_screen stays in make test.
+@pytest.mark.slow
 @pytest.mark.parametrize("width,height", [(1280, 720), (1024, 768), (820, 768)])
 def test_every_lesson_step_fits_the_screen(browser, server, width, height):
     """Issue 24 items 2 and 7: each step of each guided lesson, after its preset's run, shows its panel (graph,
