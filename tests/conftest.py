@@ -60,10 +60,7 @@ def pytest_collection_modifyitems(config, items):
     measurements and the ten visitors, which assume nothing beside them, are the slow tier, run alone."""
     for item in items:
         if item.get_closest_marker("browser") is not None:  # one worker per browser module: its server and Chromium
-            # a long module splits by `browser_group("name")`: that group's worker starts its own server
-            split = item.get_closest_marker("browser_group")
-            suffix = f"-{split.args[0]}" if split is not None else ""
-            item.add_marker(pytest.mark.xdist_group(f"browser-{item.module.__name__}{suffix}"))
+            item.add_marker(pytest.mark.xdist_group(f"browser-{item.module.__name__}"))
     # The slow tier (`make test-slow`, which .ci/run runs after `make test`): measurements and load tests
     # that take minutes of waiting each; `make test` stays within its few minutes without them.
     if not config.getoption("--slow"):

@@ -455,7 +455,6 @@ def test_guard_refuses_settings_past_the_memory_budget_next_to_the_control(brows
     page.close()
 
 
-@pytest.mark.browser_group("presentation")
 def test_presentation_mode_one_panel_large_type(browser, server):
     for width, height in ((1280, 720), (1024, 768)):
         page = _open(browser, f"{server}/?n_instances=1500", height=height)
@@ -562,7 +561,6 @@ def _assert_panel_fits(page, panel: str, where: str) -> dict:
 
 
 @pytest.mark.parametrize("width,height", [(1280, 720), (1024, 768), (820, 768)])
-@pytest.mark.browser_group("presentation")
 def test_presentation_mode_fits_the_screen(browser, server, width, height):
     """Issue 24 item 2: every panel shown in presentation mode has its graph, legend, x-axis title, captions and
     table inside the viewport without scrolling; its legend is no scroll box and no taller than the plot; Next
