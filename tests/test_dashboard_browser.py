@@ -563,6 +563,8 @@ def _assert_panel_fits(page, panel: str, where: str) -> dict:
     return found
 
 
+# slow tier: beside the parallel suite its 820 px case timed out once in a clean clone's make test (alone it passes)
+@pytest.mark.slow
 @pytest.mark.parametrize("width,height", [(1280, 720), (1024, 768), (820, 768)])
 def test_presentation_mode_fits_the_screen(browser, server, width, height):
     """Issue 24 item 2: every panel shown in presentation mode has its graph, legend, x-axis title, captions and
