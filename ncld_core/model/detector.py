@@ -240,10 +240,8 @@ class AdaptiveWindowDetector:
         self.window_ = np.zeros((0, 3))  # rows: n, mean, sum of squared deviations
 
     def update(self, signal) -> DetectorResult:
-        x = _as_signal(signal).unbiased
-        mean = float(x.mean())
-        row = np.array([[len(x), mean, float(((x - mean) ** 2).sum())]])
-        window = np.vstack([self.window_, row])[-self.max_window:]
+        window = _with_chunk(self.window_, signal, self.max_window)
+        mean = float(window[-1, 1])  # this chunk's mean
         n_chunks = window.shape[0]
         sizes = [k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k < n_chunks]
         if not sizes:
@@ -260,6 +258,15 @@ class AdaptiveWindowDetector:
     def restart(self, keep: int) -> None:
         """Keep the newest ``keep`` chunks (a combined detector fired on its other part)."""
         self.window_ = self.window_[-keep:]
+
+
+def _with_chunk(window, signal, max_window: int):
+    """``window`` (rows: n, mean, sum of squared deviations of the per-instance unbiased cardinality) with the
+    chunk of ``signal`` appended, the oldest rows dropped beyond ``max_window``."""
+    x = _as_signal(signal).unbiased
+    mean = float(x.mean())
+    row = np.array([[len(x), mean, float(((x - mean) ** 2).sum())]])
+    return np.vstack([window, row])[-max_window:]
 
 
 def _pool(rows):
@@ -433,10 +440,8 @@ class GLRDetector:
         self.window_ = np.zeros((0, 3))  # rows: n, mean, sum of squared deviations
 
     def update(self, signal) -> DetectorResult:
-        x = _as_signal(signal).unbiased
-        mean = float(x.mean())
-        row = np.array([[len(x), mean, float(((x - mean) ** 2).sum())]])
-        window = np.vstack([self.window_, row])[-self.max_window:]
+        window = _with_chunk(self.window_, signal, self.max_window)
+        mean = float(window[-1, 1])  # this chunk's mean
         m = window.shape[0]
         if m < 2:
             self.window_ = window
