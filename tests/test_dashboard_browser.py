@@ -479,8 +479,14 @@ def test_presentation_mode_one_panel_large_type(browser, server):
         size = page.evaluate("""() => parseFloat(getComputedStyle(
             document.querySelector('.st-key-run_status p')).fontSize)""")
         assert size >= 18, size  # the status line: 1.3 rem and more
-        tick = page.evaluate("""() => parseFloat(document.querySelector(
-            '.st-key-panel_metrics .ytick text').style.fontSize)""")
+        # the chart redraws in the page after the rerun (dashboard/live_chart.py): wait for it, bounded, then read
+        big_ticks = """() => { const t = document.querySelector('.st-key-panel_metrics .ytick text');
+                                  return t ? parseFloat(t.style.fontSize) : 0; }"""
+        try:
+            page.wait_for_function(f"({big_ticks})() >= 16", timeout=30_000)
+        except Exception:  # noqa: BLE001 - the assertion below gives the size drawn
+            pass
+        tick = page.evaluate(big_ticks)
         assert tick >= 16, tick
         chosen = page.evaluate("""() => parseFloat(getComputedStyle(document.querySelector(
             '.st-key-present_panel input')).fontSize)""")
