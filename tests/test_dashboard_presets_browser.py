@@ -27,7 +27,14 @@ pytestmark = pytest.mark.browser
 COLUMNS = {"Hamming loss": "hamming_loss", "Micro-F1": "micro_f1", "Average precision": "average_precision"}
 
 
-@pytest.mark.parametrize("name", [p for p in PRESETS if p != "concept growth"])
+#: In make test: the preset with its own decision rule and estimated rates; the others (same page path, each
+#: 15-25 s of a worker) in the slow tier, which .ci/run runs too. test_presets.py checks every preset's sentence
+#: and test_dashboard_app.py its page without a browser, in make test.
+IN_MAKE_TEST = ("unknown noise: estimate the rates",)
+
+
+@pytest.mark.parametrize("name", [pytest.param(p, marks=() if p in IN_MAKE_TEST else pytest.mark.slow)
+                                  for p in PRESETS if p != "concept growth"])
 def test_preset_shows_its_sentence_and_the_numbers_it_was_tested_on(browser, server, name):  # noqa: F811
     cfg = PRESETS[name]
     expected = cfg.runner().run(cfg.build_stream()).summary()

@@ -59,7 +59,6 @@ def test_the_second_run_waits_in_line_says_so_and_starts_when_the_first_ends(chr
     assert "the server computes 1 run at once; this one starts when a run ends" in waiting, waiting
     assert _status(a).startswith("running"), "the first run goes on while the second waits"
     _wait_status(a, r"^done · chunk 20/20", 300)
-    _wait_status(b, r"^(running|done) · chunk", 60)  # it started by itself: no second click
-    _wait_status(b, r"^done · chunk 20/20", 300)
+    _wait_status(b, r"^(running · chunk [2-9]|running · chunk \d\d|done) ", 60)  # started by itself: no second click
     for ctx in (ca, cb):
         ctx.close()

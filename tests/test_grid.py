@@ -296,13 +296,14 @@ def test_compare_runs_every_baseline_by_default_and_states_its_source():
     assert "River BR-LR" not in methods and any("River BR-LR" in n for n in notes)
 
 
-def test_map_parallel_keeps_the_order_and_raises():
+def test_map_parallel_keeps_the_order_and_raises(client):
     import math
 
     from benchmarks.parallel import as_finished, map_parallel
 
     items = [4.0, 9.0, 16.0, 25.0]
-    assert map_parallel(math.sqrt, items, n_workers=2) == [2.0, 3.0, 4.0, 5.0]  # a local Dask cluster
+    # on the module's Dask cluster (test_benchmarks.py starts a local one through map_calls)
+    assert map_parallel(math.sqrt, items, client=client) == [2.0, 3.0, 4.0, 5.0]
     assert map_parallel(math.sqrt, items, n_workers=1) == [2.0, 3.0, 4.0, 5.0]  # in this process
     with pytest.raises(ValueError, match="math domain error"):
         map_parallel(math.sqrt, [1.0, -1.0], n_workers=1)
