@@ -27,8 +27,7 @@ $(APP_STAMP): pyproject.toml
 	touch $(APP_STAMP)
 
 $(STAMP): $(APP_STAMP) pyproject.toml
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(PY) -m pip install --quiet --no-compile -e '.[test,bench]'
 	touch $(STAMP)
 
 setup: $(STAMP)
