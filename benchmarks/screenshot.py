@@ -51,14 +51,31 @@ def _open_and_run(browser, url: str, width: int, height: int, timeout_s: float, 
     return page
 
 
+#: JavaScript: the keys of the panels and their parts on the page.
+SHOWN = """() => [...document.querySelectorAll('[class*="st-key-panel_"]')]
+  .map(e => [...e.classList].find(c => c.startsWith('st-key-panel_'))).join(' ')"""
+
+
 def present(page, panel: str) -> None:
-    """In presentation mode: step with Next until ``panel`` is the one shown and drawn."""
+    """In presentation mode: step with Next until ``panel`` is the one shown and drawn. After each click it waits
+    (bounded) for the next panel to replace the shown one: on a loaded machine a rerun can take seconds, and a
+    second click before it ends stepped past the panel."""
     for _ in range(len(panels.PANELS) + 1):
         if page.locator(f".st-key-panel_{panel}").count():
             break
+        before = page.evaluate(SHOWN)
         page.get_by_role("button", name="Next", exact=True).click()
-        time.sleep(0.5)
-    page.wait_for_function(DRAWN, arg=panel, timeout=60_000)
+        try:
+            page.wait_for_function(f"(before) => ({SHOWN})() !== before", arg=before, timeout=30_000)
+        except Exception:  # noqa: BLE001 - the loop and the wait below say whether the panel came
+            pass
+    try:
+        page.wait_for_function(DRAWN, arg=panel, timeout=60_000)
+    except Exception as e:  # noqa: BLE001 - say which panel, and what the page shows
+        sizes = page.evaluate("""(panel) => [...document.querySelectorAll('.st-key-panel_' + panel + ' .js-plotly-plot')]
+            .map(gd => [gd._fullLayout ? gd._fullLayout.width : null, gd.clientWidth])""", panel)
+        raise AssertionError(f"panel {panel!r} not drawn within 60 s (graph widths drawn, shown: {sizes}); "
+                             f"on the page: {page.evaluate(SHOWN)!r}") from e
     time.sleep(0.5)
 
 

@@ -69,26 +69,34 @@ function graph(slot) {
       pending = true;
       requestAnimationFrame(() => {
         pending = false;
-        if (!gd.isConnected || !gd.clientWidth || Math.abs(gd.clientWidth - gd._fullLayout.width) <= 1) return;
-        const pick = !gd.__ncldBusy && legendFor(gd, gd.layout);
-        if (pick && pick.w !== gd.__ncldLegend) {  // the legend laid out for this width, on the figure as drawn
-          const fig = {data: gd.data, layout: Object.assign({}, gd.layout)};
-          applyLegend(gd, fig);
-          fig.layout.height = fittedHeight(gd, fig.layout);
-          gd.style.height = fig.layout.height + 'px';
-          gd.__ncldFigure = gd.__ncldShape = null;  // the next figure is drawn whole
-          gd.__ncldBusy = true;
-          window.Plotly.react(gd, fig.data, fig.layout).then(() => {
-            if (gd.clientWidth && Math.abs(gd.clientWidth - gd._fullLayout.width) > 1) return window.Plotly.Plots.resize(gd);
-          }).catch(() => {}).finally(() => {
-            gd.__ncldBusy = false;
-            place(slot);
-          });
-        } else window.Plotly.Plots.resize(gd).catch(() => {});
+        followWidth(gd, slot);
       });
     }).observe(gd);
   }
   return gd;
+}
+
+// Draw the graph at its div's width when it was drawn at another (the legend laid out afresh for that width).
+// Called on the graph's resizes and on every change of the page (refitAll): a graph drawn while its div had no
+// width (plotly's 700 px default) whose div widened during a draw would otherwise keep the old width.
+function followWidth(gd, slot) {
+  if (!window.Plotly || !gd._fullLayout || gd.__ncldBusy || !gd.isConnected || !gd.clientWidth ||
+      Math.abs(gd.clientWidth - gd._fullLayout.width) <= 1) return;
+  const pick = legendFor(gd, gd.layout);
+  if (pick && pick.w !== gd.__ncldLegend) {  // the legend laid out for this width, on the figure as drawn
+    const fig = {data: gd.data, layout: Object.assign({}, gd.layout)};
+    applyLegend(gd, fig);
+    fig.layout.height = fittedHeight(gd, fig.layout);
+    gd.style.height = fig.layout.height + 'px';
+    gd.__ncldFigure = gd.__ncldShape = null;  // the next figure is drawn whole
+    gd.__ncldBusy = true;
+    window.Plotly.react(gd, fig.data, fig.layout).then(() => {
+      if (gd.clientWidth && Math.abs(gd.clientWidth - gd._fullLayout.width) > 1) return window.Plotly.Plots.resize(gd);
+    }).catch(() => {}).finally(() => {
+      gd.__ncldBusy = false;
+      place(slot);
+    });
+  } else window.Plotly.Plots.resize(gd).catch(() => {});
 }
 
 // The legend laid out for the widest graph this one holds (layout.meta.legends, narrowest first, each for a
@@ -138,7 +146,8 @@ function fittedHeight(gd, layout) {
 // Fit again every fitted graph when the page under or above it changes height, or the window its size.
 function refitAll() {
   if (!window.Plotly) return;
-  for (const gd of Object.values(graphs)) {
+  for (const [slot, gd] of Object.entries(graphs)) {
+    followWidth(gd, slot);
     if (!gd._fullLayout || gd.__ncldBusy || !gd.isConnected || !(gd.layout.meta && gd.layout.meta.fit)) continue;
     const h = fittedHeight(gd, gd.layout);
     if (Math.abs(h - gd.layout.height) > 2) {
