@@ -39,9 +39,11 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The slow tier: the browser measurements make bench reads (per-chunk latency on every shared dataset, Stop
-# inside a slow chunk) and the ten-visitor test. .ci/run runs it after make test.
+# inside a slow chunk) and the ten-visitor test. .ci/run runs it after make test. A browser wait that times out
+# (a graph not yet drawn at its width: one lesson step in one of two runs here) is tried once more; a second
+# time fails.
 test-slow: $(STAMP)
-	$(PY) -m pytest --slow -m slow
+	$(PY) -m pytest --slow -m slow --reruns 1 --only-rerun TimeoutError --only-rerun "not drawn"
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

@@ -550,9 +550,16 @@ def _assert_panel_fits(page, panel: str, where: str) -> dict:
     over another; returns the boxes."""
     has_graph = page.locator(f".st-key-panel_{panel} .js-plotly-plot").count() > 0
     if has_graph:
-        page.wait_for_function("""(panel) => { const gd = document.querySelector('.st-key-panel_' + panel + ' .js-plotly-plot');
-            return gd && gd._fullLayout && gd._fullLayout.font.size >= 18
-                && Math.abs(gd._fullLayout.width - gd.clientWidth) <= 1; }""", arg=panel, timeout=30_000)
+        try:
+            page.wait_for_function("""(panel) => { const gd = document.querySelector('.st-key-panel_' + panel + ' .js-plotly-plot');
+                return gd && gd._fullLayout && gd._fullLayout.font.size >= 18
+                    && Math.abs(gd._fullLayout.width - gd.clientWidth) <= 1; }""", arg=panel, timeout=30_000)
+        except Exception as e:  # noqa: BLE001 - say what was drawn
+            drawn = page.evaluate("""(panel) => [...document.querySelectorAll('.st-key-panel_' + panel + ' .js-plotly-plot')]
+                .map(gd => ({font: gd._fullLayout && gd._fullLayout.font.size, width: gd._fullLayout && gd._fullLayout.width,
+                             div: gd.clientWidth, busy: !!gd.__ncldBusy}))""", panel)
+            _shot(page, f"dashboard_presentation_fit_{where}.png")
+            raise AssertionError(f"{where}: panel {panel} not drawn large at its width within 30 s: {drawn}") from e
     time.sleep(0.6)  # the page fits the graph's height to the screen after the rest is drawn (live_chart.py)
     found = page.evaluate(PANEL_BOXES, panel)
     view = found["view"]
