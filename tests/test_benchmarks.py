@@ -213,13 +213,16 @@ def test_performance_report_has_every_section(data_dir, tmp_path):
         "date": "today", "config": dict(vars(cfg)), "machine": machine_facts(), "loadavg_1min_start": 0.0,
         "throughput": {n: not_run for n in protocol.THROUGHPUT_DATASETS},
         "river": {n: not_run for n in protocol.RIVER_DATASETS},
-        "sizes": not_run, "dims": scaling.bench_dims(cfg), "memory": memory.bench_memory(cfg),
+        # the chunk-size section runs the paper's model beside the Woodbury reference (make bench once failed there)
+        "sizes": scaling.bench_sizes(cfg), "dims": scaling.bench_dims(cfg), "memory": memory.bench_memory(cfg),
         "dashboard": dashboard_timing(tmp_path / "absent.json"),
         "load": loading.bench_load(["medical"]), "gram": loading.bench_gram(["medical"], sizes=(250,)),
         "profile": profiling.profile_partial_fit("medical", cfg), "wall_s": 1.0,
         "contention": {"sections": sections, "others_cpu_s": 0.0, "own_cpu_s": 1.0, "available_cpu_s": 2.0},
     }
     assert [p["instances"] for p in res["memory"]["points"]] == [1_000, 2_000]
+    assert "error" not in res["sizes"], res["sizes"]
+    assert [r["N"] for r in res["sizes"]["rows"]] == [250] and res["sizes"]["rows"][0]["ref_s"] > 0
     text = render(res)
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == ["## Machine", "## Targets (from the issue)", "## 1. Throughput of the full per-chunk update "

@@ -63,4 +63,5 @@ def median(xs):
 def paper_params():
     from benchmarks.woodbury_reference import PAPER_PARAMS
 
-    return dict(PAPER_PARAMS, detector="paper")  # the Woodbury reference runs the paper's Eq. (Hfd)
+    # the Woodbury reference runs the paper's Eq. (Hfd) on the paper's loss (it regresses the noisy labels)
+    return dict(PAPER_PARAMS, detector="paper", loss="paper")
