@@ -31,9 +31,10 @@ THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 SPIN = "import time\nend = time.monotonic() + 600\nwhile time.monotonic() < end:\n    pass\n"
 
 
-def _chunks(name: str, n_chunks: int):
+def stream_chunks(name: str, n_chunks: int):
+    """The paper's noisy stream of dataset ``name`` (at most ``n_chunks`` chunks of CHUNK) and its chunks (X, noisy Y)."""
     from ncld_core.data import load_dataset
-    from ncld_core.stream import build_stream
+    from ncld_core.stream.builder import build_stream
 
     ds = load_dataset(name)
     s = build_stream(ds.X, ds.Y, name=name, flip_rates="paper", n_instances=min(ds.n_instances, CHUNK * n_chunks),
@@ -66,7 +67,7 @@ def measure(datasets=DATASETS, busy=BUSY, timed: int = TIMED) -> dict:
     counts = sorted({1, cores})
     out = {"cores": cores, "datasets": {}}
     for name in datasets:
-        stream, chunks = _chunks(name, timed + 2)
+        stream, chunks = stream_chunks(name, timed + 2)
         auto = resolve("auto")
         per = {}
         for n_busy in busy:

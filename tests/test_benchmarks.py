@@ -267,3 +267,13 @@ def test_make_bench_entry_point_answers_help():
     out = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], capture_output=True, text=True, timeout=120,
                          cwd=BENCHMARKS.parent)
     assert out.returncode == 0 and "--quick" in out.stdout, out.stderr[-500:]
+
+
+def test_threads_benchmark_builds_its_chunks(data_dir):
+    """The stream the threads section of make bench times (it once failed on an import, caught by make bench)."""
+    from benchmarks.threads import CHUNK, stream_chunks
+
+    stream, chunks = stream_chunks("medical", 2)
+    assert len(chunks) == 2 and chunks[0][0].shape[0] == CHUNK  # medical: 978 instances, 500 + 478
+    assert sum(X.shape[0] for X, _ in chunks) == sum(Y.shape[0] for _, Y in chunks) == stream.X.shape[0] == 978
+    assert stream.Y_noisy.shape[1] == stream.rho_pos.size == 45
