@@ -56,7 +56,7 @@ def _rate(stream, chunks, n_threads) -> float:
         model.partial_fit(X, Y)
         times.append(time.perf_counter() - t)
     times.sort()
-    return len(chunks[1][0]) / times[len(times) // 2]
+    return chunks[1][0].shape[0] / times[len(times) // 2]  # X may be sparse: no len()
 
 
 def measure(datasets=DATASETS, busy=BUSY, timed: int = TIMED) -> dict:
@@ -107,6 +107,12 @@ def render(res: dict | None) -> list[str]:
              "| dataset | other busy cores | " + " | ".join(f"{k} thread(s)" for k in _counts(res)) +
              " | auto (threads) | auto / best | kept of idle (auto) |",
              "|---|---:|" + "---:|" * len(_counts(res)) + "---:|---:|---:|"]
+    same = sorted({str(row["auto_threads"]) for per in res["datasets"].values() for row in per.values()}
+                  & set(_counts(res)))
+    if same:  # the same setting timed twice: their gap is this run's measurement noise, not the setting's cost
+        lines[4:4] = ["", f"\"auto\" resolved to {', '.join(same)} thread(s), a count also timed in its own column: "
+                      "the two columns run the same setting at different moments, so their gap is this run's "
+                      "timing noise beside busy cores (a median of a few chunks), not a cost of the setting."]
     for name, per in res["datasets"].items():
         idle = per["0"]["auto"]
         for n_busy, row in per.items():
