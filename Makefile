@@ -40,8 +40,8 @@ test: $(STAMP)
 
 # The slow tier: the browser measurements make bench reads (per-chunk latency on every shared dataset, Stop
 # inside a slow chunk) and the ten-visitor test. .ci/run runs it after make test. A browser wait that times out
-# (a graph not yet drawn at its width: one lesson step in one of two runs here) is tried once more; a second
-# time fails.
+# (a lesson step's graph not yet drawn large at its width: in 2 of 3 slow-tier runs here, each time passing when
+# tried again) is tried once more; a second time fails.
 test-slow: $(STAMP)
 	$(PY) -m pytest --slow -m slow --reruns 1 --only-rerun TimeoutError --only-rerun "not drawn"
 
