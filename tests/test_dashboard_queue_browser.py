@@ -9,7 +9,7 @@ import pytest
 
 from dashboard.serve import serve
 from ncld_core.config import RunConfig
-from tests.test_dashboard_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, _need_chromium, _status, _wait_status
+from tests.test_dashboard_browser import ARTIFACTS, _need_chromium, _status, _wait_status, browser  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -19,7 +19,9 @@ LONG = RunConfig(n_instances=6000, chunk_size=300, n_features=20, n_labels=6, n_
 
 
 @pytest.fixture(scope="module")
-def one_run_server():
+def server():
+    """This module's server (it overrides the browser module's ``server``; its ``browser`` fixture then opens
+    Chromium for this one): one run computed at a time."""
     _need_chromium()
     pytest.importorskip("playwright.sync_api")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -28,20 +30,8 @@ def one_run_server():
             yield url
 
 
-@pytest.fixture(scope="module")
-def chromium(one_run_server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-def _visitor(chromium, url, seed):
-    ctx = chromium.new_context(viewport={"width": 1400, "height": 1200})  # a session of its own
+def _visitor(browser, url, seed):  # noqa: F811
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1200})  # a session of its own
     page = ctx.new_page()
     page.set_default_timeout(30_000)
     cfg = RunConfig(**{**LONG.to_dict(), "seed": seed})
@@ -50,8 +40,8 @@ def _visitor(chromium, url, seed):
     return ctx, page
 
 
-def test_the_second_run_waits_in_line_says_so_and_starts_when_the_first_ends(chromium, one_run_server):
-    (ca, a), (cb, b) = _visitor(chromium, one_run_server, 11), _visitor(chromium, one_run_server, 12)
+def test_the_second_run_waits_in_line_says_so_and_starts_when_the_first_ends(browser, server):  # noqa: F811
+    (ca, a), (cb, b) = _visitor(browser, server, 11), _visitor(browser, server, 12)
     a.get_by_role("button", name="Run", exact=True).click()
     _wait_status(a, r"running · chunk [1-9]\d*/20", 120)
     b.get_by_role("button", name="Run", exact=True).click()
