@@ -14,6 +14,10 @@ endif
 ifdef NCLD_DATA_DIR
 export NCLD_DATA_DIR
 endif
+# Python may cache compiled modules (__pycache__/, git-ignored): a machine that sets PYTHONDONTWRITEBYTECODE
+# (this one does) otherwise recompiles every module in every process: each pytest worker, each dashboard server
+# the browser tests start, each child process (6 s of a 13 s test collection here).
+unexport PYTHONDONTWRITEBYTECODE
 # pytest workers: one per core (tests/conftest.py keeps the browser tests on one worker).
 TEST_WORKERS ?= auto
 

@@ -79,7 +79,8 @@ def test_a_lesson_link_opens_its_step_on_a_projector(browser, server):  # noqa: 
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.set_default_timeout(30_000)
     page.goto(server + "/?lesson=label-shift&step=2", timeout=60_000)
-    box = page.locator(".st-key-lesson_step")
+    # the box is drawn before its text (seen: an empty box read once the page loaded faster): wait for a step
+    box = page.locator(".st-key-lesson_step", has_text="step ")
     box.wait_for(timeout=60_000)
     text = box.inner_text()
     assert "step 2 of 4" in text and lesson.step(2).title in text, text
