@@ -29,6 +29,10 @@ DETECTOR_LABELS = {
     "adaptive": "adaptive window (ADWIN-like)",
     "labels": "per-label prevalence test",
     "adaptive+labels": "adaptive window + per-label test",
+    "glr": "GLR on the cardinality",
+    "labels-glr": "per-label test, every change place",
+    "glr+labels": "GLR + per-label test, every change place",
+    "adaptive+labels-glr": "adaptive window + per-label test, every change place",
 }
 #: One or two sentences per detector, from ncld_core/model/detector.py.
 DETECTOR_NOTES = {
@@ -46,6 +50,17 @@ DETECTOR_NOTES = {
               "the chunk). It sees changes of which labels are relevant even at constant cardinality (a shift, "
               "which moves several labels a little each).",
     "adaptive+labels": "Fires when the adaptive window or the per-label test does, each at δ/2.",
+    "glr": "The generalized likelihood ratio for a change of the mean cardinality at any place in the window "
+           "since the last firing (the newest chunks against the older rest); its threshold is simulated for "
+           "the window's length, so a stationary chunk fires with probability δ (one false alarm per 1/δ "
+           "chunks on average).",
+    "labels-glr": "The per-label test at every place a change may be: the newest 1, 2, 4, 8, 16 chunks against "
+                  "the older rest (Bonferroni over the places). A shift too small for one chunk piles up against "
+                  "a reference that has not moved, so it is found later rather than absorbed.",
+    "glr+labels": "Fires when the GLR on the cardinality or the per-label test at every change place does, each "
+                  "at δ/2.",
+    "adaptive+labels-glr": "Fires when the adaptive window or the per-label test at every change place does, "
+                           "each at δ/2.",
 }
 for _name in DETECTORS:  # a detector added to the core still gets a label
     DETECTOR_LABELS.setdefault(_name, _name)

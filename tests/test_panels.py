@@ -188,3 +188,15 @@ def test_every_consumer_reads_the_registry():
         reads = {n.attr for n in ast.walk(tree)
                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "panels"}
         assert reads & {"PANELS", "figures"}, name
+
+
+def test_every_detector_has_its_own_label_and_note():
+    """The controls and legends name a detector in words and (c)'s note says what it does: a detector of the core
+    without its own entry would show its bare registry name and "see ncld_core/model/detector.py."."""
+    from dashboard.teaching import DETECTOR_LABELS, DETECTOR_NOTES
+    from ncld_core.model.detector import DETECTORS
+
+    for name in DETECTORS:
+        assert DETECTOR_LABELS[name] != name, name
+        assert not DETECTOR_NOTES[name].startswith("see "), name
+    assert len(set(DETECTOR_LABELS[n] for n in DETECTORS)) == len(DETECTORS)  # told apart in a legend
