@@ -20,10 +20,13 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+
 DATASETS = ("rcv1subset5", "enron")
 BUSY = (0, 1, 2)
 CHUNK = 500
-TIMED = 6
+#: Timed chunks per thread setting and load case (their median is reported).
+SAMPLES = 15
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -42,40 +45,49 @@ def stream_chunks(name: str, n_chunks: int):
     return s, [(s.X[a:b], s.Y_noisy[a:b]) for a, b in s.chunk_bounds(CHUNK)]
 
 
-def _rate(stream, chunks, n_threads) -> float:
-    """Instances per second of test-then-train over ``chunks[1:]`` (chunk 0 initialises), median chunk;
-    the model's own ``n_threads`` parameter sets its BLAS threads (``"auto"``: the project's setting)."""
+def rates_by_setting(stream, chunks, settings, samples: int = SAMPLES) -> dict:
+    """Instances per second of test-then-train per thread setting (the model's own ``n_threads``; ``"auto"``:
+    the project's setting), the median over ``samples`` timed chunks each.
+
+    One model per setting, all initialised on chunk 0; then chunk after chunk (the later chunks again from the
+    first when the stream is short: a chunk's cost does not depend on how many came before), every setting
+    runs the same chunk in turn, the order rotating, so each setting meets the same moments of the busy
+    machine: timed one after another, a setting's rate would carry the load of its own moment."""
     from ncld_core.model import ELMNCLD
 
-    model = ELMNCLD(rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, random_state=0, n_threads=n_threads)
-    times = []
-    model.partial_fit(*chunks[0])
-    for X, Y in chunks[1:]:
-        t = time.perf_counter()
-        model.predict(X)
-        model.partial_fit(X, Y)
-        times.append(time.perf_counter() - t)
-    times.sort()
-    return chunks[1][0].shape[0] / times[len(times) // 2]  # X may be sparse: no len()
+    models = {s: ELMNCLD(rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, random_state=0, n_threads=s)
+              for s in settings}
+    for model in models.values():
+        model.partial_fit(*chunks[0])
+    body = chunks[1:] or chunks
+    rates = {s: [] for s in settings}
+    for i in range(samples):
+        X, Y = body[i % len(body)]
+        for s in settings[i % len(settings):] + settings[:i % len(settings)]:
+            t = time.perf_counter()
+            models[s].predict(X)
+            models[s].partial_fit(X, Y)
+            rates[s].append(X.shape[0] / (time.perf_counter() - t))  # X may be sparse: no len()
+    return {s: float(np.median(r)) for s, r in rates.items()}
 
 
-def measure(datasets=DATASETS, busy=BUSY, timed: int = TIMED) -> dict:
+def measure(datasets=DATASETS, busy=BUSY, samples: int = SAMPLES) -> dict:
     """``{dataset: {busy: {"1": rate, "2": rate, "auto": rate, "auto_threads": n}}}`` (instances/s)."""
     from ncld_core.threads import resolve
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     counts = sorted({1, cores})
-    out = {"cores": cores, "datasets": {}}
+    out = {"cores": cores, "samples": samples, "datasets": {}}
     for name in datasets:
-        stream, chunks = stream_chunks(name, timed + 2)
+        stream, chunks = stream_chunks(name, samples + 1)
         auto = resolve("auto")
         per = {}
         for n_busy in busy:
             spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(n_busy)]
             try:
                 time.sleep(0.5 if n_busy else 0)
-                row = {str(n): _rate(stream, chunks, n) for n in counts}
-                row["auto"] = _rate(stream, chunks, "auto")
+                got = rates_by_setting(stream, chunks, [*counts, "auto"], samples)
+                row = {str(k): v for k, v in got.items()}
                 row["auto_threads"] = auto
             finally:
                 for p in spinners:
@@ -91,7 +103,9 @@ def measure_in_child(timeout_s: float = 1800) -> dict:
     """:func:`measure` in a fresh interpreter whose BLAS may use every core (no one-thread environment)."""
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
     done = subprocess.run([sys.executable, "-m", "benchmarks.threads", "--json"], env=env, capture_output=True,
-                          text=True, timeout=timeout_s, check=True)
+                          text=True, timeout=timeout_s)
+    if done.returncode != 0:  # say why (e.g. no NCLD_DATA_DIR), not only the exit status
+        raise RuntimeError(f"the measuring child failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -107,12 +121,16 @@ def render(res: dict | None) -> list[str]:
              "| dataset | other busy cores | " + " | ".join(f"{k} thread(s)" for k in _counts(res)) +
              " | auto (threads) | auto / best | kept of idle (auto) |",
              "|---|---:|" + "---:|" * len(_counts(res)) + "---:|---:|---:|"]
+    samples = res.get("samples")
+    how = (f" Each setting runs the same {samples} chunks, the settings taking turns chunk by chunk (so each meets "
+           "the same moments of the busy machine); the median chunk is reported." if samples else "")
+    lines[4] += how
     same = sorted({str(row["auto_threads"]) for per in res["datasets"].values() for row in per.values()}
                   & set(_counts(res)))
     if same:  # the same setting timed twice: their gap is this run's measurement noise, not the setting's cost
         lines[4:4] = ["", f"\"auto\" resolved to {', '.join(same)} thread(s), a count also timed in its own column: "
-                      "the two columns run the same setting at different moments, so their gap is this run's "
-                      "timing noise beside busy cores (a median of a few chunks), not a cost of the setting."]
+                      "the two columns run the same setting, so their gap is this run's timing noise, not a cost "
+                      "of the setting."]
     for name, per in res["datasets"].items():
         idle = per["0"]["auto"]
         for n_busy, row in per.items():

@@ -11,6 +11,7 @@ import importlib
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -271,9 +272,12 @@ def test_make_bench_entry_point_answers_help():
 
 def test_threads_benchmark_builds_its_chunks(data_dir):
     """The stream the threads section of make bench times (it once failed on an import, caught by make bench)."""
-    from benchmarks.threads import CHUNK, stream_chunks
+    from benchmarks.threads import CHUNK, rates_by_setting, stream_chunks
 
     stream, chunks = stream_chunks("medical", 2)
     assert len(chunks) == 2 and chunks[0][0].shape[0] == CHUNK  # medical: 978 instances, 500 + 478
     assert sum(X.shape[0] for X, _ in chunks) == sum(Y.shape[0] for _, Y in chunks) == stream.X.shape[0] == 978
     assert stream.Y_noisy.shape[1] == stream.rho_pos.size == 45
+    # every setting is timed on as many chunks, the short stream's chunks taken again
+    rates = rates_by_setting(stream, chunks, [1, "auto"], samples=3)
+    assert set(rates) == {1, "auto"} and all(np.isfinite(r) and r > 0 for r in rates.values()), rates
