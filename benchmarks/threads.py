@@ -124,7 +124,7 @@ def render(res: dict | None) -> list[str]:
     samples = res.get("samples")
     how = (f" Each setting runs the same {samples} chunks, the settings taking turns chunk by chunk (so each meets "
            "the same moments of the busy machine); the median chunk is reported." if samples else "")
-    lines[4] += how
+    lines[3] += how
     same = sorted({str(row["auto_threads"]) for per in res["datasets"].values() for row in per.values()}
                   & set(_counts(res)))
     if same:  # the same setting timed twice: their gap is this run's measurement noise, not the setting's cost
