@@ -63,6 +63,50 @@ OBSERVE = """
 """
 
 
+#: Installed before a page loads (``BrowserContext.add_init_script``): when the Run button is first in the page,
+#: and the page's long tasks (``[start, duration]`` ms, the main thread busy for over 50 ms), in performance.now().
+BREAKDOWN = """
+window.__ncldLoad = {long: [], run: null};
+new PerformanceObserver(l => { for (const e of l.getEntries())
+  window.__ncldLoad.long.push([Math.round(e.startTime), Math.round(e.duration)]); }).observe({type: 'longtask', buffered: true});
+document.addEventListener('DOMContentLoaded', () => new MutationObserver(() => {
+  if (window.__ncldLoad.run === null && document.querySelector('.st-key-run_button button'))
+    window.__ncldLoad.run = Math.round(performance.now());
+}).observe(document.body, {subtree: true, childList: true}));
+"""
+
+
+def page_breakdown(url: str, browser, *, pages: int, deadline: float) -> dict:
+    """Where a page's answer goes, on a server nobody else uses: ``pages`` sessions opened one after another,
+    each with the seconds until the server's last message of the first script run arrived (the websocket), until
+    the Run button was in the page, and the page's longest main-thread task (s, median over the pages)."""
+    sent, drawn, longest = [], [], []
+    for _ in range(pages):
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.add_init_script(BREAKDOWN)
+        page = context.new_page()
+        frames = []
+        t0 = time.perf_counter()
+        page.on("websocket", lambda ws, frames=frames: ws.on(
+            "framereceived", lambda _frame: frames.append(time.perf_counter() - t0)))
+        page.goto(url, timeout=_ms_left(deadline, 60), wait_until="commit")
+        page.get_by_role("button", name="Run", exact=True).wait_for(timeout=_ms_left(deadline, 60))
+        time.sleep(1.0)  # the script run's last messages, and the tasks after the button
+        seen = page.evaluate("window.__ncldLoad")
+        # the first script run's messages: those before the first pause of over 0.5 s (later ones are reruns)
+        last = frames[0] if frames else math.nan
+        for t in frames[1:]:
+            if t - last > 0.5:
+                break
+            last = t
+        sent.append(last)
+        drawn.append((seen["run"] or math.nan) / 1000)
+        longest.append(max((d for _, d in seen["long"]), default=0) / 1000)
+        context.close()
+    return {"pages": pages, "script_s": percentile(sent, 50), "run_button_s": percentile(drawn, 50),
+            "longest_task_s": percentile(longest, 50)}
+
+
 def link(base: str, cfg: RunConfig) -> str:
     """The page's link carrying ``cfg`` (what a teacher hands out).
 
@@ -177,6 +221,7 @@ def classroom(url: str, browser, *, sessions: int, preset: str, heavy: int, dead
     # The teacher's page first, not measured: the server's first page imports the app and warms it up.
     page, out["warm_up_s"] = open_page(browser, url, deadline)
     page.context.close()
+    out["breakdown"] = page_breakdown(preset_link, browser, pages=3, deadline=deadline)
     pages = []
     for i in range(sessions):
         try:
@@ -273,7 +318,19 @@ def section(rows, m: dict, argv, *, seconds: float) -> str:
             f"the teacher's page, opened first to warm the server up, answered in {m['warm_up_s']:.1f} s "
             f"and is not counted; the machine's 1-minute load average was {m['load'][0]:.1f} before the test and "
             f"peaked at {m['load'][1]:.1f} on {m['load'][2]} cores).\n\n"
-            f"{table}\n" + (f"\nProblems seen:{failed}\n" if failed else "") + f"{END}")
+            f"{table}\n" + (f"\nProblems seen:{failed}\n" if failed else "") + _breakdown_text(m) + f"{END}")
+
+
+def _breakdown_text(m: dict) -> str:
+    """Where one page's answer goes, before the class came in (:func:`page_breakdown`)."""
+    b = m.get("breakdown")
+    if not b:
+        return ""
+    return (f"\nWhere a page's answer goes, measured before the class came in ({b['pages']} pages opened one after "
+            f"another on the idle server; medians, seconds from opening the link): the server's messages of the "
+            f"first script run had arrived at {b['script_s']:.2f} s, the Run button was in the page at "
+            f"{b['run_button_s']:.2f} s, and the page's longest main-thread task took {b['longest_task_s']:.2f} s: "
+            f"the rest of an answer is the browser building the page.\n")
 
 
 def write_section(path: Path, text: str) -> None:

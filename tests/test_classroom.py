@@ -58,3 +58,13 @@ def test_the_section_replaces_only_its_part_of_the_doc(tmp_path):
 def test_percentile_is_the_nearest_rank():
     assert percentile([5, 1, 4, 2, 3], 50) == 3 and percentile(range(1, 21), 95) == 19
     assert math.isnan(percentile([], 95))
+
+
+def test_the_section_says_where_a_page_answer_goes_when_measured():
+    rows = verdicts(_measured(), sessions=3, budget_mb=1000, heavy=5)
+    plain = section(rows, _measured(), [], seconds=1.0)
+    assert "Where a page's answer goes" not in plain
+    told = section(rows, _measured(breakdown={"pages": 3, "script_s": 1.48, "run_button_s": 3.33,
+                                              "longest_task_s": 0.8}), [], seconds=1.0)
+    assert "had arrived at 1.48 s, the Run button was in the page at 3.33 s" in told and "took 0.80 s" in told
+    assert told.index("Where a page's answer goes") < told.index(END)
