@@ -168,6 +168,24 @@ def _text_problems(page, panel: str) -> dict:
     return page.evaluate(TEXT_PROBLEMS, panel)
 
 
+#: JavaScript: whether a panel's legend is a scroll box (its scrollbar drawn with a height).
+LEGEND_SCROLLS = """(p) => { const s = document.querySelector('.st-key-panel_' + p + ' .legend .scrollbar');
+    return !!s && s.getBoundingClientRect().height > 0; }"""
+
+
+def assert_panels_read(page, sizes=(None,), what=""):
+    """Issue 24 item 3, on the four graphs of the Live run at each viewport ``(width, height)`` of ``sizes`` (None:
+    as it is): no legend is a scroll box and no title, legend entry, row label or axis caption is cut or drawn over
+    another."""
+    for size in sizes:
+        if size is not None:
+            page.set_viewport_size({"width": size[0], "height": size[1]})
+        for panel in ("metrics", "cardinality", "threshold", "timeline"):
+            found = _text_problems(page, panel)
+            assert not found["problems"], (what, size, panel, found["problems"])
+            assert not page.evaluate(LEGEND_SCROLLS, panel), (what, size, panel, "the legend scrolls")
+
+
 def _run_and_time(page, timeout_s: float) -> dict:
     """Press Run; return browser-measured seconds to the first plot and per-chunk intervals, and the caption."""
     page.evaluate(OBSERVE_STATUS)

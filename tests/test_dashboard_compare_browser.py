@@ -14,7 +14,7 @@ import pytest
 from dashboard.figures import DETECTION_NAME, FALSE_ALARM_NAME
 from dashboard.teaching import detector_label
 from tests.test_dashboard_browser import (  # noqa: F401 - fixtures
-    ARTIFACTS, _status, _text_problems, _wait_status, browser, server)
+    ARTIFACTS, _status, _wait_status, assert_panels_read, browser, server)
 
 pytestmark = pytest.mark.browser
 
@@ -120,21 +120,9 @@ def test_pin_compare_and_share(browser, server):  # noqa: F811
     assert any(not t.startswith("baseline") for t in legend), legend
     assert _panel(page, "metrics")["dimmed"] > 0
     # issue 24 item 3: with a baseline pinned, here (1400 x 1000) and on a projector (1280 x 720)
-    _assert_panels_read(page)
+    assert_panels_read(page, sizes=((1400, 1000), (1280, 720)))
     page.screenshot(path=str(ARTIFACTS / "compare_from_link.png"), full_page=True)
     ctx.close()
-
-
-def _assert_panels_read(page, sizes=((1400, 1000), (1280, 720))):
-    """No legend is a scroll box and no title, legend entry, row label or axis caption is cut or drawn over another."""
-    for width, height in sizes:
-        page.set_viewport_size({"width": width, "height": height})
-        for panel in ("metrics", "cardinality", "threshold", "timeline"):
-            found = _text_problems(page, panel)
-            assert not found["problems"], (width, panel, found["problems"])
-            scroll = page.evaluate("""(p) => { const s = document.querySelector('.st-key-panel_' + p + ' .legend .scrollbar');
-                return !!s && s.getBoundingClientRect().height > 0; }""", panel)
-            assert not scroll, (width, panel)
 
 
 FIVE_DETECTORS = QUERY + "&schedule=growth%40500&monitors=%5B%22welch%22%2C%22adaptive%22%2C%22labels%22%2C%22glr%22%5D"
@@ -149,7 +137,7 @@ def test_five_detectors_compared_keep_their_legends_and_rows_apart(browser, serv
     legend = _panel(page, "threshold")["legend"]
     for name in ("welch", "adaptive", "labels", "glr"):
         assert any(t.replace(" ", "").startswith(detector_label(name).replace(" ", "")) for t in legend), (name, legend)
-    _assert_panels_read(page)
+    assert_panels_read(page, sizes=((1400, 1000), (1280, 720)))
     for key in ("panel_threshold", "panel_timeline"):
         page.locator(f".st-key-{key}").screenshot(path=str(ARTIFACTS / f"compare_five_detectors_{key}.png"))
     ctx.close()

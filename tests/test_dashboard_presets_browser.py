@@ -19,7 +19,7 @@ from dashboard.labels import settings_text
 from dashboard.teaching import LESSONS, PRESET_NOTES
 from ncld_core.config import PRESETS, RunConfig
 from tests.test_dashboard_browser import (  # noqa: F401
-    ARTIFACTS, _open, _table, _text_problems, _wait_status, browser, server)
+    ARTIFACTS, _open, _table, _wait_status, assert_panels_read, browser, server)
 
 pytestmark = pytest.mark.browser
 
@@ -63,12 +63,7 @@ def test_preset_shows_its_sentence_and_the_numbers_it_was_tested_on(browser, ser
             assert row[header.index(column)] == f"{expected.loc[model, field]:.4f}", (model, column)
     # issue 24 item 3: no legend is a scroll box and no title, legend entry or axis caption is cut or drawn over
     # another, on every graph of the preset's run at 1280 x 720
-    for panel in ("metrics", "cardinality", "threshold", "timeline"):
-        found = _text_problems(page, panel)
-        assert not found["problems"], (name, panel, found["problems"])
-        scroll = page.evaluate("""(p) => { const s = document.querySelector('.st-key-panel_' + p + ' .legend .scrollbar');
-            return !!s && s.getBoundingClientRect().height > 0; }""", panel)
-        assert not scroll, (name, panel)
+    assert_panels_read(page, what=name)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"preset_{re.sub(r'[^a-z]+', '_', name)}.png"), full_page=True)
     page.close()
