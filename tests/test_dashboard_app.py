@@ -334,6 +334,20 @@ def test_sweep_page_computes_a_heat_map():
     assert any("best GM" == m.label for m in at.metric)
 
 
+def test_run_pressed_with_a_control_changed_runs_the_changed_settings():
+    """A click on Run that arrives with a control's new value (its rerun not yet over, as under load) runs the new
+    value: the run starts once the sidebar has read the controls, not from the previous script run's settings."""
+    at = _app()
+    _small(at)
+    at.number_input(key="w_n_neighbors").set_value(5)
+    at.run()
+    at.number_input(key="w_seed").set_value(7)
+    _run_button(at).click().run()  # the new seed and the click in one script run
+    assert not at.exception, [e.value for e in at.exception]
+    run = at.session_state["run"]
+    assert run.cfg.seed == 7 and run.cfg == RunConfig(**at.session_state["cfg_values"]), run.cfg
+
+
 def test_model_controls_do_not_rebuild_the_stream(monkeypatch):
     """Streams (and the datasets under them) are cached by their own fields only."""
     calls = []

@@ -77,6 +77,19 @@ def _describe(cfg) -> str:
     return text if text == "the default settings" else f"the defaults, except {text}"
 
 
+#: Run was pressed. The run starts in the script run the click triggers, once the sidebar has read every control
+#: (dashboard/app.py renders it first), not in the button's callback: that sees ``ss["ctx"]`` of the last script
+#: run that reached the sidebar's end, so a click during the rerun of a changed control (under load) started the
+#: previous settings (seen: a new seed's Run replayed the old seed's run).
+START_REQUESTED = "start_requested"
+
+
+def _request_start():
+    ss[START_REQUESTED] = True
+
+
+if ss.pop(START_REQUESTED, False) and ctx.ok:
+    _start()
 run = ss.get("run")
 running = run is not None and run.active
 
@@ -224,7 +237,7 @@ else:
                "labels) is drawn to judge the learner, which never sees it.")
 b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
 b1.button("Run", type="primary", icon=":material/play_arrow:", disabled=(not ctx.ok) or running,
-          on_click=_start, key="run_button", width="stretch")
+          on_click=_request_start, key="run_button", width="stretch")
 b2.button("Stop", icon=":material/stop:", disabled=not running, on_click=_stop, key="stop_button", width="stretch")
 with b3:
     status = st.container(key="run_status").empty()
