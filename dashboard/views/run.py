@@ -79,8 +79,8 @@ def _describe(cfg) -> str:
 
 #: Run was pressed. The run starts in the script run the click triggers, once the sidebar has read every control
 #: (dashboard/app.py renders it first), not in the button's callback: that sees ``ss["ctx"]`` of the last script
-#: run that reached the sidebar's end, so a click during the rerun of a changed control (under load) started the
-#: previous settings (seen: a new seed's Run replayed the old seed's run).
+#: run that reached the sidebar's end, so a click arriving with a control's new value (during its rerun, under
+#: load) started the previous settings (tests/test_dashboard_app.py: a new seed and the click in one script run).
 START_REQUESTED = "start_requested"
 
 
