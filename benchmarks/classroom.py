@@ -87,7 +87,7 @@ def page_breakdown(url: str, browser, *, pages: int, deadline: float) -> dict:
         page = context.new_page()
         frames = []
         t0 = time.perf_counter()
-        page.on("websocket", lambda ws, frames=frames: ws.on(
+        page.on("websocket", lambda ws, frames=frames, t0=t0: ws.on(
             "framereceived", lambda _frame: frames.append(time.perf_counter() - t0)))
         page.goto(url, timeout=_ms_left(deadline, 60), wait_until="commit")
         page.get_by_role("button", name="Run", exact=True).wait_for(timeout=_ms_left(deadline, 60))

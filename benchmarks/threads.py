@@ -114,23 +114,22 @@ def render(res: dict | None) -> list[str]:
     if not res or not res.get("datasets"):
         return ["", "## Threads under load (`python -m benchmarks.threads`)", "",
                 f"Not measured in this run: {(res or {}).get('error', 'skipped')}."]
-    lines = ["", "## Threads under load (`python -m benchmarks.threads`)", "",
-             f"Default model, chunks of {CHUNK}, instances/s (median chunk); other busy cores are processes "
-             f"spinning beside it on this {res['cores']}-core machine. \"auto\" is the project's setting "
-             "(`ncld_core.threads`).", "",
-             "| dataset | other busy cores | " + " | ".join(f"{k} thread(s)" for k in _counts(res)) +
-             " | auto (threads) | auto / best | kept of idle (auto) |",
-             "|---|---:|" + "---:|" * len(_counts(res)) + "---:|---:|---:|"]
     samples = res.get("samples")
     how = (f" Each setting runs the same {samples} chunks, the settings taking turns chunk by chunk (so each meets "
            "the same moments of the busy machine); the median chunk is reported." if samples else "")
-    lines[3] += how
+    lines = ["", "## Threads under load (`python -m benchmarks.threads`)", "",
+             f"Default model, chunks of {CHUNK}, instances/s (median chunk); other busy cores are processes "
+             f"spinning beside it on this {res['cores']}-core machine. \"auto\" is the project's setting "
+             "(`ncld_core.threads`)." + how, ""]
     same = sorted({str(row["auto_threads"]) for per in res["datasets"].values() for row in per.values()}
                   & set(_counts(res)))
     if same:  # the same setting timed twice: their gap is this run's measurement noise, not the setting's cost
-        lines[4:4] = ["", f"\"auto\" resolved to {', '.join(same)} thread(s), a count also timed in its own column: "
-                      "the two columns run the same setting, so their gap is this run's timing noise, not a cost "
-                      "of the setting."]
+        lines += [f"\"auto\" resolved to {', '.join(same)} thread(s), a count also timed in its own column: "
+                  "the two columns run the same setting, so their gap is this run's timing noise, not a cost "
+                  "of the setting.", ""]
+    lines += ["| dataset | other busy cores | " + " | ".join(f"{k} thread(s)" for k in _counts(res)) +
+              " | auto (threads) | auto / best | kept of idle (auto) |",
+              "|---|---:|" + "---:|" * len(_counts(res)) + "---:|---:|---:|"]
     for name, per in res["datasets"].items():
         idle = per["0"]["auto"]
         for n_busy, row in per.items():

@@ -38,6 +38,13 @@ PLOT_AND_LEGEND = """(panel) => { const gd = document.querySelector('.st-key-pan
           graph: gd._fullLayout.height}; }"""
 
 
+def _assert_plot_above_legend(page, names):
+    """The plot keeps most of its graph: each panel's plot area is taller than the legend under it."""
+    for panel in names:
+        heights = page.evaluate(PLOT_AND_LEGEND, panel)
+        assert heights["plot"] > heights["legend"], (panel, heights)
+
+
 def _open(browser, url):  # noqa: F811 - the fixture is passed in
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
@@ -127,9 +134,7 @@ def test_pin_compare_and_share(browser, server):  # noqa: F811
     assert _panel(page, "metrics")["dimmed"] > 0
     # issue 24 item 3: with a baseline pinned, here (1400 x 1000) and on a projector (1280 x 720)
     assert_panels_read(page, sizes=((1400, 1000), (1280, 720)))
-    for panel in ("metrics", "cardinality", "threshold", "timeline"):
-        heights = page.evaluate(PLOT_AND_LEGEND, panel)
-        assert heights["plot"] > heights["legend"], (panel, heights)
+    _assert_plot_above_legend(page, ("metrics", "cardinality", "threshold", "timeline"))
     page.screenshot(path=str(ARTIFACTS / "compare_from_link.png"), full_page=True)
     ctx.close()
 
@@ -147,10 +152,7 @@ def test_five_detectors_compared_keep_their_legends_and_rows_apart(browser, serv
     for name in ("welch", "adaptive", "labels", "glr"):
         assert any(t.replace(" ", "").startswith(detector_label(name).replace(" ", "")) for t in legend), (name, legend)
     assert_panels_read(page, sizes=((1400, 1000), (1280, 720)))
-    # the plot keeps most of its graph: the plot area is taller than the legend under it
-    for panel in ("threshold", "timeline"):
-        heights = page.evaluate(PLOT_AND_LEGEND, panel)
-        assert heights["plot"] > heights["legend"], (panel, heights)
+    _assert_plot_above_legend(page, ("threshold", "timeline"))
     for key in ("panel_threshold", "panel_timeline"):
         page.locator(f".st-key-{key}").screenshot(path=str(ARTIFACTS / f"compare_five_detectors_{key}.png"))
     ctx.close()
