@@ -52,3 +52,42 @@ def test_the_second_run_waits_in_line_says_so_and_starts_when_the_first_ends(bro
     _wait_status(b, r"^(running · chunk [2-9]|running · chunk \d\d|done) ", 60)  # started by itself: no second click
     for ctx in (ca, cb):
         ctx.close()
+
+
+def test_websocket_visitors_queue_follow_and_finish_like_pages(server):
+    """The classroom test's visitors without a browser (benchmarks/socket_visitor.py) are sessions of the server:
+    the second distinct run waits in line and says its place, a third visitor with the first's settings follows
+    that run, and all three end "done" with the figures of their chunks sent. The others' pages opening never
+    holds the first run's drawing: with Streamlit's source watcher on, each new session's script run ended with
+    a walk over every imported module on the server's event loop, and the first page got no message for 3.5 s
+    (.streamlit/config.toml: fileWatcherType)."""
+    import time
+
+    from benchmarks.socket_visitor import SocketVisitor
+
+    deadline = time.monotonic() + 240
+    longer = {**LONG.to_dict(), "n_instances": 30000}  # 100 chunks: the first run is still computing when the others come
+    links = [f"{server}/?{urllib.parse.urlencode(RunConfig(**{**longer, 'seed': s}).to_query_params())}"
+             for s in (21, 22, 21)]
+    visitors = []
+    try:
+        for i, url in enumerate(links):
+            visitor = SocketVisitor(url, deadline=deadline).start()
+            visitors.append(visitor)
+            assert 0 < visitor.wait_answer(60) < 60
+            visitor.press_run()
+            if i == 0:  # the first has begun computing before the others come
+                while not visitor.status.startswith("running") and time.monotonic() < deadline:
+                    time.sleep(0.1)
+        while not all(v.ended for v in visitors) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert any(s.startswith("waiting: 1st in line") for s in visitors[1].statuses), visitors[1].statuses[:3]
+        assert not any(s.startswith("waiting") for s in visitors[2].statuses), visitors[2].statuses[:3]  # follows
+        for v in visitors:
+            assert v.error is None and v.status.startswith("done · chunk 100/100"), (v.status, v.error)
+            assert v.first_plot_s is not None and v.first_plot_s > 0
+        times = visitors[0].status_times
+        assert len(times) > 20 and max(b - a for a, b in zip(times, times[1:])) < 2.0
+    finally:
+        for v in visitors:
+            v.close()

@@ -1,0 +1,167 @@
+"""A visitor without a browser: a client of the dashboard's websocket, speaking Streamlit's protocol as the page does.
+
+The classroom load test (``python -m benchmarks.classroom``) opens ten real Chromium pages and makes the rest of a
+class of these: each is a session of its own on the server (the same script runs, the same runs computed, queued
+and replayed), without a browser drawing its page on the server's cores. What it measures is the server's part of
+a visitor's wait:
+
+- ``answer_s``: from connecting until the server sent the Run button (a page also needs its browser to draw it);
+- ``first_plot_s``: from pressing Run until the server sent the first chunk's figures (a page then draws them);
+- ``status``: the run's status line as last sent ("waiting: 2nd in line …", "running · chunk 3/20 …", "done …").
+
+The protocol is the page's (``streamlit.proto``): a ``BackMsg`` asks for a script run with the link's query
+string; the server answers with ``ForwardMsg`` deltas; pressing Run is a script run whose widget states carry the
+Run button's trigger (the other widgets keep their values in the session, as when the page sends them all).
+A reader thread takes every message as it comes (the server never waits on a slow client), bounded by a deadline.
+
+>>> SocketVisitor.status_of("done · chunk 20/20 · median update 51 ms")
+'done · chunk 20/20 · median update 51 ms'
+>>> SocketVisitor.status_of("Press **Run** to stream the configured data") is None
+True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import urllib.parse
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.sync.client import connect
+
+__all__ = ["SocketVisitor"]
+
+#: The run's status line, as ``dashboard/views/run.py`` words it (the only caption starting with these words).
+STATUS = re.compile(r"^(Ready: press Run|starting|waiting|running|done|failed|stopped)\b")
+ENDED = re.compile(r"^(done|failed|stopped)\b")
+
+
+class SocketVisitor:
+    """One session at ``link`` (a page's URL with its query string), driven over the websocket.
+
+    ``start()`` connects and asks for the page; ``wait_answer()`` blocks until the Run button was sent;
+    ``press_run()`` presses it; ``ended`` tells when the status line says the run ended; ``close()`` leaves
+    (the server then frees the session's run, as when a browser tab closes).
+    """
+
+    def __init__(self, link: str, *, deadline: float, run_label: str = "Run"):
+        parts = urllib.parse.urlsplit(link)
+        self.socket_url = f"ws://{parts.netloc}/_stcore/stream"
+        self.query = parts.query
+        self.deadline = deadline
+        self.run_label = run_label
+        self.answer_s: float | None = None
+        self.first_plot_s: float | None = None
+        self.status = ""
+        #: Every status line sent after Run was pressed, in order, and when each arrived (perf_counter seconds).
+        self.statuses: list[str] = []
+        self.status_times: list[float] = []
+        self.error: str | None = None
+        self._run_id: str | None = None
+        self._t0 = 0.0
+        self._t_click: float | None = None
+        self._answered = threading.Event()
+        self._ended = threading.Event()
+        self._closing = threading.Event()
+        self._socket = self._connection = None
+        self._thread = threading.Thread(target=self._read, name="socket-visitor", daemon=True)
+
+    @staticmethod
+    def status_of(text: str) -> str | None:
+        """``text`` when it is the run's status line, else None."""
+        return text if STATUS.match(text) else None
+
+    # ------------------------------------------------------------------ driving
+    def start(self) -> "SocketVisitor":
+        self._t0 = time.perf_counter()
+        self._connection = connect(self.socket_url, max_size=None, open_timeout=max(1.0, self._left()))
+        self._socket = self._connection.__enter__()  # a context manager, closed by close()
+        self._send(rerun={})
+        self._thread.start()
+        return self
+
+    def wait_answer(self, timeout: float) -> float:
+        """Seconds from connecting until the server sent the Run button; TimeoutError after ``timeout``."""
+        if not self._answered.wait(min(timeout, self._left())):
+            raise TimeoutError(self.error or f"no Run button within {timeout:.0f} s")
+        if self.error:
+            raise RuntimeError(self.error)
+        return self.answer_s
+
+    def press_run(self) -> None:
+        """Press Run: a script run whose widget states carry the button's trigger."""
+        if self._run_id is None:
+            raise RuntimeError("the Run button was not sent yet")
+        self._t_click = time.perf_counter()
+        self._send(rerun={self._run_id: True})
+
+    @property
+    def ended(self) -> bool:
+        """The status line says done, failed or stopped (after Run was pressed), or the connection ended."""
+        return self._ended.is_set()
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._connection is not None:
+            self._connection.__exit__(None, None, None)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    # ------------------------------------------------------------------ protocol
+    def _left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def _send(self, *, rerun: dict) -> None:
+        msg = BackMsg()
+        msg.rerun_script.query_string = self.query
+        msg.rerun_script.page_script_hash = ""
+        for widget_id, trigger in rerun.items():
+            state = msg.rerun_script.widget_states.widgets.add()
+            state.id = widget_id
+            state.trigger_value = trigger
+        self._socket.send(msg.SerializeToString())
+
+    def _read(self) -> None:
+        try:
+            while not self._closing.is_set() and self._left() > 0:
+                try:
+                    raw = self._socket.recv(timeout=min(1.0, self._left()))
+                except TimeoutError:
+                    continue
+                if isinstance(raw, bytes):
+                    self._take(raw, time.perf_counter())
+        except Exception as exc:  # noqa: BLE001 - a closed connection ends the visit; said by ``error``
+            if not self._closing.is_set():
+                self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._answered.set()  # nobody waits forever on a visitor whose connection ended
+            self._ended.set()
+
+    def _take(self, raw: bytes, now: float) -> None:
+        msg = ForwardMsg()
+        msg.ParseFromString(raw)
+        if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+            return
+        element = msg.delta.new_element
+        kind = element.WhichOneof("type")
+        if kind == "button" and element.button.label == self.run_label and self._run_id is None:
+            self._run_id = element.button.id
+            self.answer_s = now - self._t0
+            self._answered.set()
+        elif kind == "markdown" and self.status_of(element.markdown.body):
+            if self._t_click is not None:
+                self.status = element.markdown.body
+                self.statuses.append(self.status)
+                self.status_times.append(now)
+                if ENDED.match(self.status):
+                    self._ended.set()
+        elif kind == "bidi_component" and self._t_click is not None and self.first_plot_s is None:
+            try:
+                data = json.loads(element.bidi_component.json or "{}")
+            except ValueError:
+                return
+            if isinstance(data, dict) and data.get("figures") and (data.get("chunk") or 0) >= 1:
+                self.first_plot_s = now - self._t_click
