@@ -37,6 +37,7 @@ from ncld_core.stream.noise_families import NOISE_FAMILIES
 
 from . import checks, compare, data, link
 from .figures import schedule_figure
+from .svg import svg_of
 from .labels import LABELS, label_of, settings_text, worded
 from .link import CANON, FIELDS
 from .teaching import PRESET_NOTES, detector_label
@@ -583,8 +584,10 @@ def _validate(f: _Form, schedule_chart) -> Context:
     ss[CANON] = dict(f.vals)
     cfg = RunConfig(**f.vals)
     length = cfg.stream.length(f.facts.n_instances)
-    schedule_chart.plotly_chart(schedule_figure(_points(cfg), length), config={"displayModeBar": False},
-                                key="schedule_chart")
+    # inline SVG, not st.plotly_chart: the page's first plotly.js came before its Run button (dashboard/svg.py)
+    schedule_chart.html(svg_of(schedule_figure(_points(cfg), length),
+                               label=f"drift schedule: {cfg.schedule or 'none'}"
+                                     + (f" on {length:,} instances" if length else "")))
     errors, cost = checks.check(cfg, f.facts, labels_true=_labels_true(f, cfg), extra=f.extra)
     _word_detector_errors(errors, cfg)
     errors = {k: worded(v) for k, v in errors.items()}

@@ -946,3 +946,38 @@ def test_a_broken_lesson_link_is_named_and_opens_no_lesson():
     at = _app({"lesson": "nope", "step": "x"})
     assert any("lesson='nope'" in e for e in _errors(at)), _errors(at)
     assert "lesson" not in at.query_params
+
+
+def test_the_sidebar_draws_the_schedule_as_svg_and_the_page_needs_no_plotly_before_run():
+    """The schedule preview is inline SVG (dashboard/svg.py): the first page sends no st.plotly_chart, whose
+    plotly.js the browser evaluated before drawing the Run button (the classroom test's page answers)."""
+    cfg = PRESETS["concept growth"]
+    at = open_app(cfg.to_query_params())
+    assert not at.exception, [e.value for e in at.exception]
+    previews = [h.proto.body for h in at.get("html") if "<svg" in h.proto.body]
+    assert len(previews) == 1 and f'aria-label="drift schedule: {cfg.schedule} on ' in previews[0], previews
+    assert previews[0].count("<title>") == len([p for p in cfg.schedule.split(",") if p.strip()])
+    assert not at.get("plotly_chart")
+
+
+def test_a_second_session_replaying_a_run_draws_the_figures_the_first_drew():
+    """A class on one run: the second session's replay takes each chunk's figures as the first session drew them
+    (dashboard/live_chart.py: SharedDrawings), the same JSON, none made again; a session with other drawing
+    options (the paper's estimate shown) gets its own."""
+    from dashboard.live_chart import SHARED
+
+    first = _uncached_small_app(seed=8811)
+    _run_button(first).click().run()
+    assert first.session_state["run"].status == "done"
+    made = SHARED.made
+    drawn_first = [c.proto.json for c in first.get("bidi_component") if '"figures"' in c.proto.json]
+    second = _uncached_small_app(seed=8811)
+    _run_button(second).click().run()
+    assert second.session_state["run"].mode == "replay" and second.session_state["run"].status == "done"
+    assert SHARED.made == made  # every chunk's figures were shared
+    drawn_second = [c.proto.json for c in second.get("bidi_component") if '"figures"' in c.proto.json]
+    assert json.loads(drawn_second[-1])["figures"] == json.loads(drawn_first[-1])["figures"]
+    third = _uncached_small_app(seed=8811)
+    third.checkbox(key="show_paper").check().run()
+    _run_button(third).click().run()
+    assert SHARED.made > made  # other options: drawn for this session

@@ -224,3 +224,57 @@ def test_observed_cardinality_far_above_the_truth_gets_its_own_axis(run):
     truth_top = max(c.true_cardinality for c in far)
     assert fig.layout.yaxis.range[1] < 3 * truth_top  # the left axis frames the truth and the estimates
     assert fig.layout.yaxis2.range[1] >= max(c.observed_cardinality for c in far)
+
+
+# --------------------------------------------------------------------------- the sidebar's schedule preview (SVG)
+def _svg(points, n):
+    from dashboard.svg import svg_of
+
+    return svg_of(F.schedule_figure(points, n), label="the schedule")
+
+
+def test_the_schedule_preview_draws_each_regime_and_change_point_where_the_figure_puts_them():
+    import xml.etree.ElementTree as ET
+
+    svg = _svg([(1000, "growth"), (3000, "reduction"), (4000, "shift")], 5000)
+    root = ET.fromstring(svg)  # well-formed XML
+    ns = "{http://www.w3.org/2000/svg}"
+    rects = root.findall(f"{ns}rect")
+    # three regimes (a shift keeps its regime): each band starts where the last ended, in x order, on 300 px
+    assert len(rects) == 3
+    xs = [(float(r.get("x")), float(r.get("x")) + float(r.get("width"))) for r in rects]
+    assert xs[0][0] == 10 and xs[-1][1] == 290 and all(abs(a[1] - b[0]) < 0.2 for a, b in zip(xs, xs[1:]))
+    assert abs(xs[0][1] - (10 + 280 * 1000 / 5000)) < 0.2  # the growth at 1000 of 5000
+    marks = root.findall(f"{ns}path")
+    assert [m.find(f"{ns}title").text for m in marks] == ["growth@1000", "reduction@3000", "shift@4000"]
+    assert [m.get("fill") for m in marks][-1] == "white"  # a shift: an open diamond, as in the plotly figure
+    texts = [t.text for t in root.findall(f"{ns}text")]
+    assert texts.count("single") == 2 and "multi" in texts and "instance" in texts
+    assert texts[:3] == ["0", "2,000", "4,000"]  # round ticks from the start, at most one per 60 px
+
+
+def test_the_schedule_preview_says_the_papers_form_and_no_drift_and_escapes_text():
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    paper = ET.fromstring(_svg([(None, "growth")], 800))
+    assert any("paper's growth" in (t.text or "") for t in paper.findall(f"{ns}text"))
+    none = ET.fromstring(_svg([], 800))
+    assert any(t.text == "no drift: one regime" for t in none.findall(f"{ns}text"))
+    from dashboard.svg import svg_of
+
+    hostile = F.schedule_figure([(100, "<script>x</script>&")], 800)
+    out = svg_of(hostile, label='"><script>')
+    assert "<script>" not in out and ET.fromstring(out).get("aria-label") == '"><script>'
+
+
+def test_nice_ticks_are_round_and_cover_the_range():
+    from dashboard.svg import nice_ticks
+
+    for low, high in [(0, 800), (0, 5000), (0, 123456), (0, 7), (0.5, 1.5)]:
+        ticks = nice_ticks(low, high)
+        assert 2 <= len(ticks) <= 6 and low <= ticks[0] and ticks[-1] <= high, (low, high, ticks)
+        steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:])}
+        assert len(steps) == 1
+        mantissa = steps.pop() / 10 ** math.floor(math.log10(ticks[1] - ticks[0]))
+        assert round(mantissa, 6) in (1, 2, 5)
