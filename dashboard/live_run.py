@@ -79,8 +79,10 @@ class LiveRun:
 
     def __init__(self, cfg, *, build_stream: Callable[[], object] | None = None, use_process: bool | None = None,
                  idle_s: float = IDLE_S, abandon_s: float = ABANDON_S, waiting: Callable[[], int] | None = None,
-                 n_threads="auto"):
+                 n_threads="auto", niceness: int = 0):
         self.cfg = cfg
+        #: Added to the niceness of the run's process (``ChunkProcess``; the hub sets ``NCLD_RUN_NICENESS``).
+        self.niceness = niceness
         #: BLAS threads of the run's chunks (``PrequentialRunner(n_threads=...)``; the hub sets it from the
         #: runs that share the server, ``ncld_core.threads.threads_for``).
         self.n_threads = n_threads
@@ -161,7 +163,7 @@ class LiveRun:
                 worker = threading.Thread(target=self._relay, args=(proc,), name="ncld-relay", daemon=True)
             elif self._context is not None:
                 # A process of its own: no GIL shared with the page, and Stop can end a chunk at once (kill).
-                proc = ChunkProcess(runner, stream, context=self._context)
+                proc = ChunkProcess(runner, stream, context=self._context, niceness=self.niceness)
                 worker = threading.Thread(target=self._relay, args=(proc,), name="ncld-relay", daemon=True)
             else:  # a thread computes (Stop then waits for no chunk, but the chunk is finished in the background)
                 worker = threading.Thread(target=self._work, args=(runner.iter_run(stream),), name="ncld-run",

@@ -114,7 +114,8 @@ class RunHub:
             # default model; a large hidden layer gets the cores per slot (ncld_core.threads).
             threads = threads_for(n_hidden=int(cfg.n_hidden), concurrent_runs=self.limits.max_concurrent_runs)
             run = LiveRun(cfg, build_stream=build_stream, use_process=self.use_process,
-                          waiting=lambda: self.position(key), n_threads=threads)
+                          waiting=lambda: self.position(key), n_threads=threads,
+                          niceness=self.limits.run_niceness)
             self._runs[key], self._watchers[key] = run, {session_id}
             self._sessions[session_id] = key
             self._line.append((key, run))

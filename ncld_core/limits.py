@@ -19,6 +19,8 @@ from dataclasses import dataclass
 __all__ = ["Limits", "LIMITS", "ENV_PREFIX"]
 
 ENV_PREFIX = "NCLD_"
+#: The limits that may be 0, with their largest value (all others must be positive).
+_AT_LEAST_ZERO = {"run_niceness": 19}
 
 
 @dataclass(frozen=True)
@@ -29,8 +31,12 @@ class Limits:
     run_memory_bytes: int = 2 * 1024**3
     #: Runs computing at once on the server; further runs wait in a FIFO queue.
     max_concurrent_runs: int = 2
+    #: Added to the niceness of each run's process (0-19; 0: none): the server's pages answer while runs compute.
+    run_niceness: int = 10
     #: How often (seconds) the server looks for closed sessions, whose runs and places in line it gives up.
     session_check_s: float = 0.5
+    #: Drawn chunks whose figures are kept for the other sessions drawing them (a class following one run).
+    drawn_figures_entries: int = 256
     #: Finished runs kept for replay (any visitor with the same configuration and code version).
     run_cache_entries: int = 16
     #: Seconds a finished run is kept for replay.
@@ -68,7 +74,10 @@ class Limits:
                 value = kind(float(raw)) if kind is int else kind(raw)
             except ValueError:
                 raise ValueError(f"{name} must be a number, got {raw!r}") from None
-            if value <= 0:
+            if f.name in _AT_LEAST_ZERO:
+                if not 0 <= value <= _AT_LEAST_ZERO[f.name]:
+                    raise ValueError(f"{name} must be in [0, {_AT_LEAST_ZERO[f.name]}], got {raw!r}")
+            elif value <= 0:
                 raise ValueError(f"{name} must be positive, got {raw!r}")
             values[f.name] = value
         return cls(**values)

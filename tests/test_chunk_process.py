@@ -142,3 +142,19 @@ def test_the_harness_catches_the_deadlock_of_forking_the_caller():
         if outcomes[-1] is None:
             break
     assert outcomes[-1] is None, f"forking the caller never hung in {len(outcomes)} tries: {outcomes}"
+
+
+@needs_fork_server
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no process priorities on this platform")
+def test_the_process_computes_at_the_niceness_asked_and_a_bad_one_is_named():
+    cfg = _config(n_instances=200, schedule="")
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    with ChunkProcess(cfg.runner(), cfg.build_stream(), niceness=7) as proc:
+        assert proc.next()[0] == "chunk"  # the niceness is set before the first chunk
+        assert os.getpriority(os.PRIO_PROCESS, proc.process.pid) == min(19, mine + 7)
+    with ChunkProcess(cfg.runner(), cfg.build_stream()) as proc:
+        assert proc.next()[0] == "chunk"
+        assert os.getpriority(os.PRIO_PROCESS, proc.process.pid) == mine  # 0: the caller's
+    for bad in (-1, 20, 2.5, True):
+        with pytest.raises(ValueError, match="^niceness must be an integer in"):
+            ChunkProcess(cfg.runner(), cfg.build_stream(), niceness=bad)

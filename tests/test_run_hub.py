@@ -192,3 +192,16 @@ def test_the_hub_gives_each_run_its_share_of_blas_threads():
     finally:
         hub.detach("a")
         hub.detach("b")
+
+
+def test_the_hub_gives_each_run_the_servers_niceness():
+    from ncld_core.config import RunConfig
+    from ncld_core.limits import Limits
+
+    for niceness in (0, 12):
+        hub = RunHub(Limits(run_niceness=niceness), session_alive=lambda _: True, use_process=False)
+        run, _ = hub.start("a", RunConfig(n_instances=400, chunk_size=200, seed=niceness))
+        try:
+            assert run.niceness == niceness
+        finally:
+            hub.detach("a")

@@ -25,6 +25,7 @@ in two; ``tests/test_chunk_process.py`` reproduces it with plain threads.
 
 from __future__ import annotations
 
+import os
 import time
 
 from ..fork_server import process_context, start_fork_server
@@ -47,8 +48,10 @@ def advance(gen) -> tuple:
         return "error", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}", 0.0
 
 
-def _serve(runner, stream, conn):
+def _serve(runner, stream, conn, niceness=0):
     """The run's process: advance the generator once per ``"next"`` until it ends or the caller goes."""
+    if niceness > 0 and hasattr(os, "nice"):
+        os.nice(niceness)  # below the page's server and browser: they answer visitors while runs compute
     gen = runner.iter_run(stream)
     try:
         while conn.recv() == "next":
@@ -65,15 +68,19 @@ class ChunkProcess:
 
     ``runner`` and ``stream`` are pickled to the process (the project's own objects, never a
     user's file); ``context`` is a multiprocessing context (default :func:`process_context`).
-    :meth:`next` is called by one thread; :meth:`kill` may come from another (Stop).
+    :meth:`next` is called by one thread; :meth:`kill` may come from another (Stop). ``niceness`` (0-19) is
+    added to the process's niceness, so that the process computing gives way to other work of the machine
+    (a dashboard server's pages); 0 leaves it as the caller's.
     """
 
-    def __init__(self, runner, stream, *, context=None):
+    def __init__(self, runner, stream, *, context=None, niceness: int = 0):
+        if not isinstance(niceness, int) or isinstance(niceness, bool) or not 0 <= niceness <= 19:
+            raise ValueError(f"niceness must be an integer in [0, 19], got {niceness!r}")
         ctx = context if context is not None else process_context()
         if ctx is None:
             raise ValueError("context: this platform has no fork server; advance the generator in a thread")
         self._conn, child_conn = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(runner, stream, child_conn), name="ncld-run", daemon=True)
+        self.process = ctx.Process(target=_serve, args=(runner, stream, child_conn, niceness), name="ncld-run", daemon=True)
         try:
             self.process.start()
         finally:
