@@ -18,15 +18,19 @@ be written the panels fall back to ``st.plotly_chart``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import plotly
 import streamlit as st
 
 from dashboard.figures import fix_y_ranges
+from ncld_core.limits import LIMITS
 
 STATIC = Path(__file__).resolve().parent / "static"
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
@@ -357,11 +361,74 @@ def mount(placeholder, slot: str, *, key: str, owner: str | None) -> None:
             _component(data={"mount": slot, "owner": owner}, key=key, width="stretch")
 
 
+def serialized(figs: dict) -> dict:
+    """``{slot: JSON}`` of ``figs`` as the page draws them (y ranges fixed: a chunk that only adds points is
+    then drawn as a transition, which does not autorange); JSON strings pass as they are."""
+    out = {}
+    for slot, fig in figs.items():
+        if not isinstance(fig, str):
+            fix_y_ranges(fig)
+            fig = fig.to_json()
+        out[slot] = fig
+    return out
+
+
+class SharedDrawings:
+    """The serialized figures of a run's chunk, shared by every session that draws that chunk with the same options.
+
+    A class opening one preset follows or replays one run (``dashboard/run_hub.py``): each session drew the same
+    figures again, 40-60 ms of the server's Python per chunk and session, in the process that also answers every
+    page. Entries are keyed by the chunk's record (the object, which the entry keeps alive, so its ``id`` is
+    never another's while cached) and the drawing options; the oldest go first past ``entries``.
+
+    >>> shared = SharedDrawings(entries=2)
+    >>> made = []
+    >>> chunk = object()
+    >>> def make():
+    ...     made.append(1)
+    ...     return {"a": '{"data": []}'}
+    >>> shared.figures(chunk, ("opts",), make) == shared.figures(chunk, ("opts",), make) and len(made)
+    1
+    >>> shared.figures(None, ("opts",), make) and len(made), shared.made  # no chunk to key on: made every time
+    (2, 2)
+    """
+
+    def __init__(self, entries: int):
+        self.entries = int(entries)
+        self._kept: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        #: How many times figures were made (not taken from the shared ones).
+        self.made = 0
+
+    def figures(self, chunk, options: tuple, make) -> dict:
+        """``{slot: JSON}`` of ``make()`` (a dict of figures), kept for ``(chunk, options)``; ``chunk`` None: made
+        and not kept."""
+        if chunk is None:
+            self.made += 1
+            return serialized(make())
+        key = (id(chunk), options)
+        with self._lock:
+            hit = self._kept.get(key)
+            if hit is not None and hit[0] is chunk:
+                self._kept.move_to_end(key)
+                return hit[1]
+        out = serialized(make())
+        with self._lock:
+            self.made += 1
+            self._kept[key] = (chunk, out)
+            self._kept.move_to_end(key)
+            while len(self._kept) > self.entries:
+                self._kept.popitem(last=False)
+        return out
+
+
+#: The server's shared drawings (``NCLD_DRAWN_FIGURES_ENTRIES``).
+SHARED = SharedDrawings(LIMITS.drawn_figures_entries)
+
+
 def _payload(figs: dict, config: dict | None, chunk: int | None, owner: str | None) -> dict:
-    for fig in figs.values():
-        fix_y_ranges(fig)  # a chunk that only adds points is then drawn as a transition, which does not autorange
-    return {"figures": {slot: fig.to_json() for slot, fig in figs.items()}, "config": config or {},
-            "src": SERVED_JS.name, "chunk": chunk, "owner": owner}
+    return {"figures": serialized(figs), "config": config or {}, "src": SERVED_JS.name, "chunk": chunk,
+            "owner": owner}
 
 
 def draw_charts(hub, placeholders: dict, figs: dict, *, key: str, owner: str | None, config: dict | None = None,
@@ -376,7 +443,8 @@ def draw_charts(hub, placeholders: dict, figs: dict, *, key: str, owner: str | N
     """
     if not SERVED:
         for slot, fig in figs.items():
-            placeholders[slot].plotly_chart(fig, config=config or {}, key=f"{key}_{slot}")
+            placeholders[slot].plotly_chart(fig if not isinstance(fig, str) else json.loads(fig),
+                                            config=config or {}, key=f"{key}_{slot}")
         return
     with hub:
         _component(data=_payload(figs, config, chunk, owner), key=key, width="stretch", height=0)

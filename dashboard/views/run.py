@@ -18,7 +18,7 @@ from dashboard import compare, data, link, panels, report
 from dashboard import figures as F
 from dashboard.controls import label_of, set_config
 from dashboard.labels import settings_text
-from dashboard.live_chart import draw_charts, mount, preload_plotly
+from dashboard.live_chart import SHARED, draw_charts, mount, preload_plotly
 from dashboard.live_run import LiveRun, duration_text
 from dashboard.run_hub import ROLE_TEXT, ordinal
 from dashboard.teaching import LESSONS, noise_cost_text
@@ -462,13 +462,21 @@ def draw(run, chunks=None):
     """Redraw every live panel from ``chunks`` (default: the chunks received so far)."""
     shown = _panel_data(run, chunks)
     k = len(shown.chunks)  # a fresh key per redraw: two identical figures in one run are allowed
-    figs = panels.figures(shown, keys=slots)  # presentation mode: the panel shown
     base = compare.baseline_for(run.record())
-    if base is not None:  # the pinned run, dimmed, under every panel
-        figs = compare.overlay(figs, base, shown)
-    if presenting:
-        for fig in figs.values():
-            _enlarge(fig)
+
+    def make():
+        figs = panels.figures(shown, keys=slots)  # presentation mode: the panel shown
+        if base is not None:  # the pinned run, dimmed, under every panel
+            figs = compare.overlay(figs, base, shown)
+        if presenting:
+            for fig in figs.values():
+                _enlarge(fig)
+        return figs
+
+    # the same chunk drawn with the same options by another session (a class on one run): its figures as drawn;
+    # a pinned run is the session's own (its history), never shared
+    chunk = shown.chunks[-1] if shown.chunks and base is None else None
+    figs = SHARED.figures(chunk, (k, tuple(shown.focus), shown.show_paper, tuple(sorted(slots)), presenting), make)
     # chunk: each graph says how many chunks it shows (the browser test's latency measurement)
     draw_charts(hub, slots, figs, key=f"figs_{k}", owner=OWNER, config=PLOT_CONFIG, chunk=k)
     for panel in panels.PANELS:  # then what the panels write beside their graphs
