@@ -68,3 +68,17 @@ def test_the_section_says_where_a_page_answer_goes_when_measured():
                                               "longest_task_s": 0.8}), [], seconds=1.0)
     assert "had arrived at 1.48 s, the Run button was in the page at 3.33 s" in told and "took 0.80 s" in told
     assert told.index("Where a page's answer goes") < told.index(END)
+
+
+def test_the_browser_pages_are_reported_apart_and_spread_through_the_class():
+    from benchmarks.classroom import browser_sessions
+
+    m = _measured(answer_s=[0.2, 3.4, 0.3, 2.5], page_answer_s=[3.4, 2.5], first_plot_s=[1.0, 4.0, 1.2, 2.0],
+                  page_first_plot_s=[4.0, 2.0], finished=4, browser_pages=2, sessions=4)
+    rows = verdicts(m, sessions=4, budget_mb=1000, heavy=5)
+    answers = next(v for t, _, v, _ in rows if t == "every page answers")
+    assert "the 2 browser pages: 1 within 3 s, median 2.50 s, slowest 3.40 s" in answers
+    assert not _met(rows)["every page answers"]  # a browser page over 3 s is a miss
+    assert "10 of the class's pages real Chromium" not in section(rows, m, [], seconds=1.0)
+    assert "2 of the class's pages real Chromium sessions" in section(rows, m, [], seconds=1.0)
+    assert browser_sessions(30, 10) == {2, 5, 8, 11, 14, 17, 20, 23, 26, 29}
