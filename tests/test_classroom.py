@@ -68,6 +68,9 @@ def test_the_section_says_where_a_page_answer_goes_when_measured():
                                               "longest_task_s": 0.8}), [], seconds=1.0)
     assert "had arrived at 1.48 s, the Run button was in the page at 3.33 s" in told and "took 0.80 s" in told
     assert told.index("Where a page's answer goes") < told.index(END)
+    files = section(rows, _measured(breakdown={"pages": 3, "script_s": 1.2, "run_button_s": 2.0, "longest_task_s": 0.8,
+                                               "code_files": 131, "code_files_s": 1.66}), [], seconds=1.0)
+    assert "fetched 131 code files from the server, the last arriving at 1.66 s" in files
 
 
 def test_the_browser_pages_are_reported_apart_and_spread_through_the_class():
