@@ -51,6 +51,9 @@ CANDIDATES = {
     # regression with the ridge a / d^2 per label; with one K for all labels its nearest form is a ridge
     # scaled by 1 / mean(d)^2 (about 6 under the paper's noise):
     "backward, ridge x6 (~forward)": {"loss": "backward", "alpha": 1.8 * 6},
+    # ... and that ridge from the stream's own rates: 1 / mean(d)^2 (about 6 under the paper's noise, 1.7 under
+    # missing labels):
+    "forward (ridge / mean d^2)": {"loss": "forward"},
     # Rates estimated online (not told): what loss="auto" chooses between.
     "backward, rates estimated": {"loss": "backward", "flip_rates": "estimate"},
     "paper's loss, rates estimated (auto)": {"loss": "paper", "flip_rates": "estimate"},

@@ -62,7 +62,7 @@ def test_noisy_scale_inverts_the_corrected_scale():
 def test_a_wrong_loss_is_refused_naming_the_parameter():
     X = np.random.default_rng(0).normal(size=(60, 3))
     with pytest.raises(ValueError, match="loss must be one of"):
-        ELMNCLD(loss="forward", n_neighbors=5).partial_fit(X, (X[:, :2] > 0).astype(int))
+        ELMNCLD(loss="forwards", n_neighbors=5).partial_fit(X, (X[:, :2] > 0).astype(int))
 
 
 @pytest.mark.parametrize("loss", list(LOSSES))
@@ -123,3 +123,28 @@ def test_auto_is_the_backward_loss_with_given_rates_and_the_papers_with_estimate
             same.partial_fit(s.X[start:start + 500], s.Y_noisy[start:start + 500])
         np.testing.assert_array_equal(model.coef_, same.coef_)
         np.testing.assert_array_equal(model.predict(s.X[:200]), same.predict(s.X[:200]))
+
+
+def test_the_forward_loss_is_the_backward_regression_with_the_ridge_over_mean_d_squared():
+    """loss="forward": the same targets as "backward", the ridge alpha / mean(1 - rho_+ - rho_-)^2 (the forward
+    correction of the squared loss with one K for all labels), recorded as the alpha in use."""
+    from ncld_core.model.noisy_targets import ridge_scale
+    from ncld_core.stream.synthetic import make_synthetic_stream
+
+    s = make_synthetic_stream(n_instances=400, n_features=6, n_labels=4, flip_rates=(0.2, 0.3), random_state=1)
+    d = np.mean(1 - np.asarray(s.rho_pos) - np.asarray(s.rho_neg))
+    assert ridge_scale("forward", s.rho_pos, s.rho_neg) == pytest.approx(1 / d**2)
+    base = dict(rho_pos=s.rho_pos, rho_neg=s.rho_neg, n_neighbors=8, random_state=0)
+    forward = ELMNCLD(loss="forward", alpha=1.8, **base).partial_fit(s.X[:200], s.Y_noisy[:200])
+    backward = ELMNCLD(loss="backward", alpha=1.8 / d**2, **base).partial_fit(s.X[:200], s.Y_noisy[:200])
+    np.testing.assert_allclose(forward.coef_, backward.coef_, rtol=1e-9, atol=1e-12)
+    assert list(forward.history_["alpha"])[-1] == pytest.approx(1.8 / d**2)
+    # the batch fit solves the same ridge
+    batch = ELMNCLD(loss="forward", alpha=1.8, **base).fit(s.X[:200], s.Y_noisy[:200])
+    np.testing.assert_allclose(batch.coef_, forward.coef_, rtol=1e-9, atol=1e-12)
+    # with rates 0 it is the backward loss (and the paper's) with the ridge as given
+    assert ridge_scale("forward", 0.0, 0.0) == 1.0 and ridge_scale("backward", s.rho_pos, s.rho_neg) == 1.0
+    # a grid of ridges is scored as given: with "forward" the model would solve with one it never scored
+    for alpha in ("auto", [0.5, 2.0]):
+        with pytest.raises(ValueError, match="^alpha: loss='forward' scales a fixed ridge"):
+            ELMNCLD(loss="forward", alpha=alpha, **base).partial_fit(s.X[:200], s.Y_noisy[:200])

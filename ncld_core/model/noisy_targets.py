@@ -16,6 +16,15 @@ With observed labels ``y`` in {0, 1}, per-label flip rates (Eq. NR) ``rho_+ = P(
     unbiased loss, which for the squared loss is exactly a regression on this target):
     ``E[t | x] = p(x)``, so the scores estimate the clean probability, at the price of a
     variance inflated by about ``1 / d^2``.
+``"forward"``
+    the forward correction of the squared loss: fit the *noisy* labels through the noise.  On the
+    {-1, +1} scale the noisy label ``2 y - 1`` has the expectation ``2 rho_- - 1 + d (o + 1)`` for a
+    clean score ``o = H Phi``, and ``||2 rho_- - 1 + d (H Phi + 1) - (2 y - 1)||^2 + a ||Phi||^2 =
+    d^2 ||H Phi - T||^2 + a ||Phi||^2`` with the backward targets ``T``: the backward regression with
+    the ridge ``a / d^2`` on each label.  The model solves one ``K`` for all labels, so it takes the
+    ridge ``a / mean(d)^2`` (:func:`ridge_scale`): the backward targets, regularised as much more as
+    their variance is inflated.  Only the ridge changes: the ranking and graph terms of ``K`` keep their
+    weights (beta, gamma), so this is the forward correction of the score term alone.
 ``"denoise"``
     the posterior of the clean label given the noisy one and the features,
     ``t = P(g = 1 | y, x)``::
@@ -42,10 +51,12 @@ With observed labels ``y`` in {0, 1}, per-label flip rates (Eq. NR) ``rho_+ = P(
 [[1.0, -1.0]]
 >>> noisy_scale("backward", np.array([[1.0, -1.0]]), [0.2, 0.2], [0.3, 0.3]).round(3).tolist()
 [[0.6, -0.4]]
+>>> ridge_scale("forward", [0.2, 0.2], [0.3, 0.3]), ridge_scale("backward", [0.2, 0.2], [0.3, 0.3])
+(4.0, 1.0)
 >>> regression_targets("gaussian", y, 0.2, 0.3)
 Traceback (most recent call last):
 ...
-ValueError: loss must be one of ['paper', 'backward', 'denoise', 'denoise-knn']; got 'gaussian'
+ValueError: loss must be one of ['paper', 'backward', 'forward', 'denoise', 'denoise-knn']; got 'gaussian'
 """
 
 from __future__ import annotations
@@ -53,12 +64,15 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["LOSSES", "AUTO_LOSS", "resolve_loss", "check_loss", "backward_targets", "posterior_targets", "regression_targets",
+           "ridge_scale",
            "noise_free_probability", "noisy_scale", "PROBABILITY_FLOOR"]
 
 #: Loss name -> one-line description (the ``loss`` parameter of :class:`~ncld_core.model.ELMNCLD`).
 LOSSES = {
     "paper": "regress the observed (noisy) labels; correction only in the ranking term (the paper's Eq. N3)",
     "backward": "regress the backward-corrected (unbiased) targets (y - rho_-) / (1 - rho_+ - rho_-)",
+    "forward": "fit the noisy labels through the noise (forward correction): the backward targets with the ridge "
+               "divided by mean(1 - rho_+ - rho_-)^2",
     "denoise": "regress the posterior P(clean = 1 | noisy label, x) from the model's clean probability",
     "denoise-knn": "regress the posterior P(clean = 1 | noisy label, x) from the graph neighbours' labels",
 }
@@ -135,13 +149,23 @@ def regression_targets(loss, Y01, rho_pos, rho_neg, p=None) -> np.ndarray:
     Y = np.asarray(Y01, dtype=np.float64)
     if loss == "paper":
         t = Y
-    elif loss == "backward":
+    elif loss in ("backward", "forward"):
         t = backward_targets(Y, rho_pos, rho_neg)
     else:
         if p is None:
             raise ValueError(f"loss={loss!r} needs the clean probability p of the chunk")
         t = posterior_targets(Y, rho_pos, rho_neg, p)
     return 2.0 * t - 1.0
+
+
+def ridge_scale(loss, rho_pos, rho_neg) -> float:
+    """What ``loss`` multiplies the model's ridge ``alpha`` by: ``1 / mean(d)^2`` for ``"forward"`` (module
+    doc), 1 for the others."""
+    if check_loss(loss) != "forward":
+        return 1.0
+    rho_pos, rho_neg = _rates(rho_pos, rho_neg, max(np.size(rho_pos), np.size(rho_neg)))
+    d = float(np.mean(1.0 - rho_pos - rho_neg))
+    return 1.0 / max(d, 1e-3) ** 2
 
 
 def noisy_scale(loss, scores, rho_pos, rho_neg) -> np.ndarray:
