@@ -288,7 +288,11 @@ def classroom(url: str, browser, *, sessions: int, preset: str, heavy: int, dead
                 out["page_answer_s"].append(answer)
             else:
                 visitor, answer = open_socket(preset_link, deadline)
-                visitor.press_run()
+                try:
+                    visitor.press_run()
+                except Exception:
+                    visitor.close()
+                    raise
                 visitors[i] = (visitor, None)
             out["answer_s"].append(answer)
         except Exception as exc:  # noqa: BLE001 - a page that never answers is a missed target, not a crash
@@ -343,7 +347,7 @@ def queue_check(url: str, browser, *, heavy: int, deadline: float) -> dict:
     try:
         for k in range(heavy):
             visitor, _ = open_socket(link(url, heavy_config(k)), deadline)
-            busy.append(visitor)
+            busy.append(visitor)  # closed below, even when pressing fails
             visitor.press_run()
         time.sleep(2.0)  # the heavy runs have started (or queued)
         probe, result["server_answer_s"] = open_socket(link(url, heavy_config(heavy)), deadline)

@@ -77,10 +77,15 @@ class SocketVisitor:
     # ------------------------------------------------------------------ driving
     def start(self) -> "SocketVisitor":
         self._t0 = time.perf_counter()
-        self._connection = connect(self.socket_url, max_size=None, open_timeout=max(1.0, self._left()))
+        self._connection = connect(self.socket_url, max_size=None, open_timeout=max(1.0, self._left()),
+                                   close_timeout=2)
         self._socket = self._connection.__enter__()  # a context manager, closed by close()
-        self._send(rerun={})
-        self._thread.start()
+        try:
+            self._send(rerun={})
+            self._thread.start()
+        except BaseException:
+            self.close()
+            raise
         return self
 
     def wait_answer(self, timeout: float) -> float:
@@ -89,6 +94,8 @@ class SocketVisitor:
             raise TimeoutError(self.error or f"no Run button within {timeout:.0f} s")
         if self.error:
             raise RuntimeError(self.error)
+        if self.answer_s is None:  # the reader ended (its deadline) before the button came
+            raise TimeoutError("no Run button before the deadline")
         return self.answer_s
 
     def press_run(self) -> None:
@@ -100,7 +107,8 @@ class SocketVisitor:
 
     @property
     def ended(self) -> bool:
-        """The status line says done, failed or stopped (after Run was pressed), or the connection ended."""
+        """The status line says done, failed or stopped (after Run was pressed), or the visit ended (the
+        connection closed, or the deadline passed: ``status`` then says where the run was)."""
         return self._ended.is_set()
 
     def close(self) -> None:

@@ -379,9 +379,10 @@ class SharedDrawings:
     A class opening one preset follows or replays one run (``dashboard/run_hub.py``): each session drew the same
     figures again, 40-60 ms of the server's Python per chunk and session, in the process that also answers every
     page. Entries are keyed by the chunk's record (the object, which the entry keeps alive, so its ``id`` is
-    never another's while cached) and the drawing options; the oldest go first past ``entries``.
+    never another's while cached) and the drawing options; the least recently used go first past ``max_bytes``
+    of JSON (a long run's later chunks are larger: the bound is in bytes, not entries).
 
-    >>> shared = SharedDrawings(entries=2)
+    >>> shared = SharedDrawings(max_bytes=10_000)
     >>> made = []
     >>> chunk = object()
     >>> def make():
@@ -391,20 +392,32 @@ class SharedDrawings:
     1
     >>> shared.figures(None, ("opts",), make) and len(made), shared.made  # no chunk to key on: made every time
     (2, 2)
+    >>> shared.bytes
+    12
+    >>> tiny = SharedDrawings(max_bytes=20)
+    >>> for _ in range(3):
+    ...     _ = tiny.figures(object(), ("opts",), make)
+    >>> tiny.bytes, len(tiny)   # the oldest went: at most 20 bytes of JSON kept
+    (12, 1)
     """
 
-    def __init__(self, entries: int):
-        self.entries = int(entries)
+    def __init__(self, max_bytes: int):
+        self.max_bytes = int(max_bytes)
+        self.bytes = 0
         self._kept: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
         #: How many times figures were made (not taken from the shared ones).
         self.made = 0
 
+    def __len__(self) -> int:
+        return len(self._kept)
+
     def figures(self, chunk, options: tuple, make) -> dict:
         """``{slot: JSON}`` of ``make()`` (a dict of figures), kept for ``(chunk, options)``; ``chunk`` None: made
         and not kept."""
         if chunk is None:
-            self.made += 1
+            with self._lock:
+                self.made += 1
             return serialized(make())
         key = (id(chunk), options)
         with self._lock:
@@ -413,17 +426,21 @@ class SharedDrawings:
                 self._kept.move_to_end(key)
                 return hit[1]
         out = serialized(make())
+        size = sum(len(v) for v in out.values())
         with self._lock:
             self.made += 1
-            self._kept[key] = (chunk, out)
+            if key in self._kept:  # made meanwhile by another session: one copy
+                self.bytes -= self._kept[key][2]
+            self._kept[key] = (chunk, out, size)
             self._kept.move_to_end(key)
-            while len(self._kept) > self.entries:
-                self._kept.popitem(last=False)
+            self.bytes += size
+            while self.bytes > self.max_bytes and self._kept:
+                self.bytes -= self._kept.popitem(last=False)[1][2]
         return out
 
 
-#: The server's shared drawings (``NCLD_DRAWN_FIGURES_ENTRIES``).
-SHARED = SharedDrawings(LIMITS.drawn_figures_entries)
+#: The server's shared drawings (``NCLD_DRAWN_FIGURES_BYTES``).
+SHARED = SharedDrawings(LIMITS.drawn_figures_bytes)
 
 
 def _payload(figs: dict, config: dict | None, chunk: int | None, owner: str | None) -> dict:

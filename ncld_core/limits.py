@@ -35,8 +35,8 @@ class Limits:
     run_niceness: int = 10
     #: How often (seconds) the server looks for closed sessions, whose runs and places in line it gives up.
     session_check_s: float = 0.5
-    #: Drawn chunks whose figures are kept for the other sessions drawing them (a class following one run).
-    drawn_figures_entries: int = 256
+    #: Bytes of drawn chunks' figures (their JSON) kept for the other sessions drawing them (a class on one run).
+    drawn_figures_bytes: int = 64 * 1024**2
     #: Finished runs kept for replay (any visitor with the same configuration and code version).
     run_cache_entries: int = 16
     #: Seconds a finished run is kept for replay.
@@ -61,7 +61,8 @@ class Limits:
     @classmethod
     def from_env(cls, environ=None) -> "Limits":
         """The defaults, each replaced by ``NCLD_<FIELD NAME IN CAPITALS>`` when set; a ValueError naming the
-        variable when its value is not a positive number."""
+        variable when its value is not a positive number (a whole number in its range for those of
+        ``_AT_LEAST_ZERO``, which may be 0)."""
         environ = os.environ if environ is None else environ
         values = {}
         for f in dataclasses.fields(cls):
@@ -75,7 +76,7 @@ class Limits:
             except ValueError:
                 raise ValueError(f"{name} must be a number, got {raw!r}") from None
             if f.name in _AT_LEAST_ZERO:
-                if not 0 <= value <= _AT_LEAST_ZERO[f.name]:
+                if not float(raw).is_integer() or not 0 <= value <= _AT_LEAST_ZERO[f.name]:
                     raise ValueError(f"{name} must be in [0, {_AT_LEAST_ZERO[f.name]}], got {raw!r}")
             elif value <= 0:
                 raise ValueError(f"{name} must be positive, got {raw!r}")

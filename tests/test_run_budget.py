@@ -91,8 +91,9 @@ def test_limits_are_read_from_the_environment_and_bad_values_are_named():
     with pytest.raises(ValueError, match="NCLD_SESSION_CHECK_S must be positive"):
         Limits.from_env({"NCLD_SESSION_CHECK_S": "-1"})
     assert Limits.from_env({}).run_niceness == 10 and Limits.from_env({"NCLD_RUN_NICENESS": "0"}).run_niceness == 0
-    with pytest.raises(ValueError, match=r"NCLD_RUN_NICENESS must be in \[0, 19\], got '20'"):
-        Limits.from_env({"NCLD_RUN_NICENESS": "20"})
+    for bad in ("20", "2.5", "-1"):
+        with pytest.raises(ValueError, match=rf"NCLD_RUN_NICENESS must be in \[0, 19\], got '{bad}'"):
+            Limits.from_env({"NCLD_RUN_NICENESS": bad})
 
 
 def test_the_parsed_cache_on_disk_is_bounded_in_size_and_age(tmp_path, monkeypatch):
