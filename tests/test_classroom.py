@@ -85,3 +85,4 @@ def test_the_browser_pages_are_reported_apart_and_spread_through_the_class():
     assert "10 of the class's pages real Chromium" not in section(rows, m, [], seconds=1.0)
     assert "2 of the class's pages real Chromium sessions" in section(rows, m, [], seconds=1.0)
     assert browser_sessions(30, 10) == {2, 5, 8, 11, 14, 17, 20, 23, 26, 29}
+

@@ -729,7 +729,9 @@ def chunk_update_latency(*runs) -> dict:
         said, first_at = {}, {}
         for t, text, metas, _ in frames:
             m = re.search(r"chunk (\d+)/", text)
-            if m and text.startswith("running"):
+            # "running · chunk k/n" or, once the run has computed its last chunk (a short stream computes
+            # faster than the page draws), "done · chunk k/n": said before chunk k's figures either way
+            if m and text.startswith(("running", "done")):
                 said.setdefault(int(m.group(1)), t)
             for i, v in enumerate(metas or ()):
                 if v is not None:
@@ -776,16 +778,8 @@ def _observed_run(page, timeout_s: float) -> tuple[list, float, str]:
     return page.evaluate("window.__frames"), t_click, final
 
 
-#: Known defect, open: on the two shortest streams (3 and 4 chunks) no page update after the first plot was
-#: measured in any of the three pooled runs since the run hub relays the runs (make test-slow, this session).
-_UNMEASURED = ("emotions", "medical")
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.skip(reason="known defect: no update after the first plot is measured on "
-                                                  "this 3-4 chunk stream since the run hub (see _UNMEASURED)"))
-    if n in _UNMEASURED else n for n in SHARED])
+@pytest.mark.parametrize("name", SHARED)
 def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
     """Per-chunk browser update on each shared dataset at the defaults (the first 12 chunks), and Run to first plot."""
     if not (DATA_DIR / f"{name}.arff").is_file():
