@@ -585,9 +585,12 @@ def _validate(f: _Form, schedule_chart) -> Context:
     cfg = RunConfig(**f.vals)
     length = cfg.stream.length(f.facts.n_instances)
     # inline SVG, not st.plotly_chart: the page's first plotly.js came before its Run button (dashboard/svg.py)
-    schedule_chart.html(svg_of(schedule_figure(_points(cfg), length),
-                               label=f"drift schedule: {cfg.schedule or 'none'}"
-                                     + (f" on {length:,} instances" if length else "")))
+    # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops every SVG element (the preview
+    # was sent and never shown); the SVG is built here from escaped text (dashboard/svg.py)
+    schedule_chart.markdown(svg_of(schedule_figure(_points(cfg), length),
+                                   label=f"drift schedule: {cfg.schedule or 'none'}"
+                                         + (f" on {length:,} instances" if length else "")),
+                            unsafe_allow_html=True)
     errors, cost = checks.check(cfg, f.facts, labels_true=_labels_true(f, cfg), extra=f.extra)
     _word_detector_errors(errors, cfg)
     errors = {k: worded(v) for k, v in errors.items()}

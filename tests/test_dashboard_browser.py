@@ -388,6 +388,30 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
     page.close()
 
 
+def test_the_sidebar_shows_the_schedule_preview(browser, server):
+    """The schedule's preview is drawn in the sidebar, as wide as the sidebar's controls, with a band per regime and
+    a marker per change point whose tooltip names it (an SVG sent through st.html was sent and never shown: its
+    sanitizer drops SVG). Without drift it says so."""
+    import urllib.parse
+
+    from ncld_core.config import PRESETS
+
+    page = _open(browser, f"{server}/?{urllib.parse.urlencode(PRESETS['concept growth'].to_query_params())}",
+                 height=1000)
+    preview = page.locator('[data-testid=stSidebar] svg[aria-label^="drift schedule: growth@2500"]')
+    preview.wait_for(timeout=30_000)
+    box = preview.bounding_box()
+    assert box["width"] > 200 and 60 < box["height"] < 200, box
+    assert preview.evaluate("e => [...e.querySelectorAll('title')].map(t => t.textContent)") == ["growth@2500"]
+    assert preview.evaluate("e => e.querySelectorAll('rect').length") == 2
+    page.close()
+    page = _open(browser, f"{server}/?schedule=", height=1000)
+    plain = page.locator('[data-testid=stSidebar] svg[aria-label^="drift schedule: none"]')
+    plain.wait_for(timeout=30_000)
+    assert "no drift: one regime" in plain.evaluate("e => e.textContent")
+    page.close()
+
+
 def test_nothing_is_loaded_from_the_internet(browser, server):
     """Every request of the page (favicon included) goes to the local server; the favicon is ours."""
     page = browser.new_page(viewport={"width": 1500, "height": 1200})
