@@ -460,22 +460,71 @@ def _rate_table(f: _Form):
         st.rerun()
 
 
+def _schedule_keys(ver: int, rid: int) -> tuple[str, str]:
+    """The widget keys of change point ``rid`` (its kind, its position) of the controls' version ``ver``."""
+    return f"w_sched_kind_{ver}_{rid}", f"w_sched_pos_{ver}_{rid}"
+
+
+def _schedule_row_ids(schedule: str) -> list[int]:
+    """The change points' rows (ids, in order) of this version of the controls, seeded once from ``schedule``
+    (a preset or a link bumps the version: its rows start afresh from the canonical schedule)."""
+    ss = st.session_state
+    ver = ss.get("editor_ver", 0)
+    ids_key = f"schedule_rows_{ver}"
+    if ids_key not in ss:
+        rows = schedule_rows(schedule)
+        ss[ids_key] = list(range(len(rows)))
+        ss[f"schedule_next_{ver}"] = len(rows)
+        for rid, row in enumerate(rows.itertuples(index=False)):
+            kind_key, pos_key = _schedule_keys(ver, rid)
+            ss[kind_key] = row.kind
+            ss[pos_key] = None if pd.isna(row.position) else int(row.position)
+    return ss[ids_key]
+
+
+def _add_change_point(ver: int):
+    ss = st.session_state
+    rid = ss[f"schedule_next_{ver}"]
+    ss[f"schedule_next_{ver}"] = rid + 1
+    ss[f"schedule_rows_{ver}"] = [*ss[f"schedule_rows_{ver}"], rid]
+    kind_key, pos_key = _schedule_keys(ver, rid)
+    ss[kind_key], ss[pos_key] = KINDS[0], None
+
+
+def _remove_change_point(ver: int, rid: int):
+    ss = st.session_state
+    ss[f"schedule_rows_{ver}"] = [r for r in ss[f"schedule_rows_{ver}"] if r != rid]
+    for key in _schedule_keys(ver, rid):
+        ss.pop(key, None)
+
+
 def _schedule_section(f: _Form):
-    """The schedule's editor; returns the slot of its chart (drawn once the configuration exists)."""
+    """The change points, one row of plain controls each (kind, position, remove), and a button adding one;
+    returns the slot of the schedule's preview (drawn once the configuration exists).
+
+    Plain selectboxes and number inputs, not a data editor: its grid is drawn on a canvas (a screen reader and a
+    keyboard reach its cells poorly) and its code was the page's largest download before the Run button."""
+    ss = st.session_state
     st.markdown("#### Drift schedule")
-    sched_df = _editor(
-        "schedule", lambda: schedule_rows(f.vals["schedule"]),
-        hide_index=True, width="stretch", num_rows="dynamic",
-        column_config={
-            "kind": st.column_config.SelectboxColumn("change", options=list(KINDS), required=True,
-                                                     help="growth: to multi-label; reduction: to single-label; "
-                                                          "shift: other labels relevant, same cardinality"),
-            "position": st.column_config.NumberColumn("at instance", min_value=1, step=1, format="%d",
-                                                      help="First instance of the new regime; leave empty "
-                                                           "on a single row for the paper's form"),
-        },
-    )
-    text, sched_error = schedule_text(sched_df)
+    ver = ss.get("editor_ver", 0)
+    ids = _schedule_row_ids(f.vals["schedule"])
+    if ids:
+        st.caption("change · at instance (the new regime's first; empty on a single row: the paper's form)")
+    rows = []
+    for i, rid in enumerate(ids, start=1):
+        kind_key, pos_key = _schedule_keys(ver, rid)
+        c1, c2, c3 = st.columns([8, 6, 2], vertical_alignment="center", gap="small")
+        kind = c1.selectbox(f"change {i}", list(KINDS), key=kind_key, label_visibility="collapsed",
+                            help="growth: to multi-label; reduction: to single-label; shift: other labels relevant, "
+                                 "same cardinality")
+        position = c2.number_input(f"at instance (change {i})", min_value=1, step=1, format="%d", value=None,
+                                   key=pos_key, label_visibility="collapsed", placeholder="paper's form")
+        c3.button("", key=f"sched_del_{ver}_{rid}", icon=":material/close:", help=f"Remove change {i}",
+                  on_click=_remove_change_point, args=(ver, rid))
+        rows.append({"kind": kind, "position": position})
+    st.button("Add a change point", key=f"sched_add_{ver}", icon=":material/add:", on_click=_add_change_point,
+              args=(ver,))
+    text, sched_error = schedule_text(pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"}))
     f.vals["schedule"] = text
     if sched_error:
         f.extra["schedule"] = sched_error

@@ -85,7 +85,8 @@ def test_every_control_is_there():
     assert at.selectbox(key="w_detector").options == [F.detector_label(d) for d in DETECTORS]
     assert at.multiselect(key="w_monitors").value == []
     assert len(at.multiselect(key="w_monitors").options) == len(DETECTORS) - 1
-    assert any(d.key and d.key.startswith("w_schedule_") for d in at.data_editor)
+    assert any(b.key and b.key.startswith("sched_add_") for b in at.button)  # the schedule: rows added by a button
+    assert not at.data_editor  # no data editor on the first page (its code was the page's largest download)
     assert _run_button(at).disabled is False
     assert at.button(key="stop_button").disabled is True
     assert len(at.expander) >= 5  # one equation expander per panel
@@ -132,15 +133,38 @@ def test_rate_table_rejects_rho_sum_of_one():
     assert cfg.noise == "table" and cfg.rho_pos[3] == 0.6 and len(cfg.rho_neg) == 10
 
 
-def test_schedule_editor_validates_positions():
+def _schedule_controls(at) -> list[tuple]:
+    """The schedule's rows as the page shows them: (kind, position) of each change point, in order."""
+    kinds = [s for s in at.selectbox if s.key and s.key.startswith("w_sched_kind_")]
+    positions = {n.key: n.value for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")}
+    return [(k.value, positions[k.key.replace("w_sched_kind_", "w_sched_pos_")]) for k in kinds]
+
+
+def _schedule_text_shown(at) -> str:
+    return ", ".join(k if p is None else f"{k}@{p}" for k, p in sorted(_schedule_controls(at),
+                                                                        key=lambda r: (r[1] is not None, r[1] or 0)))
+
+
+def test_schedule_rows_are_added_validated_and_removed():
     at = _app()
-    editor = next(d for d in at.data_editor if d.key and d.key.startswith("w_schedule_"))
-    at.session_state[editor.key] = {"edited_rows": {}, "deleted_rows": [],
-                                    "added_rows": [{"kind": "growth", "position": 9000}]}
-    at.run()
+    start = _schedule_controls(at)
+    next(b for b in at.button if b.key and b.key.startswith("sched_add_")).click().run()
+    assert len(_schedule_controls(at)) == len(start) + 1
+    new_kind = [s for s in at.selectbox if s.key and s.key.startswith("w_sched_kind_")][-1]
+    new_kind.set_value("growth")
+    at.number_input(key=new_kind.key.replace("w_sched_kind_", "w_sched_pos_")).set_value(9000).run()
     assert any("lies beyond the stream of 5000 instances" in e for e in _errors(at)), _errors(at)
     assert _run_button(at).disabled is True
-    assert at.session_state["cfg_values"]["schedule"] == "growth@9000"
+    assert at.session_state["cfg_values"]["schedule"].endswith("growth@9000")
+    # two rows without a position: only a single point may omit it (the paper's form)
+    next(b for b in at.button if b.key and b.key.startswith("sched_add_")).click().run()
+    next(b for b in at.button if b.key and b.key.startswith("sched_add_")).click().run()
+    assert any("single point" in e and "position" in e for e in _errors(at)), _errors(at)
+    # removing the rows brings the schedule back
+    for _ in range(3):
+        [b for b in at.button if b.key and b.key.startswith("sched_del_")][-1].click().run()
+    assert _schedule_controls(at) == start and not _errors(at), _errors(at)
+    assert _run_button(at).disabled is False
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
@@ -161,7 +185,7 @@ def test_preset_fills_the_controls(name):
     keys = {w.key for kind in (at.number_input, at.selectbox, at.radio, at.multiselect, at.checkbox) for w in kind}
     for field in want.to_query_params():
         if field == "schedule":
-            assert any(d.key and d.key.startswith("w_schedule_") for d in at.data_editor)
+            assert _schedule_text_shown(at) == want.schedule
         else:
             assert f"w_{field}" in keys, field
     assert at.selectbox(key="w_decision").value == want.decision
@@ -606,8 +630,7 @@ def test_a_shift_in_the_schedule_is_drawn_as_its_own_change():
                     schedule="growth@400, shift@600", models=["ELM-O"], references=False, monitors=[OTHER])
     at = _app(cfg.to_query_params())
     assert not _errors(at), _errors(at)
-    editor = next(d for d in at.data_editor if d.key and d.key.startswith("w_schedule_"))
-    assert editor.value["kind"].tolist() == ["growth", "shift"]
+    assert _schedule_controls(at) == [("growth", 400), ("shift", 600)]
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
     timeline = drawn_figure(at, "timeline")
