@@ -7,9 +7,9 @@ State model
   state when it is not rendered in a run). A link fills it on a session's first run (:mod:`dashboard.link`).
 * Every widget has key ``w_<field>``; before it is drawn its key is seeded from the
   canonical value if missing, and after it is drawn the canonical value is updated.
-* A preset replaces the canonical values and drops the widget keys, so the widgets are re-seeded; the two
-  tables (flip rates, drift schedule) are data editors keyed by a version number that is bumped to reset
-  their edits.
+* A preset replaces the canonical values and drops the widget keys, so the widgets are re-seeded; the flip
+  rate table (a data editor) and the drift schedule's rows (a kind and a position per change point) are keyed
+  by a version number that is bumped to reset their edits.
 * Errors come from :func:`dashboard.checks.check` (``RunConfig.errors`` with the data's sizes, the memory
   budget) and are written into an ``st.empty`` slot right under the control they concern, after every
   control is drawn.
