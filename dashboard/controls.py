@@ -460,6 +460,13 @@ def _rate_table(f: _Form):
         st.rerun()
 
 
+#: The remove buttons of the schedule's rows show their icon only; their name stays for screen readers.
+SCHEDULE_CSS = """<style>
+[class*="st-key-sched_del_"] button p { position: absolute; width: 1px; height: 1px; overflow: hidden;
+  clip-path: inset(50%); white-space: nowrap; }
+</style>"""
+
+
 def _schedule_keys(ver: int, rid: int) -> tuple[str, str]:
     """The widget keys of change point ``rid`` (its kind, its position) of the controls' version ``ver``."""
     return f"w_sched_kind_{ver}_{rid}", f"w_sched_pos_{ver}_{rid}"
@@ -506,6 +513,7 @@ def _schedule_section(f: _Form):
     keyboard reach its cells poorly) and its code was the page's largest download before the Run button."""
     ss = st.session_state
     st.markdown("#### Drift schedule")
+    st.html(SCHEDULE_CSS)
     ver = ss.get("editor_ver", 0)
     ids = _schedule_row_ids(f.vals["schedule"])
     if ids:
@@ -519,7 +527,8 @@ def _schedule_section(f: _Form):
                                  "same cardinality")
         position = c2.number_input(f"at instance (change {i})", min_value=1, step=1, format="%d", value=None,
                                    key=pos_key, label_visibility="collapsed", placeholder="paper's form")
-        c3.button("", key=f"sched_del_{ver}_{rid}", icon=":material/close:", help=f"Remove change {i}",
+        # named for screen readers and tests, shown as its icon only (SCHEDULE_CSS)
+        c3.button(f"Remove change {i}", key=f"sched_del_{ver}_{rid}", icon=":material/close:",
                   on_click=_remove_change_point, args=(ver, rid))
         rows.append({"kind": kind, "position": position})
     st.button("Add a change point", key=f"sched_add_{ver}", icon=":material/add:", on_click=_add_change_point,

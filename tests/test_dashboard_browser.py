@@ -412,6 +412,26 @@ def test_the_sidebar_shows_the_schedule_preview(browser, server):
     page.close()
 
 
+def test_change_points_are_added_set_and_removed_in_the_sidebar(browser, server):
+    """The schedule's rows as a visitor uses them: add a change point, choose its kind and position (the link and
+    the preview follow), remove it (no schedule again)."""
+    page = _open(browser, f"{server}/?schedule=", height=1000)
+    side = page.locator("[data-testid=stSidebar]")
+    side.get_by_role("button", name="Add a change point").click()
+    position = side.get_by_role("spinbutton", name="at instance (change 1)", exact=True)
+    position.wait_for()
+    side.get_by_role("combobox", name="change 1", exact=True).click()  # the kind: open it and choose
+    page.get_by_role("option", name="reduction").click()
+    position.fill("3000")
+    position.press("Enter")
+    page.wait_for_url(re.compile(r"schedule=reduction%403000"), timeout=30_000)
+    side.locator('svg[aria-label^="drift schedule: reduction@3000"]').wait_for(timeout=30_000)
+    side.get_by_role("button", name="Remove change 1").click()
+    side.locator('svg[aria-label^="drift schedule: none"]').wait_for(timeout=30_000)
+    assert side.get_by_label("at instance (change 1)").count() == 0
+    page.close()
+
+
 def test_nothing_is_loaded_from_the_internet(browser, server):
     """Every request of the page (favicon included) goes to the local server; the favicon is ours."""
     page = browser.new_page(viewport={"width": 1500, "height": 1200})
