@@ -12,7 +12,7 @@
    and the other candidates of :data:`CANDIDATES`.  "Noise cost recovered" per metric:
    ``(method - ignoring) / (oracle - ignoring)`` (for the ranking loss, lower is better: the same ratio of
    the improvements), from the means over seeds.  Noise families (:mod:`ncld_core.stream.noise_families`):
-   the paper's (rates ~ U[0.2, 0.4]) and missing labels.
+   the paper's (rates ~ U[0.2, 0.4]), missing labels and mixed per-label rates.
 2. **The limit.**  The oracle's learning curve: the oracle learning only a fraction of each chunk's
    instances (clean labels; scored on every instance), one seed; the noisy learner's **equivalent clean
    sample size** is the fraction at which the oracle's AP equals the default's (log-linear interpolation).
@@ -59,7 +59,7 @@ CANDIDATES = {
     "paper's loss, rates estimated (auto)": {"loss": "paper", "flip_rates": "estimate"},
 }
 METRICS = {"average_precision": ("AP", True), "micro_f1": ("micro-F1", True), "ranking_loss": ("ranking loss", False)}
-FAMILIES = ("paper", "missing")
+FAMILIES = ("paper", "missing", "mixed")
 FRACTIONS = (1.0, 0.5, 0.25, 0.1, 0.05, 0.02)
 QUICK_DATASETS = ["medical", "synthetic"]
 
