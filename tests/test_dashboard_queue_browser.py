@@ -66,7 +66,7 @@ def test_websocket_visitors_queue_follow_and_finish_like_pages(server):
     from benchmarks.socket_visitor import SocketVisitor
 
     deadline = time.monotonic() + 240
-    longer = {**LONG.to_dict(), "n_instances": 30000}  # 100 chunks: the first run is still computing when the others come
+    longer = {**LONG.to_dict(), "n_instances": 15000}  # 50 chunks: the first run is still computing when the others come
     links = [f"{server}/?{urllib.parse.urlencode(RunConfig(**{**longer, 'seed': s}).to_query_params())}"
              for s in (21, 22, 21)]
     visitors = []
@@ -84,10 +84,10 @@ def test_websocket_visitors_queue_follow_and_finish_like_pages(server):
         assert any(s.startswith("waiting: 1st in line") for s in visitors[1].statuses), visitors[1].statuses[:3]
         assert not any(s.startswith("waiting") for s in visitors[2].statuses), visitors[2].statuses[:3]  # follows
         for v in visitors:
-            assert v.error is None and v.status.startswith("done · chunk 100/100"), (v.status, v.error)
+            assert v.error is None and v.status.startswith("done · chunk 50/50"), (v.status, v.error)
             assert v.first_plot_s is not None and v.first_plot_s > 0
         times = visitors[0].status_times
-        assert len(times) > 20 and max(b - a for a, b in zip(times, times[1:])) < 2.0
+        assert len(times) > 10 and max(b - a for a, b in zip(times, times[1:])) < 2.0
     finally:
         for v in visitors:
             v.close()
