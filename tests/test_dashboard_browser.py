@@ -432,17 +432,6 @@ def test_change_points_are_added_set_and_removed_in_the_sidebar(browser, server)
     page.close()
 
 
-def test_an_equation_expander_draws_its_formulas_when_opened(browser, server):
-    """The equation expanders send nothing while closed (no formula renderer before Run); opened, their formulas
-    are drawn (a rerun of the page)."""
-    page = _open(browser, server, height=1000)
-    assert page.locator(".katex").count() == 0
-    page.locator("summary", has_text="Eq. (N3)").first.click()
-    page.locator(".st-key-teach_metrics .katex").first.wait_for(timeout=30_000)
-    assert page.locator(".st-key-teach_metrics .katex").count() >= 3
-    page.close()
-
-
 def test_nothing_is_loaded_from_the_internet(browser, server):
     """Every request of the page (favicon included) goes to the local server; the favicon is ours."""
     page = browser.new_page(viewport={"width": 1500, "height": 1200})
