@@ -19,14 +19,9 @@ def md_escape(text) -> str:
     return _MD.sub(r"\\\1", str(text))
 
 
-def teach(info: Teaching, *, key: str, expanded: bool = False):
-    """The expander with a panel's equation(s), named by the paper's label, and what to look for.
-
-    Its content is drawn only while it is open (opening it reruns the page): the formulas' renderer (KaTeX),
-    loaded for them, was part of every first page's download before the Run button was drawn."""
-    with st.expander(info.title, expanded=expanded, icon=":material/function:", key=key, on_change="rerun") as box:
-        if not box.open:
-            return
+def teach(info: Teaching, *, expanded: bool = False):
+    """The expander with a panel's equation(s), named by the paper's label, and what to look for."""
+    with st.expander(info.title, expanded=expanded, icon=":material/function:"):
         for eq in info.latex:
             st.latex(r"\small " + eq)
         st.markdown(info.text)

@@ -443,7 +443,7 @@ else:
             h, t = st.columns([3, 2], vertical_alignment="bottom")
             _heading(panel, h)
             with t:
-                teach(panel.teaching, key=f"teach_{panel.key}")
+                teach(panel.teaching)
             box = _body(panel)
         else:
             _heading(panel)
@@ -453,7 +453,7 @@ else:
                     _options()
                 box = _body(panel)
             with right:
-                teach(panel.teaching, key=f"teach_{panel.key}")
+                teach(panel.teaching)
         if panel.kind == "summary":
             summary_box = box
 

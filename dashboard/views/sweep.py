@@ -26,7 +26,7 @@ st.markdown("## β × γ sweep")
 st.caption("The paper's parameter-sensitivity analysis (Fig. Sens): one prequential run per grid point on the "
            "stream of the sidebar, scored by GM = √((1 − HL) × micro-F1) of the cumulative metrics.")
 
-teach(SWEEP, key="teach_sweep")
+teach(SWEEP, expanded=False)
 c1, c2, c3 = st.columns([1, 2, 2])
 variants = [m for m in cfg.models if m in SWEEPABLE] or list(SWEEPABLE)
 variant = c1.selectbox("Variant", variants, key="sweep_variant")
