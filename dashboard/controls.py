@@ -479,6 +479,8 @@ def _schedule_row_ids(schedule: str) -> list[int]:
     ver = ss.get("editor_ver", 0)
     ids_key = f"schedule_rows_{ver}"
     if ids_key not in ss:
+        for key in [k for k in ss if k.startswith(("schedule_rows_", "schedule_next_"))]:
+            del ss[key]  # an earlier version's rows (their widgets' keys Streamlit drops once not drawn)
         rows = schedule_rows(schedule)
         ss[ids_key] = list(range(len(rows)))
         ss[f"schedule_next_{ver}"] = len(rows)

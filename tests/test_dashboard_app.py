@@ -1004,3 +1004,13 @@ def test_a_second_session_replaying_a_run_draws_the_figures_the_first_drew():
     third.checkbox(key="show_paper").check().run()
     _run_button(third).click().run()
     assert SHARED.made > made  # other options: drawn for this session
+
+
+def test_a_preset_leaves_only_its_own_schedule_rows_in_the_session():
+    """Each preset starts the schedule's rows afresh (a new version); the earlier versions' rows are dropped."""
+    at = _app()
+    for name in list(PRESETS)[:3]:
+        at.button_group(key="preset_pick").set_value(name).run()
+        assert _schedule_text_shown(at) == PRESETS[name].schedule
+    kept = [k for k in at.session_state if k.startswith("schedule_rows_")]
+    assert len(kept) == 1, kept
