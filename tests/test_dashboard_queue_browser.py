@@ -13,8 +13,8 @@ from tests.test_dashboard_browser import ARTIFACTS, _need_chromium, _status, _wa
 
 pytestmark = pytest.mark.browser
 
-#: About twenty chunks of a few tenths of a second each; two seeds: two distinct runs (no replay).
-LONG = RunConfig(n_instances=6000, chunk_size=300, n_features=20, n_labels=6, n_neighbors=5, n_hidden=400,
+#: Fourteen chunks of a few tenths of a second each; two seeds: two distinct runs (no replay).
+LONG = RunConfig(n_instances=4200, chunk_size=300, n_features=20, n_labels=6, n_neighbors=5, n_hidden=400,
                  models=["ELM-O"], references=False)
 
 
@@ -43,12 +43,12 @@ def _visitor(browser, url, seed):  # noqa: F811
 def test_the_second_run_waits_in_line_says_so_and_starts_when_the_first_ends(browser, server):  # noqa: F811
     (ca, a), (cb, b) = _visitor(browser, server, 11), _visitor(browser, server, 12)
     a.get_by_role("button", name="Run", exact=True).click()
-    _wait_status(a, r"running · chunk [1-9]\d*/20", 120)
+    _wait_status(a, r"running · chunk [1-9]\d*/14", 120)
     b.get_by_role("button", name="Run", exact=True).click()
     waiting = _wait_status(b, r"^waiting: 1st in line", 30)
     assert "the server computes 1 run at once; this one starts when a run ends" in waiting, waiting
     assert _status(a).startswith("running"), "the first run goes on while the second waits"
-    _wait_status(a, r"^done · chunk 20/20", 300)
+    _wait_status(a, r"^done · chunk 14/14", 300)
     _wait_status(b, r"^(running · chunk [2-9]|running · chunk \d\d|done) ", 60)  # started by itself: no second click
     for ctx in (ca, cb):
         ctx.close()
