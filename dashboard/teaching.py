@@ -251,7 +251,9 @@ PRESET_NOTES = {
                                          "ρ− down but not ρ+, of which only an upper bound holds: with the trusted "
                                          "sample at 0 the cardinality band is the identified set, about 2.5 labels "
                                          "per instance wide. The preset checks 2 % of each chunk (about 5 "
-                                         "instances): the band becomes a 95 % interval about 0.7 wide that holds "
+                                         "instances). In the first chunk they are too few for an interval: the "
+                                         "estimate is their mean, the band still the identified set. From the "
+                                         "second chunk on the band is a 95 % interval about 0.6 wide that holds "
                                          "the truth in every chunk, the estimate within 0.1 of it.",
     "label shift": "In chunks of 500, from instance 2500 (chunk 5) other labels are relevant, as many as before: "
                    "the true cardinality stays at about 2 in every chunk. The cardinality test (adaptive window, "

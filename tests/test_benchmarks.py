@@ -153,9 +153,20 @@ def test_flip_rates_stream_cell_scores_every_method_on_every_chunk(monkeypatch):
     assert rates.loc[flip_rates.CAPPED, "mean_rho_pos"] < 0.1 < rates.loc[flip_rates.ESTIMATED, "mean_rho_pos"]
     scores = flip_rates.cardinality_scores(chunks)
     assert set(scores.columns) >= {"coverage", "width", "bias", "bias_se", "identified"}
-    text = flip_rates.report(chunks, pd.DataFrame(cell["rates"]), pd.DataFrame(), seeds_syn=[0], seeds_real=[],
+    text = flip_rates.report(chunks, pd.DataFrame(cell["rates"]), pd.DataFrame(), seeds_syn=[0], seeds_real={},
                              datasets=[], wall=1.0)
     assert "### Noise family `missing`" in text and "### Against the targets" in text
+
+
+def test_flip_rates_gives_the_datasets_of_few_chunks_more_seeds(data_dir):
+    flip_rates = script("flip_rates")
+    seeds = flip_rates.seeds_per_dataset(["medical", "enron", "arts"])  # 978, 1702, 7484 instances
+    assert seeds == {"medical": 12, "enron": 6, "arts": flip_rates.SEEDS_REAL}
+    for name, n in seeds.items():  # every cell gets at least MIN_CHUNKS chunks
+        n_chunks = -(-{"medical": 978, "enron": 1702, "arts": 7484}[name] // flip_rates.CHUNK)
+        assert n * n_chunks >= flip_rates.MIN_CHUNKS
+    assert flip_rates._seeds_text(seeds).endswith("medical 12, enron 6")
+    assert flip_rates.seeds_per_dataset(["medical"], quick=True) == {"medical": 1}
 
 
 def test_flip_rates_anchor_cell_ranks_every_full_chunk_after_the_first(data_dir):
