@@ -8,7 +8,7 @@
    rates and flips), side by side on the identical stream: ELM-O with the package defaults trained on the
    **clean** labels (the oracle, :data:`~ncld_core.eval.variants.ORACLES`), ELM-O told rates 0
    (**ignoring** the noise), and ELM-O told the true rates with each loss of
-   :data:`~ncld_core.model.noisy_targets.LOSSES` (the default, ``"backward"``, the paper's, ``"denoise"``)
+   :data:`~ncld_core.model.noisy_targets.LOSSES` (the default, ``"backward"``, ``"forward"``, the paper's, ``"denoise"``)
    and the other candidates of :data:`CANDIDATES`.  "Noise cost recovered" per metric:
    ``(method - ignoring) / (oracle - ignoring)`` (for the ranking loss, lower is better: the same ratio of
    the improvements), from the means over seeds.  Noise families (:mod:`ncld_core.stream.noise_families`):
@@ -48,13 +48,10 @@ CANDIDATES = {
     "denoise (posterior targets)": {"loss": "denoise"},
     "denoise-knn (posterior, neighbours)": {"loss": "denoise-knn"},
     # Forward correction of the squared loss, min ||rho_- + d H phi - y||^2 + a ||phi||^2, is the backward
-    # regression with the ridge a / d^2 per label; with one K for all labels its nearest form is a ridge
-    # scaled by 1 / mean(d)^2 (about 6 under the paper's noise):
-    "backward, ridge x6 (~forward)": {"loss": "backward", "alpha": 1.8 * 6},
-    # ... and that ridge from the stream's own rates: 1 / mean(d)^2 (about 6 under the paper's noise, 1.7 under
-    # missing labels):
-    "forward (ridge / mean d^2)": {"loss": "forward"},
-    # Rates estimated online (not told): what loss="auto" chooses between.
+    # regression with the ridge a / d_j^2 on each label j (ncld_core.model.ridge solves each at its own):
+    "forward (ridge / d_j^2 per label)": {"loss": "forward"},
+    # Rates estimated online (not told): what loss="auto" chooses between, and the forward loss.
+    "forward, rates estimated": {"loss": "forward", "flip_rates": "estimate"},
     "backward, rates estimated": {"loss": "backward", "flip_rates": "estimate"},
     "paper's loss, rates estimated (auto)": {"loss": "paper", "flip_rates": "estimate"},
 }
@@ -130,6 +127,61 @@ def run_curve(arg) -> list[dict]:
         rows.append({"dataset": dataset, "family": family, "seed": seed, "fraction": fraction,
                      "variance_ratio": ratio, "inflation": inflation, **{k: acc.cumulative()[k] for k in METRICS}})
     return rows
+
+
+#: The losses compared on the dashboard's presets (short streams, some with a planted change).
+PRESET_LOSSES = ("backward", "forward")
+
+
+def run_preset(name: str) -> list[dict]:
+    """One preset of the dashboard told its stream's rates: ELM-O and ELM-I (retrain at a firing) with each loss of
+    :data:`PRESET_LOSSES`, its other settings as the preset sets them; cumulative micro-F1 and AP, and the
+    micro-F1 of the chunks after the preset's first change (or after the first chunk)."""
+    from ncld_core.config import PRESETS
+    from ncld_core.eval.runner import PrequentialRunner, told_rates
+    from ncld_core.eval.variants import make_model
+
+    cfg = PRESETS[name]
+    stream = cfg.build_stream()
+    rates = told_rates(cfg.model_rates, stream)
+    params = cfg.model_params()
+    models = {f"{variant} {loss}": make_model(variant, rates=rates, **{**params, "loss": loss})
+              for variant in ("ELM-O", "ELM-I") for loss in PRESET_LOSSES}
+    result = PrequentialRunner(models, cfg.chunk_size).run(stream)
+    summary = result.summary()
+    after = min((int(c.position) for c in stream.change_points), default=cfg.chunk_size) // cfg.chunk_size
+    rows = []
+    for key in models:
+        variant, loss = key.rsplit(" ", 1)
+        later = [c.metrics[key]["micro_f1"] for c in result.chunks if c.chunk >= max(after, 1) and key in c.metrics]
+        rows.append({"preset": name, "variant": variant, "loss": loss,
+                     "micro_f1": float(summary.loc[key, "micro_f1"]),
+                     "average_precision": float(summary.loc[key, "average_precision"]),
+                     "micro_f1_after": float(np.mean(later)), "from_chunk": after})
+    return rows
+
+
+def preset_section(rows: pd.DataFrame) -> list[str]:
+    """The presets' table: each loss's micro-F1 and AP per preset and variant, and the verdict."""
+    if rows.empty:
+        return []
+    table = rows.pivot_table(index=["preset", "variant"], columns="loss",
+                             values=["micro_f1", "average_precision", "micro_f1_after"], sort=False)
+    body = []
+    for (preset, variant), r in table.iterrows():
+        body.append([preset, variant, *(f"{r[(m, loss)]:.3f}" for m in ("micro_f1", "micro_f1_after", "average_precision")
+                                         for loss in PRESET_LOSSES)])
+    means = rows.groupby("loss")[["micro_f1", "micro_f1_after", "average_precision"]].mean()
+    return ["## The dashboard's presets: short streams, planted changes", "",
+            "Each preset told its stream's rates (`ncld_core.config.PRESETS`, its settings; `run_preset`): ELM-O and "
+            "ELM-I (retrain) with each loss. micro-F1 after: the mean per-chunk micro-F1 from the preset's first "
+            "change on (from chunk 1 without one).", "",
+            md_table(["preset", "variant", *(f"{m}: {loss}" for m in ("micro-F1", "micro-F1 after", "AP")
+                                             for loss in PRESET_LOSSES)], body, "ll" + "r" * 6), "",
+            "Mean over the presets and variants: " + "; ".join(
+                f"{loss}: micro-F1 {means.loc[loss, 'micro_f1']:.3f}, after the change "
+                f"{means.loc[loss, 'micro_f1_after']:.3f}, AP {means.loc[loss, 'average_precision']:.3f}"
+                for loss in PRESET_LOSSES) + ".", ""]
 
 
 def time_losses(dataset: str = "enron", repeats: int = 5) -> pd.DataFrame:
@@ -287,7 +339,8 @@ def choice_section(gap: pd.DataFrame, families, all_names: list[str]) -> list[st
                 better = int((shared[n] > shared[IGNORING]).sum())
                 rows.append([family, n, f"{means[n].mean():.3f}", f"{100 * np.nanmean([recovered(means.loc[d], 'average_precision', n) for d in means.index]):.0f} %",
                              f"{better} of {len(shared)}"])
-        L += ["Rates estimated online (not told), the two losses `loss=\"auto\"` chooses between:", "",
+        L += ["Rates estimated online (not told): the losses `loss=\"auto\"` chooses between (the paper's when "
+              "estimating) and the forward loss:", "",
               md_table(["family", "candidate", "mean AP", "AP cost recovered (mean)", "above ignoring on (shared)"],
                        rows, "llrrr"), ""]
     return L
@@ -342,6 +395,7 @@ def parse_args(argv):
     p.add_argument("--curve-families", nargs="+", default=["paper"], choices=list(FAMILIES),
                    help="noise families of the learning curve (default: paper)")
     p.add_argument("--no-timing", action="store_true", help="skip the per-chunk timing of the losses on enron")
+    p.add_argument("--no-presets", action="store_true", help="skip the dashboard presets' comparison of the losses")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--max-instances", type=int, default=None,
                    help="cut longer streams to their first N instances, after shuffling (default: whole streams)")
@@ -367,6 +421,11 @@ def main(argv=None) -> int:
     gap = pd.DataFrame([r for (fn, _), rows in zip(jobs, out) if fn is run_gap for r in rows])
     curves = pd.DataFrame([r for (fn, _), rows in zip(jobs, out) if fn is run_curve for r in rows])
     timing = None if a.no_timing or a.quick else time_losses()
+    from ncld_core.config import PRESETS
+
+    told = [n for n, c in PRESETS.items() if c.model_rates != "estimate"]
+    presets = pd.DataFrame([r for rows in map_calls([(run_preset, n) for n in told], a.workers) for r in rows]) \
+        if not (a.quick or a.no_presets) else pd.DataFrame()
     wall = time.perf_counter() - t0
 
     L = ["# The noise gap: what label noise costs ELM-NCLD and how much each loss wins back", "",
@@ -383,6 +442,7 @@ def main(argv=None) -> int:
     for f in families:
         L += [f"Noise family `{f}`:", "", *done_when(gap, f, DEFAULT), ""]
     L += ["## Which loss: the candidates side by side", "", *choice_section(gap, families, names)]
+    L += preset_section(presets)
     L += ["## The gap per dataset", ""]
     for f in families:
         L += gap_section(gap, f, names)

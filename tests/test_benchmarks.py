@@ -250,7 +250,7 @@ def test_noise_gap_writes_every_section_for_one_small_stream(data_dir, tmp_path)
     doc = tmp_path / "noise-gap.md"
     code = noise_gap.main(["--datasets", "emotions", "--seeds", "1", "--families", "paper", "--workers", "1",
                            "--candidates", noise_gap.DEFAULT, "paper's loss (noisy targets)", "--no-timing",
-                           "--doc", str(doc)])
+                           "--no-presets", "--doc", str(doc)])
     assert code == 0
     text = doc.read_text(encoding="utf-8")
     for heading in ("## Done when (issue 26)", "## Which loss", "## The gap per dataset", "## The limit", "## Time"):
@@ -262,6 +262,19 @@ def test_noise_gap_writes_every_section_for_one_small_stream(data_dir, tmp_path)
     oracle = next(r for r in gap if r["model"] == noise_gap.ORACLE)
     assert curve[0]["fraction"] == 1.0
     assert abs(curve[0]["average_precision"] - oracle["average_precision"]) < 1e-12
+
+
+def test_noise_gap_runs_a_preset_with_each_loss_and_tabulates_it():
+    import pandas as pd
+
+    noise_gap = script("noise_gap")
+    rows = noise_gap.run_preset("concept growth")
+    assert {(r["variant"], r["loss"]) for r in rows} == {
+        (v, loss) for v in ("ELM-O", "ELM-I") for loss in noise_gap.PRESET_LOSSES}
+    assert all(r["from_chunk"] == 10 for r in rows)  # growth at instance 2500, chunks of 250
+    assert all(0 <= r["micro_f1_after"] <= 1 and 0 < r["average_precision"] <= 1 for r in rows)
+    text = "\n".join(noise_gap.preset_section(pd.DataFrame(rows)))
+    assert "| concept growth" in text and "Mean over the presets and variants: backward: micro-F1" in text
 
 
 @pytest.mark.parametrize("name", ["capacity", "choose_defaults", "compare", "decisions", "drift", "flip_rates",

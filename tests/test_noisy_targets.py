@@ -125,25 +125,36 @@ def test_auto_is_the_backward_loss_with_given_rates_and_the_papers_with_estimate
         np.testing.assert_array_equal(model.predict(s.X[:200]), same.predict(s.X[:200]))
 
 
-def test_the_forward_loss_is_the_backward_regression_with_the_ridge_over_mean_d_squared():
-    """loss="forward": the same targets as "backward", the ridge alpha / mean(1 - rho_+ - rho_-)^2 (the forward
-    correction of the squared loss with one K for all labels), recorded as the alpha in use."""
+def test_the_forward_loss_is_the_backward_regression_with_each_labels_ridge_over_its_d_squared():
+    """loss="forward": the same targets as "backward", label j's ridge alpha / (1 - rho_+^j - rho_-^j)^2 (the
+    forward correction of the squared loss, exactly, per label); each column of Phi is the backward model's at
+    that label's ridge, and the labels' mean ridge is recorded as the alpha in use."""
     from ncld_core.model.noisy_targets import ridge_scale
     from ncld_core.stream.synthetic import make_synthetic_stream
 
     s = make_synthetic_stream(n_instances=400, n_features=6, n_labels=4, flip_rates=(0.2, 0.3), random_state=1)
-    d = np.mean(1 - np.asarray(s.rho_pos) - np.asarray(s.rho_neg))
-    assert ridge_scale("forward", s.rho_pos, s.rho_neg) == pytest.approx(1 / d**2)
-    base = dict(rho_pos=s.rho_pos, rho_neg=s.rho_neg, n_neighbors=8, random_state=0)
+    rho_pos, rho_neg = np.array([0.1, 0.2, 0.3, 0.05]), np.array([0.1, 0.2, 0.1, 0.3])  # d: 0.8, 0.6, 0.6, 0.65
+    d = 1 - rho_pos - rho_neg
+    np.testing.assert_allclose(ridge_scale("forward", rho_pos, rho_neg), 1 / d**2)
+    base = dict(rho_pos=rho_pos, rho_neg=rho_neg, n_neighbors=8, random_state=0)
     forward = ELMNCLD(loss="forward", alpha=1.8, **base).partial_fit(s.X[:200], s.Y_noisy[:200])
-    backward = ELMNCLD(loss="backward", alpha=1.8 / d**2, **base).partial_fit(s.X[:200], s.Y_noisy[:200])
-    np.testing.assert_allclose(forward.coef_, backward.coef_, rtol=1e-9, atol=1e-12)
-    assert list(forward.history_["alpha"])[-1] == pytest.approx(1.8 / d**2)
-    # the batch fit solves the same ridge
+    for j in range(4):
+        backward = ELMNCLD(loss="backward", alpha=1.8 / d[j] ** 2, **base).partial_fit(s.X[:200], s.Y_noisy[:200])
+        np.testing.assert_allclose(forward.coef_[:, j], backward.coef_[:, j], rtol=1e-8, atol=1e-11)
+        np.testing.assert_allclose(forward.psi_[:, j], backward.psi_[:, j], rtol=1e-8, atol=1e-11)
+    assert list(forward.history_["alpha"])[-1] == pytest.approx(np.mean(1.8 / d**2))
+    # the next chunk goes on from the sums, each label at its ridge
+    forward.partial_fit(s.X[200:], s.Y_noisy[200:])
+    again = ELMNCLD(loss="backward", alpha=1.8 / d[1] ** 2, **base).partial_fit(s.X[:200], s.Y_noisy[:200])
+    again.partial_fit(s.X[200:], s.Y_noisy[200:])
+    np.testing.assert_allclose(forward.coef_[:, 1], again.coef_[:, 1], rtol=1e-8, atol=1e-11)
+    # the batch fit solves the same ridges
     batch = ELMNCLD(loss="forward", alpha=1.8, **base).fit(s.X[:200], s.Y_noisy[:200])
-    np.testing.assert_allclose(batch.coef_, forward.coef_, rtol=1e-9, atol=1e-12)
+    one = ELMNCLD(loss="forward", alpha=1.8, **base).partial_fit(s.X[:200], s.Y_noisy[:200])
+    np.testing.assert_allclose(batch.coef_, one.coef_, rtol=1e-8, atol=1e-11)
     # with rates 0 it is the backward loss (and the paper's) with the ridge as given
-    assert ridge_scale("forward", 0.0, 0.0) == 1.0 and ridge_scale("backward", s.rho_pos, s.rho_neg) == 1.0
+    np.testing.assert_array_equal(ridge_scale("forward", 0.0, 0.0), [1.0])
+    assert ridge_scale("backward", s.rho_pos, s.rho_neg) == 1.0
     # a grid of ridges is scored as given: with "forward" the model would solve with one it never scored
     for alpha in ("auto", [0.5, 2.0]):
         with pytest.raises(ValueError, match="^alpha: loss='forward' scales a fixed ridge"):

@@ -42,7 +42,8 @@ import numpy as np
 import pandas as pd
 
 from ..model.decision import decide, update_state
-from ..model.noisy_targets import noisy_scale
+from ..model.noisy_targets import noisy_scale, ridge_scale
+from ..model.ridge import solve_per_label_ridge
 from ..model.statistics import accumulate, drift_action
 from .metrics import MetricAccumulator
 from .runner import told_rates
@@ -248,6 +249,8 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
     probe = make_model("ELM-O", rates=rates, **{**params, "beta": 0.5})
     strategy = VARIANT_STRATEGY[model]
     alpha, L, hessian = float(config.alpha), int(config.n_hidden), probe.hessian
+    # the model's ridge: a number, or one per label (loss="forward": alpha / d_j^2, ncld_core.model.ridge)
+    ridge = alpha * ridge_scale(probe.loss_in_use(), *rates)
     rule = probe.decision  # every grid point predicts by the run's decision rule, with its own state
     rho_pos, rho_neg = (np.broadcast_to(np.asarray(r, dtype=float), (stream.n_labels,)) for r in rates)
     nb, ng = len(betas), len(gammas)
@@ -289,7 +292,11 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
             coefs = np.empty((nb, L, ng * q))
             for bi, b in enumerate(betas):
                 rhs = np.tile(sums.B_score(b), (1, ng)) - rhs_rank
-                coefs[bi] = np.linalg.solve(sums.K(alpha, b, hessian), rhs)
+                if np.ndim(ridge) == 0:
+                    coefs[bi] = np.linalg.solve(sums.K(ridge, b, hessian), rhs)
+                else:  # every gamma's block of q labels at the labels' ridges
+                    (coefs[bi],), _ = solve_per_label_ridge(sums.K(0.0, b, hessian),
+                                                            np.tile(np.broadcast_to(ridge, (q,)), ng), rhs)
             # As the model does: the state reads the prequential scores, or the new model's after a reset.
             fresh = action in ("init", "retrain", "adjust")
             H = probe.hidden_output(X)

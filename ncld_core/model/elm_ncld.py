@@ -120,6 +120,7 @@ from .noisy_targets import (check_loss, noise_free_probability, noisy_scale, reg
                             ridge_scale)
 from .probability import DEFAULT_PROBABILITY_MODEL, make_probability_model
 from .record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
+from .ridge import solve_per_label_ridge
 from .statistics import SufficientStatistics, accumulate, drift_action
 
 __all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
@@ -246,17 +247,20 @@ class ELMNCLD(ChunkClassifier):
         "backward", the backward-corrected (unbiased) targets
         ``(y - rho_-) / (1 - rho_+ - rho_-)``, so the scores estimate the *clean* probability and labels with
         different rates rank on one scale; "forward", the forward correction (fit the noisy labels through the
-        noise): the backward targets with the ridge divided by ``mean(1 - rho_+ - rho_-)^2``, the ridge growing
-        with the noise as the targets' variance does; "paper", the observed noisy labels, as published (the noise
-        correction then lives only in the ranking term); "denoise", the posterior ``P(clean | noisy, x)``
+        noise): the backward targets with each label's ridge divided by its ``(1 - rho_+ - rho_-)^2``, the ridge
+        growing with the label's noise as its targets' variance does (``history_["alpha"]``: the labels' mean);
+        "paper", the observed noisy labels, as published (the noise correction then lives only in the ranking
+        term); "denoise", the posterior ``P(clean | noisy, x)``
         from the model's clean probability before each chunk ("denoise-knn": from the graph neighbours'
         labels).  Told the rates, over the 8 shared datasets and the generator (``docs/noise-gap.md``,
-        ``python -m benchmarks.noise_gap``, 3 seeds, streams cut to 5000): "forward" had the best AP under the
-        paper's noise, "backward" under missing labels, where "forward" fell below ignoring the noise, and the two
-        tied under mixed rates; by the mean over the three families "forward" led by 0.002 AP (0.538 against
-        0.536), within the seeds' spread.
-        The default stays "backward" until the 5-seed comparison on the whole streams
-        (``python -m benchmarks.compare``) is rerun with both.  With rates 0 all are the same model.
+        ``python -m benchmarks.noise_gap``, 3 seeds, streams cut to 5000): "forward" had the best mean AP under
+        the paper's noise (0.506 against 0.492) and under mixed rates (0.536 against 0.523), "backward" under
+        missing labels (0.593 against 0.589; there "forward" fell below ignoring the noise on 6 of the 8 shared
+        datasets, medical by 0.020, the others by at most 0.003); over the three families "forward" leads by
+        0.008 AP.  The default stays "backward":
+        on the dashboard's presets (the generator in chunks of 250, changes planted, same document) "forward"
+        had the lower micro-F1 (0.360 against 0.454) and AP (0.765 against 0.774).  With rates 0 all are the
+        same model.
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
         Input scaling of the hidden layer; see :class:`~ncld_core.model.elm.RandomHiddenLayer`.
     graph_reg : float, default 1e-6
@@ -382,7 +386,7 @@ class ELMNCLD(ChunkClassifier):
         check_loss(self.loss, auto=True)
         if self.loss == "forward" and alpha_grid(self.alpha) is not None:
             # the grid's values are scored as ridges; "forward" would then solve with one it never scored
-            raise ValueError("alpha: loss='forward' scales a fixed ridge by 1 / mean(1 - rho_+ - rho_-)^2; "
+            raise ValueError("alpha: loss='forward' scales a fixed ridge by 1 / (1 - rho_+ - rho_-)^2 per label; "
                              "give a number, not 'auto' or a grid")
         if self.hessian not in HESSIANS:
             raise ValueError(f"hessian must be one of {HESSIANS}, got {self.hessian!r}")
@@ -566,12 +570,24 @@ class ELMNCLD(ChunkClassifier):
         (:func:`~ncld_core.model.noisy_targets.resolve_loss`)."""
         return resolve_loss(self.loss, self._estimates_rates())
 
-    def _solve_statistics(self, stats: SufficientStatistics, alpha: float | None = None):
+    def _solve_statistics(self, stats: SufficientStatistics, alpha=None):
         """``Phi``, ``Psi`` and cond(K) of the sums ``stats`` at the current parameters (ridge ``alpha``,
-        default the one in use)."""
+        default the one in use; an array: one ridge per label, ``loss="forward"``)."""
         alpha = self._alpha_in_use() if alpha is None else alpha
-        return self._solve(stats.K(alpha, self.beta, self.hessian), stats.B_score(self.beta),
-                           stats.B_rank(self.gamma))
+        if np.ndim(alpha) == 0:
+            return self._solve(stats.K(float(alpha), self.beta, self.hessian), stats.B_score(self.beta),
+                               stats.B_rank(self.gamma))
+        B_score, B_rank = stats.B_score(self.beta), stats.B_rank(self.gamma)
+        ridge = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (B_score.shape[1],))
+
+        def check(low, high):
+            if not low + ridge.min() > 0:
+                raise self._indefinite()
+
+        # K = a I + G: one reduction of the data part G solves each label at its own ridge (ncld_core.model.ridge)
+        (coef, psi), (low, high) = solve_per_label_ridge(stats.K(0.0, self.beta, self.hessian), ridge,
+                                                         B_score - B_rank, B_score, check=check)
+        return coef, psi, float((high + ridge.min()) / (low + ridge.min()))  # the worst-conditioned label's K
 
     def _alpha_in_use(self) -> float:
         """The ridge of ``K_``: the one used by the last chunk learnt (the parameter, or with
@@ -602,17 +618,20 @@ class ELMNCLD(ChunkClassifier):
             raise ValueError("alpha: no grid value keeps K positive definite; use larger values")
         return float(grid[int(np.argmin(acc))]), acc
 
+    def _indefinite(self) -> ValueError:
+        """The error of a ``K`` that is not positive definite, naming what to change."""
+        if self.hessian == "paper":
+            return ValueError(
+                f"hessian='paper' makes K indefinite at beta={self.beta} (the published Hessian "
+                "drops a (1-beta) I term; it is only usable for beta > 1/2, see NOTES §1); "
+                "use hessian='exact'")
+        return ValueError("K is not positive definite; increase alpha")
+
     def _solve(self, K, B_score, B_rank):
         try:
             np.linalg.cholesky(K)  # the positive-definiteness check
         except np.linalg.LinAlgError:
-            if self.hessian == "paper":
-                raise ValueError(
-                    f"hessian='paper' makes K indefinite at beta={self.beta} (the published Hessian "
-                    "drops a (1-beta) I term; it is only usable for beta > 1/2, see NOTES §1); "
-                    "use hessian='exact'"
-                ) from None
-            raise ValueError("K is not positive definite; increase alpha") from None
+            raise self._indefinite() from None
         sol = np.linalg.solve(K, np.hstack([B_score - B_rank, B_score]))
         q = B_score.shape[1]
         eig = np.linalg.eigvalsh(K)
@@ -680,9 +699,10 @@ class ELMNCLD(ChunkClassifier):
         grid = alpha_grid(self.alpha)
         alpha, losses = self._select_alpha(grid, terms, None if first else self.statistics_,
                                            None if first else self.alpha_losses_)
-        alpha *= ridge_scale(self.loss_in_use(), terms.rho_pos, terms.rho_neg)  # "forward": a / mean(d)^2 (fixed a)
+        ridge = alpha * ridge_scale(self.loss_in_use(), terms.rho_pos, terms.rho_neg)  # "forward": a / d_j^2
+        alpha = float(np.mean(ridge))  # what alpha_ and the record keep: the ridge, or the labels' mean
         stats = accumulate(None if first else self.statistics_, terms.sufficient, action)
-        coef, psi, cond = self._solve_statistics(stats, alpha)
+        coef, psi, cond = self._solve_statistics(stats, ridge)
         estimator = terms.estimator
         if estimator is not None and action in ("retrain", "adjust"):
             estimator = estimator.after_drift()
@@ -806,8 +826,9 @@ class ELMNCLD(ChunkClassifier):
                 alpha, losses = self._select_alpha(grid, terms, stats, losses)
             stats = accumulate(stats, terms.sufficient, "init" if start == 0 else "none")
         rates_pos, rates_neg = rates[-1]
-        alpha *= ridge_scale(self.loss_in_use(), rates_pos, rates_neg)  # "forward": a / mean(d)^2
-        coef, psi, _ = self._solve_statistics(stats, alpha)
+        ridge = alpha * ridge_scale(self.loss_in_use(), rates_pos, rates_neg)  # "forward": a / d_j^2
+        alpha = float(np.mean(ridge))
+        coef, psi, _ = self._solve_statistics(stats, ridge)
         decision_state = update_state(None, self._noisy_scale(hidden.transform(X) @ coef, rates_pos, rates_neg), Y01,
                                       rates_pos, rates_neg,
                                       **_whole_data_cardinality(Y01, rates_pos, rates_neg, estimator))

@@ -21,10 +21,14 @@ With observed labels ``y`` in {0, 1}, per-label flip rates (Eq. NR) ``rho_+ = P(
     {-1, +1} scale the noisy label ``2 y - 1`` has the expectation ``2 rho_- - 1 + d (o + 1)`` for a
     clean score ``o = H Phi``, and ``||2 rho_- - 1 + d (H Phi + 1) - (2 y - 1)||^2 + a ||Phi||^2 =
     d^2 ||H Phi - T||^2 + a ||Phi||^2`` with the backward targets ``T``: the backward regression with
-    the ridge ``a / d^2`` on each label.  The model solves one ``K`` for all labels, so it takes the
-    ridge ``a / mean(d)^2`` (:func:`ridge_scale`): the backward targets, regularised as much more as
-    their variance is inflated.  Only the ridge changes: the ranking and graph terms of ``K`` keep their
-    weights (beta, gamma), so this is the forward correction of the score term alone.
+    the ridge ``a / d_j^2`` on each label ``j`` (:func:`ridge_scale`): the backward targets, each label
+    regularised as much more as its variance is inflated.  The labels share ``K``'s data part ``G``
+    (``K = a I + G``): one tridiagonal reduction of ``G`` solves every label at its own ridge
+    (:mod:`ncld_core.model.ridge`), at about the cost of the shared solve and the condition number it
+    replaces.  Only the ridge changes: the ranking and graph terms keep their
+    weights (beta, gamma), so this is the forward correction of the score term alone.  (Before, one
+    ridge ``a / mean(d)^2`` for all labels: the same under equal rates; over the three noise families of
+    ``docs/noise-gap.md`` it led "backward" by 0.002 mean AP, the per-label ridge by 0.008.)
 ``"denoise"``
     the posterior of the clean label given the noisy one and the features,
     ``t = P(g = 1 | y, x)``::
@@ -51,8 +55,10 @@ With observed labels ``y`` in {0, 1}, per-label flip rates (Eq. NR) ``rho_+ = P(
 [[1.0, -1.0]]
 >>> noisy_scale("backward", np.array([[1.0, -1.0]]), [0.2, 0.2], [0.3, 0.3]).round(3).tolist()
 [[0.6, -0.4]]
->>> ridge_scale("forward", [0.2, 0.2], [0.3, 0.3]), ridge_scale("backward", [0.2, 0.2], [0.3, 0.3])
-(4.0, 1.0)
+>>> ridge_scale("forward", [0.2, 0.4], [0.3, 0.1]).tolist(), ridge_scale("backward", [0.2, 0.4], [0.3, 0.1])
+([4.0, 4.0], 1.0)
+>>> ridge_scale("forward", [0.1, 0.4], [0.1, 0.3]).round(2).tolist()   # d = 0.8, 0.3: its own ridge each
+[1.56, 11.11]
 >>> regression_targets("gaussian", y, 0.2, 0.3)
 Traceback (most recent call last):
 ...
@@ -71,8 +77,8 @@ __all__ = ["LOSSES", "AUTO_LOSS", "resolve_loss", "check_loss", "backward_target
 LOSSES = {
     "paper": "regress the observed (noisy) labels; correction only in the ranking term (the paper's Eq. N3)",
     "backward": "regress the backward-corrected (unbiased) targets (y - rho_-) / (1 - rho_+ - rho_-)",
-    "forward": "fit the noisy labels through the noise (forward correction): the backward targets with the ridge "
-               "divided by mean(1 - rho_+ - rho_-)^2",
+    "forward": "fit the noisy labels through the noise (forward correction): the backward targets with each "
+               "label's ridge divided by its (1 - rho_+ - rho_-)^2",
     "denoise": "regress the posterior P(clean = 1 | noisy label, x) from the model's clean probability",
     "denoise-knn": "regress the posterior P(clean = 1 | noisy label, x) from the graph neighbours' labels",
 }
@@ -158,14 +164,13 @@ def regression_targets(loss, Y01, rho_pos, rho_neg, p=None) -> np.ndarray:
     return 2.0 * t - 1.0
 
 
-def ridge_scale(loss, rho_pos, rho_neg) -> float:
-    """What ``loss`` multiplies the model's ridge ``alpha`` by: ``1 / mean(d)^2`` for ``"forward"`` (module
-    doc), 1 for the others."""
+def ridge_scale(loss, rho_pos, rho_neg):
+    """What ``loss`` multiplies the model's ridge ``alpha`` by: per label ``1 / d_j^2`` for ``"forward"``
+    (an array, module doc), the number 1 for the others."""
     if check_loss(loss) != "forward":
         return 1.0
     rho_pos, rho_neg = _rates(rho_pos, rho_neg, max(np.size(rho_pos), np.size(rho_neg)))
-    d = float(np.mean(1.0 - rho_pos - rho_neg))
-    return 1.0 / max(d, 1e-3) ** 2
+    return 1.0 / np.maximum(1.0 - rho_pos - rho_neg, 1e-3) ** 2
 
 
 def noisy_scale(loss, scores, rho_pos, rho_neg) -> np.ndarray:

@@ -1,0 +1,87 @@
+"""Ridge regressions that share a Gram matrix but not a ridge: one per label.
+
+``loss="forward"`` (:mod:`ncld_core.model.noisy_targets`) solves, for every label ``j``, the normal
+equations ``(G + a_j I) phi_j = b_j`` with one ``G`` (the data part of ``K``, NOTES §2) and its own
+ridge ``a_j``.  One reduction serves every label: ``G = Q T Q^T`` with ``T`` tridiagonal
+(LAPACK ``sytrd``, about a third of an eigendecomposition's work), then
+
+    phi_j = Q (T + a_j I)^{-1} Q^T b_j,
+
+each ``(T + a_j I)`` solved in O(L) (``ptsv``, positive definite tridiagonal).  ``G + a_j I`` and
+``T + a_j I`` have the same eigenvalues, so the extreme eigenvalues of ``T`` (``stebz``) give every
+label's condition number and the positive-definiteness check.  Measured at L = 300 and 53 labels
+(``enron``'s): about the cost of one Cholesky solve with the condition number the model records, and
+two thirds of the cost of ``eigh``.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> A = rng.standard_normal((50, 6)); G = A.T @ A; b = rng.standard_normal((6, 2))
+>>> (phi,), (low, high) = solve_per_label_ridge(G, np.array([0.5, 20.0]), b)
+>>> direct = [np.linalg.solve(G + a * np.eye(6), b[:, j]) for j, a in enumerate([0.5, 20.0])]
+>>> bool(np.allclose(phi, np.column_stack(direct))), bool(np.isclose(low, np.linalg.eigvalsh(G)[0]))
+(True, True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import eigvalsh_tridiagonal, lapack
+
+__all__ = ["solve_per_label_ridge", "tridiagonal_extremes"]
+
+
+def tridiagonal_extremes(diagonal, off_diagonal) -> tuple[float, float]:
+    """The smallest and largest eigenvalue of the symmetric tridiagonal matrix (``stebz``)."""
+    n = len(diagonal)
+    if n == 1:
+        return float(diagonal[0]), float(diagonal[0])
+    low = eigvalsh_tridiagonal(diagonal, off_diagonal, select="i", select_range=(0, 0), check_finite=False)[0]
+    high = eigvalsh_tridiagonal(diagonal, off_diagonal, select="i", select_range=(n - 1, n - 1),
+                                check_finite=False)[0]
+    return float(low), float(high)
+
+
+def solve_per_label_ridge(G, ridge, *rhs, check=None):
+    """``phi[:, j] = (G + ridge[j] I)^{-1} b[:, j]`` for each right-hand side ``b`` (L, q) of ``rhs``.
+
+    ``G`` (L, L) symmetric; ``ridge`` (q,).  Returns ``(solutions, (lam_min, lam_max))``: one (L, q) array
+    per ``b`` and the extreme eigenvalues of ``G``.  ``check(lam_min, lam_max)``, if given, is called before
+    solving (to raise when some ``G + ridge[j] I`` is not positive definite); without it such a label
+    raises ``numpy.linalg.LinAlgError``.
+    """
+    G = np.asarray(G, dtype=np.float64)
+    ridge = np.asarray(ridge, dtype=np.float64)
+    n = G.shape[0]
+    packed, diagonal, off, tau, info = lapack.dsytrd(G, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"sytrd failed (info {info})")
+    extremes = tridiagonal_extremes(diagonal, off)
+    if check is not None:
+        check(*extremes)
+    q = ridge.shape[0]
+    B = np.hstack([np.asarray(b, dtype=np.float64) for b in rhs])  # (L, q * len(rhs))
+    reflectors = packed[1:, :n - 1]  # Q = H(1) ... H(n-1), applied to rows 2..n (LAPACK ormtr, lower)
+    lwork = max(1, 64 * B.shape[1])
+    R = B.copy()
+    if n > 1:
+        R[1:], _, info = lapack.dormqr("L", "T", reflectors, tau, B[1:], lwork)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"ormqr failed (info {info})")
+    X = np.empty_like(R)
+    columns = np.arange(len(rhs)) * q
+    if n == 1:  # (ptsv's wrapper refuses an empty off-diagonal)
+        divisor = np.tile(diagonal[0] + ridge, len(rhs))
+        if np.any(divisor <= 0):
+            raise np.linalg.LinAlgError("label: G + ridge I is not positive definite")
+        return tuple((R / divisor)[:, k * q:(k + 1) * q] for k in range(len(rhs))), extremes
+    for j in range(q):
+        _, _, x, info = lapack.dptsv(diagonal + ridge[j], off, R[:, columns + j])
+        if info != 0:
+            raise np.linalg.LinAlgError(f"label {j}: G + ridge I is not positive definite")
+        X[:, columns + j] = x
+    out = X.copy()
+    if n > 1:
+        out[1:], _, info = lapack.dormqr("L", "N", reflectors, tau, X[1:], lwork)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"ormqr failed (info {info})")
+    return tuple(out[:, k * q:(k + 1) * q] for k in range(len(rhs))), extremes

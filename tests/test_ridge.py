@@ -1,0 +1,48 @@
+"""One ridge per label over a shared Gram matrix (ncld_core/model/ridge.py): the direct solves, the eigenvalues."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ncld_core.model.elm_ncld import ELMNCLD
+from ncld_core.model.ridge import solve_per_label_ridge
+
+
+@pytest.mark.parametrize("L,q", [(1, 1), (2, 3), (7, 1), (40, 12)])
+def test_every_label_is_the_direct_solve_at_its_own_ridge(L, q):
+    rng = np.random.default_rng(L * 100 + q)
+    A = rng.standard_normal((3 * L + 2, L))
+    G = A.T @ A
+    ridge = rng.uniform(0.01, 30.0, q)
+    b1, b2 = rng.standard_normal((L, q)), rng.standard_normal((L, q))
+    (x1, x2), (low, high) = solve_per_label_ridge(G, ridge, b1, b2)
+    for j in range(q):
+        K = G + ridge[j] * np.eye(L)
+        np.testing.assert_allclose(x1[:, j], np.linalg.solve(K, b1[:, j]), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(x2[:, j], np.linalg.solve(K, b2[:, j]), rtol=1e-9, atol=1e-12)
+    eig = np.linalg.eigvalsh(G)
+    assert low == pytest.approx(eig[0], rel=1e-9, abs=1e-9) and high == pytest.approx(eig[-1], rel=1e-9)
+
+
+def test_a_label_whose_system_is_not_positive_definite_is_refused():
+    G = np.diag([-1.0, 2.0, 3.0])
+    seen = []
+    with pytest.raises(ValueError, match="not positive definite"):
+        def check(low, high):
+            seen.append((low, high))
+            if low + 0.5 <= 0:
+                raise ValueError("not positive definite")
+        solve_per_label_ridge(G, np.array([0.5, 5.0]), np.ones((3, 2)), check=check)
+    assert seen == [(pytest.approx(-1.0), pytest.approx(3.0))]
+    with pytest.raises(np.linalg.LinAlgError, match="label 0"):
+        solve_per_label_ridge(G, np.array([0.5, 5.0]), np.ones((3, 2)))
+
+
+def test_the_forward_loss_names_the_published_hessian_when_k_is_indefinite():
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((120, 5)), (rng.random((120, 3)) < 0.4).astype(int)
+    for loss in ("backward", "forward"):
+        model = ELMNCLD(loss=loss, hessian="paper", beta=0.1, alpha=1e-6, rho_pos=0.2, rho_neg=0.3, n_neighbors=5)
+        with pytest.raises(ValueError, match="^hessian='paper' makes K indefinite"):
+            model.partial_fit(X, Y)
