@@ -33,6 +33,7 @@ from benchmarks.common import (  # noqa: E402
     REPO, argument_parser, command_line, md_table, paper_datasets, utc_now, write_atomic,
 )
 from benchmarks.parallel import map_calls  # noqa: E402
+from ncld_core.model.cardinality import MIN_TRUSTED  # noqa: E402
 from ncld_core.model.flip_rates import FlipRateEstimator  # noqa: E402
 from ncld_core.stream.noise_families import NOISE_FAMILIES  # noqa: E402
 
@@ -99,12 +100,14 @@ def seeds_per_dataset(datasets, *, quick=False) -> dict[str, int]:
         return {d: 1 for d in datasets}
     from ncld_core.data import load_dataset
 
-    return {d: max(SEEDS_REAL, -(-MIN_CHUNKS // max(1, -(-load_dataset(d).X.shape[0] // CHUNK)))) for d in datasets}
+    return {d: max(SEEDS_REAL, -(-MIN_CHUNKS // max(1, -(-load_dataset(d, paths=False).n_instances // CHUNK))))
+            for d in datasets}
 
 
-def _seeds_text(seeds: dict[str, int]) -> str:
+def seeds_text(seeds: dict[str, int]) -> str:
+    """The report's words for :func:`seeds_per_dataset`'s counts."""
     more = {d: n for d, n in seeds.items() if n > SEEDS_REAL}
-    base = min(seeds.values(), default=SEEDS_REAL)
+    base = SEEDS_REAL if more else max(seeds.values(), default=SEEDS_REAL)
     text = f"seeds 0-{base - 1}" if base > 1 else "seed 0"
     if more:
         text += (f"; more on the datasets of few chunks, for at least {MIN_CHUNKS} chunks per cell: "
@@ -294,11 +297,12 @@ def report(chunks: pd.DataFrame, rates: pd.DataFrame, anchors: pd.DataFrame, *, 
         "error); with a **trusted sample** (rows whose clean labels are revealed: `partial_fit(trusted=, "
         "Y_trusted=)`, `--trusted-fraction`, the page's *trusted sample*) it is the regression estimate of the "
         "trusted rows' clean cardinality on their moment estimate, with its 95 % Student interval (with fewer than "
-        "8 trusted rows, the first chunks of a 1 % sample: their mean cardinality inside the identified set), and "
+        f"{MIN_TRUSTED} trusted rows, the first chunks of a 1 % sample: their mean cardinality inside the identified "
+        "set), and "
         "the rates pool the trusted flip counts with the anchor evidence.",
         "",
         f"Streams: the generator ({SYNTHETIC_LENGTH} instances, seeds {', '.join(map(str, seeds_syn))}) and the "
-        f"shared datasets ({_seeds_text(seeds_real)}), random order, chunks of {CHUNK}, under each "
+        f"shared datasets ({seeds_text(seeds_real)}), random order, chunks of {CHUNK}, under each "
         f"noise family ({'; '.join(f'`{f}`: {NOISE_FAMILIES[f].description}' for f in families)}). The trusted "
         f"samples of {', '.join(f'{100 * f:g} %' for f in TRUSTED)} of each chunk are nested.",
         "",
@@ -409,7 +413,7 @@ def report(chunks: pd.DataFrame, rates: pd.DataFrame, anchors: pd.DataFrame, *, 
         a = anchors.groupby(["dataset", "ranking", "fraction"], sort=False).mean(numeric_only=True)
         out += [
             "## 5. Why `rho_-` is only bounded: the anchor sets of frequent labels hold clean positives", "",
-            f"The paper's noise, seeds 0-{SEEDS_REAL - 1} (at most; the quick run: 0): the share of *clean* positives in each label's anchor set (the "
+            f"The paper's noise, seeds {', '.join(map(str, sorted(anchors['seed'].unique())))}: the share of *clean* positives in each label's anchor set (the "
             "bottom fraction of a chunk by a ranking), mean over the most frequent third of the labels (their "
             "mean clean frequency in the first column) and over the rest, and the bias of the anchor estimate of "
             f"`rho_-`. Rankings: `{ANCHOR_MODEL}` is what the estimator uses; `{ANCHOR_CLEAN}` is a ridge "
@@ -501,7 +505,11 @@ def main(argv=None) -> int:
     if a.load is not None:
         frames = [pd.read_csv(a.load / f"{name}.csv") for name in ("chunks", "rates", "anchors")]
         meta = pd.read_csv(a.load / "meta.csv").iloc[0]
-        seeds_real = {d: int(n) for d, n in (x.split(":") for x in str(meta.seeds_real).split(","))}
+        datasets_saved = str(meta.datasets).split(",")
+        if ":" in str(meta.seeds_real):
+            seeds_real = {d: int(n) for d, n in (x.split(":") for x in str(meta.seeds_real).split(","))}
+        else:  # saved before the per-dataset seed counts: one count for every dataset
+            seeds_real = {d: int(meta.seeds_real) for d in datasets_saved}
         text = report(*frames, seeds_syn=list(range(int(meta.seeds_syn))), seeds_real=seeds_real,
                       datasets=str(meta.datasets).split(","), wall=float(meta.wall),
                       command=str(meta.command))

@@ -133,18 +133,21 @@ def run_curve(arg) -> list[dict]:
 PRESET_LOSSES = ("backward", "forward")
 
 
-def run_preset(name: str) -> list[dict]:
-    """One preset of the dashboard told its stream's rates: ELM-O and ELM-I (retrain at a firing) with each loss of
-    :data:`PRESET_LOSSES`, its other settings as the preset sets them; cumulative micro-F1 and AP, and the
-    micro-F1 of the chunks after the preset's first change (or after the first chunk)."""
+def run_preset(arg) -> list[dict]:
+    """One preset of the dashboard told its stream's rates (``arg``: its name, or ``(name, decision rule)``): ELM-O
+    and ELM-I (retrain at a firing) with each loss of :data:`PRESET_LOSSES`, its other settings as the preset
+    sets them (its decision rule unless one is given);
+    cumulative micro-F1 and AP, and the micro-F1 of the chunks from the preset's first change on (from chunk 1
+    without one)."""
     from ncld_core.config import PRESETS
     from ncld_core.eval.runner import PrequentialRunner, told_rates
     from ncld_core.eval.variants import make_model
 
+    name, decision = (arg, None) if isinstance(arg, str) else arg
     cfg = PRESETS[name]
     stream = cfg.build_stream()
     rates = told_rates(cfg.model_rates, stream)
-    params = cfg.model_params()
+    params = {**cfg.model_params(), **({"decision": decision} if decision else {})}
     models = {f"{variant} {loss}": make_model(variant, rates=rates, **{**params, "loss": loss})
               for variant in ("ELM-O", "ELM-I") for loss in PRESET_LOSSES}
     result = PrequentialRunner(models, cfg.chunk_size).run(stream)
@@ -154,34 +157,39 @@ def run_preset(name: str) -> list[dict]:
     for key in models:
         variant, loss = key.rsplit(" ", 1)
         later = [c.metrics[key]["micro_f1"] for c in result.chunks if c.chunk >= max(after, 1) and key in c.metrics]
-        rows.append({"preset": name, "variant": variant, "loss": loss,
-                     "micro_f1": float(summary.loc[key, "micro_f1"]),
+        rows.append({"preset": name, "variant": variant, "loss": loss, "decision": params["decision"],
+                     "chunk_size": cfg.chunk_size, "micro_f1": float(summary.loc[key, "micro_f1"]),
                      "average_precision": float(summary.loc[key, "average_precision"]),
                      "micro_f1_after": float(np.mean(later)), "from_chunk": after})
     return rows
 
 
 def preset_section(rows: pd.DataFrame) -> list[str]:
-    """The presets' table: each loss's micro-F1 and AP per preset and variant, and the verdict."""
+    """The presets' table: each loss's micro-F1 and AP per preset, decision rule and variant, and the means."""
     if rows.empty:
         return []
-    table = rows.pivot_table(index=["preset", "variant"], columns="loss",
-                             values=["micro_f1", "average_precision", "micro_f1_after"], sort=False)
+    keys = ["preset", "decision", "variant"]
+    table = rows.pivot_table(index=keys, columns="loss", values=["micro_f1", "average_precision", "micro_f1_after"],
+                             sort=False)
     body = []
-    for (preset, variant), r in table.iterrows():
-        body.append([preset, variant, *(f"{r[(m, loss)]:.3f}" for m in ("micro_f1", "micro_f1_after", "average_precision")
-                                         for loss in PRESET_LOSSES)])
-    means = rows.groupby("loss")[["micro_f1", "micro_f1_after", "average_precision"]].mean()
-    return ["## The dashboard's presets: short streams, planted changes", "",
-            "Each preset told its stream's rates (`ncld_core.config.PRESETS`, its settings; `run_preset`): ELM-O and "
-            "ELM-I (retrain) with each loss. micro-F1 after: the mean per-chunk micro-F1 from the preset's first "
-            "change on (from chunk 1 without one).", "",
-            md_table(["preset", "variant", *(f"{m}: {loss}" for m in ("micro-F1", "micro-F1 after", "AP")
-                                             for loss in PRESET_LOSSES)], body, "ll" + "r" * 6), "",
-            "Mean over the presets and variants: " + "; ".join(
-                f"{loss}: micro-F1 {means.loc[loss, 'micro_f1']:.3f}, after the change "
-                f"{means.loc[loss, 'micro_f1_after']:.3f}, AP {means.loc[loss, 'average_precision']:.3f}"
-                for loss in PRESET_LOSSES) + ".", ""]
+    for (preset, decision, variant), r in table.iterrows():
+        body.append([preset, decision, variant, *(f"{r[(m, loss)]:.3f}" for m in
+                                                  ("micro_f1", "micro_f1_after", "average_precision")
+                                                  for loss in PRESET_LOSSES)])
+    means = rows.groupby(["decision", "loss"])[["micro_f1", "micro_f1_after", "average_precision"]].mean()
+    sizes = ", ".join(f"{p} {n}" for p, n in rows.groupby("preset", sort=False)["chunk_size"].first().items())
+    return ["## The dashboard's presets: the generator, short streams", "",
+            "Each preset told its stream's rates (`ncld_core.config.PRESETS`, its settings; `run_preset`), ELM-O and "
+            "ELM-I (retrain) with each loss, at the preset's own decision rule and at the package default rule. "
+            f"Chunk sizes: {sizes}. micro-F1 after: the mean per-chunk micro-F1 from the preset's first planted "
+            "change on (from chunk 1 in the presets without one).", "",
+            md_table(["preset", "decision rule", "variant",
+                      *(f"{m}: {loss}" for m in ("micro-F1", "micro-F1 after", "AP") for loss in PRESET_LOSSES)],
+                     body, "lll" + "r" * 6), "",
+            "Means over the presets and variants, per decision rule: " + "; ".join(
+                f"`{decision}`, {loss}: micro-F1 {means.loc[(decision, loss), 'micro_f1']:.3f}, after the change "
+                f"{means.loc[(decision, loss), 'micro_f1_after']:.3f}, AP {means.loc[(decision, loss), 'average_precision']:.3f}"
+                for decision in dict.fromkeys(rows["decision"]) for loss in PRESET_LOSSES) + ".", ""]
 
 
 def time_losses(dataset: str = "enron", repeats: int = 5) -> pd.DataFrame:
@@ -423,8 +431,11 @@ def main(argv=None) -> int:
     timing = None if a.no_timing or a.quick else time_losses()
     from ncld_core.config import PRESETS
 
+    from ncld_core.model.elm_ncld import ELMNCLD
+
     told = [n for n, c in PRESETS.items() if c.model_rates != "estimate"]
-    presets = pd.DataFrame([r for rows in map_calls([(run_preset, n) for n in told], a.workers) for r in rows]) \
+    preset_calls = [(run_preset, (n, d)) for n in told for d in dict.fromkeys([PRESETS[n].decision, ELMNCLD().decision])]
+    presets = pd.DataFrame([r for rows in map_calls(preset_calls, a.workers) for r in rows]) \
         if not (a.quick or a.no_presets) else pd.DataFrame()
     wall = time.perf_counter() - t0
 

@@ -165,7 +165,10 @@ def test_flip_rates_gives_the_datasets_of_few_chunks_more_seeds(data_dir):
     for name, n in seeds.items():  # every cell gets at least MIN_CHUNKS chunks
         n_chunks = -(-{"medical": 978, "enron": 1702, "arts": 7484}[name] // flip_rates.CHUNK)
         assert n * n_chunks >= flip_rates.MIN_CHUNKS
-    assert flip_rates._seeds_text(seeds).endswith("medical 12, enron 6")
+    assert flip_rates.seeds_text(seeds).endswith("medical 12, enron 6")
+    assert flip_rates.seeds_text(seeds).startswith(f"seeds 0-{flip_rates.SEEDS_REAL - 1}; more")
+    assert flip_rates.seeds_text({"medical": 12}).startswith(f"seeds 0-{flip_rates.SEEDS_REAL - 1}; more")
+    assert flip_rates.seeds_text({"medical": 1, "enron": 1}) == "seed 0"
     assert flip_rates.seeds_per_dataset(["medical"], quick=True) == {"medical": 1}
 
 
@@ -268,13 +271,18 @@ def test_noise_gap_runs_a_preset_with_each_loss_and_tabulates_it():
     import pandas as pd
 
     noise_gap = script("noise_gap")
+    from ncld_core.config import PRESETS
+
     rows = noise_gap.run_preset("concept growth")
     assert {(r["variant"], r["loss"]) for r in rows} == {
         (v, loss) for v in ("ELM-O", "ELM-I") for loss in noise_gap.PRESET_LOSSES}
     assert all(r["from_chunk"] == 10 for r in rows)  # growth at instance 2500, chunks of 250
     assert all(0 <= r["micro_f1_after"] <= 1 and 0 < r["average_precision"] <= 1 for r in rows)
-    text = "\n".join(noise_gap.preset_section(pd.DataFrame(rows)))
-    assert "| concept growth" in text and "Mean over the presets and variants: backward: micro-F1" in text
+    assert {r["decision"] for r in rows} == {PRESETS["concept growth"].decision}
+    other = noise_gap.run_preset(("concept growth", "topk"))
+    assert {r["decision"] for r in other} == {"topk"} and other[0]["micro_f1"] != rows[0]["micro_f1"]
+    text = "\n".join(noise_gap.preset_section(pd.DataFrame(rows + other)))
+    assert "| concept growth" in text and "`topk`, backward: micro-F1" in text
 
 
 @pytest.mark.parametrize("name", ["capacity", "choose_defaults", "compare", "decisions", "drift", "flip_rates",

@@ -217,3 +217,14 @@ def test_too_few_trusted_rows_for_the_regression_give_an_unbiased_mean_inside_th
     assert np.mean(inside) == 1.0
     assert abs(errors.mean()) < 3 * errors.std(ddof=1) / np.sqrt(len(errors)), errors.mean()
     assert abs(np.mean(plug_in)) > 0.10 * Y.sum(axis=1).mean(), np.mean(plug_in)
+
+
+def test_a_few_trusted_rows_are_checked_and_rows_weighed_to_nothing_count_as_none():
+    Y = np.eye(3)[[0, 1, 2, 0, 0]]
+    bounds = (0, 0.3, 0, 0.3)
+    rows = (np.array([[1, 0, 0], [0, 1, 1]]), np.array([1.0, 2.0]))
+    without = moment_cardinality(Y, 0.1, 0.1, rate_intervals=bounds)
+    gone = moment_cardinality(Y, 0.1, 0.1, rate_intervals=bounds, trusted=(*rows, np.zeros(2)))  # drift_decay=0
+    assert (gone.estimate, gone.low, gone.high, gone.n_trusted) == (without.estimate, without.low, without.high, 0)
+    with pytest.raises(ValueError, match="^trusted: expected observed labels"):
+        moment_cardinality(Y, 0.1, 0.1, rate_intervals=bounds, trusted=(rows[0][:, :2], rows[1]))

@@ -74,9 +74,10 @@ def test_a_platform_without_a_fork_server_gets_a_clear_error(monkeypatch):
         ChunkProcess(None, None)
 
 
-# Threads multiplying matrices large enough for OpenBLAS to use its thread pool for two seconds, while the main
-# thread starts run processes one after another; prints "finished" when every thread is done. (Two seconds, not
-# a count of products: the same forks at a fraction of the CPU, which make test's other worker shares.)
+# Threads multiplying matrices large enough for OpenBLAS to use its thread pool until the main thread, starting run
+# processes one after another, has started two and two seconds have passed (every process starts while they
+# multiply); prints "finished" when every thread is done. (A bound in processes and time, not a count of products:
+# the old count took as much CPU as make test's other worker could spare.)
 _HARNESS = textwrap.dedent("""
     import multiprocessing, sys, threading, time
     import numpy as np
@@ -91,18 +92,22 @@ _HARNESS = textwrap.dedent("""
     def multiply(seed):
         rng = np.random.default_rng(seed)
         a, b = rng.standard_normal((50_000, 8)), rng.standard_normal((6, 8))
-        end = time.monotonic() + 2.0
-        while time.monotonic() < end:
+        while not stop.is_set():
             (a @ b.T).sum()
 
+    stop = threading.Event()
     threads = [threading.Thread(target=multiply, args=(i,), daemon=True) for i in range(4)]
     for t in threads:
         t.start()
     started = 0
-    while any(t.is_alive() for t in threads):
+    end = time.monotonic() + 2.0
+    while started < 2 or time.monotonic() < end:
         with ChunkProcess(cfg.runner(), stream, context=context) as proc:
             assert proc.next()[0] == "chunk"
         started += 1
+    stop.set()
+    for t in threads:
+        t.join()
     print("finished", started, flush=True)
 """)
 
@@ -127,7 +132,7 @@ def test_run_processes_started_while_other_threads_multiply_matrices_do_not_dead
     while other threads ran OpenBLAS deadlocked OpenBLAS; the fork server never forks the caller."""
     out = _harness("forkserver", timeout=240)
     assert out is not None and out.startswith("finished"), "the threads' matrix products never finished"
-    assert int(out.split()[1]) >= 1
+    assert int(out.split()[1]) >= 2
 
 
 @pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform")
@@ -139,7 +144,7 @@ def test_the_harness_catches_the_deadlock_of_forking_the_caller():
     # A race: most tries hang, one in several finishes first (seen here); three tries, one hang suffices.
     outcomes = []
     for _ in range(3):
-        # 8 s: the harness finishes in 2-3 s when nothing hangs (its threads stop multiplying after 2 s)
+        # 8 s: the harness finishes in 2-3 s when nothing hangs (its threads stop after two processes and 2 s)
         outcomes.append(_harness("fork", timeout=8))
         if outcomes[-1] is None:
             break

@@ -46,3 +46,11 @@ def test_the_forward_loss_names_the_published_hessian_when_k_is_indefinite():
         model = ELMNCLD(loss=loss, hessian="paper", beta=0.1, alpha=1e-6, rho_pos=0.2, rho_neg=0.3, n_neighbors=5)
         with pytest.raises(ValueError, match="^hessian='paper' makes K indefinite"):
             model.partial_fit(X, Y)
+
+
+def test_a_right_hand_side_of_another_shape_is_refused():
+    G = np.eye(3)
+    with pytest.raises(ValueError, match="right-hand side must be"):
+        solve_per_label_ridge(G, np.array([1.0, 2.0]), np.ones((3, 3)))
+    with pytest.raises(ValueError, match="ridge one value per label"):
+        solve_per_label_ridge(G, 1.0, np.ones((3, 1)))

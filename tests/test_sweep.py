@@ -133,3 +133,19 @@ def test_best_point_and_beta_grid():
     assert default_betas(0.3, 0.8, 0.05)[-1] == 0.8 and len(default_betas(0.3, 0.8, 0.05)) == 11
     with pytest.raises(ValueError, match="step must be > 0"):
         default_betas(0, 1, 0)
+
+
+def test_the_fast_path_solves_each_label_at_its_own_ridge_as_the_forward_model_does(drifting, monkeypatch):
+    """No control selects loss="forward" (RunConfig has no loss); with "auto" made to mean it, the sweep's fast path
+    (one reduction per beta, ncld_core.model.ridge) gives the runner's numbers, and they differ from backward's."""
+    import ncld_core.model.elm_ncld as elm_ncld
+
+    cfg, stream = drifting
+    betas, gammas = [0.18, 0.55], [0.0, 2**-5]
+    backward = sweep(cfg, betas, gammas, stream=stream)
+    monkeypatch.setattr(elm_ncld, "resolve_loss", lambda loss, estimated: "paper" if estimated else "forward")
+    fast = sweep(cfg, betas, gammas, stream=stream)
+    slow = sweep(cfg, betas, gammas, stream=stream, method="runner")
+    cols = [c for c in fast.columns if c not in ("beta", "gamma")]
+    np.testing.assert_allclose(fast[cols].to_numpy(), slow[cols].to_numpy(), rtol=0, atol=1e-9)
+    assert np.abs(fast["average_precision"].to_numpy() - backward["average_precision"].to_numpy()).max() > 1e-3

@@ -174,12 +174,15 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     se = float(np.sqrt(noise_var.sum() / n))
     z = float(ndtri(0.5 + level / 2.0))
     rest = (per_instance, prevalence)
-    if trusted is not None and np.asarray(trusted[0]).shape[0] >= MIN_TRUSTED:
+    if trusted is not None:
         Y_tr, g_tr = np.asarray(trusted[0], dtype=np.float64), np.asarray(trusted[1], dtype=np.float64)
         weight = trusted[2] if len(trusted) > 2 else None
         if Y_tr.ndim != 2 or Y_tr.shape[1] != q or g_tr.shape != (Y_tr.shape[0],):
             raise ValueError(f"trusted: expected observed labels (n, {q}) and n clean cardinalities, got "
                              f"{Y_tr.shape} and {g_tr.shape}")
+        if weight is not None and not float(np.sum(weight)) > 0:
+            trusted = None  # every row weighed down to nothing (drift_decay=0): as without them
+    if trusted is not None and Y_tr.shape[0] >= MIN_TRUSTED:
         c_tr = ((Y_tr - rho_neg) / denom).sum(axis=1)
         estimate, se_t, low, high = regression_estimate(per_instance, c_tr, g_tr, weight, level=level)
         return _well_formed(estimate, se_t, low, high, q, *rest, True, n_trusted=int(Y_tr.shape[0]))
@@ -201,10 +204,9 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     # moves every label's estimate towards the truth, itself in [0, 1]); biased, see docs/flip-rates.md.
     # Too few trusted rows for the regression still give an unbiased mean; the identified set holds the truth,
     # so cutting the mean to it only brings it closer.
-    n_few = 0 if trusted is None or identified else int(np.asarray(trusted[1]).shape[0])
+    n_few = 0 if trusted is None or identified else int(g_tr.shape[0])
     if n_few:
-        weight = trusted[2] if len(trusted) > 2 and trusted[2] is not None else None
-        estimate = float(np.clip(np.average(np.asarray(trusted[1], dtype=np.float64), weights=weight), low, high))
+        estimate = float(np.clip(np.average(g_tr, weights=weight), low, high))
     else:
         estimate = float(per_instance.mean()) if identified else float(p.sum())
     return _well_formed(estimate, se, low, high, q, *rest, bool(identified), n_trusted=n_few)

@@ -257,10 +257,10 @@ class ELMNCLD(ChunkClassifier):
         the paper's noise (0.506 against 0.492) and under mixed rates (0.536 against 0.523), "backward" under
         missing labels (0.593 against 0.589; there "forward" fell below ignoring the noise on 6 of the 8 shared
         datasets, medical by 0.020, the others by at most 0.003); over the three families "forward" leads by
-        0.008 AP.  The default stays "backward":
-        on the dashboard's presets (the generator in chunks of 250, changes planted, same document) "forward"
-        had the lower micro-F1 (0.360 against 0.454) and AP (0.765 against 0.774).  With rates 0 all are the
-        same model.
+        0.008 AP.  The default stays "backward": on
+        the dashboard's presets (the generator's short streams, same document) "forward" had the lower AP
+        (0.765 against 0.774) and micro-F1, under the presets' own threshold-0 rule (0.360 against 0.454) and
+        under the default rule (0.516 against 0.537).  With rates 0 all are the same model.
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
         Input scaling of the hidden layer; see :class:`~ncld_core.model.elm.RandomHiddenLayer`.
     graph_reg : float, default 1e-6
@@ -449,7 +449,8 @@ class ELMNCLD(ChunkClassifier):
     def is_fitted(self) -> bool:
         return getattr(self, "statistics_", None) is not None
 
-    # The normal equations K Phi = B_score - B_rank of the sums (NOTES §1-2), at the current parameters.
+    # The normal equations K Phi = B_score - B_rank of the sums (NOTES §1-2), at the current parameters
+    # (with loss="forward" each label has its own ridge; K_ is at their mean: _alpha_in_use).
     @property
     def K_(self) -> np.ndarray:
         self._check_fitted()
@@ -570,10 +571,15 @@ class ELMNCLD(ChunkClassifier):
         (:func:`~ncld_core.model.noisy_targets.resolve_loss`)."""
         return resolve_loss(self.loss, self._estimates_rates())
 
-    def _solve_statistics(self, stats: SufficientStatistics, alpha=None):
-        """``Phi``, ``Psi`` and cond(K) of the sums ``stats`` at the current parameters (ridge ``alpha``,
-        default the one in use; an array: one ridge per label, ``loss="forward"``)."""
-        alpha = self._alpha_in_use() if alpha is None else alpha
+    def _ridges(self, alpha: float, rho_pos, rho_neg):
+        """The ridge to solve with for the ridge parameter ``alpha`` (a number, or per label with
+        ``loss="forward"``: ``alpha / d_j^2``) and the number ``alpha_`` and the record keep (the labels' mean)."""
+        ridge = alpha * ridge_scale(self.loss_in_use(), rho_pos, rho_neg)
+        return ridge, float(np.mean(ridge))
+
+    def _solve_statistics(self, stats: SufficientStatistics, alpha):
+        """``Phi``, ``Psi`` and cond(K) of the sums ``stats`` at the current parameters and the ridge ``alpha``
+        (an array: one ridge per label, ``loss="forward"``, :meth:`_ridges`)."""
         if np.ndim(alpha) == 0:
             return self._solve(stats.K(float(alpha), self.beta, self.hessian), stats.B_score(self.beta),
                                stats.B_rank(self.gamma))
@@ -591,7 +597,8 @@ class ELMNCLD(ChunkClassifier):
 
     def _alpha_in_use(self) -> float:
         """The ridge of ``K_``: the one used by the last chunk learnt (the parameter, or with
-        ``alpha="auto"`` / a grid the value chosen online)."""
+        ``alpha="auto"`` / a grid the value chosen online; with ``loss="forward"``, whose labels each have
+        their own, the labels' mean, so that ``K_`` is not the matrix any label was solved with)."""
         self._check_fitted()
         return float(self.alpha_)
 
@@ -699,8 +706,7 @@ class ELMNCLD(ChunkClassifier):
         grid = alpha_grid(self.alpha)
         alpha, losses = self._select_alpha(grid, terms, None if first else self.statistics_,
                                            None if first else self.alpha_losses_)
-        ridge = alpha * ridge_scale(self.loss_in_use(), terms.rho_pos, terms.rho_neg)  # "forward": a / d_j^2
-        alpha = float(np.mean(ridge))  # what alpha_ and the record keep: the ridge, or the labels' mean
+        ridge, alpha = self._ridges(alpha, terms.rho_pos, terms.rho_neg)
         stats = accumulate(None if first else self.statistics_, terms.sufficient, action)
         coef, psi, cond = self._solve_statistics(stats, ridge)
         estimator = terms.estimator
@@ -817,7 +823,7 @@ class ELMNCLD(ChunkClassifier):
             # it (as the online model does); only then is a solve per block needed.
             needs_coef = estimator is not None or self.loss_in_use() == "denoise"
             coef = None if not needs_coef or start == 0 else self._solve_statistics(
-                stats, alpha * ridge_scale(self.loss_in_use(), *rates[-1]))[0]
+                stats, self._ridges(alpha, *rates[-1])[0])[0]
             terms = self._chunk_terms(hidden, X[start:stop], Y01[start:stop], rho_pos, rho_neg, prob_model, P,
                                       estimator, coef=coef, n_neighbors=k)
             estimator = terms.estimator
@@ -826,8 +832,7 @@ class ELMNCLD(ChunkClassifier):
                 alpha, losses = self._select_alpha(grid, terms, stats, losses)
             stats = accumulate(stats, terms.sufficient, "init" if start == 0 else "none")
         rates_pos, rates_neg = rates[-1]
-        ridge = alpha * ridge_scale(self.loss_in_use(), rates_pos, rates_neg)  # "forward": a / d_j^2
-        alpha = float(np.mean(ridge))
+        ridge, alpha = self._ridges(alpha, rates_pos, rates_neg)
         coef, psi, _ = self._solve_statistics(stats, ridge)
         decision_state = update_state(None, self._noisy_scale(hidden.transform(X) @ coef, rates_pos, rates_neg), Y01,
                                       rates_pos, rates_neg,

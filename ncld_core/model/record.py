@@ -57,7 +57,8 @@ class ModelChunkRecord:
     action: str  # init | none | detected | retrain | adjust
     mean_weight: float  # mean importance weight w_tj over the chunk
     k_condition: float  # condition number of K after the update
-    alpha: float  # the ridge of K after the update (chosen online with alpha="auto": ncld_core.model.capacity)
+    alpha: float  # the ridge of K after the update (chosen online with alpha="auto": ncld_core.model.capacity;
+    #               loss="forward": the mean of the labels' ridges, ncld_core.model.ridge)
     rho_pos_mean: float  # mean over labels of the rho_+ used (given or estimated)
     rho_neg_mean: float  # mean over labels of the rho_- used
     seconds: float

@@ -3,15 +3,14 @@
 ``loss="forward"`` (:mod:`ncld_core.model.noisy_targets`) solves, for every label ``j``, the normal
 equations ``(G + a_j I) phi_j = b_j`` with one ``G`` (the data part of ``K``, NOTES §2) and its own
 ridge ``a_j``.  One reduction serves every label: ``G = Q T Q^T`` with ``T`` tridiagonal
-(LAPACK ``sytrd``, about a third of an eigendecomposition's work), then
+(LAPACK ``sytrd``), then
 
     phi_j = Q (T + a_j I)^{-1} Q^T b_j,
 
 each ``(T + a_j I)`` solved in O(L) (``ptsv``, positive definite tridiagonal).  ``G + a_j I`` and
 ``T + a_j I`` have the same eigenvalues, so the extreme eigenvalues of ``T`` (``stebz``) give every
-label's condition number and the positive-definiteness check.  Measured at L = 300 and 53 labels
-(``enron``'s): about the cost of one Cholesky solve with the condition number the model records, and
-two thirds of the cost of ``eigh``.
+label's condition number and the positive-definiteness check.  Measured (``docs/noise-gap.md``, the
+per-chunk times on enron): a chunk with ``loss="forward"`` costs what one with the shared ridge does.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
@@ -52,6 +51,11 @@ def solve_per_label_ridge(G, ridge, *rhs, check=None):
     G = np.asarray(G, dtype=np.float64)
     ridge = np.asarray(ridge, dtype=np.float64)
     n = G.shape[0]
+    if G.shape != (n, n) or ridge.ndim != 1:
+        raise ValueError(f"G must be square and ridge one value per label; got {G.shape} and {ridge.shape}")
+    for b in rhs:
+        if np.shape(b) != (n, ridge.shape[0]):
+            raise ValueError(f"each right-hand side must be (L, q) = {(n, ridge.shape[0])}; got {np.shape(b)}")
     packed, diagonal, off, tau, info = lapack.dsytrd(G, lower=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"sytrd failed (info {info})")
@@ -61,7 +65,7 @@ def solve_per_label_ridge(G, ridge, *rhs, check=None):
     q = ridge.shape[0]
     B = np.hstack([np.asarray(b, dtype=np.float64) for b in rhs])  # (L, q * len(rhs))
     reflectors = packed[1:, :n - 1]  # Q = H(1) ... H(n-1), applied to rows 2..n (LAPACK ormtr, lower)
-    lwork = max(1, 64 * B.shape[1])
+    lwork = max(1, 64 * B.shape[1], int(lapack.dormqr("L", "T", reflectors, tau, B[1:], -1)[1][0])) if n > 1 else 1
     R = B.copy()
     if n > 1:
         R[1:], _, info = lapack.dormqr("L", "T", reflectors, tau, B[1:], lwork)
