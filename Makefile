@@ -43,7 +43,8 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The slow tier: the browser measurements make bench reads (per-chunk latency on every shared dataset, Stop
-# inside a slow chunk) and the ten-visitor test. .ci/run runs it after make test. A browser wait that times out
+# inside a slow chunk), the ten-visitor test, and the two-page queue and run-hub tests (make test keeps their
+# websocket and AppTest twins). .ci/run runs it after make test. A browser wait that times out
 # (a lesson step's graph not yet drawn large at its width: in 2 of 3 slow-tier runs here, each time passing when
 # tried again) is tried once more; a second time fails.
 test-slow: $(STAMP)

@@ -32,6 +32,9 @@ def _caption(page) -> str:
     return page.locator("[data-testid='stCaptionContainer']").filter(has_text="This run:").first.inner_text()
 
 
+# In the slow tier (.ci/run runs it after make test): 25-32 s of a make test worker; make test keeps following a run
+# (the websocket visitors of test_dashboard_queue_browser.py) and replaying one (test_dashboard_app.py's AppTest).
+@pytest.mark.slow
 def test_two_pages_pressing_run_on_one_preset_compute_it_once(browser, server):  # noqa: F811
     (ca, a), (cb, b) = _visitor(browser, server), _visitor(browser, server)
     a.get_by_role("button", name="Run", exact=True).click()
