@@ -59,13 +59,15 @@ def _open(browser, url):  # noqa: F811 - the fixture is passed in
 
 
 def _panel(page, panel):
+    """The panel's legend texts and dimmed traces, once its figure and legend are drawn (plotly.js draws the
+    legend after the plot)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         got = page.evaluate(PANEL, panel)
-        if got:
+        if got and got["legend"]:
             return got
         time.sleep(0.3)
-    raise AssertionError(f"no figure in panel {panel}")
+    raise AssertionError(f"no figure with a legend in panel {panel}")
 
 
 def _wait_legend(page, panel, prefix, timeout_s):
@@ -86,7 +88,8 @@ def test_pin_compare_and_share(browser, server):  # noqa: F811
     page.get_by_role("button", name="Run", exact=True).click()
     _wait_status(page, r"^done · chunk 4/4", 240)
     # coinciding variants: one legend entry naming all; each glyph's legend text; the oracle marked
-    metrics = _panel(page, "metrics")
+    # (plotly.js draws the legend after the plot: wait for the entry, not for the plot; seen once: a legend of [])
+    metrics = _wait_legend(page, "metrics", "ELM-O = ELM-I = ELM-II", 30)
     assert "ELM-O = ELM-I = ELM-II" in metrics["legend"] and "ELM-I" not in metrics["legend"], metrics
     threshold = _panel(page, "threshold")
     # a legend text's lines are joined without a space in textContent (names are wrapped to the legend's columns)
