@@ -164,6 +164,15 @@ def run_preset(arg) -> list[dict]:
     return rows
 
 
+def preset_calls() -> list:
+    """:func:`run_preset` for every preset told its rates, at its own decision rule and at the package default."""
+    from ncld_core.config import PRESETS, RunConfig
+
+    default = RunConfig().decision
+    return [(run_preset, (name, rule)) for name, cfg in PRESETS.items() if cfg.model_rates != "estimate"
+            for rule in dict.fromkeys([cfg.decision, default])]
+
+
 def preset_section(rows: pd.DataFrame) -> list[str]:
     """The presets' table: each loss's micro-F1 and AP per preset, decision rule and variant, and the means."""
     if rows.empty:
@@ -429,14 +438,8 @@ def main(argv=None) -> int:
     gap = pd.DataFrame([r for (fn, _), rows in zip(jobs, out) if fn is run_gap for r in rows])
     curves = pd.DataFrame([r for (fn, _), rows in zip(jobs, out) if fn is run_curve for r in rows])
     timing = None if a.no_timing or a.quick else time_losses()
-    from ncld_core.config import PRESETS
-
-    from ncld_core.model.elm_ncld import ELMNCLD
-
-    told = [n for n, c in PRESETS.items() if c.model_rates != "estimate"]
-    preset_calls = [(run_preset, (n, d)) for n in told for d in dict.fromkeys([PRESETS[n].decision, ELMNCLD().decision])]
-    presets = pd.DataFrame([r for rows in map_calls(preset_calls, a.workers) for r in rows]) \
-        if not (a.quick or a.no_presets) else pd.DataFrame()
+    presets = pd.DataFrame() if a.quick or a.no_presets else \
+        pd.DataFrame([r for rows in map_calls(preset_calls(), a.workers) for r in rows])
     wall = time.perf_counter() - t0
 
     L = ["# The noise gap: what label noise costs ELM-NCLD and how much each loss wins back", "",

@@ -281,6 +281,9 @@ def test_noise_gap_runs_a_preset_with_each_loss_and_tabulates_it():
     assert {r["decision"] for r in rows} == {PRESETS["concept growth"].decision}
     other = noise_gap.run_preset(("concept growth", "topk"))
     assert {r["decision"] for r in other} == {"topk"} and other[0]["micro_f1"] != rows[0]["micro_f1"]
+    calls = [arg for _, arg in noise_gap.preset_calls()]
+    assert ("concept growth", PRESETS["concept growth"].decision) in calls
+    assert ("concept growth", "f1-bounded") in calls and not any(n.startswith("unknown noise") for n, _ in calls)
     text = "\n".join(noise_gap.preset_section(pd.DataFrame(rows + other)))
     assert "| concept growth" in text and "`topk`, backward: micro-F1" in text
 
