@@ -13,9 +13,11 @@ from tests.test_dashboard_browser import ARTIFACTS, _need_chromium, _status, _wa
 
 pytestmark = pytest.mark.browser
 
-#: Fourteen chunks of a few tenths of a second each; two seeds: two distinct runs (no replay).
-LONG = RunConfig(n_instances=4200, chunk_size=300, n_features=20, n_labels=6, n_neighbors=5, n_hidden=400,
+#: Fifty chunks of a few tenths of a second each (with fourteen, a fast machine could end the first run before the
+#: second click arrived); two seeds: two distinct runs (no replay).
+LONG = RunConfig(n_instances=15000, chunk_size=300, n_features=20, n_labels=6, n_neighbors=5, n_hidden=400,
                  models=["ELM-O"], references=False)
+N_CHUNKS = LONG.n_instances // LONG.chunk_size
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +48,12 @@ def _visitor(browser, url, seed):  # noqa: F811
 def test_the_second_run_waits_in_line_says_so_and_starts_when_the_first_ends(browser, server):  # noqa: F811
     (ca, a), (cb, b) = _visitor(browser, server, 11), _visitor(browser, server, 12)
     a.get_by_role("button", name="Run", exact=True).click()
-    _wait_status(a, r"running · chunk [1-9]\d*/14", 120)
+    _wait_status(a, rf"running · chunk [1-9]\d*/{N_CHUNKS}", 120)
     b.get_by_role("button", name="Run", exact=True).click()
     waiting = _wait_status(b, r"^waiting: 1st in line", 30)
     assert "the server computes 1 run at once; this one starts when a run ends" in waiting, waiting
     assert _status(a).startswith("running"), "the first run goes on while the second waits"
-    _wait_status(a, r"^done · chunk 14/14", 300)
+    _wait_status(a, rf"^done · chunk {N_CHUNKS}/{N_CHUNKS}", 300)
     _wait_status(b, r"^(running · chunk [2-9]|running · chunk \d\d|done) ", 60)  # started by itself: no second click
     for ctx in (ca, cb):
         ctx.close()
@@ -69,7 +71,7 @@ def test_websocket_visitors_queue_follow_and_finish_like_pages(server):
     from benchmarks.socket_visitor import SocketVisitor
 
     deadline = time.monotonic() + 240
-    longer = {**LONG.to_dict(), "n_instances": 15000}  # 50 chunks: the first run is still computing when the others come
+    longer = LONG.to_dict()  # 50 chunks: the first run is still computing when the others come
     links = [f"{server}/?{urllib.parse.urlencode(RunConfig(**{**longer, 'seed': s}).to_query_params())}"
              for s in (21, 22, 21)]
     visitors = []
