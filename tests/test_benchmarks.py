@@ -172,6 +172,36 @@ def test_flip_rates_gives_the_datasets_of_few_chunks_more_seeds(data_dir):
     assert flip_rates.seeds_per_dataset(["medical"], quick=True) == {"medical": 1}
 
 
+def test_flip_rates_adds_seeds_where_the_bias_is_coarse_and_judges_each_miss_by_its_interval():
+    """The second pass gives a source the seeds its spread between seeds needs for the target standard error; a
+    miss is called significant only when its 95 % interval is outside the target too."""
+    flip_rates = script("flip_rates")
+    one = flip_rates.trusted_name(flip_rates.TRUSTED_TARGET)
+    rows = []
+    # (source, bias, spread between seeds): a clear miss, a miss within the noise, a met target; the seeds' errors
+    # alternate around the bias
+    for name, bias, spread in (("clear", 0.20, 0.005), ("noisy", 0.08, 0.15), ("fine", 0.0, 0.005)):
+        for family in ("paper", "missing"):
+            for seed in range(4):
+                err = bias + spread * (-1) ** seed
+                rows += [{"dataset": name, "family": family, "seed": seed, "method": one, "chunk": c, "truth": 2.0,
+                          "hat": 2.0 * (1 + err), "low": 2.01 if seed == c == 0 else 1.9, "high": 2.1 + 4 * abs(err),
+                          "identified": True, "seconds": 0.0} for c in range(3)]  # coverage 11/12: in the band
+    chunks = pd.DataFrame(rows)
+    seeds = flip_rates.seeds_for_precision(chunks, {"clear": 4, "noisy": 4, "fine": 4})
+    g = chunks[chunks.dataset == "noisy"]
+    var = (g.hat / 2.0 - 1).groupby([g.family, g.seed]).mean().groupby(level=0).var(ddof=1).mean()
+    assert seeds["noisy"] == min(flip_rates.MAX_SEEDS, int(np.ceil(var / flip_rates.TARGET_SE ** 2))) > 4
+    assert seeds["clear"] == seeds["fine"] == 4  # never fewer than the first pass
+    scores = flip_rates.cardinality_scores(chunks)
+    significant, noise, by_design = flip_rates._misses(scores[scores.family == "paper"], one,
+                                                       bias=flip_rates.BIAS_TRUSTED)
+    assert [m.split(" ")[0] for m in significant] == ["clear"] and [m.split(" ")[0] for m in noise] == ["noisy"]
+    assert by_design == [] and "s.e. over 4 seeds; 95 % interval" in noise[0]
+    text = flip_rates.added_seeds_text(seeds, {"clear": 4, "noisy": 4, "fine": 4})
+    assert text.endswith(f"noisy {seeds['noisy']}.") and "clear" not in text
+
+
 def test_flip_rates_anchor_cell_ranks_every_full_chunk_after_the_first(data_dir):
     flip_rates = script("flip_rates")
     rows = flip_rates.anchor_cell(("enron", 0))  # 1702 instances: chunks 1 and 2 ranked
