@@ -308,7 +308,8 @@ def _coverage_interval(r) -> tuple[float, float]:
     trusted rows and rates, so the interval is, if anything, too narrow)."""
     z, n = 1.959964, r.n
     p = r.covered / n
-    centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return float(centre - half), float(centre + half)
 
 
