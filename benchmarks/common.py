@@ -73,6 +73,20 @@ def fnum(x, nd: int = 3) -> str:
     return f"{x:.{nd}f}"
 
 
+def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95 % by default): ``successes`` of ``n`` independent trials.
+
+    >>> [round(x, 3) for x in wilson_interval(21, 24)]
+    [0.69, 0.957]
+    """
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def git_revision(path: str = "ncld_core") -> str:
     """``git rev-parse --short HEAD`` and the files under ``path`` with uncommitted changes; ``unknown`` outside git."""
     try:

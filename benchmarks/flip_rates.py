@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchmarks.common import (  # noqa: E402
-    REPO, argument_parser, command_line, md_table, paper_datasets, utc_now, write_atomic,
+    REPO, argument_parser, command_line, md_table, paper_datasets, utc_now, wilson_interval, write_atomic,
 )
 from benchmarks.parallel import map_calls  # noqa: E402
 from ncld_core.model.cardinality import MIN_TRUSTED  # noqa: E402
@@ -306,11 +306,7 @@ def _bias_interval(r) -> tuple[float, float]:
 def _coverage_interval(r) -> tuple[float, float]:
     """The 95 % Wilson interval of the coverage over the chunks (as if independent: a stream's chunks share its
     trusted rows and rates, so the interval is, if anything, too narrow)."""
-    z, n = 1.959964, r.n
-    p = r.covered / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(centre - half), float(centre + half)
+    return wilson_interval(r.covered, r.n)
 
 
 def _misses(scores, method, *, bias=None, identified_only=False) -> tuple[list[str], list[str], list[str]]:

@@ -124,6 +124,19 @@ def test_decisions_cuts_the_streams_with_max_instances(data_dir, tmp_path):
 
 
 # ----------------------------------------------------------------------------- the scripts' smallest runs
+def test_drift_verdict_splits_the_missed_classes_by_their_interval():
+    """A class below the detection target is called missed with its interval too only when the Wilson interval
+    of its count stays below the target; a class at the target is not listed."""
+    drift = script("drift")
+    scores = pd.DataFrame([{"cls": "clear", "within_oracle": 60, "reachable": 100},
+                           {"cls": "few", "within_oracle": 7, "reachable": 9},
+                           {"cls": "met", "within_oracle": 19, "reachable": 20}])
+    text = drift._class_misses(scores, ["clear", "few", "met"])
+    significant, noise = text.split("; within the measurement's noise")
+    assert "clear 60/100, 95 % interval 50-69 %" in significant and "few" not in significant
+    assert "few 7/9, 95 % interval" in noise and "met" not in text
+
+
 def test_drift_stream_cell_records_every_learnt_chunk_and_detector(data_dir):
     drift = script("drift")
     cell = drift.stream_cell(("emotions", "stationary", 0, 50))  # 593 instances: 11 chunks of 50
