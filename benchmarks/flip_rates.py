@@ -2,7 +2,8 @@
 ``docs/flip-rates.md``.
 
     python -m benchmarks.flip_rates            # the generator (5 seeds) + the paper suite, 8 datasets (3 seeds,
-                                               # more on those of few chunks), every noise family
+                                               # more on those of few chunks), every noise family; then up to 40
+                                               # seeds where the 1 % trusted sample's bias needs them (~15 min)
     python -m benchmarks.flip_rates --quick    # 1 seed, the generator, medical and enron; report to /tmp
 
 Every stream is drawn under each noise family (``ncld_core.stream.noise_families``: paper, missing, mixed), in
