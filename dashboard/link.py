@@ -141,6 +141,9 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
             fix[name] = getattr(_DEFAULT, name)
         else:
             items, more = _kept_items(dataclasses.replace(cfg, **fix), name, what)
+            if more and not items and name == "models":  # none left: a run needs one, so the defaults come back
+                items = list(_DEFAULT.models)
+                more = [n._replace(action=f"dropped; the default {items!r} is used") for n in more]
             notes += more
             if more:
                 fix[name] = items

@@ -24,6 +24,7 @@ from ncld_core.config import PRESETS, RunConfig
         (dict(beta=1.5), "beta", "[0, 1]"),
         (dict(delta=0.0), "delta", "(0, 1)"),
         (dict(models=["ELM-Z"]), "models", "unknown model"),
+        (dict(models=[]), "models", "choose at least one model"),  # the references alone are no run
         (dict(cardinality=12.0), "cardinality", "(0, 10)"),
         (dict(n_instances=10**13), "n_instances", "must be in [2, 1000000]"),
         (dict(n_instances=10**6, n_features=100), "n_instances", "past the budget of 512 MB"),

@@ -224,6 +224,9 @@ def test_url_round_trip_out():
     [
         ({"chunk_size": "abc"}, "chunk_size='abc' (chunk size N: cannot read it; the default is used)"),
         ({"models": '["bogus", "ELM-I"]'}, "model 'bogus' (unknown model(s): bogus; dropped)"),
+        ({"models": '["bogus"]'}, "model 'bogus' (unknown model(s): bogus; dropped; the default ['ELM-O', 'ELM-I', "
+                                  "'ELM-II'] is used)"),
+        ({"models": "[]"}, "choose at least one model"),
         ({"noise": "bogus"}, "noise 'bogus' (noise must be 'none', 'range', 'table' or a noise family (paper, missing, mixed); the default 'range' is used)"),
         ({"dataset": "nosuch"}, "dataset (unknown dataset 'nosuch': choose one of the listed datasets"),
         ({"chunk_size": "null"}, "chunk size N must be an integer"),
@@ -234,8 +237,10 @@ def test_broken_link_is_an_inline_error(query, message):
     assert any(message in e for e in _errors(at)), _errors(at)
     if "chunk_size" in query and query["chunk_size"] == "abc":
         assert at.number_input(key="w_chunk_size").value == RunConfig().chunk_size
-    if "models" in query:
-        assert at.multiselect(key="w_models").value == ["ELM-I"]
+    if "models" in query:  # a link whose every model is unknown gets the defaults; an empty list waits for one
+        expected = {'["bogus", "ELM-I"]': ["ELM-I"], '["bogus"]': list(RunConfig().models), "[]": []}
+        assert at.multiselect(key="w_models").value == expected[query["models"]]
+        assert at.button(key="run_button").disabled is (query["models"] == "[]")
     if "dataset" in query:  # refused by the resolver: the synthetic generator is used
         assert at.selectbox(key="w_dataset").value == "synthetic"
 
