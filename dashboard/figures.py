@@ -659,12 +659,13 @@ def cardinality_title(chunks, models, default_mode: str = "known") -> str:
     return _CARDINALITY_TITLES[cardinality_mode(chunks, models) or default_mode]
 
 
-def cardinality_note(chunks, models) -> str:
+def cardinality_note(chunks, models, *, trusted_fraction: float = 0.0) -> str:
     """What the band is and how it did on the run on screen (every number from these chunks).
 
-    Rates given: how often the 95 % interval holds the truth, its mean width, the mean errors.
-    Rates estimated: the band is the identified set (its mean width says how little the data pin
-    down), and the point estimate, a plug-in of rates that are only upper bounds, is biased.
+    Rates given: how often the 95 % interval holds the truth, its mean width, the mean errors (and, with a
+    trusted sample in the stream, that it is not used). Rates estimated: the band is the identified set (its
+    mean width says how little the data pin down), and the point estimate, a plug-in of rates that are only
+    upper bounds, is biased.
     """
     groups = _estimate_groups(chunks, models)
     if not groups:
@@ -717,7 +718,11 @@ def cardinality_note(chunks, models) -> str:
         text += f"; mean error of {what} {mean_err}"
     if paper_err:
         text += f", of the paper's estimate {paper_err}"
-    return text + (" labels per instance." if mean_err or paper_err else ".")
+    text += " labels per instance." if mean_err or paper_err else "."
+    if trusted_fraction > 0 and mode != "ignore":  # the checked rows feed only a model that estimates the rates
+        text += (" The trusted sample is not used here: the models are told the rates, and with the true rates "
+                 "the moment estimate needs no checked labels (tell them nothing, *estimate*, to see what it buys).")
+    return text
 
 
 # --------------------------------------------------------------------------- (c) drift tests

@@ -40,7 +40,8 @@ class PanelData:
     model); ``show_paper``: the paper's Eq. (card) estimate in the cardinality panel; ``rho_pos``,
     ``rho_neg``: the stream's true flip rates (drawn as the oracle), ``label_names`` its labels';
     ``default_rates``: what the models are told about the rates ("known", "estimate", "ignore"), said
-    by a heading before the first record.
+    by a heading before the first record; ``trusted_fraction``: the stream's trusted sample (share of each
+    chunk; 0: none).
     """
 
     chunks: Sequence = ()
@@ -54,6 +55,7 @@ class PanelData:
     rho_neg: object = None
     label_names: Sequence[str] = ()
     default_rates: str = "known"
+    trusted_fraction: float = 0.0
 
     @property
     def detail(self) -> list[str]:
@@ -175,7 +177,7 @@ def _cardinality_title(d: PanelData) -> str:
 
 
 def _cardinality_note(d: PanelData) -> str | None:
-    return F.cardinality_note(d.chunks, d.detail) or None
+    return F.cardinality_note(d.chunks, d.detail, trusted_fraction=d.trusted_fraction) or None
 
 
 def _cardinality_lines(spec: dict, base: dict, how: BaselineDraw) -> list[dict]:

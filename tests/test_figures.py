@@ -166,6 +166,18 @@ def test_panel_b_names_the_trusted_samples_band_and_says_what_the_rates_pin_down
             assert f"pin both flip rates down on {last.rates_identified:.0%} of the labels" in note
 
 
+def test_panel_b_says_a_trusted_sample_is_unused_when_the_models_are_told_the_rates():
+    """Told the rates, the models use no checked labels: the caption says so when the stream has a trusted
+    sample (a visitor who set one saw nothing change), and says nothing of it otherwise."""
+    cfg = RunConfig(n_instances=1000, chunk_size=250, models=["ELM-O"], references=False, n_hidden=20,
+                    trusted_fraction=0.1)
+    chunks = list(cfg.runner().iter_run(cfg.build_stream()))
+    told = F.cardinality_note(chunks, ["ELM-O"], trusted_fraction=cfg.trusted_fraction)
+    assert told.startswith("This run: the 95 % interval") and "The trusted sample is not used here" in told
+    assert "trusted" not in F.cardinality_note(chunks, ["ELM-O"])  # no trusted sample: not a word of it
+    assert PanelData(chunks, ["ELM-O"], trusted_fraction=0.1).trusted_fraction == 0.1
+
+
 # --------------------------------------------------------------------------- legends (issue 24 item 3)
 def _plot_share(fig) -> float:
     lay = fig.layout

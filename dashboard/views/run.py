@@ -327,7 +327,8 @@ def _panel_data(run=None, chunks=None) -> panels.PanelData:
         chunks=list(run.chunks) if chunks is None else chunks, models=list(run.models),
         change_points=list(run.change_points), chunk_size=run.chunk_size, n_chunks=run.n_chunks,
         focus=_focus(run), show_paper=bool(ss.get("show_paper")), rho_pos=stream.rho_pos, rho_neg=stream.rho_neg,
-        label_names=tuple(getattr(stream, "label_names", ()) or ()), default_rates=_default_rates(run.cfg))
+        label_names=tuple(getattr(stream, "label_names", ()) or ()), default_rates=_default_rates(run.cfg),
+        trusted_fraction=float(run.cfg.trusted_fraction))
 
 
 def _graph_slot(name: str):
