@@ -35,7 +35,7 @@ from websockets.sync.client import connect
 __all__ = ["SocketVisitor"]
 
 #: The run's status line, as ``dashboard/views/run.py`` words it (the only caption starting with these words).
-STATUS = re.compile(r"^(Ready: press Run|starting|waiting|running|done|failed|stopped)\b")
+STATUS = re.compile(r"^(Ready: press Run|Waiting for the settings|starting|waiting|running|done|failed|stopped)\b")
 ENDED = re.compile(r"^(done|failed|stopped)\b")
 
 

@@ -326,19 +326,20 @@ class LiveRun:
         k = len(self.chunks) if k is None else k
         n = self.n_chunks
         upd, comp = self.update_ms, self.compute_ms
+        # a time not measured (no redraw yet: a replay before it is drawn, a run that ended before its first
+        # redraw) is left out rather than shown as 0 or nan
         if self.status == "running":
-            last_u = upd[-1] if upd else 0
-            last_c = comp[-1] if comp else 0
             left = (f" · about {duration_text(extrapolate([c / 1000 for c in comp[:k]], n))} left"
                     if 0 < k < n else "")
-            return f"running · chunk {k}/{n} · update {last_u:.0f} ms · compute {last_c:.0f} ms{left}"
-        med_u = statistics.median(upd) if upd else float("nan")
-        med_c = statistics.median(comp) if comp else float("nan")
+            times = (f" · update {upd[-1]:.0f} ms" if upd else "") + (f" · compute {comp[-1]:.0f} ms" if comp else "")
+            return f"running · chunk {k}/{n}{times}{left}"
         first = self.first_plot_s
         first_txt = (f" · first plot after {first:.2f} s (stream ready in {self.stream_s:.2f} s)"
                      if first is not None else "")
         word = {"done": "done", "stopped": "stopped", "error": "failed"}.get(self.status, self.status)
-        return f"{word} · chunk {k}/{n} · median update {med_u:.0f} ms · median compute {med_c:.0f} ms{first_txt}"
+        times = ((f" · median update {statistics.median(upd):.0f} ms" if upd else "")
+                 + (f" · median compute {statistics.median(comp):.0f} ms" if comp else ""))
+        return f"{word} · chunk {k}/{n}{times}{first_txt}"
 
     # ----------------------------------------------------------------------- results
     def result(self) -> RunResult:

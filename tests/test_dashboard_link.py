@@ -209,6 +209,9 @@ def test_a_huge_stream_length_is_an_inline_error_on_every_page(work):
     assert not [b for b in at.button if b.key == "data_build"]  # nothing to click: refused before any work
     at.switch_page("views/run.py").run()
     assert at.button(key="run_button").disabled is True
+    # the status does not invite a click that cannot happen
+    statuses = [c.value for c in at.caption if c.value.startswith(("Ready", "Waiting"))]
+    assert statuses == ["Waiting for the settings to be fixed: Run is disabled."], statuses
     _assert_nothing_of_the_server(at)
     assert work == {"stream": 0, "load": 0, "run": 0}
 

@@ -615,7 +615,7 @@ def _summary(run):
 hub = st.empty()  # of no height: fetches plotly.js before Run, then carries each chunk's figures (draw_charts)
 preload_plotly(hub)
 if run is None:
-    status.caption("Ready: press Run.")
+    status.caption("Ready: press Run." if ctx.ok else "Waiting for the settings to be fixed: Run is disabled.")
     next(iter(slots.values()), st.empty()).info("Press **Run** to stream the configured data through the selected variants. "
                           "Presets in the sidebar fill every control.", icon=":material/info:")
 else:
