@@ -284,13 +284,12 @@ def check_in_range(value, name, low, high, *, low_open=False, high_open=False, i
     if isinstance(value, bool) or not isinstance(value, kind):
         what = "an integer" if integer else "a number"
         raise ValueError(f"{name} must be {what}, got {value!r}")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+    lo, hi = "(" if low_open else "[", ")" if high_open else "]"
+    if not np.isfinite(value):  # (a link's 3000 digits are read as inf: the range says what was meant)
+        raise ValueError(f"{name} must be a finite number in {lo}{low}, {high}{hi}, got {value!r}")
     too_low = value <= low if low_open else value < low
     too_high = value >= high if high_open else value > high
     if too_low or too_high:
-        lo = "(" if low_open else "["
-        hi = ")" if high_open else "]"
         raise ValueError(f"{name} must be in {lo}{low}, {high}{hi}, got {value!r}")
     return value
 
