@@ -136,7 +136,8 @@ CARDINALITY = Teaching(
         "the plot says, for the run on screen, what the band is, its mean width, how often it holds "
         "the truth and how far the estimates lie from it.\n\n"
         "**Look for:** the band around the black line, and jumping with it at a growth / reduction "
-        "even when the grey dotted line barely moves; at a *shift* the true cardinality does not change."
+        "even where the grey dotted line (the observed labels) moves by much less; at a *shift* the true "
+        "cardinality does not change."
     ),
 )
 
@@ -424,7 +425,8 @@ _LESSON_CONCEPT_GROWTH = Lesson("concept-growth", "concept growth", (
                "learners are never told where. ELM-O only records the detector's firings, ELM-I retrains "
                "and ELM-II adjusts when it fires."),
     LessonStep("What to watch", "Panel (b): does the cardinality estimate jump with the truth at chunk 10 "
-               "while the observed (noisy) cardinality barely moves?", "cardinality"),
+               "while the observed (noisy) cardinality rises by less than half as much (the noise flips part of "
+               "the change away)?", "cardinality"),
     _watch_drift("Panel (d): does the acting detector fire at chunk 10, and nowhere else? Then panel (a): "
                  "which variant recovers its micro-F1 first?"),
 ), _drift_sentence, "metrics")

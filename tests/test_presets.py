@@ -11,7 +11,7 @@ import functools
 import numpy as np
 import pytest
 
-from dashboard.teaching import METRICS, PRESET_NOTES, SWEEP, noise_cost_text
+from dashboard.teaching import LESSONS, METRICS, PRESET_NOTES, SWEEP, noise_cost_text
 from ncld_core.config import PRESETS, RunConfig
 from ncld_core.eval.sweep import PAPER_GAMMAS, best_point, default_betas, sweep
 from ncld_core.model.cardinality import MIN_TRUSTED
@@ -70,6 +70,12 @@ def test_concept_growth():
     _, _, result = _run("concept growth")
     hat = {c.chunk: c.diagnostics["ELM-O"].lcard_hat for c in result.chunks}
     assert 0.7 < hat[9] < 1.4 and 2.5 < hat[10] < 3.5, (hat[9], hat[10])  # "from about 1 to about 3"
+    # the lesson's step 2: "the observed (noisy) cardinality rises by less than half as much"
+    by_chunk = {c.chunk: c for c in result.chunks}
+    rise_true = by_chunk[10].true_cardinality - by_chunk[9].true_cardinality
+    rise_observed = by_chunk[10].observed_cardinality - by_chunk[9].observed_cardinality
+    assert 0 < rise_observed < 0.5 * rise_true, (rise_observed, rise_true)
+    assert "rises by less than half as much" in LESSONS["concept-growth"].steps[1].text
     s = result.summary()
     for m in ("ELM-O", "ELM-I", "ELM-II"):  # "fires in chunk 10, with no false alarm"
         assert (s.loc[m, "detected"], s.loc[m, "false_alarms"], s.loc[m, "mean_delay"]) == (1, 0, 0), m
