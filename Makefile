@@ -43,10 +43,10 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The slow tier: the browser measurements make bench reads (per-chunk latency on every shared dataset, Stop
-# inside a slow chunk), the ten-visitor test, and the two-page queue and run-hub tests (make test keeps their
-# websocket and AppTest twins). .ci/run runs it after make test. A browser wait that times out
-# (a lesson step's graph not yet drawn large at its width: in 2 of 3 slow-tier runs here, each time passing when
-# tried again) is tried once more; a second time fails.
+# inside a slow chunk, the growth preset's page), the ten-visitor test, the two-page queue and run-hub tests (make
+# test keeps their websocket and AppTest twins) and the killed Dask grid's resume. .ci/run runs it after make
+# test. A browser wait that times out (a lesson step's graph not yet drawn large at its width: in 2 of 3 slow-tier
+# runs here, each time passing when tried again) is tried once more; a second time fails.
 test-slow: $(STAMP)
 	$(PY) -m pytest --slow -m slow --reruns 1 --only-rerun TimeoutError --only-rerun "not drawn"
 

@@ -228,6 +228,10 @@ def _run_and_time(page, timeout_s: float) -> dict:
     }
 
 
+# In the slow tier (.ci/run runs it after make test; 25 s of a make test worker): make test keeps the preset's numbers
+# (tests/test_presets.py), its band's traces (tests/test_figures.py) and graphs drawn by plotly.js in the page
+# (test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws).
+@pytest.mark.slow
 def test_growth_preset_detects_the_change(browser, server):
     page = _open(browser, server)
     page.get_by_role("radio", name="concept growth").click()

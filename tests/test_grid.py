@@ -112,6 +112,9 @@ def test_dask_grid_matches_sequential_run(client, tmp_path):
     pd.testing.assert_frame_equal(again, dask_df, check_exact=True)
 
 
+# In the slow tier (13 s of a make test worker: a Dask job in a process of its own, killed): make test keeps the
+# resume from cell files (test_corrupt_cell_file_is_recomputed_with_a_warning) and the Dask grid's equality.
+@pytest.mark.slow
 def test_killed_grid_resumes_only_missing_cells(client, tmp_path):
     cells = small_cells(seeds=3)
     out = tmp_path / "killed"
