@@ -721,7 +721,8 @@ def cardinality_note(chunks, models, *, trusted_fraction: float = 0.0) -> str:
     text += " labels per instance." if mean_err or paper_err else "."
     if trusted_fraction > 0 and mode != "ignore":  # the checked rows feed only a model that estimates the rates
         text += (" The trusted sample is not used here: the models are told the rates, and with the true rates "
-                 "the moment estimate needs no checked labels (tell them nothing, *estimate*, to see what it buys).")
+                 "the moment estimate needs no checked labels (under *The models are told*, *nothing* shows what it "
+                 "buys).")
     return text
 
 
