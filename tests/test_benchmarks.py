@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
 from ncld_core.data import catalog
 
@@ -204,7 +205,10 @@ def test_flip_rates_adds_seeds_where_the_bias_is_coarse_and_judges_each_miss_by_
     seeds = flip_rates.seeds_for_precision(chunks, {"clear": 4, "noisy": 4, "fine": 4})
     g = chunks[chunks.dataset == "noisy"]
     var = (g.hat / 2.0 - 1).groupby([g.family, g.seed]).mean().groupby(level=0).var(ddof=1).mean()
-    assert seeds["noisy"] == min(flip_rates.MAX_SEEDS, int(np.ceil(var / flip_rates.TARGET_SE ** 2))) > 4
+    dof = 2 * (4 - 1)  # two families of four seeds: the variance's 90 % upper bound on 6 degrees of freedom
+    upper = var * dof / scipy.stats.chi2.ppf(0.10, dof)
+    assert seeds["noisy"] == min(flip_rates.MAX_SEEDS, int(np.ceil(upper / flip_rates.TARGET_SE ** 2))) > 4
+    assert flip_rates.seeds_for_precision(chunks, {"noisy": 4}, target_se=0.5)["noisy"] == 4  # fine enough
     assert seeds["clear"] == seeds["fine"] == 4  # never fewer than the first pass
     scores = flip_rates.cardinality_scores(chunks)
     significant, noise, by_design = flip_rates._misses(scores[scores.family == "paper"], one,
