@@ -276,6 +276,7 @@ def cardinality_scores(chunks: pd.DataFrame) -> pd.DataFrame:
     for (ds, fam, method), g in chunks.groupby(["dataset", "family", "method"], sort=False):
         err = g.hat - g.truth
         per_seed = err.groupby(g.seed).mean()
+        covered_per_seed = ((g.low <= g.truth) & (g.truth <= g.high)).groupby(g.seed).mean()
         truth = g.truth.mean()
         rows.append({"dataset": ds, "family": fam, "method": method, "n": len(g),
                      "coverage": float(((g.low <= g.truth) & (g.truth <= g.high)).mean()),
@@ -285,6 +286,8 @@ def cardinality_scores(chunks: pd.DataFrame) -> pd.DataFrame:
                      else float("nan"),
                      "n_seeds": int(len(per_seed)),
                      "covered": int(((g.low <= g.truth) & (g.truth <= g.high)).sum()),
+                     "coverage_se": float(covered_per_seed.std(ddof=1) / np.sqrt(len(covered_per_seed)))
+                     if len(covered_per_seed) > 1 else float("nan"),
                      "identified": float(g.identified.mean()), "seconds": float(g.seconds.mean()),
                      "bias_identified": float((g.hat - g.truth)[g.identified].mean() / g.truth[g.identified].mean())
                      if g.identified.any() else float("nan")})
@@ -310,9 +313,19 @@ def _bias_interval(r) -> tuple[float, float]:
 
 
 def _coverage_interval(r) -> tuple[float, float]:
-    """The 95 % Wilson interval of the coverage over the chunks (as if independent: a stream's chunks share its
-    trusted rows and rates, so the interval is, if anything, too narrow)."""
-    return wilson_interval(r.covered, r.n)
+    """The 95 % interval of the coverage: the wider of the Wilson interval over the chunks and the Student
+    interval over the seeds' coverages. A stream's chunks share its trusted rows (kept for the whole stream), so
+    its chunks are covered or missed together: on corel16k001 the 1 % sample of one seed had a mean cardinality
+    2.6 standard errors below the stream's, and that seed's chunks were covered 39 % of the time; the chunks
+    counted as independent then make the interval far too narrow. The Wilson interval keeps it from collapsing
+    where every seed covers every chunk."""
+    from scipy import stats
+
+    low, high = wilson_interval(r.covered, r.n)
+    if r.n_seeds > 1 and np.isfinite(r.coverage_se):
+        half = stats.t.ppf(0.975, r.n_seeds - 1) * r.coverage_se
+        low, high = min(low, max(0.0, r.coverage - half)), max(high, min(1.0, r.coverage + half))
+    return low, high
 
 
 def _misses(scores, method, *, bias=None, identified_only=False) -> tuple[list[str], list[str], list[str]]:
@@ -329,7 +342,7 @@ def _misses(scores, method, *, bias=None, identified_only=False) -> tuple[list[s
             side = "above" if r.coverage > COVERAGE[1] else "below"
             low, high = _coverage_interval(r)
             parts.append(f"coverage {100 * r.coverage:.1f} % ({side} the band; 95 % interval {100 * low:.0f}-"
-                         f"{100 * high:.0f} % over {r.n} chunks)")
+                         f"{100 * high:.0f} % over {r.n} chunks of {r.n_seeds} seeds)")
             outside.append(high < COVERAGE[0] or low > COVERAGE[1])
         if bias is not None and (r.identified >= 0.5 or not identified_only) and abs(r.bias) > bias:
             low, high = _bias_interval(r)

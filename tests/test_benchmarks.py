@@ -217,6 +217,15 @@ def test_flip_rates_adds_seeds_where_the_bias_is_coarse_and_judges_each_miss_by_
     assert by_design == [] and "s.e. over 4 seeds; 95 % interval" in noise[0]
     text = flip_rates.added_seeds_text(seeds, {"clear": 4, "noisy": 4, "fine": 4})
     assert text.endswith(f"noisy {seeds['noisy']}.") and "clear" not in text
+    # a stream's chunks are covered or missed together (they share its trusted rows): coverage is judged over the
+    # seeds too, so one unlucky seed of two is no significant miss, though its 100 chunks alone would say so
+    rows = [{"dataset": "clustered", "family": "paper", "seed": seed, "method": one, "chunk": c, "truth": 2.0,
+             "hat": 2.0, "low": 1.9 if seed == 0 or c < 30 else 2.05, "high": 2.1, "identified": True,
+             "seconds": 0.0} for seed in (0, 1) for c in range(100)]
+    r = flip_rates.cardinality_scores(pd.DataFrame(rows)).iloc[0]
+    assert r.coverage == 0.65 and flip_rates.wilson_interval(r.covered, r.n)[1] < 0.9  # chunks alone: a miss
+    significant, noise, _ = flip_rates._misses(flip_rates.cardinality_scores(pd.DataFrame(rows)), one)
+    assert significant == [] and noise[0].startswith("clustered (coverage 65.0 % (below the band; 95 % interval")
 
 
 def test_flip_rates_anchor_cell_ranks_every_full_chunk_after_the_first(data_dir):
