@@ -115,7 +115,7 @@ def seeds_for_precision(chunks: pd.DataFrame, seeds: dict[str, int], *, method: 
     """The seeds each source needs for ``method``'s bias (default: the :data:`TRUSTED_TARGET` sample's) to have
     the standard error ``target_se``: ``ceil(s^2 / target_se^2)`` where ``s^2`` is the variance of the per-seed
     bias (a share of the mean truth) in ``chunks``, pooled over the noise families, taken at its 90 % upper
-    confidence bound (a few seeds estimate a spread poorly: health's 3 seeds gave 4.5 % where 31 gave 7 %);
+    confidence bound (3 seeds estimate a spread poorly, and a spread taken too small leaves too few seeds);
     never fewer than ``seeds`` has, at most ``cap``."""
     from scipy.stats import chi2
 
@@ -315,10 +315,9 @@ def _bias_interval(r) -> tuple[float, float]:
 def _coverage_interval(r) -> tuple[float, float]:
     """The 95 % interval of the coverage: the wider of the Wilson interval over the chunks and the Student
     interval over the seeds' coverages. A stream's chunks share its trusted rows (kept for the whole stream), so
-    its chunks are covered or missed together: on corel16k001 the 1 % sample of one seed had a mean cardinality
-    2.6 standard errors below the stream's, and that seed's chunks were covered 39 % of the time; the chunks
-    counted as independent then make the interval far too narrow. The Wilson interval keeps it from collapsing
-    where every seed covers every chunk."""
+    its chunks are covered or missed together (one seed whose 1 % sample is unlucky misses most of its chunks);
+    the chunks counted as independent then make the interval far too narrow. The Wilson interval keeps it from
+    collapsing where every seed covers every chunk."""
     from scipy import stats
 
     low, high = wilson_interval(r.covered, r.n)
