@@ -202,14 +202,20 @@ def test_flip_rates_adds_seeds_where_the_bias_is_coarse_and_judges_each_miss_by_
                           "hat": 2.0 * (1 + err), "low": 2.01 if seed == c == 0 else 1.9, "high": 2.1 + 4 * abs(err),
                           "identified": True, "seconds": 0.0} for c in range(3)]  # coverage 11/12: in the band
     chunks = pd.DataFrame(rows)
-    seeds = flip_rates.seeds_for_precision(chunks, {"clear": 4, "noisy": 4, "fine": 4})
+    loose = {"coverage_se": 1.0}  # the bias's rule alone (the coverage's is checked below)
+    seeds = flip_rates.seeds_for_precision(chunks, {"clear": 4, "noisy": 4, "fine": 4}, **loose)
     g = chunks[chunks.dataset == "noisy"]
     var = (g.hat / 2.0 - 1).groupby([g.family, g.seed]).mean().groupby(level=0).var(ddof=1).mean()
     dof = 2 * (4 - 1)  # two families of four seeds: the variance's 90 % upper bound on 6 degrees of freedom
     upper = var * dof / scipy.stats.chi2.ppf(0.10, dof)
     assert seeds["noisy"] == min(flip_rates.MAX_SEEDS, int(np.ceil(upper / flip_rates.TARGET_SE ** 2))) > 4
-    assert flip_rates.seeds_for_precision(chunks, {"noisy": 4}, target_se=0.5)["noisy"] == 4  # fine enough
+    assert flip_rates.seeds_for_precision(chunks, {"noisy": 4}, target_se=0.5, **loose)["noisy"] == 4  # fine enough
     assert seeds["clear"] == seeds["fine"] == 4  # never fewer than the first pass
+    # the coverage's rule: seed 0 covers 2 of its 3 chunks, the others all: the spread of the seeds' coverages
+    per_seed = pd.Series([2 / 3, 1.0, 1.0, 1.0])
+    upper = per_seed.var(ddof=1) * dof / scipy.stats.chi2.ppf(0.10, dof)
+    coverage_seeds = flip_rates.seeds_for_precision(chunks, {"fine": 4}, target_se=1.0, coverage_se=0.1)
+    assert coverage_seeds["fine"] == int(np.ceil(upper / 0.1 ** 2)) > 4
     scores = flip_rates.cardinality_scores(chunks)
     significant, noise, by_design = flip_rates._misses(scores[scores.family == "paper"], one,
                                                        bias=flip_rates.BIAS_TRUSTED)
