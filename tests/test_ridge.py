@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ncld_core.model.elm_ncld import ELMNCLD
-from ncld_core.model.ridge import solve_per_label_ridge
+from ncld_core.model.ridge import solve_per_label_ridge, solve_ridge
 
 
 @pytest.mark.parametrize("L,q", [(1, 1), (2, 3), (7, 1), (40, 12)])
@@ -54,3 +54,28 @@ def test_a_right_hand_side_of_another_shape_is_refused():
         solve_per_label_ridge(G, np.array([1.0, 2.0]), np.ones((3, 3)))
     with pytest.raises(ValueError, match="ridge one value per label"):
         solve_per_label_ridge(G, 1.0, np.ones((3, 1)))
+
+
+def test_solve_ridge_takes_one_path_for_a_number_and_one_per_label_and_checks_before_solving():
+    """The model and the sweep both solve through ``solve_ridge``: a number and the same number per label give the
+    same solutions; ``check`` sees G's extreme eigenvalues before any solve and can refuse."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((40, 7))
+    G, b1, b2 = A.T @ A, rng.standard_normal((7, 3)), rng.standard_normal((7, 3))
+    (one, two), extremes = solve_ridge(G, 0.7, b1, b2)
+    assert extremes is None  # no check: no eigendecomposition
+    assert np.allclose((G + 0.7 * np.eye(7)) @ one, b1) and np.allclose((G + 0.7 * np.eye(7)) @ two, b2)
+    (each, _), (low, high) = solve_ridge(G, np.full(3, 0.7), b1, b2)
+    assert np.allclose(each, one)
+    (single,), _ = solve_ridge(G, np.array([0.7]), b1)  # one entry: every label's
+    assert np.allclose(single, one)
+    seen = []
+    (_, _), checked = solve_ridge(G, 0.7, b1, b2, check=lambda lo, hi: seen.append((lo, hi)))
+    eig = np.linalg.eigvalsh(G)
+    assert seen == [checked] and np.allclose(checked, (eig[0], eig[-1])) and np.allclose((low, high), checked)
+
+    def refuse(lo, hi):
+        raise ValueError("alpha: not positive definite")
+
+    with pytest.raises(ValueError, match="alpha"):
+        solve_ridge(G, -eig[0] - 1.0, b1, check=refuse)

@@ -43,7 +43,7 @@ import pandas as pd
 
 from ..model.decision import decide, update_state
 from ..model.noisy_targets import noisy_scale, ridge_scale
-from ..model.ridge import solve_per_label_ridge
+from ..model.ridge import solve_ridge
 from ..model.statistics import accumulate, drift_action
 from .metrics import MetricAccumulator
 from .runner import told_rates
@@ -292,11 +292,9 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
             coefs = np.empty((nb, L, ng * q))
             for bi, b in enumerate(betas):
                 rhs = np.tile(sums.B_score(b), (1, ng)) - rhs_rank
-                if np.ndim(ridge) == 0:
-                    coefs[bi] = np.linalg.solve(sums.K(ridge, b, hessian), rhs)
-                else:  # every gamma's block of q labels at the labels' ridges
-                    (coefs[bi],), _ = solve_per_label_ridge(sums.K(0.0, b, hessian),
-                                                            np.tile(np.broadcast_to(ridge, (q,)), ng), rhs)
+                # every gamma's block of q labels at the labels' ridges (one number: the same for all)
+                per_block = ridge if np.ndim(ridge) == 0 else np.tile(np.broadcast_to(ridge, (q,)), ng)
+                (coefs[bi],), _ = solve_ridge(sums.K(0.0, b, hessian), per_block, rhs)
             # As the model does: the state reads the prequential scores, or the new model's after a reset.
             fresh = action in ("init", "retrain", "adjust")
             H = probe.hidden_output(X)

@@ -120,7 +120,7 @@ from .noisy_targets import (check_loss, noise_free_probability, noisy_scale, reg
                             ridge_scale)
 from .probability import DEFAULT_PROBABILITY_MODEL, make_probability_model
 from .record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
-from .ridge import solve_per_label_ridge
+from .ridge import solve_ridge
 from .statistics import SufficientStatistics, accumulate, drift_action
 
 __all__ = ["ELMNCLD", "HISTORY_COLUMNS"]
@@ -579,21 +579,18 @@ class ELMNCLD(ChunkClassifier):
 
     def _solve_statistics(self, stats: SufficientStatistics, alpha):
         """``Phi``, ``Psi`` and cond(K) of the sums ``stats`` at the current parameters and the ridge ``alpha``
-        (an array: one ridge per label, ``loss="forward"``, :meth:`_ridges`)."""
-        if np.ndim(alpha) == 0:
-            return self._solve(stats.K(float(alpha), self.beta, self.hessian), stats.B_score(self.beta),
-                               stats.B_rank(self.gamma))
-        B_score, B_rank = stats.B_score(self.beta), stats.B_rank(self.gamma)
-        ridge = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (B_score.shape[1],))
+        (a number, or an array: one ridge per label, ``loss="forward"``, :meth:`_ridges`)."""
+        smallest = float(np.min(alpha))
 
         def check(low, high):
-            if not low + ridge.min() > 0:
+            if not low + smallest > 0:
                 raise self._indefinite()
 
-        # K = a I + G: one reduction of the data part G solves each label at its own ridge (ncld_core.model.ridge)
-        (coef, psi), (low, high) = solve_per_label_ridge(stats.K(0.0, self.beta, self.hessian), ridge,
-                                                         B_score - B_rank, B_score, check=check)
-        return coef, psi, float((high + ridge.min()) / (low + ridge.min()))  # the worst-conditioned label's K
+        # K = a I + G: the data part G and the ridge solved together (ncld_core.model.ridge, as the sweep does)
+        B_score = stats.B_score(self.beta)
+        (coef, psi), (low, high) = solve_ridge(stats.K(0.0, self.beta, self.hessian), alpha,
+                                               B_score - stats.B_rank(self.gamma), B_score, check=check)
+        return coef, psi, float((high + smallest) / (low + smallest))  # the worst-conditioned label's K
 
     def _alpha_in_use(self) -> float:
         """The ridge of ``K_``: the one used by the last chunk learnt (the parameter, or with
@@ -633,16 +630,6 @@ class ELMNCLD(ChunkClassifier):
                 "drops a (1-beta) I term; it is only usable for beta > 1/2, see NOTES §1); "
                 "use hessian='exact'")
         return ValueError("K is not positive definite; increase alpha")
-
-    def _solve(self, K, B_score, B_rank):
-        try:
-            np.linalg.cholesky(K)  # the positive-definiteness check
-        except np.linalg.LinAlgError:
-            raise self._indefinite() from None
-        sol = np.linalg.solve(K, np.hstack([B_score - B_rank, B_score]))
-        q = B_score.shape[1]
-        eig = np.linalg.eigvalsh(K)
-        return sol[:, :q], sol[:, q:], float(eig[-1] / eig[0])
 
     # ------------------------------------------------------------------ public API
     @limited

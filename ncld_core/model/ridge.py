@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import eigvalsh_tridiagonal, lapack
 
-__all__ = ["solve_per_label_ridge", "tridiagonal_extremes"]
+__all__ = ["solve_ridge", "solve_per_label_ridge", "tridiagonal_extremes"]
 
 
 def tridiagonal_extremes(diagonal, off_diagonal) -> tuple[float, float]:
@@ -38,6 +38,37 @@ def tridiagonal_extremes(diagonal, off_diagonal) -> tuple[float, float]:
     high = eigvalsh_tridiagonal(diagonal, off_diagonal, select="i", select_range=(n - 1, n - 1),
                                 check_finite=False)[0]
     return float(low), float(high)
+
+
+def solve_ridge(G, ridge, *rhs, check=None):
+    """``(G + a I)^{-1} b`` for each right-hand side ``b`` (L, q) of ``rhs``: ``ridge`` a number (one ``a`` for
+    every label: one LU solve) or one per label (:func:`solve_per_label_ridge`).  The model and the sweep both
+    solve through it, so both take the same path for the same ridge.
+
+    Returns ``(solutions, extremes)``: ``extremes`` the smallest and largest eigenvalue of ``G`` (with a number
+    for ``ridge``, only when ``check`` is given: they cost an eigendecomposition; else None).  ``check(lam_min,
+    lam_max)``, if given, is called before solving, to raise when ``G + a I`` is not positive definite.
+
+    >>> import numpy as np
+    >>> G = np.array([[2.0, 1.0], [1.0, 3.0]]); b = np.eye(2)
+    >>> (one,), _ = solve_ridge(G, 0.5, b)
+    >>> (each,), _ = solve_ridge(G, np.array([0.5, 0.5]), b)
+    >>> bool(np.allclose(one, each)), bool(np.allclose((G + 0.5 * np.eye(2)) @ one, b))
+    (True, True)
+    """
+    if np.ndim(ridge) != 0:  # (a single-entry array: the same for every label)
+        ridge = np.broadcast_to(np.asarray(ridge, dtype=np.float64), (np.shape(rhs[0])[1],))
+        return solve_per_label_ridge(G, ridge, *rhs, check=check)
+    G = np.asarray(G, dtype=np.float64)
+    extremes = None
+    if check is not None:
+        eig = np.linalg.eigvalsh(G)
+        extremes = (float(eig[0]), float(eig[-1]))
+        check(*extremes)
+    K = G + float(ridge) * np.eye(G.shape[0])
+    q = [np.shape(b)[1] for b in rhs]
+    sol = np.linalg.solve(K, np.hstack([np.asarray(b, dtype=np.float64) for b in rhs]))
+    return tuple(np.split(sol, np.cumsum(q)[:-1], axis=1)), extremes
 
 
 def solve_per_label_ridge(G, ridge, *rhs, check=None):
