@@ -197,6 +197,34 @@ def test_the_oracle_delay_of_one_label_is_the_closed_form():
     assert oracle_delay(pre, post, zero, zero, chunk=50, max_chunks=expected) is None  # beyond the segment
 
 
+def test_the_oracle_that_does_not_know_the_direction_uses_the_chi_square_test_and_is_slower_with_more_labels():
+    """One label: the chi-square test on 1 direction is the two-sided z-test, power
+    ``P(chi2_1(lambda^2) > z_0.975^2)``; the same change among 20 unmoved labels needs more chunks (20 directions
+    to search), while the oracle told the direction does not care."""
+    import scipy.stats
+
+    pre = np.zeros((3000, 1), dtype=int)
+    pre[:900] = 1
+    post = np.zeros((3000, 1), dtype=int)
+    post[:1200] = 1
+    zero = np.zeros(1)
+    ncp = oracle_noncentrality(pre, post, zero, zero)
+    critical = scipy.stats.chi2.isf(0.05, 1)
+    expected = next(d for d in range(1, 100)
+                    if scipy.stats.ncx2.sf(critical, 1, ncp / (1 / (d * 50) + 1 / 3000)) >= 0.9) - 1
+    assert oracle_delay(pre, post, zero, zero, chunk=50, max_chunks=100, direction="unknown") == expected
+    assert expected > oracle_delay(pre, post, zero, zero, chunk=50, max_chunks=100)  # one-sided, told: sooner
+    rng = np.random.default_rng(5)
+    quiet = (rng.random((3000, 20)) < 0.2).astype(int)
+    wide_pre, wide_post = np.hstack([pre, quiet]), np.hstack([post, (rng.random((3000, 20)) < 0.2).astype(int)])
+    rates = np.zeros(21)
+    wide = oracle_delay(wide_pre, wide_post, rates, rates, chunk=50, max_chunks=100, direction="unknown")
+    assert wide > expected
+    assert oracle_delay(wide_pre, wide_post, rates, rates, chunk=50, max_chunks=100) <= expected
+    with pytest.raises(ValueError, match="direction"):
+        oracle_delay(pre, post, zero, zero, chunk=50, max_chunks=10, direction="sideways")
+
+
 def test_the_oracle_sees_no_change_between_samples_of_one_distribution():
     rng = np.random.default_rng(3)
     p = np.array([0.4, 0.2, 0.1, 0.05])

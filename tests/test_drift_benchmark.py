@@ -59,6 +59,12 @@ def test_score_counts_changes_found_within_the_oracle_delay_plus_one():
     assert (row["within_one"], row["false_alarms"]) == (1, 0)  # 17 detects the change at 12, late
     rates = drift._rates(drift.score([cell]))
     assert rates["within oracle + 1"] == 0.5 and rates["reachable"] == pytest.approx(2 / 3)
+    assert np.isnan(rates["within change-point oracle + 1"])  # a cell saved before that oracle: not counted
+    # the oracle told only the change point: delays 2, 3, None; 5 (delay 1) and 11 (delay 3) are within them + 1
+    cell["oracle_unknown"] = [2, 3, None]
+    rates = drift._rates(drift.score([cell]))
+    assert rates["within change-point oracle + 1"] == 1.0 and rates["mean change-point oracle delay"] == 2.5
+    assert rates["reachable, change point told"] == pytest.approx(2 / 3)
 
 
 def test_the_report_states_the_targets_per_family_and_names_the_best_measuring_detector():

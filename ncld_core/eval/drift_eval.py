@@ -15,6 +15,11 @@ The limit (:func:`oracle_delay`): the fewest chunks after a change at which a te
 change point and the change (its size and direction in the observed label vector) reaches a
 power of 90 % at a false-alarm probability ``alpha`` per chunk.  No detector can be expected to do
 better on average; a change whose oracle delay exceeds its segment cannot be seen before the next.
+With ``direction="unknown"`` the oracle knows where the change is but not which labels move: its test is
+the chi-square (likelihood-ratio) test of a shift of the observed label vector, whose power depends only
+on the change's size.  A detector that spreads its level over the directions cannot beat the first
+oracle; it can beat the second, where the change moves few of many labels (a test aimed at sparse shifts
+is then more powerful than the chi-square test over all of them).
 
 >>> rng = np.random.default_rng(0)
 >>> pre = (rng.random((2000, 3)) < [0.3, 0.2, 0.1]).astype(int)
@@ -25,12 +30,15 @@ better on average; a change whose oracle delay exceeds its segment cannot be see
 >>> rates = np.full(3, 0.3)                                            # noisy labels, small chunks:
 >>> oracle_delay(pre, post, rates, rates, chunk=25, max_chunks=10) is None, oracle_delay(pre, post, rates, rates, chunk=25, max_chunks=40)
 (True, 16)
+>>> [oracle_delay(pre, post, zero, zero, chunk=25, max_chunks=10, direction=d) for d in ("known", "unknown")]
+[2, 3]
 """
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.special import ndtri
+from scipy.stats import chi2, ncx2
 
 __all__ = ["detection_report", "change_chunks", "oracle_noncentrality", "oracle_delay"]
 
@@ -91,6 +99,11 @@ def oracle_noncentrality(pre_clean, post_clean, rho_pos, rho_neg) -> float:
     of the two distributions: the square of their mean difference is corrected for its sampling
     variance (``tr(Sigma^-1 D Sigma_clean D) (1/n_pre + 1/n_post)``), cut at 0.
     """
+    return _noncentrality_and_rank(pre_clean, post_clean, rho_pos, rho_neg)[0]
+
+
+def _noncentrality_and_rank(pre_clean, post_clean, rho_pos, rho_neg) -> tuple[float, int]:
+    """:func:`oracle_noncentrality` and the rank of ``Sigma`` (the directions a change can take)."""
     pre, post = (np.asarray(a, dtype=np.float64) for a in (pre_clean, post_clean))
     rho_pos, rho_neg = np.asarray(rho_pos, dtype=np.float64), np.asarray(rho_neg, dtype=np.float64)
     scale = 1.0 - rho_pos - rho_neg
@@ -101,26 +114,40 @@ def oracle_noncentrality(pre_clean, post_clean, rho_pos, rho_neg) -> float:
     values, vectors = np.linalg.eigh(cov)
     keep = values > 1e-9 * max(values.max(), 1e-300)
     if not keep.any():
-        return 0.0
+        return 0.0, 0
     inv = (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
     delta = scale * (post.mean(axis=0) - pre.mean(axis=0))
     sampling = float(np.trace(inv @ (scale[:, None] * clean_cov * scale[None, :]))) * (1 / len(pre) + 1 / len(post))
-    return max(float(delta @ inv @ delta) - sampling, 0.0)
+    return max(float(delta @ inv @ delta) - sampling, 0.0), int(keep.sum())
+
+
+ORACLE_DIRECTIONS = ("known", "unknown")
 
 
 def oracle_delay(pre_clean, post_clean, rho_pos, rho_neg, *, chunk: int, max_chunks: int, alpha: float = 0.05,
-                 power: float = 0.9, n_reference: int | None = None):
+                 power: float = 0.9, n_reference: int | None = None, direction: str = "known"):
     """The oracle delay of a change (chunks after the change chunk, 0: at it), or None beyond ``max_chunks``.
 
-    The oracle knows where the change is and what it is: after ``d`` chunks it tests the ``d * chunk`` new
-    instances against the ``n_reference`` before the change (default: all of ``pre_clean``) along the known
-    change, one-sided, at level ``alpha``; its power is ``Phi(lambda_d - z_(1-alpha))`` with
-    ``lambda_d^2 = noncentrality / (1 / (d chunk) + 1 / n_reference)`` (:func:`oracle_noncentrality`).
+    The oracle knows where the change is: after ``d`` chunks it tests the ``d * chunk`` new instances against
+    the ``n_reference`` before the change (default: all of ``pre_clean``) at level ``alpha``, with the
+    noncentrality ``lambda_d^2 = noncentrality / (1 / (d chunk) + 1 / n_reference)``
+    (:func:`oracle_noncentrality`).  ``direction="known"``: it also knows the change and tests along it,
+    one-sided; power ``Phi(lambda_d - z_(1-alpha))``.  ``direction="unknown"``: the chi-square test on the
+    ``k`` directions of the observed label vector (``k`` the rank of its covariance); power
+    ``P(chi2_k(lambda_d^2) > chi2_k,(1-alpha))``.
     """
-    ncp = oracle_noncentrality(pre_clean, post_clean, rho_pos, rho_neg)
+    if direction not in ORACLE_DIRECTIONS:
+        raise ValueError(f"direction must be one of {ORACLE_DIRECTIONS}; got {direction!r}")
+    ncp, rank = _noncentrality_and_rank(pre_clean, post_clean, rho_pos, rho_neg)
     n_ref = len(pre_clean) if n_reference is None else n_reference
-    need = float(ndtri(1 - alpha) + ndtri(power))  # lambda_d must reach this
+    need = float(ndtri(1 - alpha) + ndtri(power))  # lambda_d must reach this (direction known)
+    critical = float(chi2.isf(alpha, rank)) if rank else float("inf")
     for d in range(1, int(max_chunks) + 1):
-        if ncp / (1.0 / (d * chunk) + 1.0 / n_ref) >= need**2:
+        lam2 = ncp / (1.0 / (d * chunk) + 1.0 / n_ref)
+        if direction == "known":
+            found = lam2 >= need**2
+        else:
+            found = rank > 0 and ncx2.sf(critical, rank, lam2) >= power
+        if found:
             return d - 1
     return None
