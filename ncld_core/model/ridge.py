@@ -24,7 +24,7 @@ per-chunk times on enron): a chunk with ``loss="forward"`` costs what one with t
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import eigvalsh_tridiagonal, lapack
+from scipy.linalg import cho_factor, cho_solve, eigvalsh_tridiagonal, lapack
 
 __all__ = ["solve_ridge", "solve_per_label_ridge", "tridiagonal_extremes"]
 
@@ -42,7 +42,7 @@ def tridiagonal_extremes(diagonal, off_diagonal) -> tuple[float, float]:
 
 def solve_ridge(G, ridge, *rhs, check=None):
     """``(G + a I)^{-1} b`` for each right-hand side ``b`` (L, q) of ``rhs``: ``ridge`` a number (one ``a`` for
-    every label: one LU solve) or one per label (:func:`solve_per_label_ridge`).  The model and the sweep both
+    every label: one Cholesky solve) or one per label (:func:`solve_per_label_ridge`).  The model and the sweep both
     solve through it, so both take the same path for the same ridge.
 
     Returns ``(solutions, extremes)``: ``extremes`` the smallest and largest eigenvalue of ``G`` (with a number
@@ -67,7 +67,11 @@ def solve_ridge(G, ridge, *rhs, check=None):
         check(*extremes)
     K = G + float(ridge) * np.eye(G.shape[0])
     q = [np.shape(b)[1] for b in rhs]
-    sol = np.linalg.solve(K, np.hstack([np.asarray(b, dtype=np.float64) for b in rhs]))
+    B = np.hstack([np.asarray(b, dtype=np.float64) for b in rhs])
+    try:  # K is symmetric positive definite: Cholesky, about 2.5x faster than LU at L = 300 with 2q right-hand sides
+        sol = cho_solve(cho_factor(K, lower=True, check_finite=False), B, check_finite=False)
+    except np.linalg.LinAlgError:  # not positive definite (without a check to refuse it): LU, as before
+        sol = np.linalg.solve(K, B)
     return tuple(np.split(sol, np.cumsum(q)[:-1], axis=1)), extremes
 
 
