@@ -98,11 +98,24 @@ def _read_values(params: dict) -> tuple[dict, list[Note]]:
             value, readable = None, False
         else:
             readable = key not in NUMBER_FIELDS or _number_like(value)
-        if readable:
+        if readable and _past_a_number_box(value):  # the box cannot hold it: its range says what was meant
+            why = RunConfig(**{key: value}).errors().get(key) or "too large for its box"
+            notes.append(Note(f"{key}={_shown(raw)}", worded(why), "the default is used"))
+        elif readable:
             kept[key] = raw
         else:
             notes.append(Note(f"{key}={_shown(raw)}", f"{label_of(key)}: cannot read it", "the default is used"))
     return kept, notes
+
+
+#: The largest integer a number box holds exactly (the browser's numbers are doubles).
+LARGEST_BOX_INTEGER = 2**53 - 1
+
+
+def _past_a_number_box(value) -> bool:
+    """An integer no number box can show (a link's 20 digits): flagging it in its box, as other values out of
+    range are, is impossible, so the default is used and a note says why."""
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_BOX_INTEGER
 
 
 def _kept_items(cfg: RunConfig, name: str, what: str) -> tuple[list, list[Note]]:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .config import MODEL_PARAMS, RunConfig
 from .eval.runner import RATE_MODES
+from .files import check_writable
 from .model.detector import DETECTORS
 from .stream.noise_families import NOISE_FAMILIES
 from .threads import check_n_threads, set_budget
@@ -150,6 +151,11 @@ def run_config(config: RunConfig, *, out: Path | None = None, quiet: bool = Fals
 
     if checkpoint_every < 1:
         raise ValueError(f"--checkpoint-every must be >= 1, got {checkpoint_every}")
+    # where the run writes is checked before any work: never a run computed only to fail at its last step
+    if out is not None:
+        out = check_writable(out, "--out", folder=True)
+    if checkpoint is not None:
+        checkpoint = check_writable(checkpoint, "--checkpoint", folder=False)
     config.check()
     # the whole run's memory is checked (RunConfig.check_budget) before the stream's arrays are made
     stream = config.build_stream() if stream is None else stream
@@ -175,8 +181,11 @@ def run_config(config: RunConfig, *, out: Path | None = None, quiet: bool = Fals
         save_run(checkpoint, runner.state_, chunks, config=config.to_dict(), chunk_size=config.chunk_size)
     result = RunResult(chunks, stream, config.chunk_size, config=config.to_dict())
     if out is not None:
-        result.to_csv(out / "chunks.csv")
-        result.to_json(out / "summary.json")
+        try:
+            result.to_csv(out / "chunks.csv")
+            result.to_json(out / "summary.json")
+        except OSError as exc:  # (the folder changed during the run)
+            raise ValueError(f"--out {out}: cannot write the results: {exc.strerror or exc}") from None
     return result
 
 

@@ -29,7 +29,7 @@ from .eval.runner import RATE_MODES, PrequentialRunner
 from .eval.variants import ELM_VARIANTS, ORACLES
 from .model.elm_ncld import ELMNCLD, PARAM_RANGES
 
-__all__ = ["RunConfig", "StreamSpec", "ModelParams", "MODEL_PARAMS", "STREAM_FIELDS", "PRESETS", "MAX_INSTANCES",
+__all__ = ["RunConfig", "errors_text", "StreamSpec", "ModelParams", "MODEL_PARAMS", "STREAM_FIELDS", "PRESETS", "MAX_INSTANCES",
            "SYNTHETIC_BUDGET_BYTES"]
 
 #: Length of the synthetic stream when ``n_instances`` is not given.
@@ -85,6 +85,15 @@ def _cached(obj, name: str, make):
         value = obj.__dict__[name] = make()
         return value
 
+
+
+def errors_text(errors: dict) -> str:
+    """One line of :meth:`RunConfig.errors`' messages, each led by its field unless it names it already.
+
+    >>> errors_text({"seed": "seed must be in [0, 9], got -1", "rho_high": "at least rho_low"})
+    'seed must be in [0, 9], got -1; rho_high: at least rho_low'
+    """
+    return "; ".join(v if str(v).startswith(str(k)) else f"{k}: {v}" for k, v in errors.items())
 
 @dataclass(frozen=True)
 class StreamSpec:
@@ -238,7 +247,7 @@ class StreamSpec:
         """Raise a ValueError listing every invalid stream field (arguments of :meth:`errors`)."""
         err = StreamSpec.errors(self, **kwargs)
         if err:
-            raise ValueError("; ".join(f"{k}: {v}" for k, v in err.items()))
+            raise ValueError(errors_text(err))
         return self
 
     def build_stream(self, dataset=None):
@@ -406,7 +415,7 @@ class RunConfig(ModelParams, StreamSpec):
         """Raise a ValueError listing every invalid field (``stream_only``: those that define the stream)."""
         err = self.stream.errors(**kwargs) if stream_only else self.errors(**kwargs)
         if err:
-            raise ValueError("; ".join(f"{k}: {v}" for k, v in err.items()))
+            raise ValueError(errors_text(err))
         return self
 
     # ------------------------------------------------------------ build

@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["json_default", "write_atomic", "atomic_writer", "remove_stale_temps", "STALE_TEMP_SECONDS"]
+__all__ = ["json_default", "check_writable", "write_atomic", "atomic_writer", "remove_stale_temps", "STALE_TEMP_SECONDS"]
 
 #: A temporary file of a write of the same path older than this (seconds) was left by a killed
 #: process: the next write of that path removes it.
@@ -102,3 +102,31 @@ def write_atomic(path, data: str | bytes) -> None:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     with atomic_writer(path) as fh:
         fh.write(payload)
+
+
+def check_writable(path, name: str, *, folder: bool) -> Path:
+    """``path`` as a :class:`~pathlib.Path` if a run can write there, else a ValueError naming ``name``: checked
+    before any work, so that a run is never computed only to fail at its last step.
+
+    ``folder``: ``path`` is a folder to write files in (``--out``), else a file to write (``--checkpoint``).
+    Refused: a file where a folder is meant and a folder where a file is; a path through a file; a folder the
+    process cannot write in.  Folders that do not exist yet are fine (they are created when written).
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile() as f:
+    ...     check_writable(f.name, "--out", folder=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: --out ... is a file, not a folder
+    """
+    path = Path(path)
+    if path.exists() and path.is_dir() != folder:
+        raise ValueError(f"{name} {path} is a {'file' if folder else 'folder'}, not a {'folder' if folder else 'file'}")
+    existing = path if folder else path.parent  # the folder the files go in, or its first existing ancestor
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{name} {path}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{name} {path}: cannot write in {existing}")
+    return path

@@ -6,13 +6,14 @@ caller (the API, the command line or the dashboard) can show it as it is.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_X", "check_feature_values", "MAX_FEATURE", "check_random_state", "check_Y", "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "Range", "InputTypeError"]
+__all__ = ["check_X", "check_feature_values", "MAX_FEATURE", "check_random_state", "check_Y", "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "shown_value", "Range", "InputTypeError"]
 
 
 class InputTypeError(ValueError, TypeError):
@@ -283,15 +284,33 @@ def check_in_range(value, name, low, high, *, low_open=False, high_open=False, i
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
         what = "an integer" if integer else "a number"
-        raise ValueError(f"{name} must be {what}, got {value!r}")
+        raise ValueError(f"{name} must be {what}, got {shown_value(value)}")
     lo, hi = "(" if low_open else "[", ")" if high_open else "]"
-    if not np.isfinite(value):  # (a link's 3000 digits are read as inf: the range says what was meant)
-        raise ValueError(f"{name} must be a finite number in {lo}{low}, {high}{hi}, got {value!r}")
+    # (a link's 3000 digits are read as inf: the range says what was meant; a Python integer is always finite,
+    # and one past 2**64 is no numpy number)
+    if not isinstance(value, numbers.Integral) and not math.isfinite(float(value)):
+        raise ValueError(f"{name} must be a finite number in {lo}{low}, {high}{hi}, got {shown_value(value)}")
     too_low = value <= low if low_open else value < low
     too_high = value >= high if high_open else value > high
     if too_low or too_high:
-        raise ValueError(f"{name} must be in {lo}{low}, {high}{hi}, got {value!r}")
+        raise ValueError(f"{name} must be in {lo}{low}, {high}{hi}, got {shown_value(value)}")
     return value
+
+
+def shown_value(value, limit: int = 40) -> str:
+    """``repr(value)`` for a message, cut to about ``limit`` characters (a link or a flag can carry thousands
+    of digits).
+
+    >>> shown_value(2.5), shown_value(10**60)
+    ('2.5', '10000000000000000000… (61 digits)')
+    """
+    try:
+        text = repr(value)
+    except ValueError:  # (Python refuses to print an integer of more than 4300 digits)
+        return "an integer of more than 4300 digits"
+    if len(text) <= limit:
+        return text
+    return f"{text[:20]}… ({len(text)} {'digits' if isinstance(value, numbers.Integral) else 'characters'})"
 
 
 @dataclass(frozen=True)

@@ -216,6 +216,21 @@ def test_a_huge_stream_length_is_an_inline_error_on_every_page(work):
     assert work == {"stream": 0, "load": 0, "run": 0}
 
 
+@pytest.mark.parametrize("field", ["shuffle_seed", "seed", "n_hidden"])
+def test_an_integer_past_two_to_the_64_in_a_link_is_an_inline_error(work, field):
+    """No number box holds an integer that large (and numpy has none): the link's note names the control's range
+    and the default is used, where before the sidebar failed as a whole ("something went wrong") and the page
+    stayed empty."""
+    at = _app({field: "9" * 20, "n_instances": "500", "chunk_size": "100"}, page="views/data.py")
+    errors = _errors(at)
+    assert any("must be in [" in e and "99999999999999999999" in e and "the default is used" in e
+               for e in errors), errors
+    assert at.number_input(key=f"w_{field}").value == getattr(RunConfig(), field)
+    assert not any("went wrong" in e for e in errors) and not at.exception
+    _assert_nothing_of_the_server(at)
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
 def test_a_failing_build_on_the_data_page_is_a_message_with_an_error_id(monkeypatch, caplog):
     def failing(self, dataset=None):
         raise MemoryError(f"cannot allocate: {ROOT}/ncld_core/stream/synthetic.py")

@@ -53,7 +53,7 @@ Bad input is reported, not raised from deep inside the parser:
 ...                 label_count=1)
 Traceback (most recent call last):
 ...
-ValueError: arff_bytes: malformed ARFF at line 6: Bad @DATA instance format: oops
+ValueError: arff_bytes: malformed ARFF at line 6: the row has 1 value, the header declares 2 attributes
 """
 
 from __future__ import annotations
@@ -189,6 +189,40 @@ def _arff_message(exc: Exception) -> str:
     return msg if len(msg) <= 240 else msg[:240] + "..."
 
 
+_ATTRIBUTE = re.compile(r"""@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.*)""", re.IGNORECASE)
+
+
+def _data_row_message(lines, data_at: int, line: int, exc) -> str:
+    """What is wrong with the data row at ``line`` (1-based), in words that quote nothing of it: its number of
+    values against the header's attributes, or the numeric attribute whose value is not a number.
+
+    >>> text = ["@relation r", "@attribute 'f 1' numeric", "@attribute y {0,1}", "@data", "1,0", "1,0,1", "x,1"]
+    >>> _data_row_message(text, 3, 6, arff.BadDataFormat("1,0,1"))
+    'the row has 3 values, the header declares 2 attributes'
+    >>> _data_row_message(text, 3, 7, arff.BadNumericalValue())
+    "the value of the numeric attribute 'f 1' (column 1) is not a number"
+    """
+    import csv
+
+    header = [m.groups() for raw in lines[:data_at] if (m := _ATTRIBUTE.match(raw.strip()))]
+    raw = lines[line - 1].strip()
+    if raw.startswith("{"):
+        return (f"the sparse row is malformed: it must read {{index value, ...}} with indices 0 to {len(header) - 1}, "
+                "each once")
+    values = next(csv.reader([raw], quotechar="'", skipinitialspace=True), [])
+    if len(values) != len(header):
+        return (f"the row has {len(values)} value{'s' * (len(values) != 1)}, the header declares {len(header)} "
+                f"attribute{'s' * (len(header) != 1)}")
+    for column, ((name, kind), value) in enumerate(zip(header, values), 1):
+        if kind.strip().lower().split()[0] in ("numeric", "real", "integer") and value.strip() != "?":
+            try:
+                float(value)
+            except ValueError:
+                return f"the value of the numeric attribute {name.strip(chr(39) + chr(34))!r} (column {column}) is not a number"
+    return ("a value does not match its attribute's type" if isinstance(exc, arff.BadNumericalValue)
+            else "the row does not match the header's attributes")
+
+
 def _label_columns(names, relation, xml_labels, label_count, label_location, source) -> list[int]:
     n_attr = len(names)
     if xml_labels is not None:
@@ -256,6 +290,8 @@ def _parse_arff(text, *, source, name, xml_labels=None, label_count=None, label_
     # Locate the data rows exactly as liac-arff does (first line starting with @DATA, then
     # every non-blank line that is not a '%' comment) to know the row count and line numbers.
     data_at = next((i for i, raw in enumerate(lines) if raw.strip(" \r\n").upper().startswith("@DATA")), None)
+    if not text.strip():
+        raise ValueError(f"{source}: the file is empty")
     if data_at is None:
         raise ValueError(f"{source}: malformed ARFF: no @data line (the data section is missing)")
     data_lines = [i + 1 for i in range(data_at + 1, len(lines))
@@ -275,6 +311,8 @@ def _parse_arff(text, *, source, name, xml_labels=None, label_count=None, label_
                                         return_type=arff.COO if sparse else arff.DENSE)
     except arff.ArffException as exc:
         msg = _arff_message(exc)
+        if isinstance(exc, (arff.BadDataFormat, arff.BadNumericalValue)) and exc.line and exc.line > data_at:
+            msg = _data_row_message(lines, data_at, exc.line, exc)  # what is wrong with the row, not the row
         if isinstance(exc, arff.BadAttributeType):
             msg += " (supported types: numeric, real, integer, string, nominal {...}; not date)"
         raise ValueError(f"{source}: malformed ARFF at line {exc.line}: {msg}") from None

@@ -129,7 +129,7 @@ def label_problems(ds) -> tuple[str | None, str | None]:
     >>> label_problems(D(Y=np.zeros((4, 2)), label_names=("a", "b")))[0]
     'the file has no positive label: every label is 0 in every row, so there is nothing to learn or score'
     >>> label_problems(D(Y=np.array([[1, 0], [0, 0]]), label_names=("a", "b")))[1]
-    "1 of 2 labels are never positive in the file ('b'): the model cannot learn them, and their scores say nothing"
+    "1 of 2 labels is never positive in the file ('b'): the model cannot learn them, and their scores say nothing"
     """
     positives = np.asarray(ds.Y).sum(axis=0)
     if not positives.any():
@@ -139,5 +139,6 @@ def label_problems(ds) -> tuple[str | None, str | None]:
     if not never:
         return None, None
     shown = ", ".join(map(repr, never[:5])) + (f" and {len(never) - 5} more" if len(never) > 5 else "")
-    return None, (f"{len(never)} of {len(positives)} labels are never positive in the file ({shown}): the model "
+    verb = "is" if len(never) == 1 else "are"
+    return None, (f"{len(never)} of {len(positives)} labels {verb} never positive in the file ({shown}): the model "
                   "cannot learn them, and their scores say nothing")
