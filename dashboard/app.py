@@ -26,8 +26,8 @@ from dashboard.data import warm_up  # noqa: E402
 from dashboard.ui import guarded  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-pages = [
-    st.Page(HERE / "views" / "run.py", title="Live run", icon=":material/play_circle:", url_path="run", default=True),
+pages = [  # the default page is served at "/" (Streamlit gives it no path of its own: a url_path would be ignored)
+    st.Page(HERE / "views" / "run.py", title="Live run", icon=":material/play_circle:", default=True),
     st.Page(HERE / "views" / "sweep.py", title="β × γ sweep", icon=":material/grid_on:", url_path="sweep"),
     st.Page(HERE / "views" / "data.py", title="Datasets & stream", icon=":material/dataset:", url_path="data"),
 ]

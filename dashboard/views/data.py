@@ -26,9 +26,12 @@ else:
     cols = [c for c in ("name", "instances", "features", "labels", "cardinality", "sparse", "verified",
                         "paper_name", "paper_instances", "paper_features", "paper_labels", "paper_cardinality",
                         "error") if c in listing.columns]
-    st.dataframe(listing[cols], hide_index=True, width="stretch")
-    st.caption("paper_*: the ELM-NCLD paper's Table I where it lists the dataset; versions differ in places "
-               "(NOTES §6), so the paper's numbers are anchors, not targets.")
+    shown = listing[cols].copy()
+    for c in (c for c in cols if c.startswith("paper_")):  # as text: "–" where the paper does not list it
+        shown[c] = [("–" if pd.isna(v) else f"{v:g}" if isinstance(v, float) else str(v)) for v in shown[c]]
+    st.dataframe(shown, hide_index=True, width="stretch")
+    st.caption("paper_*: the ELM-NCLD paper's Table I where it lists the dataset (– where it does not); the "
+               "files' versions differ from the paper's in places, so its numbers are anchors, not targets.")
 
 st.markdown("##### The configured stream")
 if not ctx.ok:
@@ -62,7 +65,7 @@ else:
                 rows.append({"from": a, "to": b, "true cardinality": stream.true_cardinality(a, b),
                              "observed (noisy) cardinality": stream.observed_cardinality(a, b)})
             st.dataframe(pd.DataFrame(rows), hide_index=True)
-            if stream.rho_pos is not None:
+            if stream.rho_pos is not None and (any(stream.rho_pos) or any(stream.rho_neg)):  # (noise "none": no rates)
                 names = list(stream.label_names) or [f"label_{j}" for j in range(stream.n_labels)]
                 rates = pd.DataFrame({"label": names, "rho_pos (lose)": stream.rho_pos, "rho_neg (add)": stream.rho_neg})
                 with st.expander(f"Flip rates of the {stream.n_labels} labels (Eq. NR)"):

@@ -663,9 +663,10 @@ else:
             if kept is not None:
                 run.compare_id = kept["id"]
             _summary(run)
-st.markdown(f"##### ({panels.letter(len(panels.PANELS))}) Compare runs")
-with st.container(key="compare_section"):
-    compare.render(run.record() if run is not None and run.compare_id is not None else None)
-    if not compare.history():
-        st.caption("Every finished run of this session is kept here (the last ten): pin one as the baseline "
-                   "and its curves are drawn dimmed under the next runs' panels.")
+if not presenting:  # (the projector's screen holds one panel; a pinned baseline is still drawn under it)
+    st.markdown(f"##### ({panels.letter(len(panels.PANELS))}) Compare runs")
+    with st.container(key="compare_section"):
+        compare.render(run.record() if run is not None and run.compare_id is not None else None)
+        if not compare.history():
+            st.caption(f"Every finished run of this session is kept here (the last {compare.MAX_RUNS}): pin one as "
+                       "the baseline and its curves are drawn dimmed under the next runs' panels.")
