@@ -48,6 +48,14 @@ LINK_PARAM = "baseline"
 LESSON_PARAMS = ("lesson", "step")
 #: Query parameters Streamlit itself reads (not settings of a run).
 STREAMLIT_PARAMS = frozenset({"embed", "embed_options"})
+#: The β × γ sweep's grid (the sweep page's controls): ``sweep_variant=ELM-I``, ``sweep_beta=lo,hi,step``,
+#: ``sweep_gammas=[0, 0.0039]``, ``sweep_include=false``; a value at its default is left out of the link.
+SWEEP_PARAMS = ("sweep_variant", "sweep_beta", "sweep_gammas", "sweep_include")
+#: Where the sweep page's controls start, and what its link values are checked against.
+SWEEP_DEFAULTS = {"beta": (0.05, 0.95, 0.05), "include": True}  # (variant: the first offered; γ: all)
+SWEEP_BETA_STEPS = (0.025, 0.05, 0.1, 0.2)
+#: The link's sweep grid (:func:`read_sweep`), read once per session for the sweep page's controls.
+SWEEP = "sweep_link"
 
 _DEFAULT = RunConfig()
 FIELDS = tuple(f.name for f in dataclasses.fields(RunConfig))
@@ -87,7 +95,7 @@ def _read_values(params: dict) -> tuple[dict, list[Note]]:
     """The link values that can be read (as strings, the way the URL carries them), and notes on the others."""
     kept, notes = {}, []
     for key, raw in params.items():
-        if key in STREAMLIT_PARAMS or key == LINK_PARAM or key in LESSON_PARAMS:
+        if key in STREAMLIT_PARAMS or key == LINK_PARAM or key in LESSON_PARAMS or key in SWEEP_PARAMS:
             continue
         if key not in FIELDS:
             notes.append(Note(f"{key}={_shown(raw)}", "not a setting: ignored"))
@@ -236,6 +244,93 @@ def set_lesson(at: tuple[str, int] | None):
     ss[LINK_EXTRA] = {**extra, **lesson_param(at)}
 
 
+def read_sweep(params: dict) -> tuple[dict, list[Note]]:
+    """The β × γ sweep's grid a link gives (only the values it has, checked as its controls would hold them:
+    a variant of :data:`ncld_core.eval.sweep.SWEEPABLE`, β bounds on the slider's 0.05 grid in [0, 1] with a
+    step it offers, γ values of :data:`~ncld_core.eval.sweep.PAPER_GAMMAS`), and a note for each value not used.
+
+    >>> read_sweep({"sweep_beta": "0.2,0.6,0.1", "sweep_gammas": "[0, 0.00390625]", "sweep_include": "false"})[0]
+    {'beta': (0.2, 0.6, 0.1), 'gammas': [0.0, 0.00390625], 'include': False}
+    >>> read_sweep({"sweep_variant": "ELM-IX"})[1][0].text()
+    "sweep_variant='ELM-IX' (the sweep's variant must be one of ELM-O, ELM-I, ELM-II; the default is used)"
+    """
+    from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE
+
+    out, notes = {}, []
+
+    def refuse(key, why):
+        notes.append(Note(f"{key}={_shown(params[key])}", why, "the default is used"))
+
+    if "sweep_variant" in params:
+        if params["sweep_variant"] in SWEEPABLE:
+            out["variant"] = params["sweep_variant"]
+        else:
+            refuse("sweep_variant", f"the sweep's variant must be one of {', '.join(SWEEPABLE)}")
+    if "sweep_beta" in params:
+        try:
+            lo, hi, step = (float(x) for x in str(params["sweep_beta"]).split(","))
+        except ValueError:
+            refuse("sweep_beta", "the sweep's β range must read lo,hi,step")
+        else:
+            on_grid = all(abs(v * 20 - round(v * 20)) < 1e-9 for v in (lo, hi))
+            if not (0 <= lo <= hi <= 1 and on_grid and step in SWEEP_BETA_STEPS):
+                refuse("sweep_beta", "the sweep's β range must lie in [0, 1] on a 0.05 grid, its step one of "
+                                     + ", ".join(f"{x:g}" for x in SWEEP_BETA_STEPS))
+            else:
+                out["beta"] = (round(lo, 2), round(hi, 2), step)
+    if "sweep_gammas" in params:
+        try:
+            gammas = [float(g) for g in json.loads(params["sweep_gammas"])]
+        except (ValueError, TypeError):
+            gammas = None
+        if gammas is None or not all(any(abs(g - p) < 1e-12 for p in PAPER_GAMMAS) for g in gammas):
+            refuse("sweep_gammas", "the sweep's γ values must be a list of the offered values (0, 2^-8 ... 2^-3)")
+        else:
+            out["gammas"] = [p for p in PAPER_GAMMAS if any(abs(g - p) < 1e-12 for g in gammas)]
+    if "sweep_include" in params:
+        if params["sweep_include"] in ("true", "false"):
+            out["include"] = params["sweep_include"] == "true"
+        else:
+            refuse("sweep_include", "must be true or false")
+    return out, notes
+
+
+def sweep_param(variant: str | None, beta: tuple, gammas: list, include: bool) -> dict:
+    """The query parameters of the sweep page's grid (those not at their default).
+
+    >>> sweep_param("ELM-I", (0.05, 0.95, 0.05), [0.0], True)
+    {'sweep_variant': 'ELM-I', 'sweep_gammas': '[0.0]'}
+    """
+    from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE
+
+    out = {}
+    if variant is not None and variant != SWEEPABLE[0]:
+        out["sweep_variant"] = variant
+    if tuple(beta) != SWEEP_DEFAULTS["beta"]:
+        out["sweep_beta"] = ",".join(f"{v:g}" for v in beta)
+    if list(gammas) != list(PAPER_GAMMAS):
+        out["sweep_gammas"] = json.dumps([float(g) for g in gammas])
+    if include != SWEEP_DEFAULTS["include"]:
+        out["sweep_include"] = "true" if include else "false"
+    return out
+
+
+def sweep_values(sweep: dict) -> dict:
+    """The sweep page's grid: the link's values (:func:`read_sweep`) over the defaults, as :func:`sweep_param`
+    takes them."""
+    from ncld_core.eval.sweep import PAPER_GAMMAS
+
+    return {"variant": sweep.get("variant"), "beta": sweep.get("beta", SWEEP_DEFAULTS["beta"]),
+            "gammas": sweep.get("gammas", list(PAPER_GAMMAS)), "include": sweep.get("include", SWEEP_DEFAULTS["include"])}
+
+
+def set_sweep(params: dict):
+    """The sweep's grid the link carries from now on (:func:`sweep_param`)."""
+    ss = st.session_state
+    extra = {k: v for k, v in (ss.get(LINK_EXTRA) or {}).items() if k not in SWEEP_PARAMS}
+    ss[LINK_EXTRA] = {**extra, **params}
+
+
 def message(notes: list[Note]) -> str | None:
     if not notes:
         return None
@@ -262,11 +357,13 @@ def init_state() -> bool:
         ss.setdefault("presenting", True)
     cfg, notes = read_settings(params)
     baseline, more = read_baseline(params.get(LINK_PARAM))
+    sweep, sweep_notes = read_sweep(params)
     ss[CANON] = cfg.to_dict()
-    ss[URL_ERROR] = message(notes + more + lesson_notes)
+    ss[URL_ERROR] = message(notes + more + lesson_notes + sweep_notes)
     ss[PENDING] = baseline
     ss[LESSON] = lesson
-    ss[LINK_EXTRA] = {**baseline_param(baseline), **lesson_param(lesson)}
+    ss[SWEEP] = sweep
+    ss[LINK_EXTRA] = {**baseline_param(baseline), **lesson_param(lesson), **sweep_param(**sweep_values(sweep))}
     return True
 
 
@@ -278,7 +375,8 @@ def pending() -> RunConfig | None:
 def set_baseline(cfg: RunConfig | None):
     """The pinned run the link carries from now on (None: none); a pending one is dropped."""
     st.session_state[PENDING] = None
-    st.session_state[LINK_EXTRA] = {**baseline_param(cfg), **lesson_param(st.session_state.get(LESSON))}
+    sweep = {k: v for k, v in (st.session_state.get(LINK_EXTRA) or {}).items() if k in SWEEP_PARAMS}
+    st.session_state[LINK_EXTRA] = {**baseline_param(cfg), **lesson_param(st.session_state.get(LESSON)), **sweep}
 
 
 def sync_url(cfg: RunConfig):

@@ -359,3 +359,39 @@ def test_the_link_modules_doctests_pass():
     for module in (L, labels):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_the_sweep_grid_travels_in_the_link_and_starts_nothing(work):
+    """The sweep page's grid is in its link (values at their default left out), a fresh page opened with that link
+    shows the same grid, nothing is computed without a click, and a value no control offers is named."""
+    at = _app({"n_instances": "600", "chunk_size": "100"}, page="views/sweep.py")
+    at.selectbox(key="sweep_variant").set_value("ELM-II").run()
+    at.slider(key="sweep_beta_range").set_value((0.9, 0.95)).run()
+    at.multiselect(key="sweep_gammas").set_value([0.0]).run()
+    at.checkbox(key="sweep_include").uncheck().run()
+    params = dict(at.query_params)
+    assert params["sweep_variant"] == "ELM-II" and params["sweep_beta"] == "0.9,0.95,0.05"
+    assert json.loads(params["sweep_gammas"]) == [0.0] and params["sweep_include"] == "false"
+    fresh = _app({k: v for k, v in params.items()}, page="views/sweep.py")
+    assert fresh.selectbox(key="sweep_variant").value == "ELM-II"
+    assert tuple(fresh.slider(key="sweep_beta_range").value) == (0.9, 0.95)
+    assert fresh.multiselect(key="sweep_gammas").value == [0.0] and fresh.checkbox(key="sweep_include").value is False
+    assert not _errors(fresh) and "sweep" not in fresh.session_state  # filled, not computed
+    caption = next(c.value for c in fresh.caption if "grid points" in c.value)
+    assert caption.startswith("2 β × 1 γ = 2 grid points") and "Expected: about" in caption
+    odd = _app({"sweep_beta": "0.33,2,7", "sweep_variant": "ELM-X"}, page="views/sweep.py")
+    assert "sweep_beta='0.33,2,7' (the sweep's β range must lie in [0, 1]" in " ".join(_errors(odd))
+    assert tuple(odd.slider(key="sweep_beta_range").value) == (0.05, 0.95)
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_a_sweep_can_be_stopped_and_the_page_says_so():
+    at = _app({"n_instances": "600", "chunk_size": "100", "sweep_beta": "0.5,0.6,0.1", "sweep_gammas": "[0.0]"},
+              page="views/sweep.py")
+    at.button(key="sweep_stop").click().run()  # (a sweep is computed here in the click's own script run: a
+    # real page's Stop click ends the one running; what the page says after it is the same)
+    assert [i.value for i in at.info] == ["The sweep was stopped: press Compute to run it again."]
+    at.button(key="sweep_go").click().run()
+    assert "sweep" in at.session_state and not at.info
+    at.button(key="sweep_stop").click().run()  # nothing running: the finished sweep stays, nothing to say
+    assert not at.info and "sweep" in at.session_state

@@ -10,13 +10,14 @@ import json
 
 import streamlit as st
 
-from dashboard import data
+from dashboard import data, link
 from dashboard import figures as F
 from dashboard.controls import label_of, set_config
+from dashboard.live_run import duration_text
 from dashboard.teaching import SWEEP
 from dashboard.ui import md_escape, teach
 from ncld_core.config import MODEL_PARAMS
-from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas
+from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas, sweep_runs
 
 ss = st.session_state
 ctx = ss["ctx"]
@@ -29,14 +30,21 @@ st.caption("The paper's parameter-sensitivity analysis (Fig. Sens): one prequent
 teach(SWEEP, expanded=False)
 c1, c2, c3 = st.columns([1, 2, 2])
 variants = [m for m in cfg.models if m in SWEEPABLE] or list(SWEEPABLE)
+if "sweep_beta_range" not in ss:  # the controls start where the link puts them (dashboard/link.py)
+    grid = link.sweep_values(ss.get(link.SWEEP) or {})
+    ss["sweep_beta_range"], ss["sweep_beta_step"] = grid["beta"][:2], grid["beta"][2]
+    ss["sweep_gammas"], ss["sweep_include"] = list(grid["gammas"]), grid["include"]
+    if grid["variant"] in variants:
+        ss["sweep_variant"] = grid["variant"]
 variant = c1.selectbox("Variant", variants, key="sweep_variant")
-lo, hi = c2.slider("β range", 0.0, 1.0, (0.05, 0.95), step=0.05, key="sweep_beta_range")
-step = c2.select_slider("β step", [0.025, 0.05, 0.1, 0.2], value=0.05, key="sweep_beta_step")
+lo, hi = c2.slider("β range", 0.0, 1.0, step=0.05, key="sweep_beta_range")
+step = c2.select_slider("β step", list(link.SWEEP_BETA_STEPS), key="sweep_beta_step")
 glabels = {g: F.gamma_label(g) for g in PAPER_GAMMAS}
-gammas = c3.multiselect("γ values", list(PAPER_GAMMAS), default=list(PAPER_GAMMAS), key="sweep_gammas",
-                        format_func=glabels.get)
-include = c3.checkbox(f"add the current setting (β={cfg.beta:g}, γ={cfg.gamma:g}) to the grid", value=True,
+gammas = c3.multiselect("γ values", list(PAPER_GAMMAS), key="sweep_gammas", format_func=glabels.get)
+include = c3.checkbox(f"add the current setting (β={cfg.beta:g}, γ={cfg.gamma:g}) to the grid",
                       key="sweep_include")
+link.set_sweep(link.sweep_param(variant, (lo, hi, step), gammas, include))  # the link carries the grid
+link.sync_url(cfg)
 
 betas = default_betas(lo, hi, step) if hi >= lo else [lo]
 problems = dict(ctx.errors)
@@ -46,12 +54,30 @@ if include and not problems:
 if not gammas:
     problems["gammas"] = "choose at least one γ"
 n_points = len(betas) * len(gammas)
-pressed = st.button("Compute the sweep", type="primary", icon=":material/grid_on:", disabled=bool(problems),
+
+def _stop():
+    ss["sweep_stopped"] = True  # the click's rerun ends the sweep where it is (at its next progress step)
+
+
+b1, b2 = st.columns([3, 1], vertical_alignment="center")
+pressed = b1.button("Compute the sweep", type="primary", icon=":material/grid_on:", disabled=bool(problems),
                     key="sweep_go")
+b2.button("Stop", icon=":material/stop:", key="sweep_stop", on_click=_stop,
+          help="Ends a sweep being computed; the grid points done so far are not kept.")
+if pressed:
+    ss["sweep_stopped"] = False
+estimate = ""
+if ctx.cost is not None and ctx.cost.n_chunks:
+    one = ctx.cost.one_model()
+    runs = sweep_runs(cfg, len(betas), len(gammas), ctx.facts.n_labels or cfg.n_labels, one.flops)
+    seconds = runs * data.time_calibration().seconds_total(one)
+    estimate = (f" Expected: about {duration_text(seconds)} on this server ({runs:.1f} runs of one variant at "
+                "the Live run page's estimate).")
 st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the sidebar's stream, the models "
            "told the flip rates as the sidebar says. With given rates the drift firings and the per-chunk "
-           "statistics do not depend on β or γ, so the cost is about two runs plus one small solve per point "
-           "and chunk; with estimated rates every grid point is a full run.")
+           "statistics do not depend on β or γ, so the cost is one run plus one small solve per β and chunk; "
+           "with estimated rates every grid point is a full run." + estimate)
+
 if problems:
     st.warning("Fix the settings first: " + "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(v)}"
                                                        for k, v in problems.items()), icon=":material/block:")
@@ -75,6 +101,8 @@ if pressed:
                        "variant": variant, "stream": stream.name}
 
 result = ss.get("sweep")
+if ss.get("sweep_stopped") and not pressed and (result is None or result["request"] != request):
+    st.info("The sweep was stopped: press Compute to run it again.", icon=":material/stop_circle:")
 if result is not None:
     df = result["df"]
     best = best_point(df)

@@ -49,7 +49,7 @@ from .metrics import MetricAccumulator
 from .runner import told_rates
 from .variants import ELM_VARIANTS, VARIANT_STRATEGY, make_model
 
-__all__ = ["sweep", "best_point", "geometric_mean", "PAPER_GAMMAS", "default_betas", "SWEEPABLE"]
+__all__ = ["sweep", "sweep_runs", "best_point", "geometric_mean", "PAPER_GAMMAS", "default_betas", "SWEEPABLE"]
 
 #: gamma in {0, 2^-8, ..., 2^-3}, the paper's grid.
 PAPER_GAMMAS = (0.0,) + tuple(2.0**-k for k in range(8, 2, -1))
@@ -75,6 +75,23 @@ def default_betas(start: float = 0.05, stop: float = 0.95, step: float = 0.05) -
         raise ValueError(f"stop ({stop}) must be at least start ({start})")
     n = int(math.floor((stop - start) / step + 1e-9)) + 1
     return [round(start + k * step, 9) for k in range(n)]
+
+
+def sweep_runs(config, n_betas: int, n_gammas: int, n_labels: int, chunk_flops: float) -> float:
+    """What a sweep costs, in runs of one variant (``chunk_flops``: that variant's work per chunk,
+    :class:`~ncld_core.model.cost.CostEstimate`): with estimated rates one run per grid point; with given rates
+    one probe run plus, per chunk and β, one solve of ``K`` for every γ's right-hand sides and the scores of
+    every γ (:func:`_sweep_fast`).
+
+    >>> from ncld_core.config import RunConfig
+    >>> sweep_runs(RunConfig(model_rates="estimate"), 4, 2, 10, 1e9), sweep_runs(RunConfig(), 1, 1, 10, 1e12) < 1.01
+    (8, True)
+    """
+    if config.model_rates == "estimate":
+        return n_betas * n_gammas
+    L, N, width = int(config.n_hidden), int(config.chunk_size), 2 * n_labels * n_gammas
+    solve = L**3 / 3 + 2 * L**2 * width + 2 * N * L * n_labels * n_gammas  # factor, solves, scores
+    return 1 + n_betas * solve / max(chunk_flops, 1.0)
 
 
 def geometric_mean(hamming_loss, micro_f1):

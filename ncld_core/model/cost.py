@@ -25,7 +25,7 @@ chunk (:func:`extrapolate`) replaces it as soon as there is one.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -69,6 +69,10 @@ class CostEstimate:
 
     def seconds_total(self, flops_per_s: float) -> float | None:
         return None if self.n_chunks is None else self.n_chunks * self.seconds_per_chunk(flops_per_s)
+
+    def one_model(self) -> "CostEstimate":
+        """The work of one of the :attr:`n_models` variants (the chunk's work shared evenly; memory unchanged)."""
+        return replace(self, flops=self.flops / max(self.n_models, 1), n_models=1)
 
 
 def proba_columns(probability_model, n_hidden: int) -> int | None:
