@@ -191,7 +191,11 @@ def table(snaps: list[dict]) -> pd.DataFrame:
         head.update({label_of(k): _cell(cfg[k]) for k in differ})
         for r in run_scores(s["chunks"], s["models"], s["change_points"], s["chunk_size"]):
             rows.append({**head, **r})
-    return pd.DataFrame(rows)
+    # a delay in chunks compares runs of one chunk size only; across sizes, in instances
+    drop = ["mean delay (instances)" if len({s["chunk_size"] for s in snaps}) <= 1 else "mean delay (chunks)"]
+    if pid is None:
+        drop.append("pinned")  # (a column of blanks until a run is pinned)
+    return pd.DataFrame(rows).drop(columns=drop, errors="ignore")
 
 
 def _cell(v) -> str:
@@ -230,7 +234,7 @@ def render(run: dict | None):
             df = table(snaps)
             fmt = {c: "{:.4f}" for c in ("Hamming loss", "micro-F1", "average precision")}
             fmt.update({c: "{:.0f}" for c in ("firings", "detected", "missed", "false alarms")})
-            fmt["mean delay (chunks)"] = "{:.1f}"
+            fmt.update({"mean delay (chunks)": "{:.1f}", "mean delay (instances)": "{:.0f}"})
             st.table(df.style.format({k: v for k, v in fmt.items() if k in df.columns}, na_rep="–").hide(axis="index"))
             others = [s["id"] for s in snaps if base is None or s["id"] != base["id"]]
             if others:

@@ -923,7 +923,9 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
     except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, TypeError, KeyError,
             struct.error, zlib.error, NotImplementedError, RuntimeError, OverflowError, MemoryError) as exc:
         # RuntimeError: an encrypted member; NotImplementedError: an unknown zip feature
-        raise CheckpointError(f"checkpoint {path} is corrupt or not an ncld checkpoint ({exc})") from None
+        why = ("cut short, or not a checkpoint at all" if isinstance(exc, (zipfile.BadZipFile, EOFError))
+               else str(exc))  # (a checkpoint is a zip archive: "not a zip file" says nothing to a user)
+        raise CheckpointError(f"checkpoint {path} is corrupt or not an ncld checkpoint ({why})") from None
     if "payload" not in meta:
         raise CheckpointError(f"checkpoint {path} is incomplete (no payload)")
     try:

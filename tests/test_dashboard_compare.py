@@ -70,6 +70,17 @@ def test_pin_and_compare_round_trip_through_the_link():
     assert table["run"].unique().tolist() == ["#1", "#2"]
     assert table["β"].tolist() == [str(SMALL.beta)] * 5 + ["0.5"] * 5
     assert table["pinned"].tolist() == ["pinned"] * 5 + [""] * 5
+    # one chunk size: delays in chunks; in instances once the runs' chunk sizes differ (a chunk is not a chunk)
+    assert "mean delay (chunks)" in table.columns and "mean delay (instances)" not in table.columns
+    at.number_input(key="w_chunk_size").set_value(SMALL.chunk_size // 2).run()
+    at.button(key="run_button").click().run()
+    wider = next(t.value for t in at.table if "run" in getattr(t.value, "columns", []))
+    assert "mean delay (instances)" in wider.columns and "mean delay (chunks)" not in wider.columns
+    at.button(key="unpin_button").click().run()
+    unpinned = next(t.value for t in at.table if "run" in getattr(t.value, "columns", []))
+    assert "pinned" not in unpinned.columns  # no column of blanks
+    at.selectbox(key="pin_pick").set_value(at.session_state["run_history"][0]["id"]).run()  # run #1 again
+    at.number_input(key="w_chunk_size").set_value(SMALL.chunk_size).run()  # (the link below: run #2's settings)
     assert table["model"].tolist()[:5] == ["ELM-O", "ELM-I", "ELM-II", "all-negative", "noisy-prior"]
     assert table["micro-F1"].iloc[0] == pytest.approx(first[-1].cumulative["ELM-O"]["micro_f1"])
 

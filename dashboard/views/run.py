@@ -590,6 +590,8 @@ def _summary(run):
         # st.table: a plain HTML table (readable by screen readers and the browser test)
         st.table(table[main_cols].style.format({k: v for k, v in fmt.items() if k in main_cols}, na_rep="–")
                  .hide(axis="index"))
+        st.caption("Cumulative over the run. GM = √((1 − Hamming loss) × micro-F1), the paper's score of the β × γ "
+                   "sweep; mean delay: chunks from a true change to the firing that detects it.")
         with st.expander("All cumulative metrics"):
             st.dataframe(table.style.format(fmt, na_rep="–"), hide_index=True, width="stretch")
         cfg = run.cfg

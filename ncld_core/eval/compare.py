@@ -112,10 +112,11 @@ def run_scores(chunks, models, change_points, chunk_size) -> list[dict]:
             fired = [ch for ch, r in records if r is not None and r.fired]
             rep = detection_report(fired, truth, len(chunks))
             row.update({"firings": len(fired), "detected": rep["detected"], "missed": rep["missed"],
-                        "false alarms": rep["false_alarms"], "mean delay (chunks)": rep["mean_delay"]})
+                        "false alarms": rep["false_alarms"], "mean delay (chunks)": rep["mean_delay"],
+                        "mean delay (instances)": rep["mean_delay"] * chunk_size})
         else:
             row.update({k: float("nan") for k in ("firings", "detected", "missed", "false alarms",
-                                                  "mean delay (chunks)")})
+                                                  "mean delay (chunks)", "mean delay (instances)")})
         rows.append(row)
     return rows
 
