@@ -39,12 +39,19 @@ def _threads_arg(text: str):
         raise argparse.ArgumentTypeError(f"must be 'auto' or a positive integer, got {text!r}") from None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are one line naming the help to read (not the whole usage block)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ncld", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="ncld", description=__doc__.split("\n")[0])
     parser.add_argument("--threads", default="auto", type=_threads_arg,
                         help="BLAS/OpenMP threads for the models' algebra: a number, or 'auto' (one per run "
                              "below 1500 hidden nodes; see ncld_core/threads.py)")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="run models prequentially on one stream")
     run.add_argument("--config", type=Path, help="TOML file with RunConfig fields (flags override it)")

@@ -114,3 +114,15 @@ def test_datasets_without_a_data_folder_says_where_to_put_them(monkeypatch, caps
     out = capsys.readouterr().out
     assert "Empty DataFrame" not in out
     assert out.startswith("no datasets found") and str(tmp_path) in out and "NCLD_DATA_DIR" in out
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["run", "--seed", "abc"], "ncld run: error: argument --seed: invalid int value: 'abc' (see 'ncld run --help')"),
+    (["bogus"], "ncld: error: argument command: invalid choice: 'bogus'"),
+])
+def test_a_flag_that_does_not_parse_is_one_line_naming_the_help(capsys, argv, text):
+    """argparse's own errors: one line and the help to read, not its 14-line usage block."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.startswith(text) and err.count("\n") == 1 and "usage:" not in err

@@ -41,8 +41,8 @@ lo, hi = c2.slider("β range", 0.0, 1.0, step=0.05, key="sweep_beta_range")
 step = c2.select_slider("β step", list(link.SWEEP_BETA_STEPS), key="sweep_beta_step")
 glabels = {g: F.gamma_label(g) for g in PAPER_GAMMAS}
 gammas = c3.multiselect("γ values", list(PAPER_GAMMAS), key="sweep_gammas", format_func=glabels.get)
-include = c3.checkbox(f"add the current setting (β={cfg.beta:g}, γ={cfg.gamma:g}) to the grid",
-                      key="sweep_include")
+include = c3.checkbox(f"add β={cfg.beta:g}, γ={cfg.gamma:g}", key="sweep_include",
+                      help="The sidebar's current β and γ are added to the grid, so the heat map marks them.")
 link.set_sweep(link.sweep_param(variant, (lo, hi, step), gammas, include))  # the link carries the grid
 link.sync_url(cfg)
 
