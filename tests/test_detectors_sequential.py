@@ -179,14 +179,19 @@ def test_rates_told_every_detector_holds_its_rate_on_a_sparse_dataset_under_ever
 
 
 # ----------------------------------------------------------------------------- the oracle delay
-def test_the_oracle_delay_of_one_label_is_the_closed_form():
-    """One noiseless label from 0.3 to 0.4: lambda_d^2 = 0.1^2 / (p(1-p)) / (1/(d N) + 1/n_ref), with p the
-    pooled prevalence; the oracle needs lambda_d >= z_0.95 + z_0.9."""
+def _one_label_change():
+    """One noiseless label from 0.3 to 0.4 (3000 instances before and after) and its zero flip rates."""
     pre = np.zeros((3000, 1), dtype=int)
     pre[:900] = 1
     post = np.zeros((3000, 1), dtype=int)
     post[:1200] = 1
-    zero = np.zeros(1)
+    return pre, post, np.zeros(1)
+
+
+def test_the_oracle_delay_of_one_label_is_the_closed_form():
+    """One noiseless label from 0.3 to 0.4: lambda_d^2 = 0.1^2 / (p(1-p)) / (1/(d N) + 1/n_ref), with p the
+    pooled prevalence; the oracle needs lambda_d >= z_0.95 + z_0.9."""
+    pre, post, zero = _one_label_change()
     ncp = oracle_noncentrality(pre, post, zero, zero)
     pooled = 2100 / 6000
     sampling = (0.21 * 3000 + 0.24 * 3000) / 5998 / (pooled * (1 - pooled)) * (2 / 3000)
@@ -203,11 +208,7 @@ def test_the_oracle_that_does_not_know_the_direction_uses_the_chi_square_test_an
     to search), while the oracle told the direction does not care."""
     import scipy.stats
 
-    pre = np.zeros((3000, 1), dtype=int)
-    pre[:900] = 1
-    post = np.zeros((3000, 1), dtype=int)
-    post[:1200] = 1
-    zero = np.zeros(1)
+    pre, post, zero = _one_label_change()
     ncp = oracle_noncentrality(pre, post, zero, zero)
     critical = scipy.stats.chi2.isf(0.05, 1)
     expected = next(d for d in range(1, 100)
