@@ -35,6 +35,7 @@ from typing import NamedTuple
 import streamlit as st
 
 from ncld_core.config import RunConfig
+from ncld_core.validation import shown_value
 
 from . import checks, data
 from .labels import label_of, worded
@@ -83,8 +84,7 @@ class Note(NamedTuple):
 
 def _shown(raw) -> str:
     """A link value quoted back in a note, cut short (a link can be long)."""
-    text = repr(raw)
-    return text if len(text) <= 80 else text[:77] + "...'"
+    return shown_value(raw, limit=80)
 
 
 def _number_like(value) -> bool:
@@ -236,12 +236,17 @@ def lesson_param(at: tuple[str, int] | None) -> dict:
     return {} if at is None else {"lesson": at[0], "step": str(at[1])}
 
 
+def _replace_extra(keys, params: dict):
+    """The link's parameters beside the settings (:data:`LINK_EXTRA`), those of ``keys`` replaced by ``params``."""
+    ss = st.session_state
+    kept = {k: v for k, v in (ss.get(LINK_EXTRA) or {}).items() if k not in keys}
+    ss[LINK_EXTRA] = {**kept, **params}
+
+
 def set_lesson(at: tuple[str, int] | None):
     """The lesson (and step) the page shows, and the link carries, from now on."""
-    ss = st.session_state
-    ss[LESSON] = at
-    extra = {k: v for k, v in (ss.get(LINK_EXTRA) or {}).items() if k not in LESSON_PARAMS}
-    ss[LINK_EXTRA] = {**extra, **lesson_param(at)}
+    st.session_state[LESSON] = at
+    _replace_extra(LESSON_PARAMS, lesson_param(at))
 
 
 def read_sweep(params: dict) -> tuple[dict, list[Note]]:
@@ -271,9 +276,10 @@ def read_sweep(params: dict) -> tuple[dict, list[Note]]:
             lo, hi, step = (float(x) for x in str(params["sweep_beta"]).split(","))
         except ValueError:
             refuse("sweep_beta", "the sweep's β range must read lo,hi,step")
-        else:
-            on_grid = all(abs(v * 20 - round(v * 20)) < 1e-9 for v in (lo, hi))
-            if not (0 <= lo <= hi <= 1 and on_grid and step in SWEEP_BETA_STEPS):
+        else:  # (NaN and inf fail the range first: the grid test rounds)
+            in_range = 0 <= lo <= hi <= 1
+            if not (in_range and all(abs(v * 20 - round(v * 20)) < 1e-9 for v in (lo, hi))
+                    and step in SWEEP_BETA_STEPS):
                 refuse("sweep_beta", "the sweep's β range must lie in [0, 1] on a 0.05 grid, its step one of "
                                      + ", ".join(f"{x:g}" for x in SWEEP_BETA_STEPS))
             else:
@@ -281,7 +287,7 @@ def read_sweep(params: dict) -> tuple[dict, list[Note]]:
     if "sweep_gammas" in params:
         try:
             gammas = [float(g) for g in json.loads(params["sweep_gammas"])]
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):  # (RecursionError: a list nested thousands deep)
             gammas = None
         if gammas is None or not all(any(abs(g - p) < 1e-12 for p in PAPER_GAMMAS) for g in gammas):
             refuse("sweep_gammas", "the sweep's γ values must be a list of the offered values (0, 2^-8 ... 2^-3)")
@@ -324,11 +330,11 @@ def sweep_values(sweep: dict) -> dict:
             "gammas": sweep.get("gammas", list(PAPER_GAMMAS)), "include": sweep.get("include", SWEEP_DEFAULTS["include"])}
 
 
-def set_sweep(params: dict):
-    """The sweep's grid the link carries from now on (:func:`sweep_param`)."""
-    ss = st.session_state
-    extra = {k: v for k, v in (ss.get(LINK_EXTRA) or {}).items() if k not in SWEEP_PARAMS}
-    ss[LINK_EXTRA] = {**extra, **params}
+def set_sweep(variant: str | None, beta: tuple, gammas: list, include: bool):
+    """The sweep's grid its page shows (when it is drawn again, after another page) and the link carries, from
+    now on."""
+    st.session_state[SWEEP] = {"variant": variant, "beta": tuple(beta), "gammas": list(gammas), "include": include}
+    _replace_extra(SWEEP_PARAMS, sweep_param(variant, beta, gammas, include))
 
 
 def message(notes: list[Note]) -> str | None:
@@ -375,8 +381,7 @@ def pending() -> RunConfig | None:
 def set_baseline(cfg: RunConfig | None):
     """The pinned run the link carries from now on (None: none); a pending one is dropped."""
     st.session_state[PENDING] = None
-    sweep = {k: v for k, v in (st.session_state.get(LINK_EXTRA) or {}).items() if k in SWEEP_PARAMS}
-    st.session_state[LINK_EXTRA] = {**baseline_param(cfg), **lesson_param(st.session_state.get(LESSON)), **sweep}
+    _replace_extra((LINK_PARAM,), baseline_param(cfg))
 
 
 def sync_url(cfg: RunConfig):

@@ -27,6 +27,7 @@ st.markdown("## β × γ sweep")
 st.caption("The paper's parameter-sensitivity analysis (Fig. Sens): one prequential run per grid point on the "
            "stream of the sidebar, scored by GM = √((1 − HL) × micro-F1) of the cumulative metrics.")
 
+ss["sweep_running"] = False  # (a sweep runs only inside the script run its click starts: none is under way now)
 teach(SWEEP, expanded=False)
 c1, c2, c3 = st.columns([1, 2, 2])
 variants = [m for m in cfg.models if m in SWEEPABLE] or list(SWEEPABLE)
@@ -43,7 +44,7 @@ glabels = {g: F.gamma_label(g) for g in PAPER_GAMMAS}
 gammas = c3.multiselect("γ values", list(PAPER_GAMMAS), key="sweep_gammas", format_func=glabels.get)
 include = c3.checkbox(f"add β={cfg.beta:g}, γ={cfg.gamma:g}", key="sweep_include",
                       help="The sidebar's current β and γ are added to the grid, so the heat map marks them.")
-link.set_sweep(link.sweep_param(variant, (lo, hi, step), gammas, include))  # the link carries the grid
+link.set_sweep(variant, (lo, hi, step), gammas, include)  # the link carries the grid, the page keeps it
 link.sync_url(cfg)
 
 betas = default_betas(lo, hi, step) if hi >= lo else [lo]
@@ -56,7 +57,8 @@ if not gammas:
 n_points = len(betas) * len(gammas)
 
 def _stop():
-    ss["sweep_stopped"] = True  # the click's rerun ends the sweep where it is (at its next progress step)
+    # the click's rerun ends a sweep under way where it is (at its next progress step); with none, nothing to say
+    ss["sweep_stopped"] = bool(ss.get("sweep_running"))
 
 
 b1, b2 = st.columns([3, 1], vertical_alignment="center")
@@ -90,13 +92,16 @@ params = json.dumps({k: getattr(cfg, k) for k in (*MODEL_PARAMS, "seed", "model_
 request = (data.stream_spec(cfg, ctx.upload), params, variant, tuple(betas), tuple(gammas),
            ctx.upload[1] if ctx.upload else None)
 if pressed:
+    ss["sweep_running"] = True  # left True if the script run is ended mid-sweep (Stop, or a control moved)
     try:
         stream = data.build_stream(cfg, ctx.upload)
         # At the page's top level: the cached function draws its own progress bar (replayed on a hit).
         df = data.run_sweep(*request, _stream=stream)
     except ValueError as exc:
+        ss["sweep_running"] = False
         st.error(md_escape(exc), icon=":material/error:")
     else:
+        ss["sweep_running"] = False
         ss["sweep"] = {"request": request, "df": df, "chosen": (float(cfg.beta), float(cfg.gamma)),
                        "variant": variant, "stream": stream.name}
 
