@@ -120,13 +120,17 @@ def check_writable(path, name: str, *, folder: bool) -> Path:
     ValueError: --out ... is a file, not a folder
     """
     path = Path(path)
-    if path.exists() and path.is_dir() != folder:
-        raise ValueError(f"{name} {path} is a {'file' if folder else 'folder'}, not a {'folder' if folder else 'file'}")
-    existing = path if folder else path.parent  # the folder the files go in, or its first existing ancestor
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ValueError(f"{name} {path}: {existing} is a file, not a folder")
+    try:  # (a folder on the way the process may not enter makes exists() raise)
+        if path.exists() and path.is_dir() != folder:
+            raise ValueError(f"{name} {path} is a {'file' if folder else 'folder'}, not a "
+                             f"{'folder' if folder else 'file'}")
+        existing = path if folder else path.parent  # the folder the files go in, or its first existing ancestor
+        while not existing.exists():
+            existing = existing.parent
+        if not existing.is_dir():
+            raise ValueError(f"{name} {path}: {existing} is a file, not a folder")
+    except OSError as exc:
+        raise ValueError(f"{name} {path}: cannot reach it ({exc.strerror or exc})") from None
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"{name} {path}: cannot write in {existing}")
     return path

@@ -286,9 +286,13 @@ def check_in_range(value, name, low, high, *, low_open=False, high_open=False, i
         what = "an integer" if integer else "a number"
         raise ValueError(f"{name} must be {what}, got {shown_value(value)}")
     lo, hi = "(" if low_open else "[", ")" if high_open else "]"
-    # (a link's 3000 digits are read as inf: the range says what was meant; a Python integer is always finite,
-    # and one past 2**64 is no numpy number)
-    if not isinstance(value, numbers.Integral) and not math.isfinite(float(value)):
+    # (a link's 3000 digits are read as inf: the range says what was meant; an integer past 2**64 is no numpy
+    # number, and an integer parameter needs no float)
+    try:  # (a real parameter becomes a float: an integer past 1e308 is none, though no integer is infinite)
+        finite = math.isfinite(float(value)) or (integer and isinstance(value, numbers.Integral))
+    except OverflowError:
+        finite = integer
+    if not finite:
         raise ValueError(f"{name} must be a finite number in {lo}{low}, {high}{hi}, got {shown_value(value)}")
     too_low = value <= low if low_open else value < low
     too_high = value >= high if high_open else value > high

@@ -126,3 +126,25 @@ def test_a_flag_that_does_not_parse_is_one_line_naming_the_help(capsys, argv, te
         main(argv)
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.startswith(text) and err.count("\n") == 1 and "usage:" not in err
+
+
+def test_out_that_cannot_be_reached_is_one_line(monkeypatch, tmp_path):
+    """A folder on the way the process may not enter (exists() raises): a ValueError naming --out, not a
+    PermissionError's traceback (monkeypatched: the tests run as root, who may enter everything)."""
+    from pathlib import Path
+
+    from ncld_core.files import check_writable
+
+    def locked(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "exists", locked)
+    with pytest.raises(ValueError, match=r"^--out .*: cannot reach it \(Permission denied\)$"):
+        check_writable(tmp_path / "x", "--out", folder=True)
+
+
+def test_a_real_parameter_past_a_float_is_refused_before_the_run():
+    from ncld_core.config import RunConfig
+
+    with pytest.raises(ValueError, match=r"alpha must be a finite number"):
+        RunConfig(alpha=10**400).check()

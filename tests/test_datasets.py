@@ -248,7 +248,7 @@ def test_malformed_arff_reports_line_number(tmp_path):
     bad_line = lines.index("2,1,7") + 1
     with pytest.raises(ValueError, match=rf"bad\.arff: malformed ARFF at line {bad_line}\b"):
         load_arff(tmp_path / "bad.arff")
-    with pytest.raises(ValueError, match=r"line 6: .*not found in nominal"):
+    with pytest.raises(ValueError, match=r"line 6: the value of the nominal attribute .y. \(column 2\) is not one of its declared values$"):
         load_arff_bytes(b"@relation r\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n1,2\n", label_count=1)
     with pytest.raises(ValueError, match=r"line 2: Bad @ATTRIBUTE type"):
         load_arff_bytes(b"@relation r\n@attribute x date\n@attribute y {0,1}\n@data\n1,0\n", label_count=1)
@@ -689,3 +689,15 @@ def test_parsed_cache_off_and_unwritable(tmp_path, monkeypatch):
     monkeypatch.setenv(parsed_cache.CACHE_ENV, str(blocker / "cache"))  # cannot be created: only costs the parse
     assert load_dataset(tmp_path / "sp.arff").X.toarray().tolist() == SPARSE_X
     assert blocker.read_text() == "a file where the folder should be" and list(tmp_path.glob("**/*.npz")) == []
+
+
+@pytest.mark.parametrize("row, text", [
+    ('"a,b",0', "the value of the numeric attribute 'x' (column 1) is not a number"),  # a double-quoted value
+    ("1," + "9" * 200_000 + ",0", "the row cannot be split into values (a value is too long)"),  # past csv's limit
+    ("SECRET_TOKEN,0", "the value of the numeric attribute 'x' (column 1) is not a number"),
+])
+def test_a_bad_data_row_is_described_never_quoted(row, text):
+    with pytest.raises(ValueError) as err:
+        load_arff_bytes(f"@relation r\n@attribute x numeric\n@attribute y {{0,1}}\n@data\n1,0\n{row}\n".encode(),
+                        label_count=1)
+    assert str(err.value).endswith(text) and "SECRET" not in str(err.value) and "999" not in str(err.value)

@@ -58,6 +58,7 @@ ValueError: arff_bytes: malformed ARFF at line 6: the row has 1 value, the heade
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -66,7 +67,7 @@ import arff  # liac-arff
 import numpy as np
 import scipy.sparse as sp
 
-from ..validation import MAX_FEATURE, check_feature_values  # noqa: F401  (MAX_FEATURE: re-exported)
+from ..validation import MAX_FEATURE, check_feature_values, shown_value  # noqa: F401  (MAX_FEATURE: re-exported)
 from .dataset import Dataset
 from .paths import as_path, read_file
 
@@ -192,35 +193,60 @@ def _arff_message(exc: Exception) -> str:
 _ATTRIBUTE = re.compile(r"""@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.*)""", re.IGNORECASE)
 
 
+def _split_row(raw: str) -> list[str] | None:
+    """A dense data row's values (quoted with ' or "), or None when it cannot be split."""
+    quote = '"' if '"' in raw and "'" not in raw else "'"
+    try:
+        return next(csv.reader([raw], quotechar=quote, skipinitialspace=True), [])
+    except csv.Error:  # (a field past csv's size limit)
+        return None
+
+
+def _row_problem(header, values) -> str | None:
+    """The first value of ``values`` its attribute of ``header`` (name, type) cannot hold, in words that quote
+    the attribute's name (cut short) and its column, never the value."""
+    for column, ((name, kind), value) in enumerate(zip(header, values), 1):
+        value, kind = value.strip(), kind.strip()
+        shown = f"{shown_value(name.strip(chr(39) + chr(34)), limit=40)} (column {column})"
+        if value == "?":
+            continue
+        if kind.startswith("{"):
+            declared = {v.strip().strip("'\"") for v in kind.strip("{}").split(",")}
+            if value.strip("'\"") not in declared:
+                return f"the value of the nominal attribute {shown} is not one of its declared values"
+        elif kind.lower().split()[0] in ("numeric", "real", "integer"):
+            try:
+                float(value)
+            except ValueError:
+                return f"the value of the numeric attribute {shown} is not a number"
+    return None
+
+
 def _data_row_message(lines, data_at: int, line: int, exc) -> str:
     """What is wrong with the data row at ``line`` (1-based), in words that quote nothing of it: its number of
-    values against the header's attributes, or the numeric attribute whose value is not a number.
+    values against the header's attributes, or the attribute whose value it cannot hold.
 
-    >>> text = ["@relation r", "@attribute 'f 1' numeric", "@attribute y {0,1}", "@data", "1,0", "1,0,1", "x,1"]
+    >>> text = ["@relation r", "@attribute 'f 1' numeric", "@attribute y {0,1}", "@data", "1,0", "1,0,1", "x,1",
+    ...         "1,7"]
     >>> _data_row_message(text, 3, 6, arff.BadDataFormat("1,0,1"))
     'the row has 3 values, the header declares 2 attributes'
     >>> _data_row_message(text, 3, 7, arff.BadNumericalValue())
     "the value of the numeric attribute 'f 1' (column 1) is not a number"
+    >>> _data_row_message(text, 3, 8, arff.BadNominalValue("7"))
+    "the value of the nominal attribute 'y' (column 2) is not one of its declared values"
     """
-    import csv
-
     header = [m.groups() for raw in lines[:data_at] if (m := _ATTRIBUTE.match(raw.strip()))]
     raw = lines[line - 1].strip()
     if raw.startswith("{"):
         return (f"the sparse row is malformed: it must read {{index value, ...}} with indices 0 to {len(header) - 1}, "
                 "each once")
-    values = next(csv.reader([raw], quotechar="'", skipinitialspace=True), [])
+    values = _split_row(raw)
+    if values is None:
+        return "the row cannot be split into values (a value is too long)"
     if len(values) != len(header):
         return (f"the row has {len(values)} value{'s' * (len(values) != 1)}, the header declares {len(header)} "
                 f"attribute{'s' * (len(header) != 1)}")
-    for column, ((name, kind), value) in enumerate(zip(header, values), 1):
-        if kind.strip().lower().split()[0] in ("numeric", "real", "integer") and value.strip() != "?":
-            try:
-                float(value)
-            except ValueError:
-                return f"the value of the numeric attribute {name.strip(chr(39) + chr(34))!r} (column {column}) is not a number"
-    return ("a value does not match its attribute's type" if isinstance(exc, arff.BadNumericalValue)
-            else "the row does not match the header's attributes")
+    return _row_problem(header, values) or "a value does not match its attribute's declaration"
 
 
 def _label_columns(names, relation, xml_labels, label_count, label_location, source) -> list[int]:
@@ -311,13 +337,16 @@ def _parse_arff(text, *, source, name, xml_labels=None, label_count=None, label_
                                         return_type=arff.COO if sparse else arff.DENSE)
     except arff.ArffException as exc:
         msg = _arff_message(exc)
-        if isinstance(exc, (arff.BadDataFormat, arff.BadNumericalValue)) and exc.line and exc.line > data_at:
-            msg = _data_row_message(lines, data_at, exc.line, exc)  # what is wrong with the row, not the row
+        if exc.line and exc.line > data_at + 1:  # a data row: what is wrong with it, never the row itself
+            msg = _data_row_message(lines, data_at, exc.line, exc)
         if isinstance(exc, arff.BadAttributeType):
             msg += " (supported types: numeric, real, integer, string, nominal {...}; not date)"
         raise ValueError(f"{source}: malformed ARFF at line {exc.line}: {msg}") from None
-    except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError, csv.Error) as exc:
         line = read
+        if data_at + 1 < line <= len(lines):  # a data row: described, never quoted
+            raise ValueError(f"{source}: malformed ARFF at line {line}: "
+                             f"{_data_row_message(lines, data_at, line, exc)}") from None
         shown = lines[line - 1].strip()[:80] if 0 < line <= len(lines) else ""
         raise ValueError(f"{source}: malformed ARFF at line {line}: cannot parse {shown!r} ({exc})") from None
 
