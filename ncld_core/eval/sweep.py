@@ -89,8 +89,8 @@ def sweep_runs(config, n_betas: int, n_gammas: int, n_labels: int, chunk_flops: 
     """
     if config.model_rates == "estimate":
         return n_betas * n_gammas
-    L, N, width = int(config.n_hidden), int(config.chunk_size), 2 * n_labels * n_gammas
-    solve = L**3 / 3 + 2 * L**2 * width + 2 * N * L * n_labels * n_gammas  # factor, solves, scores
+    L, N, width = int(config.n_hidden), int(config.chunk_size), n_labels * n_gammas  # every γ's q columns at once
+    solve = L**3 / 3 + 2 * L**2 * width + 2 * N * L * width  # Cholesky, its two triangular solves, the scores
     return 1 + n_betas * solve / max(chunk_flops, 1.0)
 
 

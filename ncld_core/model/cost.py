@@ -71,7 +71,8 @@ class CostEstimate:
         return None if self.n_chunks is None else self.n_chunks * self.seconds_per_chunk(flops_per_s)
 
     def one_model(self) -> "CostEstimate":
-        """The work of one of the :attr:`n_models` variants (the chunk's work shared evenly; memory unchanged)."""
+        """An even share of the chunk's work per variant (:attr:`n_models` of them; memory unchanged): below one
+        variant alone, whose run would also pay the steps the variants share (the hidden layer, the graph)."""
         return replace(self, flops=self.flops / max(self.n_models, 1), n_models=1)
 
 
