@@ -35,6 +35,7 @@ from typing import NamedTuple
 import streamlit as st
 
 from ncld_core.config import RunConfig
+from ncld_core.eval.sweep import DEFAULT_BETA_RANGE
 from ncld_core.validation import shown_value
 
 from . import checks, data
@@ -53,7 +54,7 @@ STREAMLIT_PARAMS = frozenset({"embed", "embed_options"})
 #: ``sweep_gammas=[0, 0.0039]``, ``sweep_include=false``; a value at its default is left out of the link.
 SWEEP_PARAMS = ("sweep_variant", "sweep_beta", "sweep_gammas", "sweep_include")
 #: Where the sweep page's controls start, and what its link values are checked against.
-SWEEP_DEFAULTS = {"beta": (0.05, 0.95, 0.05), "include": True}  # (variant: the first offered; γ: all)
+SWEEP_DEFAULTS = {"beta": DEFAULT_BETA_RANGE, "include": True}  # (variant: the first offered; γ: all)
 SWEEP_BETA_STEPS = (0.025, 0.05, 0.1, 0.2)
 #: The link's sweep grid (:func:`read_sweep`), read once per session for the sweep page's controls.
 SWEEP = "sweep_link"

@@ -74,8 +74,15 @@ def test_solve_ridge_takes_one_path_for_a_number_and_one_per_label_and_checks_be
     eig = np.linalg.eigvalsh(G)
     assert seen == [checked] and np.allclose(checked, (eig[0], eig[-1])) and np.allclose((low, high), checked)
 
-    def refuse(lo, hi):
-        raise ValueError("alpha: not positive definite")
+    def refuse(ridge):  # the model's check: refuses a ridge that leaves G + a I indefinite
+        def check(lo, hi):
+            if not lo + ridge > 0:
+                raise ValueError("alpha: not positive definite")
+        return check
 
     with pytest.raises(ValueError, match="alpha"):
-        solve_ridge(G, -eig[0] - 1.0, b1, check=refuse)
+        solve_ridge(G, -eig[0] - 1.0, b1, check=refuse(-eig[0] - 1.0))
+    (ok,), _ = solve_ridge(G, -eig[0] + 0.5, b1, check=refuse(-eig[0] + 0.5))  # barely positive definite: solved
+    assert np.allclose((G + (-eig[0] + 0.5) * np.eye(7)) @ ok, b1)
+    (lu,), _ = solve_ridge(G, -eig[0] - 1.0, b1)  # no check: an indefinite K is solved by LU, as before
+    assert np.allclose((G + (-eig[0] - 1.0) * np.eye(7)) @ lu, b1)

@@ -49,7 +49,7 @@ from .metrics import MetricAccumulator
 from .runner import told_rates
 from .variants import ELM_VARIANTS, VARIANT_STRATEGY, make_model
 
-__all__ = ["sweep", "sweep_runs", "best_point", "geometric_mean", "PAPER_GAMMAS", "default_betas", "SWEEPABLE"]
+__all__ = ["sweep", "sweep_runs", "DEFAULT_BETA_RANGE", "best_point", "geometric_mean", "PAPER_GAMMAS", "default_betas", "SWEEPABLE"]
 
 #: gamma in {0, 2^-8, ..., 2^-3}, the paper's grid.
 PAPER_GAMMAS = (0.0,) + tuple(2.0**-k for k in range(8, 2, -1))
@@ -60,7 +60,12 @@ SWEEPABLE = tuple(VARIANT_STRATEGY)
 _METHODS = ("fast", "runner")
 
 
-def default_betas(start: float = 0.05, stop: float = 0.95, step: float = 0.05) -> list[float]:
+#: The β grid the sweep offers first: (start, stop, step).
+DEFAULT_BETA_RANGE = (0.05, 0.95, 0.05)
+
+
+def default_betas(start: float = DEFAULT_BETA_RANGE[0], stop: float = DEFAULT_BETA_RANGE[1],
+                  step: float = DEFAULT_BETA_RANGE[2]) -> list[float]:
     """An evenly spaced beta grid, rounded to 1e-9 (``[0.05, 0.1, ..., 0.95]`` by default).
 
     >>> default_betas(0.3, 0.8, 0.25)
