@@ -620,7 +620,14 @@ PANEL_BOXES = """
 def _assert_panel_fits(page, panel: str, where: str) -> dict:
     """The shown ``panel`` (and a lesson's step) inside the viewport, no legend scroll box, no text cut or drawn
     over another; returns the boxes."""
-    has_graph = page.locator(f".st-key-panel_{panel} .js-plotly-plot").count() > 0
+    from dashboard.panels import PANELS
+
+    if next(p for p in PANELS if p.key == panel).figure is None:
+        # a panel without a graph (the summary): while the page swaps panels, the previous panel's graph can stand
+        # for a moment where this one is drawn; wait for it to go
+        page.wait_for_function("(panel) => !document.querySelector('.st-key-panel_' + panel + ' .js-plotly-plot')",
+                               arg=panel, timeout=30_000)
+    has_graph = page.locator(f".st-key-panel_{panel} .js-plotly-plot").count() > 0  # (none: no data to draw)
     if has_graph:
         try:
             page.wait_for_function("""(panel) => { const gd = document.querySelector('.st-key-panel_' + panel + ' .js-plotly-plot');
