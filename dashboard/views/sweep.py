@@ -56,6 +56,7 @@ if not gammas:
     problems["gammas"] = "choose at least one γ"
 n_points = len(betas) * len(gammas)
 
+
 def _stop():
     # the click's rerun ends a sweep under way where it is (at its next progress step); with none, nothing to say
     ss["sweep_stopped"] = bool(ss.get("sweep_running"))
