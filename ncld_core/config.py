@@ -86,7 +86,6 @@ def _cached(obj, name: str, make):
         return value
 
 
-
 def errors_text(errors: dict) -> str:
     """One line of :meth:`RunConfig.errors`' messages, each led by its field unless it names it already.
 
@@ -94,6 +93,7 @@ def errors_text(errors: dict) -> str:
     'seed must be in [0, 9], got -1; rho_high: at least rho_low'
     """
     return "; ".join(v if str(v).startswith(str(k)) else f"{k}: {v}" for k, v in errors.items())
+
 
 @dataclass(frozen=True)
 class StreamSpec:

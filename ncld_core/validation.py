@@ -286,12 +286,15 @@ def check_in_range(value, name, low, high, *, low_open=False, high_open=False, i
         what = "an integer" if integer else "a number"
         raise ValueError(f"{name} must be {what}, got {shown_value(value)}")
     lo, hi = "(" if low_open else "[", ")" if high_open else "]"
-    # (a link's 3000 digits are read as inf: the range says what was meant; an integer past 2**64 is no numpy
-    # number, and an integer parameter needs no float)
-    try:  # (a real parameter becomes a float: an integer past 1e308 is none, though no integer is infinite)
-        finite = math.isfinite(float(value)) or (integer and isinstance(value, numbers.Integral))
-    except OverflowError:
-        finite = integer
+    # An integer parameter is finite as it is (one past 2**64 is no numpy number: no np.isfinite); a real one
+    # becomes a float, which an integer past 1e308 cannot (a link's 3000 digits read as inf: the range says
+    # what was meant)
+    finite = True
+    if not integer:
+        try:
+            finite = math.isfinite(float(value))
+        except OverflowError:
+            finite = False
     if not finite:
         raise ValueError(f"{name} must be a finite number in {lo}{low}, {high}{hi}, got {shown_value(value)}")
     too_low = value <= low if low_open else value < low

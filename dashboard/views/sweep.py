@@ -74,8 +74,8 @@ if ctx.cost is not None and ctx.cost.n_chunks:
     one = ctx.cost.one_model()
     runs = sweep_runs(cfg, len(betas), len(gammas), ctx.facts.n_labels or cfg.n_labels, one.flops)
     seconds = runs * data.time_calibration().seconds_total(one)
-    estimate = (f" Roughly {duration_text(seconds)} on this server: {runs:.1f} runs' work of one variant at the Live "
-                "run page's estimate (a share of its variants' work, so an estimate on the low side).")
+    estimate = (f" Roughly {duration_text(seconds)} on this server: {runs:.1f} runs' work of one variant, each "
+                "an even share of the Live run page's estimate for its variants.")
 st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the sidebar's stream, the models "
            "told the flip rates as the sidebar says. With given rates the drift firings and the per-chunk "
            "statistics do not depend on β or γ, so the cost is one run plus one small solve per β and chunk; "

@@ -40,7 +40,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import chi2, ncx2
 
-__all__ = ["detection_report", "change_chunks", "oracle_noncentrality", "oracle_delay"]
+__all__ = ["detection_report", "change_chunks", "oracle_noncentrality", "oracle_delay", "ORACLE_DIRECTIONS"]
 
 
 def change_chunks(positions, chunk_size: int) -> list[int]:
