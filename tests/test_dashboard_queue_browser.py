@@ -63,7 +63,7 @@ def test_websocket_visitors_queue_follow_and_finish_like_pages(server):
     """The classroom test's visitors without a browser (benchmarks/socket_visitor.py) are sessions of the server:
     the second distinct run waits in line and says its place, a third visitor with the first's settings follows
     that run, and all three end "done" with the figures of their chunks sent. The others' pages opening never
-    holds the first run's drawing: with Streamlit's source watcher on, each new session's script run ended with
+    holds the first run's drawing (no gap of 2 s between its chunks' statuses): with Streamlit's source watcher on, each new session's script run ended with
     a walk over every imported module on the server's event loop, and the first page got no message for 3.5 s
     (.streamlit/config.toml: fileWatcherType)."""
     import time
@@ -95,8 +95,11 @@ def test_websocket_visitors_queue_follow_and_finish_like_pages(server):
         for v in visitors:
             assert v.error is None and v.status.startswith("done · chunk 50/50"), (v.status, v.error)
             assert v.first_plot_s is not None and v.first_plot_s > 0
-        times = visitors[0].status_times
-        assert len(times) > 10 and max(b - a for a, b in zip(times, times[1:])) < 2.0
+        # the gaps while the first run draws its chunks (the third page opens then); the stream's building before
+        # chunk 0 is computation, not a held event loop (2.1 s in a clean clone's first run, 0.5-0.9 s here later)
+        drawing = [(t, s) for t, s in zip(visitors[0].status_times, visitors[0].statuses) if s.startswith("running")]
+        gaps = [(b[0] - a[0], a[1][:40], b[1][:40]) for a, b in zip(drawing, drawing[1:])]
+        assert len(gaps) > 10 and max(gaps)[0] < 2.0, max(gaps)
     finally:
         for v in visitors:
             v.close()
