@@ -203,7 +203,7 @@ def test_accumulator_pools_counts_not_chunk_averages():
         acc.update([[0, 1, 0]], [[0.0, 0.0, 0.0]])
 
 
-def test_large_input_is_fast_enough():
+def test_large_input_blocked_computation_matches_sklearn():
     rng = np.random.default_rng(8)
     n, q = 20000, 100
     Y = (rng.random((n, q)) < 0.05).astype(np.int8)

@@ -14,7 +14,7 @@ import numpy as np
 
 from benchmarks.common import REPO, write_atomic
 from benchmarks.performance.dashboard import dashboard_timing
-from benchmarks.performance.loading import bench_gram, bench_load
+from benchmarks.performance.loading import bench_gram, bench_load, bench_synthetic
 from benchmarks.performance.machine import cpu_seconds, load_average, machine_facts
 from benchmarks.performance.memory import bench_memory
 from benchmarks.performance.profiling import profile_partial_fit
@@ -74,6 +74,7 @@ def run(cfg: Config) -> dict:
     res["dashboard"] = dashboard_timing()
     res["load"] = section("5c dataset load", bench_load)
     res["gram"] = section("5d Gram product", bench_gram)
+    res["synthetic"] = section("5e synthetic stream", bench_synthetic)
     res["threads"] = section("7 threads under load", bench_threads) if not cfg.quick else {"error": "not in --quick"}
     # profile the dataset furthest from its throughput target
     margins = {n: res["throughput"][n]["rate"] / t for n, t in TARGETS["rate"].items() if "rate" in res["throughput"].get(n, {})}

@@ -77,6 +77,7 @@ def render(res: dict) -> str:
     L += dashboard.render(dash)
     L += loading.load_section(res.get("load"))
     L += loading.gram_section(res.get("gram"))
+    L += loading.synthetic_section(res.get("synthetic"))
     L += profiling.render(prof)
     L += threads.render(res.get("threads"))
     L += [
