@@ -8,7 +8,6 @@ a 50 000-instance reference sample, whose own standard error is below 0.01).
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
