@@ -864,6 +864,29 @@ def test_presentation_mode_keeps_the_records_chosen_for_b_to_d():
     assert at.selectbox(key="focus_variant").value == "ELM-II"
 
 
+@pytest.mark.parametrize("rates", ["known", "estimate"])
+def test_presentation_mode_folds_a_panels_table_only_when_there_is_one(rates):
+    """Panel (e)'s per-label table is folded in an expander on the projector; with every variant told the rates
+    there is no table, and no empty expander either."""
+    at = _app()
+    _small(at)
+    at.selectbox(key="w_model_rates").set_value(rates).run()
+    at.toggle(key="presenting").set_value(True).run()
+    at.selectbox(key="present_panel").set_value("rates").run()
+    _run_button(at).click().run()
+    for _ in range(20):
+        if at.session_state["run"].status not in ("starting", "running"):
+            break
+        at.run(timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["run"].status == "done"
+    folded = [e for e in at.expander if e.label.startswith("Flip rates per label")]
+    if rates == "known":
+        assert folded == []
+    else:
+        assert len(folded) == 1 and len(folded[0].dataframe) == 1 and len(folded[0].dataframe[0].value) >= 2
+
+
 def test_without_the_served_plotly_js_the_panels_are_plotly_charts(monkeypatch):
     """Where dashboard/static cannot be written (live_chart.SERVED False) every live panel, (e) included, is an
     st.plotly_chart of the run's last chunk, and no component instance is sent."""

@@ -271,6 +271,7 @@ if not ctx.ok:
 # --------------------------------------------------------------------------- layout
 slots = {}
 sent = {}  # what each slot shows in this script run (see _put)
+folds = {}  # presentation mode: a table slot -> the slot inside its expander (see _put_table)
 ALL = "all"
 OWNER = run.token if run else None  # the run the graphs' mounts show (dashboard.live_chart.mount)
 #: The choice of "(b)-(d) show the records of", kept outside the widget: presentation mode draws the widget
@@ -384,9 +385,7 @@ def _body(panel):
         if panel.note is not None:
             slots[f"{panel.key}_note"] = st.empty()
         if panel.table is not None:
-            # presentation mode: the table on request, the graph, its legend and caption fit the screen
-            with st.expander(panel.table_title or "table") if presenting else st.container():
-                slots[f"{panel.key}_table"] = st.container(key=f"panel_{panel.key}_table").empty()
+            slots[f"{panel.key}_table"] = st.container(key=f"panel_{panel.key}_table").empty()
     return None
 
 
@@ -492,7 +491,10 @@ def draw(run, chunks=None):
         if f"{key}_table" in slots:
             table = panel.table(shown)
             if table is not None and not table.empty:
-                _put_table(f"{key}_table", table, scrolls=panel.table_scrolls)
+                # presentation mode: the table on request (the graph, its legend and caption fit the screen), in
+                # an expander drawn only once there is a table (none when no variant estimates the rates)
+                _put_table(f"{key}_table", table, scrolls=panel.table_scrolls,
+                           folded=(panel.table_title or "table") if presenting else None)
 
 
 def _put(slot: str, kind: str, content, **kw):
@@ -506,16 +508,28 @@ def _put(slot: str, kind: str, content, **kw):
     getattr(slots[slot], kind)(content, **kw)
 
 
-def _put_table(slot: str, table, *, scrolls: bool):
+def _put_table(slot: str, table, *, scrolls: bool, folded: str | None = None):
     """A panel's table: every row (a plain HTML table), or scrolling with its numbers to 4 decimals (as the
-    sidebar's rate table), a column of true values marked as hidden from the learner."""
+    sidebar's rate table), a column of true values marked as hidden from the learner; ``folded``: inside a closed
+    expander of that title."""
     if not scrolls:
-        _put(slot, "table", table, hide_index=True)
+        kind, kw = "table", {"hide_index": True}
+    else:
+        kind, kw = "dataframe", dict(
+            hide_index=True, width="stretch", height=220,
+            column_config={c: st.column_config.NumberColumn(c + (f" ({F.ORACLE})" if c.endswith(" true") else ""),
+                                                            format="%.4f")
+                           for c in table.columns if table[c].dtype.kind == "f"})
+    if folded is None:
+        _put(slot, kind, table, **kw)
         return
-    _put(slot, "dataframe", table, hide_index=True, width="stretch", height=220,
-         column_config={c: st.column_config.NumberColumn(c + (f" ({F.ORACLE})" if c.endswith(" true") else ""),
-                                                         format="%.4f")
-                        for c in table.columns if table[c].dtype.kind == "f"})
+    if slot not in folds:  # the expander is drawn once a script run (an open one stays open as chunks come)
+        with slots[slot].container(), st.expander(folded):
+            folds[slot] = st.empty()
+    seen = (table.to_json(), repr(sorted(kw.items())))
+    if sent.get(f"{slot} folded") != seen:
+        sent[f"{slot} folded"] = seen
+        getattr(folds[slot], kind)(table, **kw)
 
 
 def _enlarge(fig):
