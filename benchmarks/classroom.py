@@ -47,6 +47,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
 OUT = ROOT / "docs" / "deploy.md"
+ONE_BUTTON = ROOT / "benchmarks" / "one_button_page.py"
 BEGIN, END = "<!-- classroom:begin -->", "<!-- classroom:end -->"
 
 #: The targets (seconds, except the memory budget's default in MB).
@@ -279,6 +280,8 @@ def classroom(url: str, browser, *, sessions: int, preset: str, heavy: int, dead
     page, out["warm_up_s"] = open_page(browser, url, deadline)
     page.context.close()
     out["breakdown"] = page_breakdown(preset_link, browser, pages=3, deadline=deadline)
+    with serve(app=ONE_BUTTON) as floor_url:  # the same pages' floor: Streamlit with one button, same settings
+        out["floor"] = page_breakdown(floor_url, browser, pages=3, deadline=deadline)
     visitors = {}  # i -> (page, click time in the page) or (SocketVisitor, None)
     for i in range(sessions):
         try:
@@ -443,7 +446,10 @@ def _breakdown_text(m: dict) -> str:
             f"{b['run_button_s']:.2f} s, and the page's longest main-thread task took {b['longest_task_s']:.2f} s"
             + (f"; before drawing Run the page fetched {b['code_files']:.0f} code files from the server, the last "
                f"arriving at {b['code_files_s']:.2f} s" if b.get("code_files") else "")
-            + ": the rest of an answer is the browser building the page.\n")
+            + ": the rest of an answer is the browser building the page."
+            + (f" A Streamlit page holding only a Run button (`benchmarks/one_button_page.py`, served the same way) "
+               f"drew it at {m['floor']['run_button_s']:.2f} s after fetching {m['floor']['code_files']:.0f} code "
+               f"files: the floor of any Streamlit page on this machine." if m.get("floor") else "") + "\n")
 
 
 def write_section(path: Path, text: str) -> None:

@@ -51,17 +51,17 @@ def wait_healthy(url: str, proc: subprocess.Popen | None = None, timeout: float 
 
 @contextlib.contextmanager
 def serve(*, port: int | None = None, env: dict | None = None, log=None, timeout: float = 60.0,
-          extra_args: tuple = ()):
+          extra_args: tuple = (), app: Path = APP):
     """``with serve() as url:`` a healthy dashboard at ``url`` (http://127.0.0.1:PORT), terminated on exit.
 
     ``env`` adds to (and overrides) this process's environment; ``log`` is a file the server's output
-    goes to (discarded when None).
+    goes to (discarded when None); ``app``: another script served the same way (a benchmark's reference page).
     """
     port = free_port() if port is None else int(port)
     full_env = dict(os.environ)
     full_env.update(env or {})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          *extra_args],
         cwd=ROOT, env=full_env, stdout=log if log is not None else subprocess.DEVNULL, stderr=subprocess.STDOUT,

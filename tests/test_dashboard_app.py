@@ -851,6 +851,34 @@ def test_a_rerun_through_the_start_of_a_run_does_not_leave_it_starting(monkeypat
     assert not at.exception
 
 
+def test_a_click_on_run_survives_a_rerun_that_interrupts_the_start(monkeypatch):
+    """A rerun arriving while the click's script run starts the run (a control changed just after the click)
+    interrupts it inside ``_start``; the next script run starts the run instead of dropping the click (the page
+    would stay at 'Ready: press Run.')."""
+    import streamlit as st
+
+    from dashboard import data
+
+    hub, calls = data.run_hub(), []
+
+    class Interrupted:
+        def start(self, *args, **kwargs):
+            calls.append(1)
+            if len(calls) == 1:
+                st.rerun()  # what an arriving rerun request does at the script's next checkpoint
+            return hub.start(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(hub, name)
+
+    at = _app()
+    _small(at)
+    monkeypatch.setattr(data, "run_hub", lambda: Interrupted())
+    _run_button(at).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(calls) == 2 and at.session_state["run"] is not None
+
+
 def test_presentation_mode_keeps_the_records_chosen_for_b_to_d():
     """The choice is drawn as a widget on panel (b) only in presentation mode; panels (c) and (d) keep it."""
     at = _app()

@@ -88,8 +88,11 @@ def _request_start():
     ss[START_REQUESTED] = True
 
 
-if ss.pop(START_REQUESTED, False) and ctx.ok:
+if ss.get(START_REQUESTED) and ctx.ok:
     _start()
+# dropped once the run is started: a rerun arriving meanwhile (a control changed just after the click) interrupts
+# the script inside _start, and the click would be lost with the flag
+ss.pop(START_REQUESTED, None)
 run = ss.get("run")
 running = run is not None and run.active
 
