@@ -821,9 +821,10 @@ def _parsed_cache_state(arff: Path) -> str:
 SHARED = ("emotions", "medical", "enron", "langlog", "corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500")
 #: The large ones are cut to their first 3250 instances (13 chunks of 250) to keep the test short.
 LARGE = {"corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500"}
-#: Datasets of 3 or 4 chunks at the defaults: run on three fresh pages, so that their median per-chunk update
-#: rests on 6 to 9 updates, not on 2 or 3.
-SMALL = {"emotions", "medical"}
+#: Datasets of 3 to 6 chunks at the defaults: run on three fresh pages, so that their median per-chunk update
+#: rests on several updates, not on 2 or 3 (langlog, 6 chunks of ~0.2 s: in a clean clone's slow tier under a load
+#: of 3.2, its one page had no chunk whose update the status line could time).
+SMALL = {"emotions", "medical", "langlog"}
 
 
 def _observed_run(page, timeout_s: float) -> tuple[list, float, str]:
