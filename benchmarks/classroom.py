@@ -449,7 +449,7 @@ def _breakdown_text(m: dict) -> str:
             + ": the rest of an answer is the browser building the page."
             + (f" A Streamlit page holding only a Run button (`benchmarks/one_button_page.py`, served the same way) "
                f"drew it at {m['floor']['run_button_s']:.2f} s after fetching {m['floor']['code_files']:.0f} code "
-               f"files: the floor of any Streamlit page on this machine." if m.get("floor") else "") + "\n")
+               f"files: the floor of a Streamlit page's answer on this machine." if m.get("floor") else "") + "\n")
 
 
 def write_section(path: Path, text: str) -> None:

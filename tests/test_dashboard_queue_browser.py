@@ -63,9 +63,9 @@ def test_websocket_visitors_queue_follow_and_finish_like_pages(server):
     """The classroom test's visitors without a browser (benchmarks/socket_visitor.py) are sessions of the server:
     the second distinct run waits in line and says its place, a third visitor with the first's settings follows
     that run, and all three end "done" with the figures of their chunks sent. The others' pages opening never
-    holds the first run's drawing (no gap of 2 s between its chunks' statuses): with Streamlit's source watcher on, each new session's script run ended with
-    a walk over every imported module on the server's event loop, and the first page got no message for 3.5 s
-    (.streamlit/config.toml: fileWatcherType)."""
+    holds the first run's drawing (no gap of 2 s between its chunks' statuses): with Streamlit's source watcher
+    on, each new session's script run ended with a walk over every imported module on the server's event loop,
+    and the first page got no message for 3.5 s (.streamlit/config.toml: fileWatcherType)."""
     import time
 
     from benchmarks.socket_visitor import SocketVisitor

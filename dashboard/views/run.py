@@ -274,7 +274,7 @@ if not ctx.ok:
 # --------------------------------------------------------------------------- layout
 slots = {}
 sent = {}  # what each slot shows in this script run (see _put)
-folds = {}  # presentation mode: a table slot -> the slot inside its expander (see _put_table)
+folds = {}  # presentation mode: a table slot -> the slot inside its expander, where _put writes (_put_table)
 ALL = "all"
 OWNER = run.token if run else None  # the run the graphs' mounts show (dashboard.live_chart.mount)
 #: The choice of "(b)-(d) show the records of", kept outside the widget: presentation mode draws the widget
@@ -508,7 +508,7 @@ def _put(slot: str, kind: str, content, **kw):
     if sent.get(slot) == (kind, seen):
         return
     sent[slot] = (kind, seen)
-    getattr(slots[slot], kind)(content, **kw)
+    getattr(folds.get(slot) or slots[slot], kind)(content, **kw)
 
 
 def _put_table(slot: str, table, *, scrolls: bool, folded: str | None = None):
@@ -523,16 +523,10 @@ def _put_table(slot: str, table, *, scrolls: bool, folded: str | None = None):
             column_config={c: st.column_config.NumberColumn(c + (f" ({F.ORACLE})" if c.endswith(" true") else ""),
                                                             format="%.4f")
                            for c in table.columns if table[c].dtype.kind == "f"})
-    if folded is None:
-        _put(slot, kind, table, **kw)
-        return
-    if slot not in folds:  # the expander is drawn once a script run (an open one stays open as chunks come)
+    if folded is not None and slot not in folds:  # drawn once a script run: an open one stays open as chunks come
         with slots[slot].container(), st.expander(folded):
             folds[slot] = st.empty()
-    seen = (table.to_json(), repr(sorted(kw.items())))
-    if sent.get(f"{slot} folded") != seen:
-        sent[f"{slot} folded"] = seen
-        getattr(folds[slot], kind)(table, **kw)
+    _put(slot, kind, table, **kw)
 
 
 def _enlarge(fig):
