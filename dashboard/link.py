@@ -35,7 +35,7 @@ from typing import NamedTuple
 import streamlit as st
 
 from ncld_core.config import RunConfig
-from ncld_core.eval.sweep import DEFAULT_BETA_RANGE
+from ncld_core.eval.sweep import DEFAULT_BETA_RANGE, PAPER_GAMMAS, SWEEPABLE
 from ncld_core.validation import shown_value
 
 from . import checks, data
@@ -260,8 +260,6 @@ def read_sweep(params: dict) -> tuple[dict, list[Note]]:
     >>> read_sweep({"sweep_variant": "ELM-IX"})[1][0].text()
     "sweep_variant='ELM-IX' (the sweep's variant must be one of ELM-O, ELM-I, ELM-II; the default is used)"
     """
-    from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE
-
     out, notes = {}, []
 
     def refuse(key, why):
@@ -308,8 +306,6 @@ def sweep_param(variant: str | None, beta: tuple, gammas: list, include: bool) -
     >>> sweep_param("ELM-I", (0.05, 0.95, 0.05), [0.0], True)
     {'sweep_variant': 'ELM-I', 'sweep_gammas': '[0.0]'}
     """
-    from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE
-
     out = {}
     if variant is not None and variant != SWEEPABLE[0]:
         out["sweep_variant"] = variant
@@ -325,10 +321,9 @@ def sweep_param(variant: str | None, beta: tuple, gammas: list, include: bool) -
 def sweep_values(sweep: dict) -> dict:
     """The sweep page's grid: the link's values (:func:`read_sweep`) over the defaults, as :func:`sweep_param`
     takes them."""
-    from ncld_core.eval.sweep import PAPER_GAMMAS
-
     return {"variant": sweep.get("variant"), "beta": sweep.get("beta", SWEEP_DEFAULTS["beta"]),
-            "gammas": sweep.get("gammas", list(PAPER_GAMMAS)), "include": sweep.get("include", SWEEP_DEFAULTS["include"])}
+            "gammas": sweep.get("gammas", list(PAPER_GAMMAS)),
+            "include": sweep.get("include", SWEEP_DEFAULTS["include"])}
 
 
 def set_sweep(variant: str | None, beta: tuple, gammas: list, include: bool):

@@ -49,7 +49,8 @@ from .metrics import MetricAccumulator
 from .runner import told_rates
 from .variants import ELM_VARIANTS, VARIANT_STRATEGY, make_model
 
-__all__ = ["sweep", "sweep_runs", "DEFAULT_BETA_RANGE", "best_point", "geometric_mean", "PAPER_GAMMAS", "default_betas", "SWEEPABLE"]
+__all__ = ["sweep", "sweep_runs", "DEFAULT_BETA_RANGE", "best_point", "geometric_mean", "PAPER_GAMMAS",
+           "default_betas", "SWEEPABLE"]
 
 #: gamma in {0, 2^-8, ..., 2^-3}, the paper's grid.
 PAPER_GAMMAS = (0.0,) + tuple(2.0**-k for k in range(8, 2, -1))
