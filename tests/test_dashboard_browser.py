@@ -589,6 +589,7 @@ def test_presentation_mode_one_panel_large_type(browser, server):
 PANEL_BOXES = """
 (panel) => {
   const box = document.querySelector('.st-key-panel_' + panel);
+  if (!box) return null;
   const gd = box.querySelector('.js-plotly-plot');
   const rect = e => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
   const out = {view: {top: 0, left: 0, bottom: window.innerHeight, right: window.innerWidth}, parts: {}};
@@ -641,6 +642,10 @@ def _assert_panel_fits(page, panel: str, where: str) -> dict:
             raise AssertionError(f"{where}: panel {panel} not drawn large at its width within 30 s: {drawn}") from e
     time.sleep(0.6)  # the page fits the graph's height to the screen after the rest is drawn (live_chart.py)
     found = page.evaluate(PANEL_BOXES, panel)
+    if found is None:
+        from benchmarks.screenshot import SHOWN
+
+        raise AssertionError(f"{where}: panel {panel} left the page; on it: {page.evaluate(SHOWN)!r}")
     view = found["view"]
     outside = {k: r for k, r in found["parts"].items()
                if r["top"] < view["top"] - 1 or r["bottom"] > view["bottom"] + 1
