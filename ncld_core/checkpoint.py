@@ -93,8 +93,8 @@ FORMAT = "ncld-checkpoint"
 #: The format written.  1: models kept ``K_`` / ``B_*_``.  2: their sums as ``statistics_``
 #: (ncld_core.model.statistics).  3: the header lists every array's dtype and shape and records
 #: the ncld version; the state is checked against :data:`SCHEMAS` on reading.  4: the flip-rate estimator
-#: has rate intervals and a trusted sample (issue 25).
-VERSION = 4
+#: has rate intervals and a trusted sample (issue 25).  5: the model has the parameter ``shrinkage``.
+VERSION = 5
 #: The oldest format :data:`MIGRATIONS` can upgrade.
 OLDEST_READABLE = 2
 #: Why older formats cannot be read.
@@ -806,9 +806,19 @@ def _upgrade_3_to_4(payload, extra):
     return payload, extra
 
 
+def _upgrade_4_to_5(payload, extra):
+    """Format 4 -> 5: a model gets ``shrinkage=0``, the solve it was written with (nothing shrunk)."""
+    def visit(node):
+        if isinstance(node, _Stored) and node.cls == "ELMNCLD":
+            node.state.setdefault("shrinkage", 0.0)
+
+    _walk(payload, visit)
+    return payload, extra
+
+
 #: ``{version: upgrade}``: each turns the decoded ``(payload, extra)`` of that format into the next
 #: format's; a file of format ``v`` goes through ``MIGRATIONS[v]``, ``MIGRATIONS[v + 1]``, ...
-MIGRATIONS = {2: _upgrade_2_to_3, 3: _upgrade_3_to_4}
+MIGRATIONS = {2: _upgrade_2_to_3, 3: _upgrade_3_to_4, 4: _upgrade_4_to_5}
 
 
 # ---------------------------------------------------------------------------------------- building

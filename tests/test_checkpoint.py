@@ -386,10 +386,10 @@ def test_the_format_and_ncld_versions_are_stored_and_a_newer_format_is_refused_b
     save_checkpoint(model, path)
     with np.load(path, allow_pickle=False) as z:
         meta = json.loads(z["__meta__"].tobytes())
-    assert meta["version"] == VERSION == 4 and meta["ncld"] == ncld_core.__version__
-    _rewrite_meta(path, lambda m: m.update(version=5, ncld="0.3"))
-    with pytest.raises(CheckpointError, match=rf"checkpoint format 5 written by ncld 0.3; this ncld "
-                                              rf"{ncld_core.__version__} reads formats 2-4"):
+    assert meta["version"] == VERSION == 5 and meta["ncld"] == ncld_core.__version__
+    _rewrite_meta(path, lambda m: m.update(version=6, ncld="0.3"))
+    with pytest.raises(CheckpointError, match=rf"checkpoint format 6 written by ncld 0.3; this ncld "
+                                              rf"{ncld_core.__version__} reads formats 2-5"):
         load_checkpoint(path)
     _rewrite_meta(path, lambda m: (m.update(version=1), m.pop("ncld")))
     with pytest.raises(CheckpointError, match="checkpoint format 1 written by an ncld that did not record its "
@@ -508,6 +508,25 @@ def test_a_format_2_checkpoint_loads_through_migration_and_continues_exactly(tmp
     # and it is written back in the current format
     save_checkpoint(old, tmp_path / "new.npz")
     assert np.array_equal(load_checkpoint(tmp_path / "new.npz").coef_, model.coef_)
+
+
+def test_a_format_4_checkpoint_loads_without_shrinkage_and_continues_exactly(tmp_path):
+    """Format 4 had no ``shrinkage``: the migration gives the model the solve it was written with (0)."""
+    rng = np.random.default_rng(4)
+    X, Y = rng.normal(size=(300, 6)), (rng.random((300, 4)) < 0.3).astype(int)
+    model = ELMNCLD(n_neighbors=5, rho_pos=0.1, rho_neg=0.2, random_state=0)
+    model.partial_fit(X[:100], Y[:100]).partial_fit(X[100:200], Y[100:200])
+    path = tmp_path / "old.npz"
+    save_checkpoint(model, path)
+    _rewrite_meta(path, lambda m: (m.update(version=4), m["payload"]["state"]["__dict__"].pop("shrinkage")))
+    with pytest.raises(CheckpointError, match="missing shrinkage"):  # as format 5, the parameter is missing
+        _rewrite_meta(path, lambda m: m.update(version=5)) or load_checkpoint(path)
+    _rewrite_meta(path, lambda m: m.update(version=4))
+    old = load_checkpoint(path, expected=ELMNCLD)
+    assert old.shrinkage == 0.0
+    model.partial_fit(X[200:], Y[200:])
+    old.partial_fit(X[200:], Y[200:])
+    assert np.array_equal(old.coef_, model.coef_)
 
 
 def test_a_format_2_run_loads_through_migration(tmp_path):
