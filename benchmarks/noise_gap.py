@@ -50,6 +50,12 @@ CANDIDATES = {
     # Forward correction of the squared loss, min ||rho_- + d H phi - y||^2 + a ||phi||^2, is the backward
     # regression with the ridge a / d_j^2 on each label j (ncld_core.model.ridge solves each at its own):
     "forward (ridge / d_j^2 per label)": {"loss": "forward"},
+    # The backward solve with what the flips add shrunk across labels (ncld_core.model.noise_shrinkage):
+    # half the Wiener factor's noise share, and the Wiener factor.
+    "backward, shrunk (0.5)": {"loss": "backward", "shrinkage": 0.5},
+    "backward, shrunk (1)": {"loss": "backward", "shrinkage": 1.0},
+    "forward, shrunk (0.5)": {"loss": "forward", "shrinkage": 0.5},
+    "forward, shrunk (1)": {"loss": "forward", "shrinkage": 1.0},
     # Rates estimated online (not told): what loss="auto" chooses between, and the forward loss.
     "forward, rates estimated": {"loss": "forward", "flip_rates": "estimate"},
     "backward, rates estimated": {"loss": "backward", "flip_rates": "estimate"},
@@ -129,8 +135,9 @@ def run_curve(arg) -> list[dict]:
     return rows
 
 
-#: The losses compared on the dashboard's presets (short streams, some with a planted change).
-PRESET_LOSSES = ("backward", "forward")
+#: The losses compared on the dashboard's presets (short streams, some with a planted change): name -> parameters.
+PRESET_LOSSES = {"backward": {"loss": "backward"}, "forward": {"loss": "forward"},
+                 "backward, shrunk (0.5)": {"loss": "backward", "shrinkage": 0.5}}
 
 
 def run_preset(arg) -> list[dict]:
@@ -148,14 +155,14 @@ def run_preset(arg) -> list[dict]:
     stream = cfg.build_stream()
     rates = told_rates(cfg.model_rates, stream)
     params = {**cfg.model_params(), **({"decision": decision} if decision else {})}
-    models = {f"{variant} {loss}": make_model(variant, rates=rates, **{**params, "loss": loss})
-              for variant in ("ELM-O", "ELM-I") for loss in PRESET_LOSSES}
+    keys = {(variant, loss): f"{variant} · {loss}" for variant in ("ELM-O", "ELM-I") for loss in PRESET_LOSSES}
+    models = {key: make_model(variant, rates=rates, **{**params, **PRESET_LOSSES[loss]})
+              for (variant, loss), key in keys.items()}
     result = PrequentialRunner(models, cfg.chunk_size).run(stream)
     summary = result.summary()
     after = min((int(c.position) for c in stream.change_points), default=cfg.chunk_size) // cfg.chunk_size
     rows = []
-    for key in models:
-        variant, loss = key.rsplit(" ", 1)
+    for (variant, loss), key in keys.items():
         later = [c.metrics[key]["micro_f1"] for c in result.chunks if c.chunk >= max(after, 1) and key in c.metrics]
         rows.append({"preset": name, "variant": variant, "loss": loss, "decision": params["decision"],
                      "chunk_size": cfg.chunk_size, "micro_f1": float(summary.loc[key, "micro_f1"]),
@@ -194,11 +201,15 @@ def preset_section(rows: pd.DataFrame) -> list[str]:
             "change on (from chunk 1 in the presets without one).", "",
             md_table(["preset", "decision rule", "variant",
                       *(f"{m}: {loss}" for m in ("micro-F1", "micro-F1 after", "AP") for loss in PRESET_LOSSES)],
-                     body, "lll" + "r" * 6), "",
+                     body, "lll" + "r" * 3 * len(PRESET_LOSSES)), "",
             "Means over the presets and variants, per decision rule: " + "; ".join(
                 f"`{decision}`, {loss}: micro-F1 {means.loc[(decision, loss), 'micro_f1']:.3f}, after the change "
                 f"{means.loc[(decision, loss), 'micro_f1_after']:.3f}, AP {means.loc[(decision, loss), 'average_precision']:.3f}"
                 for decision in dict.fromkeys(rows["decision"]) for loss in PRESET_LOSSES) + ".", ""]
+
+
+#: Timed beside the losses: the backward solve with the flips' share shrunk across labels.
+SHRUNK_TIMED = {"backward, shrunk (0.5)": {"loss": "backward", "shrinkage": 0.5}}
 
 
 def time_losses(dataset: str = "enron", repeats: int = 5) -> pd.DataFrame:
@@ -212,8 +223,8 @@ def time_losses(dataset: str = "enron", repeats: int = 5) -> pd.DataFrame:
     bounds = list(stream.chunk_bounds(CHUNK))
     rows = []
     for rep in range(repeats):
-        for loss in LOSSES:
-            model = ELMNCLD(**params, rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, loss=loss)
+        for loss, spec in {**{name: {"loss": name} for name in LOSSES}, **SHRUNK_TIMED}.items():
+            model = ELMNCLD(**{**params, **spec}, rho_pos=stream.rho_pos, rho_neg=stream.rho_neg)
             t0 = time.perf_counter()
             for index, (start, stop) in enumerate(bounds):
                 X, Y = stream.X[start:stop], stream.Y_noisy[start:stop]
