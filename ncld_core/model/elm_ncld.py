@@ -273,7 +273,7 @@ class ELMNCLD(ChunkClassifier):
         with "backward", 0.5 raised the mean AP over the 8 shared datasets and the generator from 0.492 to 0.502
         under the paper's noise (the AP cost recovered >= 50 % on 5 of the 8 shared datasets against 3) and
         from 0.523 to 0.533 under mixed rates, but lowered it from 0.593 to 0.591 under missing labels and from
-        0.774 to 0.770 on the dashboard's presets, and a chunk took about 1.35x as long; "forward" alone
+        0.774 to 0.770 on the dashboard's presets, and a chunk on enron took 1.11x as long; "forward" alone
         measured as well (0.506, 0.536, 0.589, 0.765) and gained nothing from it.  So not the default.
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
         Input scaling of the hidden layer; see :class:`~ncld_core.model.elm.RandomHiddenLayer`.

@@ -44,6 +44,7 @@ True
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 
 __all__ = ["SHRINKABLE_LOSSES", "flip_noise_variance", "shrink_output"]
 
@@ -73,11 +74,15 @@ def shrink_output(coef, HtH, G, ridge, beta: float, noise_var, strength: float) 
     noisy = np.flatnonzero(noise_var > 1e-12)
     if strength <= 0 or len(noisy) == 0:
         return coef
-    mu, U = np.linalg.eigh(G)
-    Q2 = (U.T @ HtH @ U) ** 2
     ridge = np.broadcast_to(np.asarray(ridge, dtype=np.float64), (q,))[noisy]
-    R = 1.0 / (mu[:, None] + ridge[None, :])  # (L, labels): r_j
-    c = 4.0 * beta**2 * np.einsum("ij,ik,kj->j", R, Q2, R)
+    if np.all(ridge == ridge[0]):  # one ridge: one Cholesky solve, tr(A^2) = sum(A * A^T)
+        A = cho_solve(cho_factor(G + ridge[0] * np.eye(len(G)), check_finite=False), HtH, check_finite=False)
+        c = np.full(len(noisy), 4.0 * beta**2 * float(np.sum(A * A.T)))
+    else:  # one eigh for every ridge
+        mu, U = np.linalg.eigh(G)
+        Q2 = (U.T @ HtH @ U) ** 2
+        R = 1.0 / (mu[:, None] + ridge[None, :])  # (L, labels): r_j
+        c = 4.0 * beta**2 * np.einsum("ij,ik,kj->j", R, Q2, R)
     w = np.sqrt(noise_var[noisy] * c)
     part = coef[:, noisy] / w
     lam, V = np.linalg.eigh(part.T @ HtH @ part)
