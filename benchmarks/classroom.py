@@ -312,6 +312,12 @@ def classroom(url: str, browser, *, sessions: int, preset: str, heavy: int, dead
                 if not re.match(r"\s*(done|failed|stopped)", seen["status"]):
                     continue
                 status = seen["status"]
+                if seen["plot"] is None and status.lstrip().startswith("done"):
+                    try:  # the status line is drawn before the panels: their graphs may still be coming
+                        who.wait_for_function("() => window.__ncld.plot !== null", timeout=10_000)
+                        seen = observed(who)
+                    except Exception:  # noqa: BLE001 - no plot within 10 s: counted as not measured
+                        pass
                 plot_s = None if seen["plot"] is None else (seen["plot"] - t_click) / 1000
             done = status.lstrip().startswith("done")
             out["finished"] += done

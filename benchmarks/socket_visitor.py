@@ -65,6 +65,7 @@ class SocketVisitor:
         self._t_click: float | None = None
         self._answered = threading.Event()
         self._ended = threading.Event()
+        self._ending = False  # an ending status came; ended once its script run has finished
         self._closing = threading.Event()
         self._socket = self._connection = None
         self._thread = threading.Thread(target=self._read, name="socket-visitor", daemon=True)
@@ -107,8 +108,9 @@ class SocketVisitor:
 
     @property
     def ended(self) -> bool:
-        """The status line says done, failed or stopped (after Run was pressed), or the visit ended (the
-        connection closed, or the deadline passed: ``status`` then says where the run was)."""
+        """The status line says done, failed or stopped (after Run was pressed) and the script run that said so
+        has finished (its figures, drawn below the status line, have come), or the visit ended (the connection
+        closed, or the deadline passed: ``status`` then says where the run was)."""
         return self._ended.is_set()
 
     def close(self) -> None:
@@ -151,6 +153,12 @@ class SocketVisitor:
     def _take(self, raw: bytes, now: float) -> None:
         msg = ForwardMsg()
         msg.ParseFromString(raw)
+        if msg.WhichOneof("type") == "script_finished":
+            # the run that wrote "done" may still send the figures drawn below the status line: the visit has
+            # ended when that script run has (a run cut short for a rerun draws them again)
+            if self._ending and msg.script_finished != ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN:
+                self._ended.set()
+            return
         if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
             return
         element = msg.delta.new_element
@@ -164,8 +172,7 @@ class SocketVisitor:
                 self.status = element.markdown.body
                 self.statuses.append(self.status)
                 self.status_times.append(now)
-                if ENDED.match(self.status):
-                    self._ended.set()
+                self._ending = bool(ENDED.match(self.status))
         elif kind == "bidi_component" and self._t_click is not None and self.first_plot_s is None:
             try:
                 data = json.loads(element.bidi_component.json or "{}")
