@@ -116,11 +116,11 @@ from .elm import RandomHiddenLayer
 from .flip_rates import FlipRateEstimator, check_trusted
 from .graph import gram_matrix, reconstruction_weights
 from .importance import importance_weights, instance_cardinality, ranking_matrix
+from .noise_shrinkage import SHRINKABLE_LOSSES, flip_noise_variance, shrink_output
 from .noisy_targets import (check_loss, noise_free_probability, noisy_scale, regression_targets, resolve_loss,
                             ridge_scale)
 from .probability import DEFAULT_PROBABILITY_MODEL, make_probability_model
 from .record import HISTORY_COLUMNS, ModelChunkRecord, MonitorResult
-from .noise_shrinkage import SHRINKABLE_LOSSES, flip_noise_variance, shrink_output
 from .ridge import solve_ridge
 from .statistics import SufficientStatistics, accumulate, drift_action
 
@@ -265,9 +265,9 @@ class ELMNCLD(ChunkClassifier):
         under the default rule (0.516 against 0.537).  With rates 0 all are the same model.
     shrinkage : float in [0, 10], default 0
         After each solve, shrink what the label flips add to the output weights, across labels
-        (:mod:`ncld_core.model.noise_shrinkage`: in the label space whitened by each label's flip noise, every
-        direction of the fitted values is shrunk by ``max(0, 1 - shrinkage c / lambda)``, ``c`` the noise's
-        expected share; 1 is the Wiener factor).  0 (the default) leaves the solve as it is; with rates 0
+        (:mod:`ncld_core.model.noise_shrinkage`: in the label space whitened by what each label's flips are
+        expected to add to the fitted values, every direction of them is shrunk by ``max(0, 1 - shrinkage /
+        lambda)``; 1 is the Wiener factor).  0 (the default) leaves the solve as it is; with rates 0
         nothing is shrunk; for the losses "backward", "forward" and "paper" only.  Measured beside the other losses
         (``docs/noise-gap.md``, ``python -m benchmarks.noise_gap``, 3 seeds, streams cut to 5000, rates told):
         with "backward", 0.5 raised the mean AP over the 8 shared datasets and the generator from 0.492 to 0.502
