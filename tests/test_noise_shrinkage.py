@@ -64,7 +64,7 @@ def test_flip_noise_variance_is_the_variance_of_the_targets_flips():
                                within * (1 - rho_pos - rho_neg) ** 2, rtol=0.02)
 
 
-def test_shrinkage_removes_most_of_the_noise_off_a_low_rank_signal():
+def test_the_error_of_a_low_rank_signal_falls_with_the_strength():
     """20 seeds: the error of a rank-1 signal plus fitted noise falls with the shrinkage, every time."""
     for seed in range(20):
         rng = np.random.default_rng(seed)
