@@ -112,3 +112,26 @@ def test_cached_arrays_are_read_only():
     for arr in (H, S, nbrs):
         with pytest.raises(ValueError, match="read-only"):
             arr[0, 0] = 5
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_scoring_a_chunk_shares_its_hidden_output_with_learning_it(sparse):
+    """The runner scores each model with the cache it then learns with: one H per chunk, the same scores."""
+    import scipy.sparse as sp
+
+    s = stream()
+    X0, Y0 = s.X[:200], s.Y_noisy[:200]
+    X, Y = (sp.csr_matrix(s.X[200:400]) if sparse else s.X[200:400]), s.Y_noisy[200:400]
+    if sparse:
+        X0 = sp.csr_matrix(X0)
+    models = [ELMNCLD(random_state=0, rho_pos=0.2, rho_neg=0.2, **kw).partial_fit(X0, Y0)
+              for kw in ({}, {"gamma": 0.1}, {"strategy": "retrain"})]
+    cache = ChunkCache(X, Y)
+    for model in models:
+        np.testing.assert_array_equal(model.ranking_scores(X, cache=cache), model.ranking_scores(X))
+    assert (cache.misses, cache.hits) == (1, 2)  # one hidden output for the three models
+    alone = ELMNCLD(random_state=0, rho_pos=0.2, rho_neg=0.2).partial_fit(X0, Y0).partial_fit(X, Y)
+    models[0].partial_fit(X, Y, cache=cache)  # learning reads the H scoring computed
+    np.testing.assert_array_equal(models[0].coef_, alone.coef_)
+    with pytest.raises(ValueError, match="another chunk"):
+        models[0].ranking_scores(X.copy(), cache=cache)

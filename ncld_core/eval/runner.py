@@ -353,9 +353,13 @@ class PrequentialRunner:
                 clean_cache = ChunkCache(X, Y_true)
             t0 = time.perf_counter()
             if index > 0:
-                # The scores labels are ranked by (ELM-NCLD: H Phi; its decision_function is the rule's margin).
+                # The scores labels are ranked by (ELM-NCLD: H Phi; its decision_function is the rule's margin);
+                # an ELM-NCLD model scores with the cache it then learns with: the chunk's H is computed once.
                 ranking = getattr(model, "ranking_scores", None)
-                scores = ranking(X) if ranking is not None else model.decision_function(X)
+                if isinstance(model, ELMNCLD):
+                    scores = ranking(X, cache=clean_cache if oracle else cache)
+                else:
+                    scores = ranking(X) if ranking is not None else model.decision_function(X)
                 decide = getattr(model, "decide", None)  # the model's decision rule; else threshold 0
                 pred = decide(scores) if decide is not None else (scores > 0).astype(np.int8)
                 result.metrics[name] = acc[name].update(Y_true, scores, pred)

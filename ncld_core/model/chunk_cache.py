@@ -85,9 +85,10 @@ class ChunkCache:
         self._layers.append(mine)
         return len(self._layers) - 1
 
-    def check(self, X, Y) -> None:
-        """Raise ValueError unless ``X`` and ``Y`` are the very objects the cache was made for."""
-        if X is not self._X or Y is not self._Y:
+    def check(self, X, Y=None) -> None:
+        """Raise ValueError unless ``X`` (and ``Y``, when given: scoring a chunk has no labels) are the very
+        objects the cache was made for."""
+        if X is not self._X or (Y is not None and Y is not self._Y):
             raise ValueError("cache: this ChunkCache was made for another chunk (pass the arrays it was made with)")
 
     def get(self, key, compute):

@@ -876,16 +876,25 @@ class ELMNCLD(ChunkClassifier):
             raise self._not_fitted()
 
     @limited
-    def hidden_output(self, X) -> np.ndarray:
-        """The hidden-layer output ``H`` (N, L) of ``X``."""
+    def hidden_output(self, X, *, cache=None) -> np.ndarray:
+        """The hidden-layer output ``H`` (N, L) of ``X``; with ``cache`` (a
+        :class:`~ncld_core.model.chunk_cache.ChunkCache` made for ``X``) the one the models scoring and learning
+        the chunk share, computed once (read-only)."""
+        if cache is not None:
+            cache.check(X)
         X = self._fitted_X(X)  # first: an unfitted model has no hidden_
-        return self.hidden_.transform(X)
+        hidden = self.hidden_
+        if cache is None:
+            return hidden.transform(X)
+        # the key and the computation partial_fit's terms use (transform(X) is transform(scale(X), scaled=True))
+        return cache.get(("H", cache.layer_key(hidden)), lambda: hidden.transform(hidden.scale(X), scaled=True))
 
-    def ranking_scores(self, X) -> np.ndarray:
+    def ranking_scores(self, X, *, cache=None) -> np.ndarray:
         """The label scores ``O = H Phi`` (N, q) of Eq. (N3), higher meaning more relevant ((N,) after a
         1-D target): what the labels are ranked by (the runner's ranking metrics) and what
-        :meth:`decide` reads."""
-        return self._scores_out(self.hidden_output(X) @ self.coef_)
+        :meth:`decide` reads.  ``cache``: as in :meth:`hidden_output` (the runner scores a chunk's models with
+        the cache they then learn it with, so its ``H`` is computed once for all of them)."""
+        return self._scores_out(self.hidden_output(X, cache=cache) @ self.coef_)
 
     def decide(self, scores) -> np.ndarray:
         """0/1 int8 predictions from :meth:`ranking_scores` by the rule ``decision``
