@@ -79,6 +79,8 @@ def present(page, panel: str) -> None:
         shown = _shown_panels(page)
         if shown == [panel]:
             break
+        if len(shown) != 1:
+            raise AssertionError(f"presentation mode shows {page.evaluate(SHOWN)!r}, not one panel")
         after = keys[(keys.index(shown[0]) + 1) % len(keys)]
         page.get_by_role("button", name="Next", exact=True).click()
         try:

@@ -131,7 +131,14 @@ def test_scoring_a_chunk_shares_its_hidden_output_with_learning_it(sparse):
         np.testing.assert_array_equal(model.ranking_scores(X, cache=cache), model.ranking_scores(X))
     assert (cache.misses, cache.hits) == (1, 2)  # one hidden output for the three models
     alone = ELMNCLD(random_state=0, rho_pos=0.2, rho_neg=0.2).partial_fit(X0, Y0).partial_fit(X, Y)
+    computed, get = [], cache.get
+
+    def recording_get(key, compute):
+        return get(key, lambda: computed.append(key[0]) or compute())
+
+    cache.get = recording_get
     models[0].partial_fit(X, Y, cache=cache)  # learning reads the H scoring computed
+    assert computed and "H" not in computed, computed  # the graph and the rest computed, H read
     np.testing.assert_array_equal(models[0].coef_, alone.coef_)
     with pytest.raises(ValueError, match="another chunk"):
         models[0].ranking_scores(X.copy(), cache=cache)

@@ -14,9 +14,14 @@ def _synthetic(seed=0, n=1500):
     return RunConfig(n_instances=n, chunk_size=300, seed=seed).build_stream()
 
 
-def test_fit_is_the_online_model_with_shrinkage():
+@pytest.mark.parametrize("setting", ["given", "estimate", "forward"])
+def test_fit_is_the_online_model_with_shrinkage(setting):
+    """fit shrinks every solve the online model does: the last one, and (estimated rates) the models before each
+    block that rank it; with loss="forward" each label at its own ridge."""
     stream = _synthetic()
-    params = dict(rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, flip_rates="given", shrinkage=1.0, random_state=0)
+    told = dict(rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, flip_rates="given")
+    params = {**({"flip_rates": "estimate"} if setting == "estimate" else told),
+              **({"loss": "forward"} if setting == "forward" else {}), "shrinkage": 1.0, "random_state": 0}
     online = ELMNCLD(**params)
     for start in range(0, 1500, 300):
         online.partial_fit(stream.X[start:start + 300], stream.Y_noisy[start:start + 300])
@@ -24,6 +29,20 @@ def test_fit_is_the_online_model_with_shrinkage():
     unshrunk = ELMNCLD(**{**params, "shrinkage": 0.0}).fit(stream.X, stream.Y_noisy, chunk_size=300)
     assert np.abs(batch.coef_ - online.coef_).max() <= 1e-9 * np.abs(online.coef_).max()
     assert not np.allclose(unshrunk.coef_, online.coef_)  # the shrinkage did something
+
+
+def test_one_ridge_and_one_ridge_per_label_shrink_alike():
+    """The Cholesky path (one ridge) and the eigh path (a ridge per label) compute the same c_j."""
+    rng = np.random.default_rng(1)
+    H = rng.normal(size=(200, 12))
+    HtH = H.T @ H
+    G = 0.4 * HtH + 0.6 * np.eye(12) * 3.0
+    coef = rng.normal(size=(12, 7))
+    noise = rng.uniform(0.1, 1.0, size=7)
+    one = shrink_output(coef, HtH, G, 1.3, 0.4, noise, 0.8)
+    each = shrink_output(coef, HtH, G, np.full(7, 1.3) + np.arange(7) * 1e-15, 0.4, noise, 0.8)
+    np.testing.assert_allclose(each, one, rtol=1e-10, atol=1e-12)
+    assert not np.allclose(one, coef)  # something was shrunk
 
 
 def test_without_flips_nothing_is_shrunk():

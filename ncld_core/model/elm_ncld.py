@@ -275,6 +275,8 @@ class ELMNCLD(ChunkClassifier):
         from 0.523 to 0.533 under mixed rates, but lowered it from 0.593 to 0.591 under missing labels and from
         0.774 to 0.770 on the dashboard's presets, and a chunk on enron took 1.11x as long; "forward" alone
         measured as well (0.506, 0.536, 0.589, 0.765) and gained nothing from it.  So not the default.
+        With ``alpha="auto"`` or a grid, each ridge is scored on the solve before shrinking; ``psi_`` is kept
+        unshrunk.
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
         Input scaling of the hidden layer; see :class:`~ncld_core.model.elm.RandomHiddenLayer`.
     graph_reg : float, default 1e-6
@@ -311,7 +313,7 @@ class ELMNCLD(ChunkClassifier):
     coef_ : ndarray (L, q)
         ``Phi``.
     psi_ : ndarray (L, q)
-        ``Psi``, the solution without the ranking statistics.
+        ``Psi``, the solution without the ranking statistics (never shrunk: ``shrinkage`` acts on ``coef_``).
     statistics_ : SufficientStatistics
         The sums ``H^T H, E^T E, H^T Y, H^T A`` since the last reset (:mod:`ncld_core.model.statistics`).
     chunk_statistics_ : SufficientStatistics

@@ -11,7 +11,9 @@ Gram ``Phi^T H^T H Phi`` the diagonal ``s_j^2 c_j`` in expectation, with::
     c_j = 4 beta^2 tr((K_j^{-1} H^T H)^2) = 4 beta^2 r_j^T (Q o Q) r_j
 
 (``G = U diag(mu) U^T``, ``Q = U^T H^T H U``, ``r_j = 1 / (mu + a_j)``, ``o`` the elementwise product:
-one ``eigh`` for every ridge).  Whitened by ``w_j = s_j sqrt(c_j)``, the flips weigh the same in every
+one ``eigh`` for every ridge; with one ridge for all labels, one Cholesky solve ``A = K^{-1} H^T H`` and
+``tr(A^2) = sum(A o A^T)``).  The ranking term ``gamma H^T A`` also reads the noisy labels; it is left out of
+the noise (``gamma`` is 0.005 by default).  Whitened by ``w_j = s_j sqrt(c_j)``, the flips weigh the same in every
 direction of the label space, whereas the clean signal of labels that co-occur lies in a few.  With
 ``W^{-1} Phi^T H^T H Phi W^{-1} = V diag(lam) V^T``, each direction is shrunk by the factor
 
