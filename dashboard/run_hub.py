@@ -152,7 +152,7 @@ class RunHub:
 
     def detach(self, session_id: str, *, stop: bool = True) -> None:
         """The session no longer shows its run: a run nobody else shows is stopped (``stop``) and its place
-        freed; a run others follow goes on for them."""
+        freed (kept for replay when it had finished); a run others follow goes on for them."""
         with self._lock:
             key = self._sessions.pop(session_id, None)
             if key is None:
@@ -164,6 +164,10 @@ class RunHub:
             run = self._runs.pop(key, None)
             self._watchers.pop(key, None)
             self._line = [(k, r) for k, r in self._line if k != key]
+            # a finished run whose session went away before a reap kept it is kept now (else the next visitor
+            # of the same settings computed it again: seen in tests/test_dashboard_app.py, 1 time in 6)
+            if run is not None and run.status == "done":
+                self._keep(key, run)
         if run is not None:
             run.stop()
 

@@ -125,6 +125,19 @@ def test_a_run_is_computed_once_followed_then_replayed_with_identical_records():
     np.testing.assert_allclose(_cumulative(third.chunks), _cumulative(expected), rtol=1e-9, atol=1e-12)
 
 
+def test_a_finished_run_whose_session_left_before_a_reap_is_still_replayed():
+    """The visitor's browser goes away after the run finished but before the hub kept it: the next visitor of the
+    same settings gets the replay, not a new computation."""
+    alive = {"a", "b"}
+    hub = RunHub(Limits(max_concurrent_runs=1), use_process=False, watch_s=0, session_alive=lambda s: s in alive)
+    first, _ = hub.start("a", TINY)
+    assert first.begin() and _watch(first) == "done"
+    alive.discard("a")
+    second, role = hub.start("b", TINY)  # its reap detaches "a" first
+    assert role == "replayed" and second.status == "done" and hub.computations == 1
+    np.testing.assert_array_equal(_cumulative(second.chunks), _cumulative(first.chunks))
+
+
 def test_a_visitor_leaving_a_followed_run_leaves_it_to_the_others():
     hub = RunHub(Limits(max_concurrent_runs=1), use_process=False, watch_s=0)
     run, _ = hub.start("a", TINY)
