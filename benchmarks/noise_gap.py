@@ -40,6 +40,8 @@ CHUNK = 500
 ORACLE = "ELM-O (clean labels)"  # the runner feeds this name the ground truth (ORACLES)
 IGNORING = "ignoring the noise (told rates 0)"
 DEFAULT = "backward (default)"  # loss="auto" with told rates
+#: The backward solve with the flips' share shrunk across labels: also on the presets and in the timing.
+SHRUNK = "backward, shrunk (0.5)"
 #: The losses and variants measured beside the oracle and the ignoring twin: name -> ELMNCLD parameters
 #: (beyond the package defaults; every one is told the stream's true rates).
 CANDIDATES = {
@@ -52,7 +54,7 @@ CANDIDATES = {
     "forward (ridge / d_j^2 per label)": {"loss": "forward"},
     # The backward solve with what the flips add shrunk across labels (ncld_core.model.noise_shrinkage):
     # half the Wiener factor's noise share, and the Wiener factor.
-    "backward, shrunk (0.5)": {"loss": "backward", "shrinkage": 0.5},
+    SHRUNK: {"loss": "backward", "shrinkage": 0.5},
     "backward, shrunk (1)": {"loss": "backward", "shrinkage": 1.0},
     "forward, shrunk (0.5)": {"loss": "forward", "shrinkage": 0.5},
     "forward, shrunk (1)": {"loss": "forward", "shrinkage": 1.0},
@@ -136,8 +138,7 @@ def run_curve(arg) -> list[dict]:
 
 
 #: The losses compared on the dashboard's presets (short streams, some with a planted change): name -> parameters.
-PRESET_LOSSES = {"backward": {"loss": "backward"}, "forward": {"loss": "forward"},
-                 "backward, shrunk (0.5)": {"loss": "backward", "shrinkage": 0.5}}
+PRESET_LOSSES = {"backward": {"loss": "backward"}, "forward": {"loss": "forward"}, SHRUNK: CANDIDATES[SHRUNK]}
 
 
 def run_preset(arg) -> list[dict]:
@@ -208,10 +209,6 @@ def preset_section(rows: pd.DataFrame) -> list[str]:
                 for decision in dict.fromkeys(rows["decision"]) for loss in PRESET_LOSSES) + ".", ""]
 
 
-#: Timed beside the losses: the backward solve with the flips' share shrunk across labels.
-SHRUNK_TIMED = {"backward, shrunk (0.5)": {"loss": "backward", "shrinkage": 0.5}}
-
-
 def time_losses(dataset: str = "enron", repeats: int = 5) -> pd.DataFrame:
     """Seconds per chunk (predict + partial_fit, test-then-train over the whole stream, told the rates) of each
     loss, interleaved ``repeats`` times in this process; the median per loss."""
@@ -223,7 +220,7 @@ def time_losses(dataset: str = "enron", repeats: int = 5) -> pd.DataFrame:
     bounds = list(stream.chunk_bounds(CHUNK))
     rows = []
     for rep in range(repeats):
-        for loss, spec in {**{name: {"loss": name} for name in LOSSES}, **SHRUNK_TIMED}.items():
+        for loss, spec in {**{name: {"loss": name} for name in LOSSES}, SHRUNK: CANDIDATES[SHRUNK]}.items():
             model = ELMNCLD(**{**params, **spec}, rho_pos=stream.rho_pos, rho_neg=stream.rho_neg)
             t0 = time.perf_counter()
             for index, (start, stop) in enumerate(bounds):

@@ -161,15 +161,19 @@ class RunHub:
             watchers.discard(session_id)
             if watchers or not stop:
                 return
-            run = self._runs.pop(key, None)
-            self._watchers.pop(key, None)
-            self._line = [(k, r) for k, r in self._line if k != key]
-            # a finished run whose session went away before a reap kept it is kept now (else the next visitor
+            # a finished run whose session went away before a reap kept it is kept here (else the next visitor
             # of the same settings computed it again: seen in tests/test_dashboard_app.py, 1 time in 6)
-            if run is not None and run.status == "done":
-                self._keep(key, run)
+            run, _ = self._retire(key)
         if run is not None:
             run.stop()
+
+    def _retire(self, key) -> tuple:
+        """Take ``key``'s computation out of the hub (kept for replay when it finished): ``(run, its watchers)``."""
+        run = self._runs.pop(key, None)
+        if run is not None and run.status == "done":
+            self._keep(key, run)
+        self._line = [(k, r) for k, r in self._line if k != key]
+        return run, self._watchers.pop(key, set())
 
     def reap(self) -> None:
         """Detach the sessions that are gone; free the places of ended runs and keep the finished ones."""
@@ -179,11 +183,7 @@ class RunHub:
             for key, run in list(self._runs.items()):
                 if run.active:
                     continue
-                if run.status == "done":
-                    self._keep(key, run)
-                self._runs.pop(key, None)
-                self._line = [(k, r) for k, r in self._line if k != key]
-                for session_id in self._watchers.pop(key, set()):
+                for session_id in self._retire(key)[1]:
                     if self._sessions.get(session_id) == key:
                         del self._sessions[session_id]
             now = self.clock()

@@ -143,6 +143,15 @@ PARAM_RANGES = {
     "shrinkage": Range(0, 10),
 }
 
+def _hidden(hidden, Xs, cache=None) -> np.ndarray:
+    """``H`` of the scaled chunk ``Xs``; with a :class:`~ncld_core.model.chunk_cache.ChunkCache`, the one every model
+    scoring and learning the chunk with the same hidden layer shares (one key for both)."""
+    def compute():
+        return hidden.transform(Xs, scaled=True)
+
+    return compute() if cache is None else cache.get(("H", cache.layer_key(hidden)), compute)
+
+
 def _cardinality(Y01, rho_pos, rho_neg, estimator):
     """The chunk's cardinality estimate (:mod:`ncld_core.model.cardinality`): with given rates the moment
     estimate and its confidence interval; with estimated ones the interval of the rates' bounds, or, with
@@ -510,7 +519,7 @@ class ELMNCLD(ChunkClassifier):
 
         layer = None if cache is None else cache.layer_key(hidden)
         Xs = hidden.scale(X)
-        H = memo(("H", layer), lambda: hidden.transform(Xs, scaled=True))
+        H = _hidden(hidden, Xs, cache)
         # Rates all 0 make every weight (P - 0) / P = 1 and beta = 1 drops the graph term, so plain
         # online ELM needs neither P_D nor the graph: skipped (the result is bit-identical).
         needs_proba = estimator is not None or bool(np.any(rho_pos) or np.any(rho_neg))
@@ -885,11 +894,7 @@ class ELMNCLD(ChunkClassifier):
         if cache is not None:
             cache.check(X)
         X = self._fitted_X(X)  # first: an unfitted model has no hidden_
-        hidden = self.hidden_
-        if cache is None:
-            return hidden.transform(X)
-        # the key and the computation partial_fit's terms use (transform(X) is transform(scale(X), scaled=True))
-        return cache.get(("H", cache.layer_key(hidden)), lambda: hidden.transform(hidden.scale(X), scaled=True))
+        return _hidden(self.hidden_, self.hidden_.scale(X), cache)  # as partial_fit's terms compute it
 
     def ranking_scores(self, X, *, cache=None) -> np.ndarray:
         """The label scores ``O = H Phi`` (N, q) of Eq. (N3), higher meaning more relevant ((N,) after a
