@@ -5,11 +5,12 @@ State model
 * ``st.session_state["cfg_values"]`` (:data:`dashboard.link.CANON`) holds the canonical RunConfig fields
   (a plain dict). It survives page switches and widgets that are not drawn (Streamlit drops a widget's
   state when it is not rendered in a run). A link fills it on a session's first run (:mod:`dashboard.link`).
-* Every widget has key ``w_<field>``; before it is drawn its key is seeded from the
+* Every widget has key ``w_<field>_<version>`` (:func:`wkey`); before it is drawn its key is seeded from the
   canonical value if missing, and after it is drawn the canonical value is updated.
-* A preset replaces the canonical values and drops the widget keys, so the widgets are re-seeded; the flip
-  rate table (a data editor) and the drift schedule's rows (a kind and a position per change point) are keyed
-  by a version number that is bumped to reset their edits.
+* A preset replaces the canonical values and bumps the controls' version (``editor_ver``), so every widget,
+  the flip rate table (a data editor) and the drift schedule's rows (a kind and a position per change point)
+  included, is drawn afresh under a new key, seeded from the canonical values; values a browser sends for the
+  keys of before (a click while the preset still draws) name no widget.
 * Errors come from :func:`dashboard.checks.check` (``RunConfig.errors`` with the data's sizes, the memory
   budget) and are written into an ``st.empty`` slot right under the control they concern, after every
   control is drawn.
@@ -65,8 +66,15 @@ class Context:
         return not self.errors
 
 
-def wkey(name: str) -> str:
-    return f"w_{name}"
+def wkey(name: str, state=None) -> str:
+    """The widget key of control ``name`` in this version of the controls (``editor_ver``, of ``state``: by
+    default this session's).
+
+    A preset or a link bumps the version, so a click that reaches the server with the widgets' values from
+    before the preset (a Run pressed while the preset still draws) finds no widget of the new version to
+    overwrite: the run gets the preset's settings, not a mix of the preset's and the stale ones."""
+    state = st.session_state if state is None else state
+    return f"w_{name}_{state['editor_ver'] if 'editor_ver' in state else 0}"
 
 
 # --------------------------------------------------------------------------- state
@@ -80,9 +88,7 @@ def set_config(cfg: RunConfig):
     """Replace every control's value (presets, tests)."""
     ss = st.session_state
     ss[CANON] = cfg.to_dict()
-    for name in FIELDS:
-        ss.pop(wkey(name), None)
-    ss["editor_ver"] = ss.get("editor_ver", 0) + 1
+    ss["editor_ver"] = ss.get("editor_ver", 0) + 1  # every widget afresh, under new keys (wkey)
 
 
 def _apply_preset():
@@ -194,7 +200,7 @@ def schedule_text(df: pd.DataFrame) -> tuple[str, str | None]:
 def _editor(name: str, make_base, **kwargs):
     """A data editor reset by bumping ``editor_ver``; re-seeded from the canonical values when dropped."""
     ss = st.session_state
-    key = f"w_{name}_{ss.get('editor_ver', 0)}"
+    key = wkey(name)
     base_key = f"{name}_base"
     if key not in ss or base_key not in ss:
         ss[base_key] = make_base()

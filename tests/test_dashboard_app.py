@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from tests.apptest import drawn_figure, open_app
 
 from dashboard import figures as F
+from dashboard.controls import wkey
 from ncld_core.config import PRESETS, RunConfig, StreamSpec
 from ncld_core.model.detector import DETECTORS
 
@@ -54,8 +55,8 @@ def _uncached_small_app(seed: int) -> AppTest:
     """The app on a small synthetic stream whose stream seed (``seed``: one per test) no other test caches."""
     at = _app()
     _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
-    at.number_input(key="w_shuffle_seed").set_value(seed)
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
+    at.number_input(key=wkey("shuffle_seed", at.session_state)).set_value(seed)
     at.run()
     return at
 
@@ -65,26 +66,26 @@ OTHER = next(d for d in DETECTORS if d != RunConfig().detector)
 
 
 def _small(at, n=600, chunk=200):
-    at.number_input(key="w_n_instances").set_value(n)
-    at.number_input(key="w_chunk_size").set_value(chunk)
-    at.number_input(key="w_n_features").set_value(5)
-    at.number_input(key="w_n_labels").set_value(4)
+    at.number_input(key=wkey("n_instances", at.session_state)).set_value(n)
+    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(chunk)
+    at.number_input(key=wkey("n_features", at.session_state)).set_value(5)
+    at.number_input(key=wkey("n_labels", at.session_state)).set_value(4)
     at.run()
 
 
 def test_every_control_is_there():
     at = _app()
     keys = {w.key for w in at.number_input}
-    assert {f"w_{f}" for f in NUMBER_FIELDS} <= keys
-    assert at.selectbox(key="w_dataset").value == "synthetic"
-    assert at.radio(key="w_noise").value == "range"
-    assert at.multiselect(key="w_models").value == ["ELM-O", "ELM-I", "ELM-II"]
-    assert at.checkbox(key="w_references").value is True
+    assert {wkey(f, at.session_state) for f in NUMBER_FIELDS} <= keys
+    assert at.selectbox(key=wkey("dataset", at.session_state)).value == "synthetic"
+    assert at.radio(key=wkey("noise", at.session_state)).value == "range"
+    assert at.multiselect(key=wkey("models", at.session_state)).value == ["ELM-O", "ELM-I", "ELM-II"]
+    assert at.checkbox(key=wkey("references", at.session_state)).value is True
     # drift detection: the acting detector, and the others to compare with it
-    assert at.selectbox(key="w_detector").value == RunConfig().detector
-    assert at.selectbox(key="w_detector").options == [F.detector_label(d) for d in DETECTORS]
-    assert at.multiselect(key="w_monitors").value == []
-    assert len(at.multiselect(key="w_monitors").options) == len(DETECTORS) - 1
+    assert at.selectbox(key=wkey("detector", at.session_state)).value == RunConfig().detector
+    assert at.selectbox(key=wkey("detector", at.session_state)).options == [F.detector_label(d) for d in DETECTORS]
+    assert at.multiselect(key=wkey("monitors", at.session_state)).value == []
+    assert len(at.multiselect(key=wkey("monitors", at.session_state)).options) == len(DETECTORS) - 1
     assert any(b.key and b.key.startswith("sched_add_") for b in at.button)  # the schedule: rows added by a button
     assert not at.data_editor  # no data editor on the first page (its code was the page's largest download)
     assert _run_button(at).disabled is False
@@ -100,27 +101,27 @@ def test_every_control_is_there():
 
 def test_rho_high_error_next_to_control_disables_run():
     at = _app()
-    at.number_input(key="w_rho_high").set_value(0.6).run()
+    at.number_input(key=wkey("rho_high", at.session_state)).set_value(0.6).run()
     errors = _errors(at)
     assert any("rho high below 0.5" in e for e in errors), errors
     assert _run_button(at).disabled is True
     # fixed again -> enabled
-    at.number_input(key="w_rho_high").set_value(0.45).run()
+    at.number_input(key=wkey("rho_high", at.session_state)).set_value(0.45).run()
     assert not _errors(at)
     assert _run_button(at).disabled is False
 
 
 def test_n_neighbors_not_below_chunk_size():
     at = _app()
-    at.number_input(key="w_chunk_size").set_value(10)
-    at.number_input(key="w_n_neighbors").set_value(10).run()
+    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(10)
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(10).run()
     assert any("K (neighbours) must be below the chunk size (10)" in e for e in _errors(at)), _errors(at)
     assert _run_button(at).disabled is True
 
 
 def test_rate_table_rejects_rho_sum_of_one():
     at = _app()
-    at.radio(key="w_noise").set_value("table").run()
+    at.radio(key=wkey("noise", at.session_state)).set_value("table").run()
     editor = next(d for d in at.data_editor if d.key and d.key.startswith("w_rates_"))
     assert len(editor.value) == 10  # one row per label of the synthetic generator
     at.session_state[editor.key] = {"edited_rows": {"3": {"rho_pos": 0.6, "rho_neg": 0.45}},
@@ -167,6 +168,26 @@ def test_schedule_rows_are_added_validated_and_removed():
     assert _run_button(at).disabled is False
 
 
+def _control_keys(at) -> set[str]:
+    return {w.key for kind in (at.number_input, at.selectbox, at.radio, at.multiselect, at.checkbox) for w in kind
+            if w.key and w.key.startswith("w_")}
+
+
+def test_a_preset_gives_every_control_a_new_key():
+    """A Run pressed while a preset still draws reaches the server with the values the page showed before the
+    preset for the controls not yet redrawn. Under the same keys they overwrote the preset's (a run with a mix of
+    the two was seen 1 time in 21 beside busy cores); under the preset's new keys they name no control."""
+    at = _app()
+    before = _control_keys(at)
+    at.button_group(key="preset_pick").set_value("concept growth").run()
+    after = _control_keys(at)
+    assert before and after and not before & after, before & after
+    # a value sent under a key of before the preset changes nothing
+    at.session_state[sorted(before)[0]] = -1
+    at.run()
+    assert RunConfig(**at.session_state["cfg_values"]) == PRESETS["concept growth"]
+
+
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_preset_fills_the_controls(name):
     at = _app()
@@ -176,9 +197,9 @@ def test_preset_fills_the_controls(name):
     for f in NUMBER_FIELDS:
         if f in ("rho_low", "rho_high") and want.noise != "range":
             continue  # a noise family: no range controls on the page
-        assert at.number_input(key=f"w_{f}").value == getattr(want, f), f
-    assert at.multiselect(key="w_models").value == want.models
-    assert at.radio(key="w_noise").value == want.noise
+        assert at.number_input(key=wkey(f, at.session_state)).value == getattr(want, f), f
+    assert at.multiselect(key=wkey("models", at.session_state)).value == want.models
+    assert at.radio(key=wkey("noise", at.session_state)).value == want.noise
     assert RunConfig(**at.session_state["cfg_values"]) == want
     assert at.query_params == {k: v for k, v in want.to_query_params().items()}
     # every setting the preset sets is on a control of the page (none hidden)
@@ -187,22 +208,22 @@ def test_preset_fills_the_controls(name):
         if field == "schedule":
             assert _schedule_text_shown(at) == want.schedule
         else:
-            assert f"w_{field}" in keys, field
-    assert at.selectbox(key="w_decision").value == want.decision
+            assert wkey(field, at.session_state) in keys, field
+    assert at.selectbox(key=wkey("decision", at.session_state)).value == want.decision
 
 
 def test_url_round_trip_in():
     cfg = RunConfig(chunk_size=100, n_instances=1200, beta=0.3, gamma=2**-6, delta=0.2, schedule="growth@600",
                     models=["ELM-I", "ELM (plain)"], references=False, noise="none", seed=7)
     at = _app(cfg.to_query_params())
-    assert at.number_input(key="w_chunk_size").value == 100
-    assert at.number_input(key="w_n_instances").value == 1200
-    assert at.number_input(key="w_beta").value == 0.3
-    assert at.number_input(key="w_gamma").value == 2**-6
-    assert at.number_input(key="w_seed").value == 7
-    assert at.multiselect(key="w_models").value == ["ELM-I", "ELM (plain)"]
-    assert at.checkbox(key="w_references").value is False
-    assert at.radio(key="w_noise").value == "none"
+    assert at.number_input(key=wkey("chunk_size", at.session_state)).value == 100
+    assert at.number_input(key=wkey("n_instances", at.session_state)).value == 1200
+    assert at.number_input(key=wkey("beta", at.session_state)).value == 0.3
+    assert at.number_input(key=wkey("gamma", at.session_state)).value == 2**-6
+    assert at.number_input(key=wkey("seed", at.session_state)).value == 7
+    assert at.multiselect(key=wkey("models", at.session_state)).value == ["ELM-I", "ELM (plain)"]
+    assert at.checkbox(key=wkey("references", at.session_state)).value is False
+    assert at.radio(key=wkey("noise", at.session_state)).value == "none"
     assert RunConfig(**at.session_state["cfg_values"]) == cfg
     assert at.query_params == cfg.to_query_params()  # nothing lost on the way back out
 
@@ -210,8 +231,8 @@ def test_url_round_trip_in():
 def test_url_round_trip_out():
     at = _app()
     assert at.query_params == {}
-    at.number_input(key="w_beta").set_value(0.3)
-    at.multiselect(key="w_models").set_value(["ELM-II"])
+    at.number_input(key=wkey("beta", at.session_state)).set_value(0.3)
+    at.multiselect(key=wkey("models", at.session_state)).set_value(["ELM-II"])
     at.run()
     assert at.query_params["beta"] == "0.3"
     assert json.loads(at.query_params["models"]) == ["ELM-II"]
@@ -236,19 +257,19 @@ def test_broken_link_is_an_inline_error(query, message):
     at = _app(query)  # never an exception
     assert any(message in e for e in _errors(at)), _errors(at)
     if "chunk_size" in query and query["chunk_size"] == "abc":
-        assert at.number_input(key="w_chunk_size").value == RunConfig().chunk_size
+        assert at.number_input(key=wkey("chunk_size", at.session_state)).value == RunConfig().chunk_size
     if "models" in query:  # a link whose every model is unknown gets the defaults; an empty list waits for one
         expected = {'["bogus", "ELM-I"]': ["ELM-I"], '["bogus"]': list(RunConfig().models), "[]": []}
-        assert at.multiselect(key="w_models").value == expected[query["models"]]
+        assert at.multiselect(key=wkey("models", at.session_state)).value == expected[query["models"]]
         assert at.button(key="run_button").disabled is (query["models"] == "[]")
     if "dataset" in query:  # refused by the resolver: the synthetic generator is used
-        assert at.selectbox(key="w_dataset").value == "synthetic"
+        assert at.selectbox(key=wkey("dataset", at.session_state)).value == "synthetic"
 
 
 def test_short_run_completes_with_summary_and_downloads():
     at = _app()
     _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
     at.run()
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -283,7 +304,7 @@ def _tiny_arff(label_prefix="<b>l"):
 
 def test_upload_broken_and_good_files():
     at = _app()
-    at.selectbox(key="w_dataset").set_value("upload").run()
+    at.selectbox(key=wkey("dataset", at.session_state)).set_value("upload").run()
     assert any("upload an ARFF file" in e for e in _errors(at))
     assert _run_button(at).disabled is True
     at.file_uploader(key="w_upload_arff").upload("broken.arff", b"this is not an arff file")
@@ -295,8 +316,8 @@ def test_upload_broken_and_good_files():
     arff, xml = _tiny_arff()
     at.file_uploader(key="w_upload_arff").upload("<i>tiny</i>.arff", arff)
     at.file_uploader(key="w_upload_xml").upload("tiny.xml", xml)
-    at.number_input(key="w_chunk_size").set_value(100)
-    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(100)
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
     at.run()
     assert not _errors(at), _errors(at)
     # The user's file name is shown verbatim as plain text, never as Markdown / HTML.
@@ -346,7 +367,7 @@ def test_html_report_is_offline_and_escaped():
 def test_sweep_page_computes_a_heat_map():
     at = _app()
     _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
     at.run()
     at.switch_page("views/sweep.py").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -368,9 +389,9 @@ def test_run_pressed_with_a_control_changed_runs_the_changed_settings():
     value: the run starts once the sidebar has read the controls, not from the previous script run's settings."""
     at = _app()
     _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
     at.run()
-    at.number_input(key="w_seed").set_value(7)
+    at.number_input(key=wkey("seed", at.session_state)).set_value(7)
     _run_button(at).click().run()  # the new seed and the click in one script run
     assert not at.exception, [e.value for e in at.exception]
     run = at.session_state["run"]
@@ -391,8 +412,8 @@ def test_model_controls_do_not_rebuild_the_stream(monkeypatch):
     at = _uncached_small_app(424242)
     _run_button(at).click().run()
     assert calls == [424242]
-    at.number_input(key="w_beta").set_value(0.5)
-    at.number_input(key="w_delta").set_value(0.3)
+    at.number_input(key=wkey("beta", at.session_state)).set_value(0.5)
+    at.number_input(key=wkey("delta", at.session_state)).set_value(0.3)
     at.run()
     _run_button(at).click().run()
     assert not at.exception
@@ -413,8 +434,8 @@ def test_baselines_run_side_by_side():
     cfg = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5,
                     models=["ELM-II", "OSML-ELM", "PAML-I"], references=False)
     at = _app(cfg.to_query_params())
-    assert at.multiselect(key="w_models").value == ["ELM-II", "OSML-ELM", "PAML-I"]
-    assert {"OSML-ELM (baseline)", "PAML-I (baseline)"} <= set(at.multiselect(key="w_models").options)
+    assert at.multiselect(key=wkey("models", at.session_state)).value == ["ELM-II", "OSML-ELM", "PAML-I"]
+    assert {"OSML-ELM (baseline)", "PAML-I (baseline)"} <= set(at.multiselect(key=wkey("models", at.session_state)).options)
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert _summary(at)["variant"].tolist() == ["ELM-II", "OSML-ELM", "PAML-I"]
@@ -474,8 +495,8 @@ def test_figures_are_valid_plotly():
 def test_run_without_rates_shows_estimates_against_truth():
     at = _app()
     _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
-    at.selectbox(key="w_model_rates").set_value("estimate")
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
+    at.selectbox(key=wkey("model_rates", at.session_state)).set_value("estimate")
     at.run()
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -488,7 +509,7 @@ def test_run_without_rates_shows_estimates_against_truth():
     # known rates (the default): the panel says how to switch, no estimates
     at2 = _app()
     _small(at2)
-    at2.number_input(key="w_n_neighbors").set_value(5)
+    at2.number_input(key=wkey("n_neighbors", at2.session_state)).set_value(5)
     at2.run()
     _run_button(at2).click().run()
     assert any("nothing (estimate the rates)" in c.value for c in at2.caption)
@@ -497,8 +518,8 @@ def test_run_without_rates_shows_estimates_against_truth():
 def test_detector_controls_feed_the_run_and_the_detection_table():
     at = _app()
     _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
-    at.multiselect(key="w_monitors").set_value([OTHER])
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
+    at.multiselect(key=wkey("monitors", at.session_state)).set_value([OTHER])
     at.run()
     assert json.loads(at.query_params["monitors"]) == [OTHER]  # the link carries it
     assert RunConfig.from_query_params(at.query_params).monitors == [OTHER]
@@ -526,16 +547,16 @@ def test_detector_controls_feed_the_run_and_the_detection_table():
     assert F.detector_label(RunConfig().detector) + " (acting) · ELM-O = ELM-I = ELM-II" in names
     assert any(sh.get("y0") == 1 and sh.get("y1") == 1 for sh in fig["layout"]["shapes"])
     # choosing the compared detector as the acting one removes it from the comparison
-    at.selectbox(key="w_detector").set_value(OTHER).run()
+    at.selectbox(key=wkey("detector", at.session_state)).set_value(OTHER).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.multiselect(key="w_monitors").value == []
+    assert at.multiselect(key=wkey("monitors", at.session_state)).value == []
     assert at.query_params["detector"] == OTHER and "monitors" not in at.query_params
 
 
 def test_cardinality_panel_draws_the_band_and_on_request_the_papers_estimate():
     at = _app()
     _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
     at.run()
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -611,13 +632,13 @@ def test_bad_detector_in_the_link_is_reported(query, message):
     assert any(message in e for e in _errors(at)), _errors(at)
     if "detector" in query:
         # kept and shown as unknown (not silently replaced): Run waits until another is chosen
-        assert at.selectbox(key="w_detector").value == "bogus"
+        assert at.selectbox(key=wkey("detector", at.session_state)).value == "bogus"
         assert _run_button(at).disabled is True
-        at.selectbox(key="w_detector").set_value(RunConfig().detector).run()
+        at.selectbox(key=wkey("detector", at.session_state)).set_value(RunConfig().detector).run()
         assert not at.exception and not _errors(at), _errors(at)
         assert _run_button(at).disabled is False
     if "monitors" in query:  # no list of detectors can hold it: dropped, said so, and Run works
-        assert at.multiselect(key="w_monitors").value == []
+        assert at.multiselect(key=wkey("monitors", at.session_state)).value == []
         assert _run_button(at).disabled is False
 
 
@@ -626,7 +647,7 @@ def test_a_monitor_equal_to_the_acting_detector_is_dropped_and_said_so():
     at = _app({"monitors": json.dumps([acting, OTHER])})
     said = f"monitor '{acting}' (monitors must not repeat the acting detector '{acting}'"
     assert any(said in e and "dropped" in e for e in _errors(at)), _errors(at)
-    assert at.multiselect(key="w_monitors").value == [OTHER]
+    assert at.multiselect(key=wkey("monitors", at.session_state)).value == [OTHER]
     assert _run_button(at).disabled is False
 
 
@@ -657,7 +678,7 @@ def test_clean_vs_noisy_preset_says_what_the_noise_cost_from_the_run():
     at.button_group(key="preset_pick").set_value("clean vs noisy").run()
     notes = " ".join(c.value for c in at.caption)
     assert PRESET_NOTES["clean vs noisy"][:60] in notes
-    assert "ELM-O (clean labels)" in at.multiselect(key="w_models").value
+    assert "ELM-O (clean labels)" in at.multiselect(key=wkey("models", at.session_state)).value
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
     run = at.session_state["run"]
@@ -718,7 +739,7 @@ def _arff_with(mod):
 ])
 def test_upload_with_values_that_break_the_solve_is_refused_at_load(mod, message):
     at = _app()
-    at.selectbox(key="w_dataset").set_value("upload").run()
+    at.selectbox(key=wkey("dataset", at.session_state)).set_value("upload").run()
     at.file_uploader(key="w_upload_arff").upload("tiny.arff", _arff_with(mod))
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -741,7 +762,7 @@ def test_rate_table_shows_and_edits_the_rates_as_used():
 
 def test_rate_table_follows_the_dataset(data_dir):  # medical
     at = _app({"noise": "table"})
-    at.selectbox(key="w_dataset").set_value("medical").run()
+    at.selectbox(key=wkey("dataset", at.session_state)).set_value("medical").run()
     assert not at.exception, [e.value for e in at.exception]
     assert not _errors(at), _errors(at)
     editor = next(d for d in at.data_editor if d.key and d.key.startswith("w_rates_"))
@@ -765,7 +786,7 @@ def test_every_link_value_that_cannot_be_applied_is_named(query, message, kept):
 def test_link_rates_that_sum_past_one_are_reported_by_label():
     at = _app({"rho_low": "0.3", "rho_high": "0.6"})
     assert any("keep rho high below 0.5" in e and "ρ+ + ρ−" in e for e in _errors(at)), _errors(at)
-    assert at.number_input(key="w_rho_high").value == 0.6  # shown, not replaced
+    assert at.number_input(key=wkey("rho_high", at.session_state)).value == 0.6  # shown, not replaced
     assert _run_button(at).disabled is True
 
 
@@ -794,7 +815,7 @@ def test_a_run_computed_in_a_thread_where_the_platform_has_no_fork_server(monkey
     run_hub.clear()  # computed here, not replayed from an earlier test's run of the same settings
     at = _app()
     _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
     at.run()
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -882,7 +903,7 @@ def test_a_click_on_run_survives_a_rerun_that_interrupts_the_start(monkeypatch):
 def test_presentation_mode_keeps_the_records_chosen_for_b_to_d():
     """The choice is drawn as a widget on panel (b) only in presentation mode; panels (c) and (d) keep it."""
     at = _app()
-    at.selectbox(key="w_model_rates").set_value("estimate").run()
+    at.selectbox(key=wkey("model_rates", at.session_state)).set_value("estimate").run()
     at.selectbox(key="focus_variant").set_value("ELM-II").run()
     at.toggle(key="presenting").set_value(True).run()
     for panel in ("threshold", "timeline", "cardinality"):
@@ -898,7 +919,7 @@ def test_presentation_mode_folds_a_panels_table_only_when_there_is_one(rates):
     there is no table, and no empty expander either."""
     at = _app()
     _small(at)
-    at.selectbox(key="w_model_rates").set_value(rates).run()
+    at.selectbox(key=wkey("model_rates", at.session_state)).set_value(rates).run()
     at.toggle(key="presenting").set_value(True).run()
     at.selectbox(key="present_panel").set_value("rates").run()
     _run_button(at).click().run()
@@ -923,8 +944,8 @@ def test_without_the_served_plotly_js_the_panels_are_plotly_charts(monkeypatch):
     monkeypatch.setattr(live_chart, "SERVED", False)
     at = _app()
     _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
-    at.selectbox(key="w_model_rates").set_value("estimate")
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
+    at.selectbox(key=wkey("model_rates", at.session_state)).set_value("estimate")
     at.run()
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -954,7 +975,7 @@ def _arff_rows(rows):
 
 def test_an_upload_without_a_positive_label_is_refused_and_a_nan_is_named():
     at = _app()
-    at.selectbox(key="w_dataset").set_value("upload").run()
+    at.selectbox(key=wkey("dataset", at.session_state)).set_value("upload").run()
     rng = np.random.default_rng(0)
     at.file_uploader(key="w_upload_arff").upload(
         "empty.arff", _arff_rows([f"{a:.3f},{b:.3f},0,0" for a, b in rng.normal(size=(300, 2))]))
@@ -977,8 +998,8 @@ def test_an_upload_without_a_positive_label_is_refused_and_a_nan_is_named():
 
 def test_the_decision_rule_is_a_control_and_follows_the_link():
     at = _app({"decision": "paper"})
-    assert at.selectbox(key="w_decision").value == "paper"
-    at.selectbox(key="w_decision").set_value("bayes").run()
+    assert at.selectbox(key=wkey("decision", at.session_state)).value == "paper"
+    at.selectbox(key=wkey("decision", at.session_state)).set_value("bayes").run()
     assert at.query_params["decision"] == "bayes"
     assert RunConfig(**at.session_state["cfg_values"]).decision == "bayes"
 

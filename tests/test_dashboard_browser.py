@@ -371,7 +371,7 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
     assert page.locator(".st-key-panel_rates [data-testid=stDataFrame]").count() == 1
     page.evaluate(OBSERVE_GRAPHS)
     # another model seed: a run the server computes anew (the same settings would be replayed, RunHub)
-    seed = page.locator(".st-key-w_seed input")
+    seed = page.locator("[class*=\"st-key-w_seed_\"] input")  # key w_seed_<version of the controls>
     seed.fill("7")
     seed.press("Enter")
     page.wait_for_url(re.compile(r"seed=7"), timeout=30_000)

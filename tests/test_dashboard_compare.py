@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.apptest import drawn_figure, open_app
 
+from dashboard.controls import wkey
 from dashboard import compare as C
 from dashboard import figures as F
 from dashboard.link import LINK_PARAM, PENDING
@@ -47,7 +48,7 @@ def test_pin_and_compare_round_trip_through_the_link():
     assert RunConfig.from_query_params(json.loads(at.query_params[LINK_PARAM])) == SMALL
     assert at.button(key="pin_button").disabled is True
     # change a setting, run again: the baseline's curves are under every panel, dimmed, named as the baseline's
-    at.number_input(key="w_beta").set_value(0.5).run()
+    at.number_input(key=wkey("beta", at.session_state)).set_value(0.5).run()
     at.button(key="run_button").click().run()
     assert not at.exception, [e.value for e in at.exception]
     for panel in ("metrics", "cardinality", "threshold"):
@@ -72,7 +73,7 @@ def test_pin_and_compare_round_trip_through_the_link():
     assert table["pinned"].tolist() == ["pinned"] * 5 + [""] * 5
     # one chunk size: delays in chunks; in instances once the runs' chunk sizes differ (a chunk is not a chunk)
     assert "mean delay (chunks)" in table.columns and "mean delay (instances)" not in table.columns
-    at.number_input(key="w_chunk_size").set_value(SMALL.chunk_size // 2).run()
+    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(SMALL.chunk_size // 2).run()
     at.button(key="run_button").click().run()
     wider = next(t.value for t in at.table if "run" in getattr(t.value, "columns", []))
     assert "mean delay (instances)" in wider.columns and "mean delay (chunks)" not in wider.columns
@@ -80,7 +81,7 @@ def test_pin_and_compare_round_trip_through_the_link():
     unpinned = next(t.value for t in at.table if "run" in getattr(t.value, "columns", []))
     assert "pinned" not in unpinned.columns  # no column of blanks
     at.selectbox(key="pin_pick").set_value(at.session_state["run_history"][0]["id"]).run()  # run #1 again
-    at.number_input(key="w_chunk_size").set_value(SMALL.chunk_size).run()  # (the link below: run #2's settings)
+    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(SMALL.chunk_size).run()  # (the link below: run #2's settings)
     assert table["model"].tolist()[:5] == ["ELM-O", "ELM-I", "ELM-II", "all-negative", "noisy-prior"]
     assert table["micro-F1"].iloc[0] == pytest.approx(first[-1].cumulative["ELM-O"]["micro_f1"])
 

@@ -18,6 +18,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ncld_core.data
+from dashboard.controls import wkey
 from dashboard import link as L
 from ncld_core.config import MAX_INSTANCES, StreamSpec, RunConfig
 from ncld_core.data import resolve_dataset
@@ -187,7 +188,7 @@ def test_hostile_pinned_run_links_are_refused_in_the_app(tmp_path, work, name):
 def test_a_link_naming_a_server_file_as_its_dataset_is_refused(work):
     at = _app({"dataset": "/etc/passwd", "beta": "0.3"})
     assert any("dataset (unknown dataset: choose one of the listed datasets" in e for e in _errors(at)), _errors(at)
-    assert at.selectbox(key="w_dataset").value == "synthetic" and at.session_state["cfg_values"]["beta"] == 0.3
+    assert at.selectbox(key=wkey("dataset", at.session_state)).value == "synthetic" and at.session_state["cfg_values"]["beta"] == 0.3
     _assert_nothing_of_the_server(at)
     assert work == {"stream": 0, "load": 0, "run": 0}
 
@@ -225,7 +226,7 @@ def test_an_integer_past_two_to_the_64_in_a_link_is_an_inline_error(work, field)
     errors = _errors(at)
     assert any("must be in [" in e and "99999999999999999999" in e and "the default is used" in e
                for e in errors), errors
-    assert at.number_input(key=f"w_{field}").value == getattr(RunConfig(), field)
+    assert at.number_input(key=wkey(field, at.session_state)).value == getattr(RunConfig(), field)
     assert not any("went wrong" in e for e in errors) and not at.exception
     _assert_nothing_of_the_server(at)
     assert work == {"stream": 0, "load": 0, "run": 0}

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dashboard.controls import wkey
 from dashboard import compare, panels, report
 from dashboard import data as dashboard_data
 from dashboard import figures as F
@@ -104,7 +105,7 @@ def test_the_live_page_lays_out_and_draws_a_new_panel(monkeypatch):
     assert "##### (g) A dummy panel" in heads and "##### (h) Compare runs" in heads, heads
     assert "Dummy explanation" in [e.label for e in at.expander]
     _small(at)
-    at.number_input(key="w_n_neighbors").set_value(5)
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
     at.run()
     _run_button(at).click().run()
     assert not at.exception, [e.value for e in at.exception]
