@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -321,6 +322,9 @@ def test_noise_gap_writes_every_section_for_one_small_stream(data_dir, tmp_path)
     for heading in ("## Done when (issue 26)", "## Which loss", "## The gap per dataset", "## The limit", "## Time"):
         assert heading in text, heading
     assert "| emotions" in text and "equivalent clean fraction" in text
+    # the ranking-loss bound read on the same curve: what it asks for beside what the noisy labels are worth
+    assert "1.5x the oracle's: clean fraction it takes" in text and "equivalent clean fraction by ranking loss" in text
+    assert re.search(r"On \d+ of \d+ shared datasets the bound asks", text)
     # the learning curve's full fraction is the oracle itself: the same stream, the same model
     curve = noise_gap.run_curve(("emotions", "paper", 0))
     gap = noise_gap.run_gap(("emotions", "paper", 0, (noise_gap.DEFAULT,)))
