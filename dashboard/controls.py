@@ -148,7 +148,8 @@ def _rates_base(vals, n_labels, label_names):
     pos, neg = list(vals.get("rho_pos") or []), list(vals.get("rho_neg") or [])
     if n_labels is None:
         n_labels = len(pos) or 1
-    if len(pos) != n_labels or len(neg) != n_labels:
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pos + neg)
+    if len(pos) != n_labels or len(neg) != n_labels or not numbers:  # (a link's table is checked in link.py)
         from ncld_core.stream.noise import draw_flip_rates
 
         low, high = vals.get("rho_low", 0.2), vals.get("rho_high", 0.4)

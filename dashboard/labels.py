@@ -40,6 +40,16 @@ def label_of(key: str) -> str:
     return LABELS.get(key, key)
 
 
+def without_label(key: str, message: str) -> str:
+    """``message`` without a leading ``"<label of key>: "`` (where the label is shown beside it already).
+
+    >>> without_label("rates", "flip-rate table: rho_pos of label 0 must be in [0, 1)")
+    'rho_pos of label 0 must be in [0, 1)'
+    """
+    head = f"{label_of(key)}:"
+    return message[len(head):].lstrip() if message.lower().startswith(head.lower()) else message
+
+
 def _value_text(value) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"

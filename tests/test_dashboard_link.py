@@ -414,6 +414,26 @@ def test_the_sweep_grid_survives_a_visit_to_another_page():
     assert at.query_params["sweep_beta"] == "0.7,0.9,0.1"
 
 
+@pytest.mark.parametrize("entry", ['"a"', "null", "[0.1]", "true"])
+def test_a_rate_table_with_an_entry_that_is_no_number_is_named_not_a_failure(entry):
+    """A link's table with a cell the table cannot hold once broke the sidebar (no Run button): now a note, and the
+    table drawn from the range."""
+    at = _app({"noise": "table", "n_labels": "3", "rho_pos": f"[{entry}, 0.2, 0.1]", "rho_neg": "[0.1, 0.2, 0.1]"})
+    errors = " ".join(_errors(at))
+    assert "ρ+: not a list of numbers; the table is drawn from rho low / rho high" in errors, errors
+    assert "went wrong" not in errors and not at.exception
+    table = next(d for d in at.data_editor if d.key and d.key.startswith("w_rates_")).value
+    assert len(table) == 3 and table["rho_pos"].between(0, 1).all() and table["rho_neg"].between(0, 1).all()
+    assert not at.button(key="run_button").disabled
+
+
+def test_the_disabled_run_names_each_setting_once():
+    at = _app({"noise": "table", "n_labels": "3", "rho_pos": "[-0.1, 0.2, 0.1]", "rho_neg": "[0.1, 0.2, 0.1]"})
+    banner = next(w.value for w in at.warning if "Run is disabled" in w.value).replace("\\", "")
+    assert "**flip-rate table**: ρ+ of label 0 must be in [0, 1), got -0.1" in banner, banner
+    assert banner.count("flip-rate table") == 1, banner
+
+
 @pytest.mark.parametrize("raw", [{"sweep_beta": "nan,0.5,0.05"}, {"sweep_beta": "0,inf,0.05"},
                                  {"sweep_gammas": "[" * 5000 + "]" * 5000}])
 def test_a_sweep_value_that_is_no_number_is_named_not_a_failure(raw):
