@@ -207,8 +207,13 @@ class StreamSpec:
         length = self.length(n_available)
         # a shorter last chunk counts (medical: 978 instances in chunks of 500 is 500 + 478)
         if length is not None and "chunk_size" not in err and "n_instances" not in err and length <= self.chunk_size:
-            err["chunk_size"] = (f"the stream ({length} instances) must hold at least two chunks (the first only "
-                                 f"initialises): make the chunk size smaller than {length}")
+            if length < 3:  # no chunk size of at least 2 leaves a second chunk: the length is what to change
+                err["n_instances" if self.n_instances is not None else "chunk_size"] = (
+                    f"the stream ({length} instances) must hold at least two chunks (the first only initialises) of "
+                    "at least 2 instances: make it at least 3 instances long")
+            else:
+                err["chunk_size"] = (f"the stream ({length} instances) must hold at least two chunks (the first only "
+                                     f"initialises): make the chunk size smaller than {length}")
         if "schedule" not in err:
             try:
                 sched = self.drift_schedule
@@ -397,7 +402,22 @@ class RunConfig(ModelParams, StreamSpec):
             err["monitors"] = msg
         if "n_neighbors" not in err and "chunk_size" not in err and self.n_neighbors + 1 > self.chunk_size:
             err["n_neighbors"] = f"n_neighbors must be below the chunk size ({self.chunk_size})"
+        self._too_short_for_k(err, n_available)
         return err
+
+    def _too_short_for_k(self, err: dict, n_available: int | None):
+        """A stream too short for two chunks of more than ``n_neighbors`` instances: no chunk size fixes it, so
+        the message says to lengthen the stream or lower K instead of suggesting a chunk size K refuses."""
+        length = self.length(n_available)
+        k = self.n_neighbors
+        if (length is None or "n_neighbors" in err or not isinstance(k, int) or isinstance(k, bool)
+                or length >= k + 2 or not {"chunk_size", "n_instances"} & set(err)):
+            return
+        err.pop("chunk_size", None)
+        err["n_instances" if self.n_instances is not None else "n_neighbors"] = (
+            f"the stream ({length} instances) is too short for n_neighbors = {k}: two chunks (the first only "
+            f"initialises), each of more than {k} instances but the last, need at least {k + 2} instances; make the "
+            "stream longer or n_neighbors smaller")
 
     def _monitors_error(self, detectors) -> str | None:
         """What is wrong with :attr:`monitors`: not detector names, the acting detector, a name twice."""

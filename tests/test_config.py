@@ -202,6 +202,19 @@ def test_a_short_last_chunk_counts_as_a_chunk():
     assert "chunk_size" in RunConfig(n_instances=500, chunk_size=500).errors()
 
 
+@pytest.mark.parametrize("n, k", [(2, 1), (2, 20), (7, 20), (21, 20)])
+def test_a_stream_too_short_for_any_chunk_size_says_to_lengthen_it(n, k):
+    """No chunk size can fix these (at least 2 instances, more than K, two chunks): the message is on the stream
+    length and suggests no chunk size the checks then refuse; a stream of K + 2 can be run."""
+    err = RunConfig(n_instances=n, chunk_size=250, n_neighbors=k).errors()
+    assert set(err) == {"n_instances"} and "smaller than" not in err["n_instances"], err
+    fixed = RunConfig(n_instances=max(k + 2, 3), chunk_size=max(k + 1, 2), n_neighbors=k)
+    assert not fixed.errors(), fixed.errors()
+    # where a chunk size does fix it, the message suggests one that the checks accept
+    err = RunConfig(n_instances=100, chunk_size=250, n_neighbors=20).errors()
+    assert "smaller than 100" in err["chunk_size"] and not RunConfig(n_instances=100, chunk_size=99).errors()
+
+
 def test_a_trusted_fraction_marks_the_stream_and_reaches_the_models():
     cfg = RunConfig(n_instances=1000, chunk_size=250, noise="missing", model_rates="estimate", trusted_fraction=0.05,
                     models=["ELM-O"], references=False)
