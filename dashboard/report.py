@@ -13,12 +13,35 @@ import json
 import pandas as pd
 
 from ncld_core.eval.metrics import METRICS
+from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.eval.sweep import geometric_mean
 
 from . import panels
 from .panels import PanelData, heading
 
-__all__ = ["run_figures", "run_notes", "run_tables", "summary_table", "records_csv", "summary_json", "html_report"]
+__all__ = ["run_figures", "run_notes", "run_tables", "summary_table", "records_csv", "summary_json", "html_report",
+           "seconds_note"]
+
+
+def seconds_note(models) -> str:
+    """What the summary's seconds count, where the ELM-NCLD variants of a run share work ("" where none do).
+
+    The runner computes each chunk's hidden-layer output, kNN graph and ``P_D`` once for the variants learning
+    the noisy labels (:class:`ncld_core.model.chunk_cache.ChunkCache`) and counts it in the first one's time.
+
+    >>> seconds_note(["ELM-O", "ELM-I", "OSML-ELM"])[-63:]
+    "counted in ELM-O's time, so its seconds are what it adds to it."
+    >>> seconds_note(["ELM-O", "OSML-ELM"])
+    ''
+    """
+    noisy = [m for m in models if m in ELM_VARIANTS]
+    if len(noisy) < 2:
+        return ""
+    one = len(noisy) == 2
+    others = noisy[1] if one else ", ".join(noisy[1:-1]) + f" and {noisy[-1]}"
+    return (f"seconds: each model's time to score and learn. {others} share{'s' if one else ''} each chunk's "
+            f"hidden-layer output, kNN graph and P_D with {noisy[0]}: computed once and counted in {noisy[0]}'s "
+            f"time, so {'its' if one else 'their'} seconds are what {'it' if one else 'each'} adds to it.")
 
 
 def run_figures(data: PanelData) -> dict:

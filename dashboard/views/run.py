@@ -601,8 +601,10 @@ def _summary(run):
         # st.table: a plain HTML table (readable by screen readers and the browser test)
         st.table(table[main_cols].style.format({k: v for k, v in fmt.items() if k in main_cols}, na_rep="–")
                  .hide(axis="index"))
+        seconds = report.seconds_note(result.models)
         st.caption("Cumulative over the run. GM = √((1 − Hamming loss) × micro-F1), the paper's score of the β × γ "
-                   "sweep; mean delay: chunks from a true change to the firing that detects it.")
+                   "sweep; mean delay: chunks from a true change to the firing that detects it. "
+                   + md_escape(seconds))
         with st.expander("All cumulative metrics"):
             st.dataframe(table.style.format(fmt, na_rep="–"), hide_index=True, width="stretch")
         cfg = run.cfg
@@ -616,7 +618,8 @@ def _summary(run):
 
         def _html():
             return report.html_report(f"ncld run on {run.stream_name}", cfg.to_dict(), report.run_figures(drawn), table,
-                                      notes=_describe(cfg) + (f". {noise_cost_text(cost)}" if cost else ""),
+                                      notes=" ".join(t for t in (_describe(cfg) + (f". {noise_cost_text(cost)}" if cost
+                                                                                   else ""), seconds) if t),
                                       tables=report.run_tables(drawn), figure_notes=report.run_notes(drawn),
                                       status=result.status)
 
