@@ -15,6 +15,7 @@ from ncld_core.model.cost import (
     extrapolate,
     largest_hidden_within,
     machine_flops,
+    simplex_rounds,
 )
 from ncld_core.model.probability import LogisticProbability
 
@@ -87,3 +88,22 @@ def test_estimate_for_counts_the_configs_elm_variants():
     assert not any("P_D" in t for t in three.terms)  # the default P_D ("knn") fits nothing on H
     plain = estimate_for(RunConfig(models=["ELM (plain)"]), n_features=20, n_labels=10, elm_names=names)
     assert plain.n_models == 1 and not any("P_D" in t for t in plain.terms)  # rates 0: no P_D fit
+
+
+@pytest.mark.parametrize("k", [20, 100])
+def test_the_graph_term_counts_the_active_set_rounds_the_graph_takes(monkeypatch, k):
+    """The estimate counts ``simplex_rounds(K)`` K x K solves per instance (one, before: 10x below a measured chunk
+    at K = 200, found by a visitor); the graph's own solver must take about that many on the generator."""
+    import ncld_core.model.graph as graph
+    from ncld_core.config import RunConfig
+
+    solved = []
+    real = graph._solve_on_support
+    monkeypatch.setattr(graph, "_solve_on_support", lambda C, support: solved.append(C.shape[0]) or real(C, support))
+    cfg = RunConfig(n_instances=500, chunk_size=250, n_neighbors=k, models=["ELM-O"], references=False)
+    cfg.runner().run(cfg.build_stream())
+    per_instance = sum(solved) / 500
+    assert 0.4 * simplex_rounds(k) <= per_instance <= 1.5 * simplex_rounds(k), (per_instance, simplex_rounds(k))
+    # and the estimate grows with them: K = 200 costs far more than K = 20 (the K^3 solves, not the Gram)
+    args = dict(chunk_size=250, n_hidden=300, n_features=20, n_labels=10, n_models=3, fits_proba=False)
+    assert estimate_cost(n_neighbors=200, **args).flops > 50 * estimate_cost(n_neighbors=20, **args).flops

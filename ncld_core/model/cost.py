@@ -32,7 +32,7 @@ import numpy as np
 from .probability import DEFAULT_PROBABILITY_MODEL
 
 __all__ = ["CostEstimate", "RunCost", "estimate_cost", "estimate_run", "check_budget", "proba_columns", "estimate_for", "largest_hidden_within", "machine_flops", "extrapolate",
-           "MEMORY_BUDGET_BYTES", "NEWTON_ITERATIONS", "EFFICIENCY", "OVERHEAD_S"]
+           "MEMORY_BUDGET_BYTES", "NEWTON_ITERATIONS", "EFFICIENCY", "OVERHEAD_S", "GRAPH_EFFICIENCY", "simplex_rounds"]
 
 #: The budget a dashboard refuses settings past: the estimated arrays of one chunk.
 MEMORY_BUDGET_BYTES = 2 * 1024**3
@@ -46,6 +46,22 @@ _F8 = 8  # bytes per float64
 EFFICIENCY = 0.12
 #: Fixed seconds per variant and chunk (Python, the detectors, the metrics) where the products are small.
 OVERHEAD_S = 0.03
+#: Share of the product rate the graph's batched ``K x K`` solves reach (:func:`ncld_core.model.graph.simplex_qp`;
+#: measured 0.05-0.08 at K = 100-200 on the generator).  The graph's work enters :attr:`CostEstimate.flops`
+#: weighted by ``EFFICIENCY / GRAPH_EFFICIENCY``, so that ``flops / (EFFICIENCY x rate)`` is its time too.
+GRAPH_EFFICIENCY = 0.06
+
+
+def simplex_rounds(n_neighbors: int) -> float:
+    """Active-set solves per instance of the graph's simplex QP (:func:`ncld_core.model.graph.simplex_qp`) at
+    ``K = n_neighbors``: measured 1.6, 7.6, 10.9, 16.4 and 30.5 at K = 5, 20, 50, 100 and 200 on the generator
+    (chunks of 250; about half on enron), so ``4 + 0.13 K``.  Counting one solve (before) put the estimate
+    10x below the measured chunk at K = 200.
+
+    >>> simplex_rounds(200)
+    30.0
+    """
+    return 4.0 + 0.13 * float(n_neighbors)
 
 
 @dataclass(frozen=True)
@@ -112,7 +128,9 @@ def estimate_cost(*, chunk_size: int, n_hidden: int, n_features: int, n_labels: 
         "graph: local Grams N x K^2": N * K * K * _F8,
         "statistics L x L per variant": m * (6 * L * L + 4 * L * q) * _F8 + 2 * L * L * _F8,
     }
-    flops = 2.0 * N * d * L + 2.0 * N * N * d + 2.0 * N * K * K * K  # H, Gram, local solves
+    # H, Gram; the local solves: simplex_rounds(K) solves of K x K per instance, at the graph's efficiency
+    graph = N * simplex_rounds(K) * (2.0 * K**3 / 3.0 + 6.0 * K * K) * (EFFICIENCY / GRAPH_EFFICIENCY)
+    flops = 2.0 * N * d * L + 2.0 * N * N * d + graph
     flops += 4.0 * N * L * L + m * (L**3 / 3.0 + 4.0 * N * L * q + 2.0 * L * L * q)  # statistics, solve, scores
     if fits_proba:
         terms["P_D fit: N x (L+1)^2 outer products"] = N * p * p * _F8
