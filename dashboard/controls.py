@@ -109,6 +109,7 @@ class _Form:
         self.extra = {}
         self.facts = data.DatasetFacts("synthetic")
         self.upload = None  # (Dataset, digest)
+        self.empty = []  # number boxes left empty that need a number
 
     def seed(self, name, value=None):
         k = wkey(name)
@@ -128,11 +129,13 @@ class _Form:
             elif not integer and isinstance(v, int) and not isinstance(v, bool):
                 v = float(v)
         k = self.seed(name, v)
-        if not allow_none and st.session_state[k] is None:
-            st.session_state[k] = v
         step = step if step is not None else (1 if integer else 0.01)
+        # every box can be emptied (value=None): an emptied box that needs a number says so under it; with
+        # value="min" Streamlit put 0 in it instead, which read as typed ("got 0", or a valid 0 run silently)
         out = st.number_input(label, key=k, step=step, format=fmt or ("%d" if integer else "%g"), help=help,
-                              value=None if allow_none else "min", placeholder=placeholder)
+                              value=None, placeholder=placeholder if allow_none else "type a number")
+        if out is None and not allow_none:
+            self.empty.append(name)
         self.vals[name] = out
         self.slot(name)
         return out
@@ -661,6 +664,7 @@ def _validate(f: _Form, schedule_chart) -> Context:
     errors, cost = checks.check(cfg, f.facts, labels_true=_labels_true(f, cfg), extra=f.extra)
     _word_detector_errors(errors, cfg)
     errors = {k: worded(v) for k, v in errors.items()}
+    errors.update({name: f"{label_of(name)} is empty: type a number" for name in f.empty})
     for k, msg in errors.items():
         slot = f.slots.get(k) or f.slots.get("dataset")
         slot.error(md_escape(msg), icon=":material/error:")

@@ -168,6 +168,20 @@ def test_schedule_rows_are_added_validated_and_removed():
     assert _run_button(at).disabled is False
 
 
+@pytest.mark.parametrize("field", ["chunk_size", "seed", "beta"])
+def test_an_emptied_number_box_says_so_and_holds_run(field):
+    """An emptied box read as 0 before (Streamlit's value="min"): "got 0" where 0 is refused, and a silent run with
+    0 where it is allowed (the seeds, beta). Now it stays empty, says so under it, and Run waits for a number."""
+    at = _app()
+    box = at.number_input(key=wkey(field, at.session_state))
+    before = box.value
+    box.set_value(None).run()
+    assert any("is empty: type a number" in e for e in _errors(at)), _errors(at)
+    assert _run_button(at).disabled is True and at.number_input(key=wkey(field, at.session_state)).value is None
+    at.number_input(key=wkey(field, at.session_state)).set_value(before).run()
+    assert not _errors(at) and _run_button(at).disabled is False
+
+
 def _control_keys(at) -> set[str]:
     return {w.key for kind in (at.number_input, at.selectbox, at.radio, at.multiselect, at.checkbox) for w in kind
             if w.key and w.key.startswith("w_")}
@@ -250,7 +264,7 @@ def test_url_round_trip_out():
         ({"models": "[]"}, "choose at least one model"),
         ({"noise": "bogus"}, "noise 'bogus' (noise must be 'none', 'range', 'table' or a noise family (paper, missing, mixed); the default 'range' is used)"),
         ({"dataset": "nosuch"}, "dataset (unknown dataset 'nosuch': choose one of the listed datasets"),
-        ({"chunk_size": "null"}, "chunk size N must be an integer"),
+        ({"chunk_size": "null"}, "chunk size N is empty: type a number"),  # the box is shown empty
     ],
 )
 def test_broken_link_is_an_inline_error(query, message):
