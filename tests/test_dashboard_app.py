@@ -343,6 +343,9 @@ def test_upload_broken_and_good_files():
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["run"].status == "done"
     assert _summary(at)["variant"].tolist()[0] == "ELM-O"
+    # the run's caption names the file (no setting does: dataset=upload)
+    caption = next(_plain(c.value) for c in at.caption if "This run:" in c.value)
+    assert "(the uploaded file <i>tiny</i>" in caption, caption
 
 
 def test_html_report_is_offline_and_escaped():

@@ -659,7 +659,9 @@ else:
         # replayed or followed: said before what the run is (not in presentation mode: the screen's height is short,
         # and a replay shows the numbers the run computed)
         role = None if presenting else ROLE_TEXT.get(ss.get("run_role"))
-        about = "" if presenting else f"This run: {md_escape(_describe(run.cfg))}"
+        # an upload's name is in no setting (a link cannot carry the file): said beside them
+        upload = f" (the uploaded file {run.stream_name})" if run.cfg.dataset == data.UPLOAD else ""
+        about = "" if presenting else f"This run: {md_escape(_describe(run.cfg) + upload)}"
         if role or about:
             run_caption.caption(" · ".join(t for t in (role and f"**{role}**", about) if t))
         if not presenting and run.stream is not None and run.stream.coverage_note():  # never silent
