@@ -15,28 +15,37 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import streamlit as st  # noqa: E402
-
-# A local page icon: an emoji or :material/...: icon would be fetched from the internet as the favicon.
-st.set_page_config(page_title="ncld · ELM-NCLD lab", page_icon=str(Path(__file__).resolve().parent / "static" / "icon.png"),
-                   layout="wide")
-
-from dashboard.controls import render_sidebar  # noqa: E402
-from dashboard.data import warm_up  # noqa: E402
-from dashboard.ui import guarded  # noqa: E402
-
 HERE = Path(__file__).resolve().parent
-pages = [  # the default page is served at "/" (Streamlit gives it no path of its own: a url_path would be ignored)
-    st.Page(HERE / "views" / "run.py", title="Live run", icon=":material/play_circle:", default=True),
-    st.Page(HERE / "views" / "sweep.py", title="β × γ sweep", icon=":material/grid_on:", url_path="sweep"),
-    st.Page(HERE / "views" / "data.py", title="Datasets & stream", icon=":material/dataset:", url_path="data"),
-]
-page = st.navigation(pages, position="top")
-st.session_state.pop("ctx", None)
-with st.sidebar, guarded("drawing the settings"):
-    st.session_state["ctx"] = render_sidebar()
-if "ctx" not in st.session_state:  # the settings could not be drawn: no page without them
-    st.stop()
-warm_up()
-with guarded("drawing the page"):
-    page.run()
+
+
+def main():
+    import streamlit as st  # here, not at the top: a process that runs this file as __mp_main__ skips it
+
+    # A local page icon: an emoji or :material/...: icon would be fetched from the internet as the favicon.
+    st.set_page_config(page_title="ncld · ELM-NCLD lab", page_icon=str(HERE / "static" / "icon.png"), layout="wide")
+
+    from dashboard.controls import render_sidebar
+    from dashboard.data import warm_up
+    from dashboard.ui import guarded
+
+    pages = [  # the default page is served at "/" (Streamlit gives it no path of its own: a url_path would be ignored)
+        st.Page(HERE / "views" / "run.py", title="Live run", icon=":material/play_circle:", default=True),
+        st.Page(HERE / "views" / "sweep.py", title="β × γ sweep", icon=":material/grid_on:", url_path="sweep"),
+        st.Page(HERE / "views" / "data.py", title="Datasets & stream", icon=":material/dataset:", url_path="data"),
+    ]
+    page = st.navigation(pages, position="top")
+    st.session_state.pop("ctx", None)
+    with st.sidebar, guarded("drawing the settings"):
+        st.session_state["ctx"] = render_sidebar()
+    if "ctx" not in st.session_state:  # the settings could not be drawn: no page without them
+        st.stop()
+    warm_up()
+    with guarded("drawing the page"):
+        page.run()
+
+
+# Streamlit runs this file as __main__. A process the fork server starts (a run's, an upload parse's) runs its
+# parent's __main__ file again, as __mp_main__: there it must draw nothing (it drew the whole page without a
+# server before each run's first chunk, about 0.4 s and 500 warning lines in the server's log per run).
+if __name__ == "__main__":
+    main()

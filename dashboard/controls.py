@@ -110,6 +110,7 @@ class _Form:
         self.facts = data.DatasetFacts("synthetic")
         self.upload = None  # (Dataset, digest)
         self.empty = []  # number boxes left empty that need a number
+        self.drawn = set()  # the number boxes drawn in this run
 
     def seed(self, name, value=None):
         k = wkey(name)
@@ -136,6 +137,7 @@ class _Form:
                               value=None, placeholder=placeholder if allow_none else "type a number")
         if out is None and not allow_none:
             self.empty.append(name)
+        self.drawn.add(name)
         self.vals[name] = out
         self.slot(name)
         return out
@@ -437,6 +439,10 @@ def _table_labels(f: _Form) -> tuple[int | None, list]:
         ss.pop("rates_base", None)
         ss["rates_redrawn"] = (f"The flip-rate table had {have} rows for the {n_lab} labels of this dataset: "
                                "it was drawn afresh from rho low / rho high (seeded by the stream seed).")
+        # The version is in every control's key (wkey): the controls drawn above this one carry the old one, so
+        # a value typed into them next would name no widget. Drawn afresh now, with what they hold.
+        ss[CANON] = dict(f.vals)
+        st.rerun()
     return n_lab, names
 
 
@@ -651,6 +657,10 @@ def _labels_true(f: _Form, cfg: RunConfig):
 def _validate(f: _Form, schedule_chart) -> Context:
     """Every check of the settings, each error under its control; the URL follows the settings."""
     ss = st.session_state
+    default = RunConfig()
+    for name in FIELDS:  # a box emptied, then hidden (another noise, a listed dataset): its default, not None
+        if f.vals.get(name) is None and getattr(default, name) is not None and name not in f.drawn:
+            f.vals[name] = getattr(default, name)
     ss[CANON] = dict(f.vals)
     cfg = RunConfig(**f.vals)
     length = cfg.stream.length(f.facts.n_instances)
@@ -664,7 +674,7 @@ def _validate(f: _Form, schedule_chart) -> Context:
     errors, cost = checks.check(cfg, f.facts, labels_true=_labels_true(f, cfg), extra=f.extra)
     _word_detector_errors(errors, cfg)
     errors = {k: worded(v) for k, v in errors.items()}
-    errors.update({name: f"{label_of(name)} is empty: type a number" for name in f.empty})
+    errors.update({name: "empty: type a number" for name in f.empty})
     for k, msg in errors.items():
         slot = f.slots.get(k) or f.slots.get("dataset")
         slot.error(md_escape(msg), icon=":material/error:")

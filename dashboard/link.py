@@ -146,7 +146,7 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
     errors, fix = cfg.errors(), {}
     for key in ("rho_pos", "rho_neg"):  # the table's cells hold numbers: anything else cannot be shown in it
         value = getattr(cfg, key)
-        if isinstance(value, list) and not all(_number_like(v) and v is not None for v in value):
+        if value != [] and (not isinstance(value, list) or not all(_number_like(v) and v is not None for v in value)):
             notes.append(Note(f"{key}={_shown(value)}", f"{label_of(key)}: not a list of numbers",
                               "the table is drawn from rho low / rho high"))
             fix[key] = []

@@ -12,13 +12,9 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
-import sys
-import threading
-import types
 
-__all__ = ["PRELOAD", "process_context", "start_fork_server", "bare_main"]
+__all__ = ["PRELOAD", "process_context", "start_fork_server"]
 
 #: Imported once by the fork server, so each child starts without importing them.
 PRELOAD = ["ncld_core.eval.runner"]
@@ -42,31 +38,3 @@ def start_fork_server() -> bool:
 
     forkserver.ensure_running()
     return True
-
-
-_MAIN_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def bare_main():
-    """Start processes inside this block without the parent's ``__main__`` script.
-
-    A process started by the fork server (or spawned) first runs the parent's ``__main__`` file as
-    ``__mp_main__`` when that module has a file and no import name. Under Streamlit, ``__main__`` is the page
-    script being run: each run's process ran the whole dashboard page without a server, about 500 warning lines
-    in the server's log per run, and the time of drawing a page before its first chunk. Our processes' targets
-    live in ``ncld_core``: none needs the parent's script. Inside the block ``__main__`` is an empty module; it
-    is put back unless a script run replaced it meanwhile (Streamlit sets it at each script run).
-    """
-    main = sys.modules.get("__main__")
-    if main is None or getattr(main, "__spec__", None) is not None or not getattr(main, "__file__", None):
-        yield
-        return
-    bare = types.ModuleType("__main__")
-    with _MAIN_LOCK:
-        sys.modules["__main__"] = bare
-        try:
-            yield
-        finally:
-            if sys.modules.get("__main__") is bare:
-                sys.modules["__main__"] = main

@@ -176,10 +176,20 @@ def test_an_emptied_number_box_says_so_and_holds_run(field):
     box = at.number_input(key=wkey(field, at.session_state))
     before = box.value
     box.set_value(None).run()
-    assert any("is empty: type a number" in e for e in _errors(at)), _errors(at)
+    assert any("empty: type a number" in e for e in _errors(at)), _errors(at)
     assert _run_button(at).disabled is True and at.number_input(key=wkey(field, at.session_state)).value is None
     at.number_input(key=wkey(field, at.session_state)).set_value(before).run()
     assert not _errors(at) and _run_button(at).disabled is False
+
+
+def test_an_emptied_box_that_is_then_hidden_gets_its_default():
+    """Found in review: rho low emptied, then the noise set to none, left None in a configuration that passed every
+    check (the link said rho_low=null, the caption "rho low all")."""
+    at = _app()
+    at.number_input(key=wkey("rho_low", at.session_state)).set_value(None).run()
+    at.radio(key=wkey("noise", at.session_state)).set_value("none").run()
+    assert at.session_state["cfg_values"]["rho_low"] == RunConfig().rho_low
+    assert "rho_low" not in at.query_params and not _errors(at) and _run_button(at).disabled is False
 
 
 def _control_keys(at) -> set[str]:
@@ -196,9 +206,6 @@ def test_a_preset_gives_every_control_a_new_key():
     at.button_group(key="preset_pick").set_value("concept growth").run()
     after = _control_keys(at)
     assert before and after and not before & after, before & after
-    # a value sent under a key of before the preset changes nothing
-    at.session_state[sorted(before)[0]] = -1
-    at.run()
     assert RunConfig(**at.session_state["cfg_values"]) == PRESETS["concept growth"]
 
 
@@ -264,7 +271,7 @@ def test_url_round_trip_out():
         ({"models": "[]"}, "choose at least one model"),
         ({"noise": "bogus"}, "noise 'bogus' (noise must be 'none', 'range', 'table' or a noise family (paper, missing, mixed); the default 'range' is used)"),
         ({"dataset": "nosuch"}, "dataset (unknown dataset 'nosuch': choose one of the listed datasets"),
-        ({"chunk_size": "null"}, "chunk size N is empty: type a number"),  # the box is shown empty
+        ({"chunk_size": "null"}, "empty: type a number"),  # the box is shown empty, the message under it
     ],
 )
 def test_broken_link_is_an_inline_error(query, message):
@@ -294,7 +301,8 @@ def test_short_run_completes_with_summary_and_downloads():
     assert {"Hamming loss", "Micro-F1", "Average precision", "GM"} <= set(summary.columns)
     assert summary["Hamming loss"].between(0, 1).all()
     # the seconds of the variants that share a chunk's work say so (seen read as "ELM-I is 200x faster")
-    assert any("ELM-I and ELM-II share each chunk's hidden-layer output" in c.value.replace("\\", "") for c in at.caption)
+    assert any("counted in the time of the first variant listed that needs it (here ELM-O)" in _plain(c.value)
+               for c in at.caption)
     labels = {b.label for b in at.get("download_button")}
     assert {"Per-chunk CSV", "Summary JSON", "HTML report"} <= labels
     run = at.session_state["run"]
@@ -788,6 +796,19 @@ def test_rate_table_follows_the_dataset(data_dir):  # medical
     assert len(editor.value) == 45 and len(at.session_state["cfg_values"]["rho_pos"]) == 45
     assert any("had 10 rows for the 45 labels" in _plain(i.value) for i in at.info)
     assert _run_button(at).disabled is False
+    # the redraw bumped the controls' version: every control above the table is drawn afresh, and takes a value
+    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(123).run()
+    assert at.session_state["cfg_values"]["chunk_size"] == 123
+
+
+def test_a_new_label_count_redraws_the_table_and_the_controls_above_keep_taking_values():
+    """Found in review: the table's redraw bumped the version in the middle of the sidebar, so the controls drawn
+    above it kept keys of the old version and the next value typed into one was dropped."""
+    at = _app({"noise": "table"})
+    at.number_input(key=wkey("n_labels", at.session_state)).set_value(5).run()
+    assert len(at.session_state["cfg_values"]["rho_pos"]) == 5
+    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(123).run()
+    assert at.session_state["cfg_values"]["chunk_size"] == 123 and not at.exception
 
 
 @pytest.mark.parametrize("query, message, kept", [

@@ -345,7 +345,7 @@ OBSERVE_GRAPHS = """
       return gd ? gd.dataset.chunk || '' : null; });
     const last = window.__graphs[window.__graphs.length - 1];
     if (!last || last[0] !== text || JSON.stringify(last[1]) !== JSON.stringify(shown))
-      window.__graphs.push([text, shown]);
+      window.__graphs.push([text, shown, performance.now()]);
   };
   new MutationObserver(note).observe(document.body, {subtree: true, childList: true, characterData: true,
                                                      attributes: true, attributeFilter: ['data-chunk']});
@@ -362,7 +362,7 @@ def _wait_all_graphs_at(page, k: int):
 
 def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, server):
     """The live graphs stay in the page between runs (dashboard/live_chart.py); a new run's panels never show
-    the previous run's graphs once its status counts a chunk (they leave within a few ms of its first status line),
+    the previous run's graphs (given 1 s from its first status line: they leave within a few ms of it),
     and every panel ends on the run's last chunk, panel (e) included."""
     page = _open(browser, f"{server}/?model_rates=estimate&n_instances=3000&chunk_size=250", height=1000)
     page.set_viewport_size({"width": 1400, "height": 1000})
@@ -382,17 +382,18 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
                            timeout=120_000)
     _wait_status(page, r"^done · chunk 12/12", 300)
     frames = page.evaluate("window.__graphs")
-    running = [(text, shown) for text, shown in frames if re.match(r"running · chunk \d+/", text)]
+    running = [(text, shown, ms) for text, shown, ms in frames if re.match(r"running · chunk \d+/", text)]
     assert running, frames  # the new run was seen computing (twelve chunks: long enough to be seen)
+    new_run = next(ms for text, _, ms in frames if not text.startswith("done"))  # its first status line
     # while the new run computes, no panel shows a chunk it has not reached: the previous run's graphs (at
     # chunk 12) are gone from the first redraw; a panel is empty, being drawn (""), or at the run's chunks
-    for text, shown in running:
+    for text, shown, ms in running:
         k = int(re.search(r"chunk (\d+)/", text).group(1))
-        if k == 0:
+        if k == 0 and ms - new_run < 1000:
             # the page takes the new run's mounts a few ms after its status line (measured 20-25 ms from the
             # first to the last panel): since the run's process starts at once, "running · chunk 0" can come first
             continue
-        assert all(v in (None, "") or int(v) <= k for v in shown), (text, shown, frames)
+        assert all(v in (None, "") or int(v) <= k for v in shown), (text, shown, ms - new_run, frames)
     _wait_all_graphs_at(page, 12)
     page.close()
 
@@ -831,10 +832,11 @@ def _parsed_cache_state(arff: Path) -> str:
 SHARED = ("emotions", "medical", "enron", "langlog", "corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500")
 #: The large ones are cut to their first 3250 instances (13 chunks of 250) to keep the test short.
 LARGE = {"corel16k001", "arts", "health", "rcv1subset5", "tmc2007_500"}
-#: Datasets of 3 to 6 chunks at the defaults: run on three fresh pages, so that their median per-chunk update
+#: Datasets of 3 to 7 chunks at the defaults: run on three fresh pages, so that their median per-chunk update
 #: rests on several updates, not on 2 or 3 (langlog, 6 chunks of ~0.2 s: in a clean clone's slow tier under a load
-#: of 3.2, its one page had no chunk whose update the status line could time).
-SMALL = {"emotions", "medical", "langlog"}
+#: of 3.2, its one page had no chunk whose update the status line could time; enron, 7 chunks of ~0.08 s once a
+#: run's process started without the page script: one timed chunk on an idle machine, none beside other work).
+SMALL = {"emotions", "medical", "langlog", "enron"}
 
 
 def _observed_run(page, timeout_s: float) -> tuple[list, float, str]:

@@ -13,6 +13,7 @@ import streamlit as st
 from dashboard import data, link
 from dashboard import figures as F
 from dashboard.controls import label_of, set_config
+from dashboard.labels import without_label
 from dashboard.live_run import duration_text
 from dashboard.teaching import SWEEP
 from dashboard.ui import md_escape, teach
@@ -42,7 +43,9 @@ lo, hi = c2.slider("β range", 0.0, 1.0, step=0.05, key="sweep_beta_range")
 step = c2.select_slider("β step", list(link.SWEEP_BETA_STEPS), key="sweep_beta_step")
 glabels = {g: F.gamma_label(g) for g in PAPER_GAMMAS}
 gammas = c3.multiselect("γ values", list(PAPER_GAMMAS), key="sweep_gammas", format_func=glabels.get)
-include = c3.checkbox(f"add β={cfg.beta:g}, γ={cfg.gamma:g}", key="sweep_include",
+current = (f"β={cfg.beta:g}, γ={cfg.gamma:g}" if all(isinstance(v, (int, float)) for v in (cfg.beta, cfg.gamma))
+           else "the sidebar's β and γ")  # an emptied box is None (its error is in the sidebar)
+include = c3.checkbox(f"add {current}", key="sweep_include",
                       help="The sidebar's current β and γ are added to the grid, so the heat map marks them.")
 link.set_sweep(variant, (lo, hi, step), gammas, include)  # the link carries the grid, the page keeps it
 link.sync_url(cfg)
@@ -82,7 +85,7 @@ st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the
            "with estimated rates every grid point is a full run." + estimate)
 
 if problems:
-    st.warning("Fix the settings first: " + "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(v)}"
+    st.warning("Fix the settings first: " + "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(without_label(k, v))}"
                                                        for k, v in problems.items()), icon=":material/block:")
 
 # Every setting of the run but the swept beta and gamma (also the cache key): the stream spec, then

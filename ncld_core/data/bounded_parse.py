@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..fork_server import bare_main, process_context
+from ..fork_server import process_context
 from ..limits import LIMITS
 from .arff import load_arff_bytes
 from .dataset import Dataset
@@ -108,8 +108,7 @@ def load_arff_bytes_bounded(arff_bytes, xml_bytes=None, *, name: str = "upload",
             (out / "in.xml").write_bytes(bytes(xml_bytes))
         child = ctx.Process(target=_parse_in_child, args=(folder, name, xml_bytes is not None, memory_bytes),
                             daemon=True)
-        with bare_main():  # not the parent's page script in the child (fork_server.bare_main)
-            child.start()
+        child.start()
         child.join(timeout_s)
         if child.is_alive():
             child.kill()

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import time
 
-from ..fork_server import bare_main, process_context, start_fork_server
+from ..fork_server import process_context, start_fork_server
 
 __all__ = ["ChunkProcess", "advance", "process_context", "start_fork_server"]
 
@@ -82,8 +82,7 @@ class ChunkProcess:
         self._conn, child_conn = ctx.Pipe()
         self.process = ctx.Process(target=_serve, args=(runner, stream, child_conn, niceness), name="ncld-run", daemon=True)
         try:
-            with bare_main():  # not the parent's page script in the child (fork_server.bare_main)
-                self.process.start()
+            self.process.start()
         finally:
             child_conn.close()
 

@@ -55,8 +55,9 @@ GRAPH_EFFICIENCY = 0.06
 def simplex_rounds(n_neighbors: int) -> float:
     """Active-set solves per instance of the graph's simplex QP (:func:`ncld_core.model.graph.simplex_qp`) at
     ``K = n_neighbors``: measured 1.6, 7.6, 10.9, 16.4 and 30.5 at K = 5, 20, 50, 100 and 200 on the generator
-    (chunks of 250; about half on enron), so ``4 + 0.13 K``.  Counting one solve (before) put the estimate
-    10x below the measured chunk at K = 200.
+    (chunks of 250; about half on enron), so ``4 + 0.13 K`` (above the measured below K = 20, where the graph's
+    share of a chunk is small).  Counting one solve (before) put the estimate 10x below the measured chunk at
+    K = 200.
 
     >>> simplex_rounds(200)
     30.0
