@@ -153,8 +153,9 @@ def _rates_base(vals, n_labels, label_names):
     pos, neg = list(vals.get("rho_pos") or []), list(vals.get("rho_neg") or [])
     if n_labels is None:
         n_labels = len(pos) or 1
-    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pos + neg)
-    if len(pos) != n_labels or len(neg) != n_labels or not numbers:  # (a link's table is checked in link.py)
+    # a cell emptied in the table is None: shown empty again (flagged under the table), not redrawn; a link's
+    # cells that are no numbers never get here (dashboard.link)
+    if len(pos) != n_labels or len(neg) != n_labels:
         from ncld_core.stream.noise import draw_flip_rates
 
         low, high = vals.get("rho_low", 0.2), vals.get("rho_high", 0.4)
@@ -164,8 +165,8 @@ def _rates_base(vals, n_labels, label_names):
         except ValueError:
             pos, neg = [0.3] * n_labels, [0.3] * n_labels
     names = list(label_names) if len(label_names) == n_labels else [f"label_{j}" for j in range(n_labels)]
-    return pd.DataFrame({"label": names, "rho_pos": [round(x, RATE_DECIMALS) for x in pos],
-                         "rho_neg": [round(x, RATE_DECIMALS) for x in neg]})
+    return pd.DataFrame({"label": names, "rho_pos": [None if x is None else round(x, RATE_DECIMALS) for x in pos],
+                         "rho_neg": [None if x is None else round(x, RATE_DECIMALS) for x in neg]})
 
 
 def schedule_rows(text: str) -> pd.DataFrame:

@@ -50,6 +50,19 @@ def without_label(key: str, message: str) -> str:
     return message[len(head):].lstrip() if message.lower().startswith(head.lower()) else message
 
 
+def errors_text(errors: dict) -> str:
+    """Every error of the settings on one line, each after its control's label (Markdown, escaped): what the
+    run, sweep and data pages say when the settings hold them back.
+
+    >>> text = errors_text({"rates": "flip-rate table: cell 3 is empty", "beta": "empty"})
+    >>> text.count("flip"), text.count("**")   # each label once, in bold
+    (1, 4)
+    """
+    from .ui import md_escape
+
+    return "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(without_label(k, v))}" for k, v in errors.items())
+
+
 def _value_text(value) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"

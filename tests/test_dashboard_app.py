@@ -787,6 +787,21 @@ def test_rate_table_shows_and_edits_the_rates_as_used():
     assert any(round(v, 4) == v and round(v, 3) != v for v in used)  # a 4th decimal that a 3-decimal view would cut
 
 
+def test_an_emptied_rate_cell_is_drawn_empty_again_when_the_table_is_rebuilt():
+    """A cell emptied in the table is None in the settings; when the table is rebuilt from them (its widget dropped,
+    e.g. after another page) it is shown empty and flagged, the other rates kept (round(None) broke the sidebar)."""
+    at = _app({"noise": "table"})
+    vals = dict(at.session_state["cfg_values"])
+    vals["rho_pos"] = [None, *vals["rho_pos"][1:]]
+    at.session_state["cfg_values"] = vals
+    del at.session_state["rates_base"]
+    at.run()
+    assert not at.exception and not any("went wrong" in e for e in _errors(at)), _errors(at)
+    shown = next(d for d in at.data_editor if d.key and d.key.startswith("w_rates_")).value["rho_pos"].tolist()
+    assert np.isnan(shown[0]) and shown[1:] == vals["rho_pos"][1:]
+    assert any("ρ+ of label 0 must be in [0, 1)" in e for e in _errors(at)), _errors(at)
+
+
 def test_rate_table_follows_the_dataset(data_dir):  # medical
     at = _app({"noise": "table"})
     at.selectbox(key=wkey("dataset", at.session_state)).set_value("medical").run()

@@ -7,7 +7,7 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.figures import schedule_figure
-from dashboard.labels import label_of, without_label
+from dashboard.labels import errors_text
 from dashboard.ui import guarded, md_escape
 
 ss = st.session_state
@@ -35,8 +35,7 @@ else:
 
 st.markdown("##### The configured stream")
 if not ctx.ok:
-    fix = "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(without_label(k, v))}" for k, v in ctx.errors.items())
-    st.warning(f"Fix the sidebar's settings to preview the stream: {fix}", icon=":material/block:")
+    st.warning(f"Fix the sidebar's settings to preview the stream: {errors_text(ctx.errors)}", icon=":material/block:")
 else:
     if st.button("Build the stream", icon=":material/construction:", key="data_build"):
         ss["data_preview"] = True

@@ -16,8 +16,8 @@ import streamlit as st
 
 from dashboard import compare, data, link, panels, report
 from dashboard import figures as F
-from dashboard.controls import label_of, set_config
-from dashboard.labels import settings_text, without_label
+from dashboard.controls import set_config
+from dashboard.labels import errors_text, settings_text
 from dashboard.live_chart import SHARED, draw_charts, mount, preload_plotly
 from dashboard.live_run import LiveRun, duration_text
 from dashboard.run_hub import ROLE_TEXT, ordinal
@@ -267,8 +267,7 @@ def _expected_text(cost) -> str:
 if ctx.ok and ctx.cost is not None and not presenting:
     st.container(key="run_estimate").caption(_expected_text(ctx.cost))
 if not ctx.ok:
-    fix = "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(without_label(k, v))}" for k, v in ctx.errors.items())
-    st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {fix}",
+    st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {errors_text(ctx.errors)}",
                icon=":material/block:")
 
 # --------------------------------------------------------------------------- layout

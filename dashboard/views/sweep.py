@@ -12,8 +12,8 @@ import streamlit as st
 
 from dashboard import data, link
 from dashboard import figures as F
-from dashboard.controls import label_of, set_config
-from dashboard.labels import without_label
+from dashboard.controls import set_config
+from dashboard.labels import errors_text
 from dashboard.live_run import duration_text
 from dashboard.teaching import SWEEP
 from dashboard.ui import md_escape, teach
@@ -85,8 +85,7 @@ st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the
            "with estimated rates every grid point is a full run." + estimate)
 
 if problems:
-    st.warning("Fix the settings first: " + "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(without_label(k, v))}"
-                                                       for k, v in problems.items()), icon=":material/block:")
+    st.warning("Fix the settings first: " + errors_text(problems), icon=":material/block:")
 
 # Every setting of the run but the swept beta and gamma (also the cache key): the stream spec, then
 # the model parameters and what the models are told.

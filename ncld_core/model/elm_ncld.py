@@ -143,6 +143,7 @@ PARAM_RANGES = {
     "shrinkage": Range(0, 10),
 }
 
+
 def _hidden(hidden, Xs, cache=None) -> np.ndarray:
     """``H`` of the scaled chunk ``Xs``; with a :class:`~ncld_core.model.chunk_cache.ChunkCache`, the one every model
     scoring and learning the chunk with the same hidden layer shares (one key for both)."""
