@@ -389,9 +389,10 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
     # chunk 12) are gone from the first redraw; a panel is empty, being drawn (""), or at the run's chunks
     for text, shown, ms in running:
         k = int(re.search(r"chunk (\d+)/", text).group(1))
-        if k == 0 and ms - new_run < 1000:
+        if ms - new_run < 1000:
             # the page takes the new run's mounts a few ms after its status line (measured 20-25 ms from the
-            # first to the last panel): since the run's process starts at once, "running · chunk 0" can come first
+            # first to the last panel): since the run's process starts at once, "running · chunk 0" and even
+            # "chunk 1" (seen 57 ms after the first status line, in a clean clone's make test) can come first
             continue
         assert all(v in (None, "") or int(v) <= k for v in shown), (text, shown, ms - new_run, frames)
     _wait_all_graphs_at(page, 12)
