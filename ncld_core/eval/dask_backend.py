@@ -186,12 +186,14 @@ class DaskChunkRun:
         self._actor = None
 
     def _wait(self, future):
-        """``future.result()``, unless :meth:`kill` comes first (then None)."""
+        """``future.result()``, unless :meth:`kill` comes first (then None).
+
+        Polls ``done()`` rather than ``result(timeout=...)``: distributed's ``sync`` can end a timed-out wait
+        with its own ``UnboundLocalError`` (seen once in 4 tests of a full test run, distributed 2026.8)."""
         while not self._killed.is_set():
-            try:
-                return future.result(timeout=POLL_S)
-            except TimeoutError:
-                continue
+            if future.done():
+                return future.result()
+            self._killed.wait(POLL_S)
         return None
 
     def next(self) -> tuple:
