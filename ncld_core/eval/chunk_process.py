@@ -29,6 +29,7 @@ import os
 import time
 
 from ..fork_server import process_context, start_fork_server
+from ..priority import check_niceness, lower_priority
 
 __all__ = ["ChunkProcess", "advance", "process_context", "start_fork_server"]
 
@@ -50,8 +51,7 @@ def advance(gen) -> tuple:
 
 def _serve(runner, stream, conn, niceness=0):
     """The run's process: advance the generator once per ``"next"`` until it ends or the caller goes."""
-    if niceness > 0 and hasattr(os, "nice"):
-        os.nice(niceness)  # below the page's server and browser: they answer visitors while runs compute
+    lower_priority(niceness)  # below the page's server and browsers: they answer visitors while runs compute
     gen = runner.iter_run(stream)
     try:
         while conn.recv() == "next":
@@ -69,13 +69,13 @@ class ChunkProcess:
     ``runner`` and ``stream`` are pickled to the process (the project's own objects, never a
     user's file); ``context`` is a multiprocessing context (default :func:`process_context`).
     :meth:`next` is called by one thread; :meth:`kill` may come from another (Stop). ``niceness`` (0-19) is
-    added to the process's niceness, so that the process computing gives way to other work of the machine
-    (a dashboard server's pages); 0 leaves it as the caller's.
+    added to the process's niceness, in a session (scheduling group) of its own at that niceness
+    (:func:`ncld_core.priority.lower_priority`), so that the process computing gives way to other work of the
+    machine (a dashboard server's pages, browsers); 0 leaves it as the caller's.
     """
 
     def __init__(self, runner, stream, *, context=None, niceness: int = 0):
-        if not isinstance(niceness, int) or isinstance(niceness, bool) or not 0 <= niceness <= 19:
-            raise ValueError(f"niceness must be an integer in [0, 19], got {niceness!r}")
+        check_niceness(niceness)
         ctx = context if context is not None else process_context()
         if ctx is None:
             raise ValueError("context: this platform has no fork server; advance the generator in a thread")
