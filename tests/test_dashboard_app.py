@@ -91,6 +91,10 @@ def test_every_control_is_there():
     assert _run_button(at).disabled is False
     assert at.button(key="stop_button").disabled is True
     assert len(at.expander) >= 5  # one equation expander per panel
+    assert not at.latex  # drawn only once opened (the page's first answer waits for no typesetting)
+    for box in at.expander:
+        at.session_state[box.key] = True  # the visitor opens each
+    at.run()
     latex = " ".join(l.value for l in at.latex)
     for label in ("LCard", r"\varepsilon_i", r"\gamma\,\mathrm{Tr}"):
         assert label in latex

@@ -423,6 +423,22 @@ def test_the_sidebar_shows_the_schedule_preview(browser, server):
     page.close()
 
 
+def test_an_equation_expander_typesets_its_equations_when_opened(browser, server):
+    """The panels' explanations are drawn when their expander opens (the page's first answer does not wait for
+    the typesetting): opened, the equation is typeset and the text is there; closed again, it folds."""
+    page = _open(browser, server, height=1400)
+    box = page.locator(".st-key-teach_metrics")
+    assert box.locator(".katex").count() == 0
+    box.locator("summary").first.click()
+    box.locator(".katex").first.wait_for(timeout=30_000)
+    assert "Hamming" in box.inner_text()
+    box.locator("summary").first.click()
+    page.wait_for_function("() => !document.querySelector('.st-key-teach_metrics .katex')"
+                           " || !document.querySelector('.st-key-teach_metrics .katex').checkVisibility()",
+                           timeout=30_000)
+    page.close()
+
+
 def test_change_points_are_added_set_and_removed_in_the_sidebar(browser, server):
     """The schedule's rows as a visitor uses them: add a change point, choose its kind and position (the link and
     the preview follow), remove it (no schedule again)."""

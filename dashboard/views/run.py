@@ -445,7 +445,7 @@ else:
             h, t = st.columns([3, 2], vertical_alignment="bottom")
             _heading(panel, h)
             with t:
-                teach(panel.teaching)
+                teach(panel.teaching, key=f"teach_{panel.key}")
             box = _body(panel)
         else:
             _heading(panel)
@@ -455,7 +455,7 @@ else:
                     _options()
                 box = _body(panel)
             with right:
-                teach(panel.teaching)
+                teach(panel.teaching, key=f"teach_{panel.key}")
         if panel.kind == "summary":
             summary_box = box
 
