@@ -52,6 +52,9 @@ BEGIN, END = "<!-- classroom:begin -->", "<!-- classroom:end -->"
 
 #: The targets (seconds, except the memory budget's default in MB).
 ANSWER_S, FIRST_PLOT_P95_S, QUEUE_ANSWER_S = 3.0, 5.0, 2.0
+#: Seconds after the last visitor pressed Run by which every run of the class has ended (they take about 10 s):
+#: a visitor still waiting then is reported with its status line (a hang), and the test goes on.
+VISIT_S = 180.0
 MEMORY_BUDGET_MB = 4096
 
 #: Records, in the page, the status text and whether the first plot is drawn, with performance.now().
@@ -301,7 +304,8 @@ def classroom(url: str, browser, *, sessions: int, preset: str, heavy: int, dead
         except Exception as exc:  # noqa: BLE001 - a page that never answers is a missed target, not a crash
             out["failed"].append(f"session {i + 1}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
     waiting = dict(visitors)
-    while waiting and time.monotonic() < deadline:
+    give_up = time.monotonic() + VISIT_S  # every visitor has pressed Run by now
+    while waiting and time.monotonic() < min(deadline, give_up):
         for i, (who, t_click) in list(waiting.items()):
             if isinstance(who, SocketVisitor):
                 if not who.ended:
@@ -332,7 +336,12 @@ def classroom(url: str, browser, *, sessions: int, preset: str, heavy: int, dead
             del waiting[i]
         time.sleep(0.5)
     for i, (who, _) in waiting.items():
-        out["failed"].append(f"session {i + 1}: not finished before the test's timeout")
+        try:  # where it stopped: what a hang is diagnosed from
+            last = who.status if isinstance(who, SocketVisitor) else observed(who)["status"]
+        except Exception as exc:  # noqa: BLE001 - a page that no longer answers
+            last = f"(its page did not answer: {type(exc).__name__})"
+        out["failed"].append(f"session {i + 1}: not finished within {VISIT_S:.0f} s of the last visitor's click "
+                             f"or the test's timeout; its status line: {last[:120]!r}")
         _leave(who)
     if heavy:
         out["queue"] = queue_check(url, browser, heavy=heavy, deadline=deadline)
