@@ -19,14 +19,19 @@ def md_escape(text) -> str:
     return _MD.sub(r"\\\1", str(text))
 
 
-def teach(info: Teaching, *, key: str, expanded: bool = False):
-    """The expander (``key``) with a panel's equation(s), named by the paper's label, and what to look for.
+def teach(info: Teaching, *, key: str | None = None, expanded: bool = False):
+    """The expander with a panel's equation(s), named by the paper's label, and what to look for.
 
-    Its content is drawn only while it is open (opening it reruns the page): typesetting every panel's
-    equations delayed a new visitor's page, beside busy cores, by about 0.2 s (``docs/deploy.md``, section 5)."""
-    box = st.expander(info.title, expanded=expanded, icon=":material/function:", key=key, on_change="rerun")
-    if not box.open:
-        return
+    With a ``key``, its content is drawn only while it is open (opening it reruns the page): typesetting every
+    panel's equations delayed a new visitor's page, beside busy cores, by about 0.2 s (``docs/deploy.md``,
+    section 5). Without one it is drawn at once and opens without a rerun (a page whose work runs inside its
+    script run, which a rerun would end)."""
+    if key is None:
+        box = st.expander(info.title, expanded=expanded, icon=":material/function:")
+    else:
+        box = st.expander(info.title, expanded=expanded, icon=":material/function:", key=key, on_change="rerun")
+        if not box.open:
+            return
     with box:
         for eq in info.latex:
             st.latex(r"\small " + eq)

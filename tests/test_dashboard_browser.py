@@ -437,6 +437,15 @@ def test_an_equation_expander_typesets_its_equations_when_opened(browser, server
                            " || !document.querySelector('.st-key-teach_metrics .katex').checkVisibility()",
                            timeout=30_000)
     page.close()
+    # opened during a live run (a rerun): the run goes on to its end, every chunk drawn
+    page = _open(browser, f"{server}/?n_instances=12000&chunk_size=300&models=%5B%22ELM-O%22%5D&references=false",
+                 height=1400)
+    page.get_by_role("button", name="Run", exact=True).click()
+    _wait_status(page, r"running · chunk ([2-9]|\d\d)/40", 120)
+    page.locator(".st-key-teach_cardinality summary").first.click()
+    page.locator(".st-key-teach_cardinality .katex").first.wait_for(timeout=30_000)
+    assert re.match(r"done · chunk 40/40", _wait_status(page, r"^(done|failed|stopped)", 120))
+    page.close()
 
 
 def test_change_points_are_added_set_and_removed_in_the_sidebar(browser, server):

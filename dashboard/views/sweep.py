@@ -29,7 +29,7 @@ st.caption("The paper's parameter-sensitivity analysis (Fig. Sens): one prequent
            "stream of the sidebar, scored by GM = √((1 − HL) × micro-F1) of the cumulative metrics.")
 
 ss["sweep_running"] = False  # (a sweep runs only inside the script run its click starts: none is under way now)
-teach(SWEEP, key="teach_sweep")
+teach(SWEEP)  # drawn at once: opening a lazy one reruns the page, which would end a sweep under way
 c1, c2, c3 = st.columns([1, 2, 2])
 variants = [m for m in cfg.models if m in SWEEPABLE] or list(SWEEPABLE)
 if "sweep_beta_range" not in ss:  # the controls start where the link puts them (dashboard/link.py)
