@@ -11,8 +11,9 @@ in line and a slot is free (:meth:`LiveRun.begin` asks :meth:`RunHub.position`).
 A session holds one run at a time (computing, queued, followed or replayed): starting another detaches it
 from the one it held, which stops unless another session follows it. A session that is gone
 (``session_alive`` says so: the page passes Streamlit's runtime, whose sessions end when their browser goes
-away) is detached by a watchdog thread every ``watch_s`` seconds: its place in the queue is freed, and a run
-nobody else follows is stopped. No Streamlit here (``tests/test_run_hub.py`` drives it with threads).
+away) is detached by a watchdog thread every ``watch_s`` seconds once it has been gone ``session_grace_s``
+(a dropped connection that comes back keeps its run): its place in the queue is freed, and a run nobody
+else follows is stopped. No Streamlit here (``tests/test_run_hub.py`` drives it with threads).
 
 >>> from ncld_core.config import RunConfig
 >>> from ncld_core.limits import Limits
@@ -87,6 +88,7 @@ class RunHub:
         self._runs: dict[tuple, LiveRun] = {}  # key -> its computation
         self._sessions: dict[str, tuple] = {}  # session -> the key it holds
         self._finished: OrderedDict = OrderedDict()  # key -> (time kept, frozen LiveRun)
+        self._gone_since: dict[str, float] = {}  # session -> when it was first seen disconnected
         self._watch_s = watch_s
         self._watchdog: threading.Thread | None = None
 
@@ -176,17 +178,24 @@ class RunHub:
         return run, self._watchers.pop(key, set())
 
     def reap(self) -> None:
-        """Detach the sessions that are gone; free the places of ended runs and keep the finished ones."""
+        """Detach the sessions gone for ``session_grace_s`` (a page whose connection dropped reconnects to its
+        session within a second or two, and its run goes on); free the places of ended runs and keep the
+        finished ones."""
         with self._lock:
-            for session_id in [s for s in self._sessions if not self.session_alive(s)]:
-                self.detach(session_id)
+            now = self.clock()
+            for session_id in list(self._sessions):
+                if self.session_alive(session_id):
+                    self._gone_since.pop(session_id, None)
+                elif now - self._gone_since.setdefault(session_id, now) >= self.limits.session_grace_s:
+                    self.detach(session_id)
+            for session_id in [s for s in self._gone_since if s not in self._sessions]:
+                del self._gone_since[session_id]
             for key, run in list(self._runs.items()):
                 if run.active:
                     continue
                 for session_id in self._retire(key)[1]:
                     if self._sessions.get(session_id) == key:
                         del self._sessions[session_id]
-            now = self.clock()
             for key in [k for k, (t, _) in self._finished.items() if now - t > self.limits.run_cache_ttl_s]:
                 del self._finished[key]
 

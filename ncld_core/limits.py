@@ -35,6 +35,8 @@ class Limits:
     run_niceness: int = 10
     #: How often (seconds) the server looks for closed sessions, whose runs and places in line it gives up.
     session_check_s: float = 0.5
+    #: Seconds a session's browser may be disconnected before its run is given up (a page reconnects on its own).
+    session_grace_s: float = 3.0
     #: Bytes of drawn chunks' figures (their JSON) kept for the other sessions drawing them (a class on one run).
     drawn_figures_bytes: int = 64 * 1024**2
     #: Finished runs kept for replay (any visitor with the same configuration and code version).

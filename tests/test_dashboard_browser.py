@@ -438,14 +438,33 @@ def test_an_equation_expander_typesets_its_equations_when_opened(browser, server
                            timeout=30_000)
     page.close()
     # opened during a live run (a rerun): the run goes on to its end, every chunk drawn
-    page = _open(browser, f"{server}/?n_instances=12000&chunk_size=300&models=%5B%22ELM-O%22%5D&references=false",
-                 height=1400)
+    page = _open(browser, f"{server}/?n_instances=12000&chunk_size=300&models=%5B%22ELM-O%22%5D&references=false"
+                          "&seed=42", height=1400)  # a seed of its own: computed, not replayed
     page.get_by_role("button", name="Run", exact=True).click()
     _wait_status(page, r"running · chunk ([2-9]|\d\d)/40", 120)
     page.locator(".st-key-teach_cardinality summary").first.click()
     page.locator(".st-key-teach_cardinality .katex").first.wait_for(timeout=30_000)
     assert re.match(r"done · chunk 40/40", _wait_status(page, r"^(done|failed|stopped)", 120))
     page.close()
+
+
+def test_a_run_survives_its_page_losing_its_connection_for_a_moment(browser, server):
+    """A page whose websocket drops reconnects to its session (Streamlit's frontend does, within a second here);
+    the server gives the session ``session_grace_s`` before it gives its run up, so the run goes on to its end
+    (before, it said "stopped" at the chunk the connection dropped)."""
+    context = browser.new_context(viewport={"width": 1500, "height": 1400})
+    context.add_init_script("""(() => { const Base = window.WebSocket; window.__sockets = [];
+      window.WebSocket = class extends Base { constructor(...a) { super(...a); window.__sockets.push(this); } }; })();""")
+    page = context.new_page()
+    # a seed of its own: a run of the same settings finished by another test would be replayed, not computed
+    page.goto(f"{server}/?n_instances=12000&chunk_size=300&models=%5B%22ELM-O%22%5D&references=false&seed=41",
+              timeout=60_000)
+    page.get_by_role("button", name="Run", exact=True).click(timeout=60_000)
+    _wait_status(page, r"running · chunk ([2-9]|\d\d)/40", 120)
+    assert page.evaluate("() => { window.__sockets.forEach(s => s.close()); return window.__sockets.length; }") >= 1
+    assert re.match(r"done · chunk 40/40", _wait_status(page, r"^(done|failed|stopped)", 120))
+    assert page.evaluate("() => window.__sockets.length") >= 2  # it did reconnect
+    context.close()
 
 
 def test_change_points_are_added_set_and_removed_in_the_sidebar(browser, server):
