@@ -14,7 +14,7 @@ import pytest
 
 from ncld_core.config import RunConfig
 from ncld_core.eval.chunk_process import ChunkProcess, advance, process_context
-from ncld_core.priority import AUTOGROUP
+from ncld_core.priority import autogroups_on
 
 needs_fork_server = pytest.mark.skipif(process_context() is None, reason="this platform has no fork server")
 
@@ -187,13 +187,14 @@ def test_the_process_computes_at_the_niceness_asked_and_a_bad_one_is_named():
         assert proc.next()[0] == "chunk"  # the niceness is set before the first chunk
         pid = proc.process.pid
         assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + 7)
-        if os.path.exists(AUTOGROUP):  # autogroups: niceness counts only within one, so it has its own
+        if autogroups_on():  # niceness counts only within an autogroup, so the run has its own
             assert os.getsid(pid) == pid != os.getsid(0)
             with open(f"/proc/{pid}/autogroup") as group:
                 assert group.read().split()[-1] == "7"
     with ChunkProcess(cfg.runner(), cfg.build_stream()) as proc:
         assert proc.next()[0] == "chunk"
         assert os.getpriority(os.PRIO_PROCESS, proc.process.pid) == mine  # 0: the caller's
+        assert os.getsid(proc.process.pid) == os.getsid(0)  # and the caller's session
     for bad in (-1, 20, 2.5, True):
         with pytest.raises(ValueError, match="^niceness must be an integer in"):
             ChunkProcess(cfg.runner(), cfg.build_stream(), niceness=bad)
