@@ -819,8 +819,15 @@ OBSERVE_PANELS = """
     const key = text + JSON.stringify(metas);
     const last = window.__frames[window.__frames.length - 1];
     if (!last || last[3] !== key) window.__frames.push([performance.now(), text, metas, key]);
-    if (!text.startsWith('done') && !text.startsWith('stopped')) requestAnimationFrame(tick);
+    // after the run's end, until every panel has drawn (the status line is drawn before the panels, and a short
+    // fast stream's figures may all come after "done"), at most 10 s
+    const ended = text.startsWith('done') || text.startsWith('stopped');
+    if (ended && window.__endedAt === null) window.__endedAt = performance.now();
+    if (!ended || (metas.includes(null) && performance.now() - window.__endedAt < 10000)) requestAnimationFrame(tick);
+    else window.__observing = false;
   };
+  window.__endedAt = null;
+  window.__observing = true;
   tick();
 }
 """
@@ -890,6 +897,8 @@ def _observed_run(page, timeout_s: float) -> tuple[list, float, str]:
     t_click = page.evaluate("performance.now()")
     page.get_by_role("button", name="Run", exact=True).click()
     final = _wait_status(page, r"^(done|stopped|failed) ·", timeout_s)
+    if not final.startswith("failed"):  # the observer goes on until every panel has drawn (bounded: 10 s)
+        page.wait_for_function("() => window.__observing === false", timeout=20_000)
     return page.evaluate("window.__frames"), t_click, final
 
 
