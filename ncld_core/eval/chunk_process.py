@@ -25,7 +25,6 @@ in two; ``tests/test_chunk_process.py`` reproduces it with plain threads.
 
 from __future__ import annotations
 
-import os
 import time
 
 from ..fork_server import process_context, start_fork_server
