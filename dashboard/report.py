@@ -13,8 +13,8 @@ import json
 import pandas as pd
 
 from ncld_core.eval.metrics import METRICS
-from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.eval.sweep import geometric_mean
+from ncld_core.eval.variants import ELM_VARIANTS
 
 from . import panels
 from .panels import PanelData, heading
