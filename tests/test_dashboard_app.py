@@ -213,6 +213,24 @@ def test_a_preset_gives_every_control_a_new_key():
     assert RunConfig(**at.session_state["cfg_values"]) == PRESETS["concept growth"]
 
 
+def test_a_finished_run_says_when_the_settings_changed_after_it():
+    """After a run, a preset (or any control) changes the settings: the run's numbers stay on the page, and its
+    caption says they are not of the settings shown; back on the run's settings, the note goes."""
+    changed = "The settings have changed since this run"
+    at = _app()
+    _small(at)
+    _run_button(at).click().run()
+    assert at.session_state["run"].status == "done"
+    assert not any(changed in c.value for c in at.caption)
+    at.number_input(key=wkey("seed", at.session_state)).set_value(7).run()
+    note = [_plain(c.value) for c in at.caption if changed in c.value]
+    assert note and "press Run for them" in note[0] and "This run:" in note[0], note
+    at.number_input(key=wkey("seed", at.session_state)).set_value(RunConfig().seed).run()
+    assert not any(changed in c.value for c in at.caption)
+    at.button_group(key="preset_pick").set_value("concept growth").run()
+    assert any(changed in c.value for c in at.caption)
+
+
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_preset_fills_the_controls(name):
     at = _app()

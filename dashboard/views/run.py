@@ -661,8 +661,13 @@ else:
         # an upload's name is in no setting (a link cannot carry the file): said beside them
         upload = f" (the uploaded file {run.stream_name})" if run.cfg.dataset == data.UPLOAD else ""
         about = "" if presenting else f"This run: {md_escape(_describe(run.cfg) + upload)}"
-        if role or about:
-            run_caption.caption(" · ".join(t for t in (role and f"**{role}**", about) if t))
+        # a preset or a control changed after the run: its numbers are not the settings' above (said, not hidden:
+        # the run stays readable until the next one)
+        changed = None if presenting or run.cfg == ctx.cfg else (
+            "**The settings have changed since this run**: press Run for them" if ctx.ok
+            else "**The settings have changed since this run**")
+        if role or about or changed:
+            run_caption.caption(" · ".join(t for t in (role and f"**{role}**", changed, about) if t))
         if not presenting and run.stream is not None and run.stream.coverage_note():  # never silent
             alert.info(f"The stream {md_escape(run.stream.coverage_note())}.", icon=":material/info:")
         chunks, _ = run.snapshot()
