@@ -5,6 +5,11 @@ the BLAS thread pool while another thread's matrix product runs on it (``ncld_co
 tells the story; ``tests/test_chunk_process.py`` reproduces it). A fork server is single-threaded, and
 it imports :data:`PRELOAD` once, so each child starts without importing them.
 
+A child of the fork server is not ended by the end of the process that asked for it: the fork server outlives
+that process while any child lives (each child holds the pipe whose end would end it), so the kernel's parent-death
+signal never comes. A child that calls :func:`end_with` with the asking process's pid ends when that process does,
+even in the middle of a chunk: a dashboard server that crashed or was killed leaves no run computing for nobody.
+
 >>> ctx = process_context()
 >>> ctx is None or ctx.get_start_method() == "forkserver"
 True
@@ -13,11 +18,17 @@ True
 from __future__ import annotations
 
 import multiprocessing
+import os
+import select
+import threading
 
-__all__ = ["PRELOAD", "process_context", "start_fork_server"]
+__all__ = ["PRELOAD", "process_context", "start_fork_server", "end_with"]
 
 #: Imported once by the fork server, so each child starts without importing them.
 PRELOAD = ["ncld_core.eval.runner"]
+
+#: Seconds between two looks at the asking process where the platform cannot wait on it (no ``pidfd_open``).
+POLL_S = 1.0
 
 
 def process_context():
@@ -38,3 +49,33 @@ def start_fork_server() -> bool:
 
     forkserver.ensure_running()
     return True
+
+
+def end_with(pid: int) -> threading.Thread:
+    """End the calling process (``os._exit(1)``) as soon as process ``pid`` has ended: a daemon thread waits on it.
+
+    Linux waits on a pid file descriptor (``os.pidfd_open``: woken when the process ends, no polling); elsewhere
+    the thread looks every :data:`POLL_S` seconds. The thread holds no lock while it waits, so the process's own
+    computing is not slowed. Returns the thread.
+    """
+
+    def watch():
+        try:
+            fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # no pidfd (an old kernel, not Linux), or pid already gone
+            fd = None
+        if fd is not None:
+            select.select([fd], [], [])
+            os._exit(1)
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:  # alive, someone else's (cannot happen for the asking process; harmless)
+                pass
+            threading.Event().wait(POLL_S)
+
+    thread = threading.Thread(target=watch, name=f"end-with-{pid}", daemon=True)
+    thread.start()
+    return thread

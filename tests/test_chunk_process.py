@@ -198,3 +198,83 @@ def test_the_process_computes_at_the_niceness_asked_and_a_bad_one_is_named():
     for bad in (-1, 20, 2.5, True):
         with pytest.raises(ValueError, match="^niceness must be an integer in"):
             ChunkProcess(cfg.runner(), cfg.build_stream(), niceness=bad)
+
+
+# A "server": a run process whose chunk takes minutes (the runner sleeps), its pid printed once it computes.
+_SLOW_RUNNER = textwrap.dedent("""
+    import time
+
+    class SlowRunner:
+        def iter_run(self, stream):
+            print("computing", flush=True)
+            time.sleep(120)
+            yield None
+""")
+_SERVER = textwrap.dedent("""
+    import threading
+    from slow_runner import SlowRunner
+    from ncld_core.eval.chunk_process import ChunkProcess
+
+    proc = ChunkProcess(SlowRunner(), None)
+    print(proc.process.pid, flush=True)
+    proc.next()  # blocks for the chunk: the test kills this process meanwhile
+""")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return True
+
+
+@needs_fork_server
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_run_process_ends_when_the_server_is_killed_in_the_middle_of_a_chunk(tmp_path):
+    import signal
+    import time
+
+    (tmp_path / "slow_runner.py").write_text(_SLOW_RUNNER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    server = subprocess.Popen([sys.executable, "-c", _SERVER], stdout=subprocess.PIPE, text=True, env=env)
+    child = None
+    try:
+        child = int(server.stdout.readline())
+        assert server.stdout.readline().strip() == "computing"  # the child is in its chunk
+        assert not _gone(child)
+        server.kill()  # SIGKILL: nothing of the server's runs
+        server.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while not _gone(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(child), "the run process outlived its server by 15 s (its chunk takes 120 s)"
+    finally:
+        server.kill()
+        if child is not None and not _gone(child):
+            os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polling"])
+def test_end_with_ends_the_process_when_the_watched_one_ends(pidfd):
+    """Both ways of waiting (a pid file descriptor; looking every POLL_S where there is none): the process
+    ends with code 1 soon after the one it watches, and not before."""
+    script = textwrap.dedent(f"""
+        import os, subprocess, sys, time
+        from ncld_core import fork_server
+        if not {pidfd}:
+            del os.pidfd_open  # a platform without it
+        fork_server.POLL_S = 0.1
+        watched = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+        fork_server.end_with(watched.pid)
+        time.sleep(1.0)
+        print("alive while it runs", flush=True)
+        watched.wait()
+        time.sleep(5)
+        print("outlived it", flush=True)
+    """)
+    if pidfd and not hasattr(os, "pidfd_open"):
+        pytest.skip("no pidfd_open on this platform")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split("\n")[:1] == ["alive while it runs"] and "outlived" not in done.stdout, done
+    assert done.returncode == 1, done

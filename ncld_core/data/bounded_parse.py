@@ -26,6 +26,7 @@ ValueError: arff_bytes (r): malformed ARFF at line 2: Invalid layout of the ARFF
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import threading
 from pathlib import Path
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..fork_server import process_context
+from ..fork_server import end_with, process_context
 from ..limits import LIMITS
 from .arff import load_arff_bytes
 from .dataset import Dataset
@@ -55,10 +56,12 @@ def _vm_size_bytes() -> int | None:
     return None
 
 
-def _parse_in_child(folder: str, name: str, has_xml: bool, memory_bytes: int) -> None:
+def _parse_in_child(folder: str, name: str, has_xml: bool, memory_bytes: int, caller: int | None = None) -> None:
     """The child: cap the address space, parse, write the arrays and names (or the error) into ``folder``."""
     import resource
 
+    if caller is not None:
+        end_with(caller)  # a server that crashed leaves no parse running
     out = Path(folder)
     base = _vm_size_bytes()
     if base is not None:
@@ -106,8 +109,8 @@ def load_arff_bytes_bounded(arff_bytes, xml_bytes=None, *, name: str = "upload",
         (out / "in.arff").write_bytes(arff_bytes)
         if xml_bytes is not None:
             (out / "in.xml").write_bytes(bytes(xml_bytes))
-        child = ctx.Process(target=_parse_in_child, args=(folder, name, xml_bytes is not None, memory_bytes),
-                            daemon=True)
+        child = ctx.Process(target=_parse_in_child, daemon=True,
+                            args=(folder, name, xml_bytes is not None, memory_bytes, os.getpid()))
         child.start()
         child.join(timeout_s)
         if child.is_alive():

@@ -25,9 +25,10 @@ in two; ``tests/test_chunk_process.py`` reproduces it with plain threads.
 
 from __future__ import annotations
 
+import os
 import time
 
-from ..fork_server import process_context, start_fork_server
+from ..fork_server import end_with, process_context, start_fork_server
 from ..priority import check_niceness, lower_priority
 
 __all__ = ["ChunkProcess", "advance", "process_context", "start_fork_server"]
@@ -48,8 +49,10 @@ def advance(gen) -> tuple:
         return "error", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}", 0.0
 
 
-def _serve(runner, stream, conn, niceness=0):
+def _serve(runner, stream, conn, niceness=0, caller=None):
     """The run's process: advance the generator once per ``"next"`` until it ends or the caller goes."""
+    if caller is not None:
+        end_with(caller)  # a server that crashed leaves no run computing for nobody, even mid-chunk
     lower_priority(niceness)  # below the page's server and browsers: they answer visitors while runs compute
     gen = runner.iter_run(stream)
     try:
@@ -79,7 +82,8 @@ class ChunkProcess:
         if ctx is None:
             raise ValueError("context: this platform has no fork server; advance the generator in a thread")
         self._conn, child_conn = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(runner, stream, child_conn, niceness), name="ncld-run", daemon=True)
+        self.process = ctx.Process(target=_serve, args=(runner, stream, child_conn, niceness, os.getpid()),
+                                   name="ncld-run", daemon=True)
         try:
             self.process.start()
         finally:
