@@ -265,12 +265,12 @@ def test_end_with_ends_the_process_when_the_watched_one_ends(pidfd):
         if not {pidfd}:
             del os.pidfd_open  # a platform without it
         fork_server.POLL_S = 0.1
-        watched = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+        watched = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.8)"])
         fork_server.end_with(watched.pid)
-        time.sleep(1.0)
+        time.sleep(0.3)
         print("alive while it runs", flush=True)
         watched.wait()
-        time.sleep(5)
+        time.sleep(3)
         print("outlived it", flush=True)
     """)
     if pidfd and not hasattr(os, "pidfd_open"):
