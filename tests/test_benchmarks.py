@@ -217,6 +217,12 @@ def test_flip_rates_adds_seeds_where_the_bias_is_coarse_and_judges_each_miss_by_
     upper = per_seed.var(ddof=1) * dof / scipy.stats.chi2.ppf(0.10, dof)
     coverage_seeds = flip_rates.seeds_for_precision(chunks, {"fine": 4}, target_se=1.0, coverage_se=0.1)
     assert coverage_seeds["fine"] == int(np.ceil(upper / 0.1 ** 2)) > 4
+    # seeds that all covered every chunk: no spread, yet a seed missing all its chunks 5 % of the time is not ruled
+    # out, so the seeds that variance needs
+    all_covered = chunks.assign(low=1.0, high=3.0)
+    floor = flip_rates.COVERAGE_VARIANCE_FLOOR
+    assert flip_rates.seeds_for_precision(all_covered, {"fine": 4}, target_se=1.0, coverage_se=0.025)["fine"] == \
+        min(flip_rates.MAX_SEEDS, int(np.ceil(floor / 0.025 ** 2))) > 4
     scores = flip_rates.cardinality_scores(chunks)
     significant, noise, by_design = flip_rates._misses(scores[scores.family == "paper"], one,
                                                        bias=flip_rates.BIAS_TRUSTED)
