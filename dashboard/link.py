@@ -80,7 +80,13 @@ class Note(NamedTuple):
 
     def text(self, action: bool = True) -> str:
         tail = f"; {self.action}" if action and self.action else ""
-        return f"{self.what} ({self.why}{tail})"
+        # a reason may quote the value again (a parser's message): cut as the value is
+        why = self.why if len(self.why) <= WHY_LIMIT else f"{self.why[:WHY_LIMIT - 40]}… ({len(self.why)} characters)"
+        return f"{self.what} ({why}{tail})"
+
+
+#: The longest reason a note quotes whole.
+WHY_LIMIT = 240
 
 
 def _shown(raw) -> str:
@@ -119,6 +125,9 @@ def _read_values(params: dict) -> tuple[dict, list[Note]]:
 
 #: The largest integer a number box holds exactly (the browser's numbers are doubles).
 LARGEST_BOX_INTEGER = 2**53 - 1
+#: The paper's noise family (``noise="paper"``, :data:`ncld_core.stream.noise_families.NOISE_FAMILIES`) as the flip-rate
+#: control holds it: the range per label it is (tests/test_link.py builds both streams and finds them equal).
+PAPER_NOISE_RANGE = (0.2, 0.4)
 
 
 def _past_a_number_box(value) -> bool:
@@ -133,7 +142,7 @@ def _kept_items(cfg: RunConfig, name: str, what: str) -> tuple[list, list[Note]]
     for item in getattr(cfg, name):
         error = dataclasses.replace(cfg, **{name: [*kept, item]}).errors().get(name)
         if error:
-            notes.append(Note(f"{what} {item!r}", worded(error), "dropped"))
+            notes.append(Note(f"{what} {_shown(item)}", worded(error), "dropped"))
         else:
             kept.append(item)
     return kept, notes
@@ -154,19 +163,31 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
     for key in CHOICE_FIELDS:
         if key in errors:
             default = getattr(_DEFAULT, key)
-            notes.append(Note(f"{key} {getattr(cfg, key)!r}", worded(errors[key]), f"the default {default!r} is used"))
+            notes.append(Note(f"{key} {_shown(getattr(cfg, key))}", worded(errors[key]),
+                              f"the default {default!r} is used"))
             fix[key] = default
+    if cfg.noise == "paper":  # no control is named so: the flip-rate control draws it as the range it is
+        low, high = PAPER_NOISE_RANGE
+        notes.append(Note("noise 'paper'", f"the paper's noise is both rates of every label drawn from [{low}, {high}]",
+                          f"set as 'range per label', rho low {low}, rho high {high} (the same stream)"))
+        fix.update(noise="range", rho_low=low, rho_high=high)
     try:  # the schedule's editor holds parsed rows only: a text that does not parse would vanish from it
-        cfg.drift_schedule
+        positions = [p.position for p in (cfg.drift_schedule or ()) if p.position is not None]
     except ValueError as exc:
-        notes.append(Note(f"schedule {cfg.schedule!r}", f"cannot read it: {worded(exc)}", "using none"))
+        notes.append(Note(f"schedule {_shown(cfg.schedule)}", f"cannot read it: {worded(exc)}", "using none"))
         fix["schedule"] = ""
+    else:
+        if any(p > LARGEST_BOX_INTEGER for p in positions):  # no box can show it (the browser's numbers)
+            notes.append(Note(f"schedule {_shown(cfg.schedule)}",
+                              f"a change point past instance {LARGEST_BOX_INTEGER:,}: too large for its box",
+                              "using none"))
+            fix["schedule"] = ""
     if not isinstance(cfg.detector, str):  # an unknown name stays: its box shows it, flagged, and Run waits
-        notes.append(Note(f"detector {cfg.detector!r}", worded(errors["detector"]), "the default is used"))
+        notes.append(Note(f"detector {_shown(cfg.detector)}", worded(errors["detector"]), "the default is used"))
         fix["detector"] = _DEFAULT.detector
     for name, what in (("models", "model"), ("monitors", "monitor")):
         if not isinstance(getattr(cfg, name), list):
-            notes.append(Note(f"{name} {getattr(cfg, name)!r}", worded(errors[name]), "the default is used"))
+            notes.append(Note(f"{name} {_shown(getattr(cfg, name))}", worded(errors[name]), "the default is used"))
             fix[name] = getattr(_DEFAULT, name)
         else:
             items, more = _kept_items(dataclasses.replace(cfg, **fix), name, what)
@@ -176,12 +197,22 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
             notes += more
             if more:
                 fix[name] = items
+    n_labels = cfg.n_labels
     if cfg.dataset != data.UPLOAD:  # this session's own upload is asked for by the dataset control
         try:
-            fix["dataset"] = data.resolve(cfg.dataset).name  # an alias becomes the listed name
+            facts = data.resolve(cfg.dataset)
+            fix["dataset"], n_labels = facts.name, facts.n_labels or cfg.n_labels  # an alias becomes the listed name
         except ValueError as exc:
             notes.append(Note("dataset", str(exc), "the synthetic generator is used"))
             fix["dataset"] = "synthetic"
+    elif cfg.noise == "table":
+        n_labels = None  # the upload's labels are known once it is read: its table is checked by the controls
+    for key in ("rho_pos", "rho_neg"):  # the table has a row per label: other lengths cannot be shown in it
+        value = fix.get(key, getattr(cfg, key))
+        if cfg.noise == "table" and value and isinstance(n_labels, int) and len(value) != n_labels:
+            notes.append(Note(f"{key}={_shown(value)}", f"{label_of(key)}: {len(value)} rates for {n_labels} labels",
+                              "the table is drawn from rho low / rho high"))
+            fix[key] = []
     return dataclasses.replace(cfg, **fix), notes
 
 

@@ -9,6 +9,7 @@ started), the message quotes nothing of the server, the page has no exception el
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import logging
 import re
@@ -440,3 +441,49 @@ def test_a_sweep_value_that_is_no_number_is_named_not_a_failure(raw):
     at = _app(raw, page="views/sweep.py")
     errors = " ".join(_errors(at))
     assert "the default is used" in errors and "went wrong" not in errors and not at.exception
+
+
+def test_a_link_asking_for_the_papers_noise_gets_its_range_and_the_same_stream():
+    """noise=paper (a noise family of the library) had no button on the page: the control fell to 'none' and a clean
+    stream ran, silently. Now it is set as the range it is, said in a note, and the stream is the family's."""
+    cfg, notes = L.read_settings({"noise": "paper", "rho_low": "0.1"})
+    assert (cfg.noise, cfg.rho_low, cfg.rho_high) == ("range", *L.PAPER_NOISE_RANGE)
+    assert [n.text() for n in notes] == ["noise 'paper' (the paper's noise is both rates of every label drawn from "
+                                         "[0.2, 0.4]; set as 'range per label', rho low 0.2, rho high 0.4 (the same "
+                                         "stream))"]
+    small = dict(n_instances=400, chunk_size=100, n_labels=6)
+    family, shown = RunConfig(noise="paper", **small).build_stream(), dataclasses.replace(cfg, **small).build_stream()
+    assert (family.rho_pos == shown.rho_pos).all() and (family.Y_noisy == shown.Y_noisy).all()
+    at = _app({"noise": "paper"})
+    assert at.radio(key=wkey("noise", at.session_state)).value == "range" and not at.exception
+    assert any("the paper's noise" in e for e in _errors(at)), _errors(at)
+
+
+@pytest.mark.parametrize("position", [str(2**63), "9" * 20, "9" * 3000, str(2**53)])
+def test_a_change_point_no_box_can_hold_is_a_note_not_a_broken_sidebar(work, position):
+    """growth@2^63 and beyond broke the sidebar (the schedule's rows held int64): a note, the schedule none, and the
+    note quotes the link's value cut short."""
+    at = _app({"schedule": f"growth@{position}"})
+    errors = _errors(at)
+    assert any("too large for its box; using none" in e for e in errors), errors
+    assert all(len(e) < 400 for e in errors), [len(e) for e in errors]
+    assert not any("went wrong" in e for e in errors) and not at.exception
+    assert at.session_state[L.CANON]["schedule"] == "" and not at.button(key="run_button").disabled
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_long_link_values_are_quoted_cut_short():
+    """A 5000-character schedule was quoted twice in full (10,260 characters in the sidebar): the value and the
+    parser's reason are each cut."""
+    _, notes = L.read_settings({"schedule": "A" * 5000, "models": json.dumps(["D" * 3000])})
+    texts = [n.text() for n in notes]
+    assert len(texts) == 2 and all(len(t) < 400 for t in texts), [len(t) for t in texts]
+    assert texts[0].startswith("schedule 'AAAA") and "cannot read it: cannot parse drift point 1" in texts[0]
+
+
+def test_a_rate_table_of_the_wrong_length_is_named():
+    cfg, notes = L.read_settings({"noise": "table", "n_labels": "3", "rho_pos": "[0.1, 0.2]", "rho_neg": "[0.1, 0.2, 0.3]"})
+    assert cfg.rho_pos == [] and cfg.rho_neg == [0.1, 0.2, 0.3]
+    assert [n.text() for n in notes] == ["rho_pos=[0.1, 0.2] (ρ+: 2 rates for 3 labels; the table is drawn from rho "
+                                         "low / rho high)"]
+    assert L.read_settings({"noise": "table", "n_labels": "2", "rho_pos": "[0.1, 0.2]", "rho_neg": "[0.1, 0.2]"})[1] == []
