@@ -410,7 +410,8 @@ class RunConfig(ModelParams, StreamSpec):
         the message says to lengthen the stream or lower K instead of suggesting a chunk size K refuses."""
         length = self.length(n_available)
         k = self.n_neighbors
-        if (length is None or "n_neighbors" in err or not isinstance(k, int) or isinstance(k, bool)
+        if (not isinstance(length, int) or length < _STREAM_RANGES["n_instances"].low  # its range's message says it
+                or "n_neighbors" in err or not isinstance(k, int) or isinstance(k, bool)
                 or length >= k + 2 or not {"chunk_size", "n_instances"} & set(err)):
             return
         err.pop("chunk_size", None)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncld_core.config import PRESETS, RunConfig
+from ncld_core.config import MAX_INSTANCES, PRESETS, RunConfig
 
 
 @pytest.mark.parametrize(
@@ -213,6 +213,13 @@ def test_a_stream_too_short_for_any_chunk_size_says_to_lengthen_it(n, k):
     # where a chunk size does fix it, the message suggests one that the checks accept
     err = RunConfig(n_instances=100, chunk_size=250, n_neighbors=20).errors()
     assert "smaller than 100" in err["chunk_size"] and not RunConfig(n_instances=100, chunk_size=99).errors()
+
+
+@pytest.mark.parametrize("n", [-100, 0, 1])
+def test_a_stream_length_below_its_range_gets_the_ranges_message(n):
+    """'the stream (-100 instances) is too short for n_neighbors = 20' said something no stream is: below its
+    range, the length gets the range's message."""
+    assert RunConfig(n_instances=n).errors() == {"n_instances": f"n_instances must be in [2, {MAX_INSTANCES}], got {n}"}
 
 
 def test_a_trusted_fraction_marks_the_stream_and_reaches_the_models():
