@@ -433,6 +433,15 @@ def test_sweep_page_computes_a_heat_map():
     assert {"beta", "gamma", "gm"} <= set(df.columns)
     assert df["gm"].between(0, 1).all()
     assert any("best GM" == m.label for m in at.metric)
+    # "Use the best point": the sidebar takes it, and the page's current setting follows (it stayed at the
+    # computed one, with the button still offered)
+    best = df.loc[df["gm"].idxmax()]
+    at.button(key="sweep_use_best").click().run()
+    assert (at.session_state["ctx"].cfg.beta, at.session_state["ctx"].cfg.gamma) == (best["beta"], best["gamma"])
+    current = next(m for m in at.metric if m.label == "GM at the current setting")
+    assert current.value == f"{best['gm']:.4f}" and "β=" in current.help
+    assert not [b for b in at.button if b.key == "sweep_use_best"]
+    assert any(c.value.startswith("The sidebar uses the best point") for c in at.caption)
 
 
 def test_run_pressed_with_a_control_changed_runs_the_changed_settings():

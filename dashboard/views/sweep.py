@@ -117,14 +117,20 @@ if result is not None:
     if result["request"] != request:
         st.info("The settings changed since this sweep was computed: press Compute to refresh it.",
                 icon=":material/update:")
-    st.plotly_chart(F.sweep_figure(df, chosen=result["chosen"], best=best), key="sweep_heatmap",
+    # the sidebar's (beta, gamma) now: "Use the best point" or a typed value moves it after the sweep
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (cfg.beta, cfg.gamma))
+    chosen = (float(cfg.beta), float(cfg.gamma)) if numbers else result["chosen"]
+    st.plotly_chart(F.sweep_figure(df, chosen=chosen, best=best), key="sweep_heatmap",
                     config={"displaylogo": False})
-    chosen_row = df[(df["beta"] == result["chosen"][0]) & (df["gamma"] == result["chosen"][1])]
+    chosen_row = df[(df["beta"] == chosen[0]) & (df["gamma"] == chosen[1])]
     m1, m2, m3 = st.columns(3)
     m1.metric("best GM", f"{best['gm']:.4f}", help=f"β={best['beta']:g}, γ={best['gamma']:g}")
     if not chosen_row.empty:
         m2.metric("GM at the current setting", f"{chosen_row['gm'].iloc[0]:.4f}",
-                  delta=f"{chosen_row['gm'].iloc[0] - best['gm']:+.4f} vs best")
+                  delta=f"{chosen_row['gm'].iloc[0] - best['gm']:+.4f} vs best",
+                  help=f"the sidebar's β={chosen[0]:g}, γ={chosen[1]:g}")
+    else:
+        m2.caption(f"The sidebar's β={chosen[0]:g}, γ={chosen[1]:g} is not on this grid.")
     m3.metric("drift firings (same for every point)", len(df.attrs.get("firings", [])))
     st.caption(f"{result['variant']} on {md_escape(result['stream'])}: {len(df)} points, "
                f"{df.attrs.get('chunks')} chunks, {df.attrs.get('seconds', 0):.1f} s.")
@@ -136,8 +142,11 @@ if result is not None:
         vals.update(beta=float(best["beta"]), gamma=float(best["gamma"]))
         set_config(RunConfig(**vals))
 
-    st.button(f"Use the best point (β={best['beta']:g}, γ={best['gamma']:g}) in the sidebar",
-              on_click=_use_best, key="sweep_use_best", icon=":material/check:")
+    if chosen == (float(best["beta"]), float(best["gamma"])):
+        st.caption(f"The sidebar uses the best point (β={best['beta']:g}, γ={best['gamma']:g}).")
+    else:
+        st.button(f"Use the best point (β={best['beta']:g}, γ={best['gamma']:g}) in the sidebar",
+                  on_click=_use_best, key="sweep_use_best", icon=":material/check:")
     with st.expander("Top 10 grid points"):
         cols = ["beta", "gamma", "gm", "hamming_loss", "micro_f1", "average_precision"]
         st.dataframe(df.sort_values("gm", ascending=False)[cols].head(10), hide_index=True)
