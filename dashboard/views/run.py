@@ -595,12 +595,20 @@ def _summary(run):
         if cost is not None:
             st.caption(noise_cost_text(cost), help="The oracle learns the ground truth, which the learner never "
                                                    "has: it only measures what the label noise costs.")
-        main_cols = [c for c in ("variant", "Hamming loss", "Micro-F1", "Average precision", "GM", "detected",
-                                 "missed", "false alarms", "mean delay (chunks)", "seconds") if c in table.columns]
+        main_cols = ["variant", "Hamming loss", "Micro-F1", "Average precision", "GM", "detected", "missed",
+                     "false alarms", "mean delay (chunks)", "seconds"]
+        if presenting:  # a projector's 1024 px beside a lesson's step: the table without what says nothing here
+            no_change = run.stream is not None and not run.stream.change_points
+            main_cols = [c for c in main_cols if c != "seconds" and not (
+                no_change and c in ("detected", "missed", "mean delay (chunks)"))]
+        main_cols = [c for c in main_cols if c in table.columns]
         # st.table: a plain HTML table (readable by screen readers and the browser test)
         st.table(table[main_cols].style.format({k: v for k, v in fmt.items() if k in main_cols}, na_rep="–")
                  .hide(axis="index"))
         seconds = report.seconds_note(result.models)
+        if presenting:  # (the downloads and the full table are on the page outside presentation mode)
+            st.caption("Cumulative over the run. GM = √((1 − Hamming loss) × micro-F1).")
+            return
         st.caption("Cumulative over the run. GM = √((1 − Hamming loss) × micro-F1), the paper's score of the β × γ "
                    "sweep; mean delay: chunks from a true change to the firing that detects it. "
                    + md_escape(seconds))
