@@ -253,6 +253,9 @@ def read_lesson(params: dict) -> tuple[tuple[str, int] | None, list[Note]]:
     (('concept-growth', 2), [])
     >>> read_lesson({"lesson": "nope"})[1][0].text()
     "lesson='nope' (no such lesson; no lesson is opened)"
+    >>> at, notes = read_lesson({"lesson": "concept-growth", "step": "-1"})
+    >>> at, notes[0].text()
+    (('concept-growth', 1), "step='-1' (the lesson has steps 1 to 4; it opens at step 1)")
     """
     from .teaching import LESSONS
 
@@ -267,7 +270,11 @@ def read_lesson(params: dict) -> tuple[tuple[str, int] | None, list[Note]]:
     except (TypeError, ValueError):
         step = 1
         notes.append(Note(f"step={_shown(raw)}", "not a step number", "the lesson opens at step 1"))
-    return (slug, min(max(step, 1), LESSONS[slug].n_steps)), notes
+    n = LESSONS[slug].n_steps
+    if not 1 <= step <= n:
+        step = min(max(step, 1), n)
+        notes.append(Note(f"step={_shown(raw)}", f"the lesson has steps 1 to {n}", f"it opens at step {step}"))
+    return (slug, step), notes
 
 
 def lesson_param(at: tuple[str, int] | None) -> dict:
