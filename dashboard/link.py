@@ -126,7 +126,7 @@ def _read_values(params: dict) -> tuple[dict, list[Note]]:
 #: The largest integer a number box holds exactly (the browser's numbers are doubles).
 LARGEST_BOX_INTEGER = 2**53 - 1
 #: The paper's noise family (``noise="paper"``, :data:`ncld_core.stream.noise_families.NOISE_FAMILIES`) as the flip-rate
-#: control holds it: the range per label it is (tests/test_link.py builds both streams and finds them equal).
+#: control holds it: the range per label it is (tests/test_dashboard_link.py builds both streams: equal).
 PAPER_NOISE_RANGE = (0.2, 0.4)
 
 
@@ -168,8 +168,11 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
             fix[key] = default
     if cfg.noise == "paper":  # no control is named so: the flip-rate control draws it as the range it is
         low, high = PAPER_NOISE_RANGE
+        overridden = [k for k in ("rho_low", "rho_high") if k in params and getattr(cfg, k) != dict(
+            rho_low=low, rho_high=high)[k]]
         notes.append(Note("noise 'paper'", f"the paper's noise is both rates of every label drawn from [{low}, {high}]",
-                          f"set as 'range per label', rho low {low}, rho high {high} (the same stream)"))
+                          f"set as 'range per label', rho low {low}, rho high {high} (the same stream)"
+                          + (f"; the link's {' and '.join(overridden)} not used" if overridden else "")))
         fix.update(noise="range", rho_low=low, rho_high=high)
     try:  # the schedule's editor holds parsed rows only: a text that does not parse would vanish from it
         positions = [p.position for p in (cfg.drift_schedule or ()) if p.position is not None]
@@ -201,7 +204,8 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
     if cfg.dataset != data.UPLOAD:  # this session's own upload is asked for by the dataset control
         try:
             facts = data.resolve(cfg.dataset)
-            fix["dataset"], n_labels = facts.name, facts.n_labels or cfg.n_labels  # an alias becomes the listed name
+            fix["dataset"] = facts.name  # an alias becomes the listed name
+            n_labels = cfg.n_labels if facts.name == "synthetic" else facts.n_labels  # (None: not known)
         except ValueError as exc:
             notes.append(Note("dataset", str(exc), "the synthetic generator is used"))
             fix["dataset"] = "synthetic"
@@ -209,7 +213,8 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
         n_labels = None  # the upload's labels are known once it is read: its table is checked by the controls
     for key in ("rho_pos", "rho_neg"):  # the table has a row per label: other lengths cannot be shown in it
         value = fix.get(key, getattr(cfg, key))
-        if cfg.noise == "table" and value and isinstance(n_labels, int) and len(value) != n_labels:
+        if (cfg.noise == "table" and value and isinstance(n_labels, int) and n_labels > 0 and "n_labels" not in errors
+                and len(value) != n_labels):
             notes.append(Note(f"{key}={_shown(value)}", f"{label_of(key)}: {len(value)} rates for {n_labels} labels",
                               "the table is drawn from rho low / rho high"))
             fix[key] = []

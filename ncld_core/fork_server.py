@@ -52,27 +52,47 @@ def start_fork_server() -> bool:
 
 
 def end_with(pid: int) -> threading.Thread:
-    """End the calling process (``os._exit(1)``) as soon as process ``pid`` has ended: a daemon thread waits on it.
+    """End the calling process (``os._exit(1)``, one line on stderr first) once process ``pid`` has ended: a daemon
+    thread waits on it.
 
-    Linux waits on a pid file descriptor (``os.pidfd_open``: woken when the process ends, no polling); elsewhere
-    the thread looks every :data:`POLL_S` seconds. The thread holds no lock while it waits, so the process's own
-    computing is not slowed. Returns the thread.
+    Linux waits on a pid file descriptor (``os.pidfd_open``: woken when the process ends, even while its parent
+    has not yet reaped it; no polling). Elsewhere, or if that wait fails, the thread looks every :data:`POLL_S`
+    seconds whether ``pid`` still exists: a process ended but not yet reaped still does, so there the child ends
+    once the ended process is reaped. The thread holds no lock while it waits, so the process's own computing is
+    not slowed. Returns the thread.
     """
+    if pid == os.getpid():
+        raise ValueError("pid: a process cannot wait for its own end")
 
-    def watch():
+    def end():
+        os.write(2, f"ncld: process {pid} ended; process {os.getpid()} ends with it\n".encode())
+        os._exit(1)
+
+    def wait_pidfd() -> bool:
         try:
             fd = os.pidfd_open(pid)
-        except (AttributeError, OSError):  # no pidfd (an old kernel, not Linux), or pid already gone
-            fd = None
-        if fd is not None:
-            select.select([fd], [], [])
-            os._exit(1)
+        except ProcessLookupError:  # already gone
+            return True
+        except (AttributeError, OSError):  # no pidfd here (not Linux, an old kernel)
+            return False
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            while not poller.poll():  # (poll with no timeout returns only with an event)
+                pass
+            return True
+        except (OSError, ValueError):  # the wait itself failed: look by polling instead
+            return False
+
+    def watch():
+        if wait_pidfd():
+            end()
         while True:
             try:
                 os.kill(pid, 0)
             except ProcessLookupError:
-                os._exit(1)
-            except PermissionError:  # alive, someone else's (cannot happen for the asking process; harmless)
+                end()
+            except PermissionError:  # exists, someone else's (not the asking process: harmless)
                 pass
             threading.Event().wait(POLL_S)
 

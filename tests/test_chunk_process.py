@@ -211,7 +211,6 @@ _SLOW_RUNNER = textwrap.dedent("""
             yield None
 """)
 _SERVER = textwrap.dedent("""
-    import threading
     from slow_runner import SlowRunner
     from ncld_core.eval.chunk_process import ChunkProcess
 
@@ -230,7 +229,7 @@ def _gone(pid: int) -> bool:
 
 
 @needs_fork_server
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_run_process_ends_when_the_server_is_killed_in_the_middle_of_a_chunk(tmp_path):
     import signal
     import time
@@ -239,9 +238,22 @@ def test_a_run_process_ends_when_the_server_is_killed_in_the_middle_of_a_chunk(t
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.getcwd(), os.environ.get("PYTHONPATH", "")])}
     server = subprocess.Popen([sys.executable, "-c", _SERVER], stdout=subprocess.PIPE, text=True, env=env)
     child = None
+
+    import queue
+    import threading
+
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in server.stdout], daemon=True).start()
+
+    def line(timeout=60.0) -> str:  # a hung server fails the test, not make test's time
+        try:
+            return lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no line from the server in {timeout:g} s") from None
+
     try:
-        child = int(server.stdout.readline())
-        assert server.stdout.readline().strip() == "computing"  # the child is in its chunk
+        child = int(line())
+        assert line().strip() == "computing"  # the child is in its chunk
         assert not _gone(child)
         server.kill()  # SIGKILL: nothing of the server's runs
         server.wait(timeout=10)
@@ -258,12 +270,22 @@ def test_a_run_process_ends_when_the_server_is_killed_in_the_middle_of_a_chunk(t
 @pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polling"])
 def test_end_with_ends_the_process_when_the_watched_one_ends(pidfd):
     """Both ways of waiting (a pid file descriptor; looking every POLL_S where there is none): the process
-    ends with code 1 soon after the one it watches, and not before."""
+    ends with code 1 soon after the one it watches, not before, and says so on stderr."""
+    from ncld_core.fork_server import end_with
+
+    with pytest.raises(ValueError, match="^pid: a process cannot wait for its own end"):
+        end_with(os.getpid())
     script = textwrap.dedent(f"""
         import os, subprocess, sys, time
         from ncld_core import fork_server
-        if not {pidfd}:
+        if not {pidfd} and hasattr(os, "pidfd_open"):
             del os.pidfd_open  # a platform without it
+        elif {pidfd}:  # the pid file descriptor is the way waited on (not the polling fallback)
+            opened = os.pidfd_open
+            def pidfd_open(pid, *args):
+                print("pidfd", flush=True)
+                return opened(pid, *args)
+            os.pidfd_open = pidfd_open
         fork_server.POLL_S = 0.1
         watched = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.8)"])
         fork_server.end_with(watched.pid)
@@ -276,5 +298,6 @@ def test_end_with_ends_the_process_when_the_watched_one_ends(pidfd):
     if pidfd and not hasattr(os, "pidfd_open"):
         pytest.skip("no pidfd_open on this platform")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert done.stdout.split("\n")[:1] == ["alive while it runs"] and "outlived" not in done.stdout, done
-    assert done.returncode == 1, done
+    lines = [line for line in done.stdout.split("\n") if line]
+    assert lines == (["pidfd"] if pidfd else []) + ["alive while it runs"], done
+    assert done.returncode == 1 and "ended; process" in done.stderr, done

@@ -376,6 +376,12 @@ def test_upload_broken_and_good_files():
     # the run's caption names the file (no setting does: dataset=upload)
     caption = next(_plain(c.value) for c in at.caption if "This run:" in c.value)
     assert "(the uploaded file <i>tiny</i>" in caption, caption
+    assert "settings have changed" not in caption
+    # another file under the same settings: the run shown is not of it (no setting names the file)
+    at.file_uploader(key="w_upload_arff").upload("<i>tiny</i>.arff", arff.replace(b"0.5", b"0.75", 1))
+    at.run()
+    caption = next(_plain(c.value) for c in at.caption if "This run:" in c.value)
+    assert "The settings have changed since this run" in caption, caption
 
 
 def test_html_report_is_offline_and_escaped():
@@ -442,6 +448,11 @@ def test_sweep_page_computes_a_heat_map():
     assert current.value == f"{best['gm']:.4f}" and "β=" in current.help
     assert not [b for b in at.button if b.key == "sweep_use_best"]
     assert any(c.value.startswith("The sidebar uses the best point") for c in at.caption)
+    # the sidebar's point moved onto the grid: the sweep is not stale (its old point is no longer added)
+    assert not any("settings changed since this sweep" in i.value for i in at.info), [i.value for i in at.info]
+    # a point off the grid is: the sweep has no number for it
+    at.number_input(key=wkey("beta", at.session_state)).set_value(0.42).run()
+    assert any("settings changed since this sweep" in i.value for i in at.info)
 
 
 def test_run_pressed_with_a_control_changed_runs_the_changed_settings():

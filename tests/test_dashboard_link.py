@@ -450,7 +450,7 @@ def test_a_link_asking_for_the_papers_noise_gets_its_range_and_the_same_stream()
     assert (cfg.noise, cfg.rho_low, cfg.rho_high) == ("range", *L.PAPER_NOISE_RANGE)
     assert [n.text() for n in notes] == ["noise 'paper' (the paper's noise is both rates of every label drawn from "
                                          "[0.2, 0.4]; set as 'range per label', rho low 0.2, rho high 0.4 (the same "
-                                         "stream))"]
+                                         "stream); the link's rho_low not used)"]
     small = dict(n_instances=400, chunk_size=100, n_labels=6)
     family, shown = RunConfig(noise="paper", **small).build_stream(), dataclasses.replace(cfg, **small).build_stream()
     assert (family.rho_pos == shown.rho_pos).all() and (family.Y_noisy == shown.Y_noisy).all()
@@ -487,3 +487,10 @@ def test_a_rate_table_of_the_wrong_length_is_named():
     assert [n.text() for n in notes] == ["rho_pos=[0.1, 0.2] (ρ+: 2 rates for 3 labels; the table is drawn from rho "
                                          "low / rho high)"]
     assert L.read_settings({"noise": "table", "n_labels": "2", "rho_pos": "[0.1, 0.2]", "rho_neg": "[0.1, 0.2]"})[1] == []
+    # a label count that is itself wrong (flagged at its box) judges no table
+    cfg, notes = L.read_settings({"noise": "table", "n_labels": "0", "rho_pos": "[0.1]", "rho_neg": "[0.1]"})
+    assert cfg.rho_pos == [0.1] and not any("rates for" in n.text() for n in notes)
+    # a listed dataset's tables are judged against its own labels (medical: 45), not the generator's count
+    cfg, notes = L.read_settings({"dataset": "medical", "noise": "table", "rho_pos": json.dumps([0.1] * 45),
+                                  "rho_neg": json.dumps([0.1] * 10)})
+    assert len(cfg.rho_pos) == 45 and cfg.rho_neg == [] and "10 rates for 45 labels" in notes[0].text()

@@ -34,6 +34,8 @@ PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "sele
 
 #: How often the waiting script thread looks at the run (seconds): a click interrupts it within this.
 POLL_S = 0.1
+#: The digest of the upload this session's run read (None: no upload).
+RUN_UPLOAD = "run_upload"
 
 
 def _start():
@@ -41,6 +43,7 @@ def _start():
     followed when being computed for another, else queued for a free slot. This session's previous run is
     stopped (unless other visitors follow it)."""
     cfg, upload = ss["ctx"].cfg, ss["ctx"].upload
+    ss[RUN_UPLOAD] = None if upload is None else upload[1]  # which file: no setting says (the caption compares it)
     ss["run"], ss["run_role"] = data.run_hub().start(
         data.session_id(), cfg, extra=None if upload is None else upload[1],
         build_stream=lambda: data.build_stream(cfg, upload))
@@ -671,7 +674,9 @@ else:
         about = "" if presenting else f"This run: {md_escape(_describe(run.cfg) + upload)}"
         # a preset or a control changed after the run: its numbers are not the settings' above (said, not hidden:
         # the run stays readable until the next one)
-        changed = None if presenting or run.cfg == ctx.cfg else (
+        same = run.cfg == ctx.cfg and (run.cfg.dataset != data.UPLOAD
+                                       or ss.get(RUN_UPLOAD) == (ctx.upload[1] if ctx.upload else None))
+        changed = None if presenting or same else (
             "**The settings have changed since this run**: press Run for them" if ctx.ok
             else "**The settings have changed since this run**")
         if role or about or changed:

@@ -51,6 +51,7 @@ link.set_sweep(variant, (lo, hi, step), gammas, include)  # the link carries the
 link.sync_url(cfg)
 
 betas = default_betas(lo, hi, step) if hi >= lo else [lo]
+grid = (tuple(betas), tuple(gammas), include)  # the grid asked for, without the sidebar's point it may add
 problems = dict(ctx.errors)
 if include and not problems:
     betas = sorted(set(betas) | {float(cfg.beta)})
@@ -94,6 +95,9 @@ params = json.dumps({k: getattr(cfg, k) for k in (*MODEL_PARAMS, "seed", "model_
                     sort_keys=True)
 request = (data.stream_spec(cfg, ctx.upload), params, variant, tuple(betas), tuple(gammas),
            ctx.upload[1] if ctx.upload else None)
+# what makes a computed sweep stale: its stream, parameters, variant or grid; the sidebar's (beta, gamma) only when
+# it is off the computed grid ("Use the best point" moves it onto a point of it)
+basis = (request[0], params, variant, grid, request[5])
 if pressed:
     ss["sweep_running"] = True  # left True if the script run is ended mid-sweep (Stop, or a control moved)
     try:
@@ -105,16 +109,25 @@ if pressed:
         st.error(md_escape(exc), icon=":material/error:")
     else:
         ss["sweep_running"] = False
-        ss["sweep"] = {"request": request, "df": df, "chosen": (float(cfg.beta), float(cfg.gamma)),
+        ss["sweep"] = {"request": request, "basis": basis, "df": df, "chosen": (float(cfg.beta), float(cfg.gamma)),
                        "variant": variant, "stream": stream.name}
 
 result = ss.get("sweep")
-if ss.get("sweep_stopped") and not pressed and (result is None or result["request"] != request):
+
+
+def _stale(result) -> bool:
+    if result.get("basis") != basis:
+        return True
+    df = result["df"]
+    return include and not problems and not ((df["beta"] == float(cfg.beta)) & (df["gamma"] == float(cfg.gamma))).any()
+
+
+if ss.get("sweep_stopped") and not pressed and (result is None or _stale(result)):
     st.info("The sweep was stopped: press Compute to run it again.", icon=":material/stop_circle:")
 if result is not None:
     df = result["df"]
     best = best_point(df)
-    if result["request"] != request:
+    if _stale(result):
         st.info("The settings changed since this sweep was computed: press Compute to refresh it.",
                 icon=":material/update:")
     # the sidebar's (beta, gamma) now: "Use the best point" or a typed value moves it after the sweep
