@@ -110,6 +110,7 @@ class _Form:
         self.facts = data.DatasetFacts("synthetic")
         self.upload = None  # (Dataset, digest)
         self.empty = []  # number boxes left empty that need a number
+        self.fractional = {}  # integer boxes holding a number that is not whole: name -> the number
         self.drawn = set()  # the number boxes drawn in this run
 
     def seed(self, name, value=None):
@@ -124,18 +125,23 @@ class _Form:
     def number(self, name, label, *, integer=False, step=None, fmt=None, help=None, allow_none=False,
                placeholder=None):
         v = self.vals[name]
-        if v is not None:
-            if integer and isinstance(v, float) and v.is_integer():
-                v = int(v)
-            elif not integer and isinstance(v, int) and not isinstance(v, bool):
-                v = float(v)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = float(v)  # every box holds a float (whole numbers are read back as int below)
         k = self.seed(name, v)
-        step = step if step is not None else (1 if integer else 0.01)
+        step = float(step if step is not None else (1 if integer else 0.01))
         # every box can be emptied (value=None): an emptied box that needs a number says so under it; with
-        # value="min" Streamlit put 0 in it instead, which read as typed ("got 0", or a valid 0 run silently)
-        out = st.number_input(label, key=k, step=step, format=fmt or ("%d" if integer else "%g"), help=help,
+        # value="min" Streamlit put 0 in it instead, which read as typed ("got 0", or a valid 0 run silently).
+        # An integer's box holds a float too: the browser's integer box read "1e3" as 1 and 250.5 as 250, silently;
+        # a float box reads 1000 and 250.5, and a number that is not whole is said under it.
+        out = st.number_input(label, key=k, step=step, format=fmt or ("%.15g" if integer else "%g"), help=help,
                               value=None, placeholder=placeholder if allow_none else "type a number")
-        if out is None and not allow_none:
+        if integer and out is not None:
+            if float(out).is_integer():
+                out = int(out)
+            else:
+                self.fractional[name] = out
+                out = None  # (what reads the settings before the checks gets no fraction: as if emptied)
+        elif out is None and not allow_none:
             self.empty.append(name)
         self.drawn.add(name)
         self.vals[name] = out
@@ -504,7 +510,7 @@ def _schedule_row_ids(schedule: str) -> list[int]:
         for rid, row in enumerate(rows.itertuples(index=False)):
             kind_key, pos_key = _schedule_keys(ver, rid)
             ss[kind_key] = row.kind
-            ss[pos_key] = None if pd.isna(row.position) else int(row.position)
+            ss[pos_key] = None if pd.isna(row.position) else float(row.position)
     return ss[ids_key]
 
 
@@ -544,8 +550,14 @@ def _schedule_section(f: _Form):
         kind = c1.selectbox(f"change {i}", list(KINDS), key=kind_key, label_visibility="collapsed",
                             help="growth: to multi-label; reduction: to single-label; shift: other labels relevant, "
                                  "same cardinality")
-        position = c2.number_input(f"at instance (change {i})", min_value=1, step=1, format="%d", value=None,
+        # a float box, as the integer settings' (_Form.number): "1e3" reads 1000, a fraction is said
+        position = c2.number_input(f"at instance (change {i})", min_value=1.0, step=1.0, format="%.15g", value=None,
                                    key=pos_key, label_visibility="collapsed", placeholder="paper's form")
+        if position is not None and not float(position).is_integer():
+            f.extra["schedule"] = f"change {i}: the instance must be a whole number, got {position:g}"
+            position = None
+        elif position is not None:
+            position = int(position)
         # named for screen readers and tests, shown as its icon only (SCHEDULE_CSS)
         c3.button(f"Remove change {i}", key=f"sched_del_{ver}_{rid}", icon=":material/close:",
                   on_click=_remove_change_point, args=(ver, rid))
@@ -554,7 +566,7 @@ def _schedule_section(f: _Form):
               args=(ver,))
     text, sched_error = schedule_text(pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"}))
     f.vals["schedule"] = text
-    if sched_error:
+    if sched_error and "schedule" not in f.extra:  # (a fraction in a position box is said first)
         f.extra["schedule"] = sched_error
     chart = st.empty()
     st.caption(f"schedule: `{text or 'none'}` · growth = to multi-label, reduction = to single-label, "
@@ -676,6 +688,7 @@ def _validate(f: _Form, schedule_chart) -> Context:
     _word_detector_errors(errors, cfg)
     errors = {k: worded(v) for k, v in errors.items()}
     errors.update({name: "empty: type a number" for name in f.empty})
+    errors.update({name: f"{label_of(name)} must be a whole number, got {value:g}" for name, value in f.fractional.items()})
     for k, msg in errors.items():
         slot = f.slots.get(k) or f.slots.get("dataset")
         slot.error(md_escape(msg), icon=":material/error:")

@@ -146,8 +146,30 @@ def _schedule_controls(at) -> list[tuple]:
 
 
 def _schedule_text_shown(at) -> str:
-    return ", ".join(k if p is None else f"{k}@{p}" for k, p in sorted(_schedule_controls(at),
+    # (a position box holds a float: 2500.0 is instance 2500)
+    return ", ".join(k if p is None else f"{k}@{p:.0f}" for k, p in sorted(_schedule_controls(at),
                                                                         key=lambda r: (r[1] is not None, r[1] or 0)))
+
+
+def test_a_number_that_is_not_whole_in_an_integer_box_is_said_not_truncated():
+    """The integer boxes were the browser's integer boxes: 250.5 became 250 and "1e3" became 1, silently. Each box
+    now holds a float: a whole number is the setting (1000.0 -> 1000), any other is an error under its box."""
+    at = _app()
+    box = at.number_input(key=wkey("chunk_size", at.session_state))
+    box.set_value(250.5).run()
+    assert "chunk size N must be a whole number, got 250.5" in _errors(at), _errors(at)
+    assert _run_button(at).disabled is True
+    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(1000.0).run()  # "1e3" typed
+    assert not _errors(at) and at.session_state["ctx"].cfg.chunk_size == 1000
+    assert isinstance(at.session_state["ctx"].cfg.chunk_size, int) and at.query_params["chunk_size"] == "1000"
+    # a change point's position too
+    next(b for b in at.button if b.key and b.key.startswith("sched_add_")).click().run()
+    pos = [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1]
+    pos.set_value(2500.5).run()
+    assert any("the instance must be a whole number, got 2500.5" in e for e in _errors(at)), _errors(at)
+    pos = [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1]
+    pos.set_value(2500.0).run()
+    assert at.session_state["ctx"].cfg.schedule == "growth@2500" and not _errors(at)
 
 
 def test_schedule_rows_are_added_validated_and_removed():

@@ -423,6 +423,25 @@ def test_the_sidebar_shows_the_schedule_preview(browser, server):
     page.close()
 
 
+def test_typed_numbers_in_an_integer_box_are_read_as_written(browser, server):
+    """The browser's integer box read "1e3" as 1 and 250.5 as 250, silently: the box is a float box now, so "1e3"
+    is 1000 and 250.5 is an error under it, Run disabled."""
+    page = _open(browser, server, height=1000)
+    box = page.get_by_label("chunk size N", exact=True)
+    for typed, link in (("1e3", "chunk_size=1000"), ("250.5", None)):
+        box.fill("")
+        box.type(typed)
+        box.press("Enter")
+        if link:
+            page.wait_for_function("(q) => location.search.includes(q)", arg=link, timeout=30_000)
+            assert box.input_value() == "1000"
+        else:
+            error = page.locator("[data-testid=stSidebar]").get_by_test_id("stAlertContentError")
+            error.get_by_text("chunk size N must be a whole number, got 250.5").wait_for(timeout=30_000)
+            assert page.get_by_role("button", name="Run", exact=True).is_disabled()
+    page.close()
+
+
 def test_an_equation_expander_typesets_its_equations_when_opened(browser, server):
     """The panels' explanations are drawn when their expander opens (the page's first answer does not wait for
     the typesetting): opened, the equation is typeset and the text is there; closed again, it folds."""
