@@ -429,6 +429,8 @@ def _table_labels(f: _Form) -> tuple[int | None, list]:
     dataset = f.vals["dataset"]
     if dataset == "synthetic":
         n_lab = f.vals["n_labels"] if isinstance(f.vals["n_labels"], int) else None
+        if n_lab is not None and "n_labels" in RunConfig(n_labels=n_lab).errors():
+            n_lab = None  # out of its range (its box says so): no table of a billion rows
     else:
         n_lab = f.facts.n_labels
     n_lab = n_lab if n_lab is not None else (len(f.vals["rho_pos"]) or None)
@@ -555,6 +557,9 @@ def _schedule_section(f: _Form):
                                    key=pos_key, label_visibility="collapsed", placeholder="paper's form")
         if position is not None and not float(position).is_integer():
             f.extra["schedule"] = f"change {i}: the instance must be a whole number, got {position:g}"
+            position = None
+        elif position is not None and position > link.LARGEST_BOX_INTEGER:
+            f.extra["schedule"] = f"change {i}: the instance must be at most {link.LARGEST_BOX_INTEGER:,}"
             position = None
         elif position is not None:
             position = int(position)

@@ -170,6 +170,15 @@ def test_a_number_that_is_not_whole_in_an_integer_box_is_said_not_truncated():
     pos = [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1]
     pos.set_value(2500.0).run()
     assert at.session_state["ctx"].cfg.schedule == "growth@2500" and not _errors(at)
+    # numbers no integer box could hold before: an error under the box, never a broken sidebar
+    pos = [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1]
+    pos.set_value(1e20).run()
+    assert any("the instance must be at most 9,007,199,254,740,991" in e for e in _errors(at)), _errors(at)
+    assert not at.exception and not any("went wrong" in e for e in _errors(at))
+    at.radio(key=wkey("noise", at.session_state)).set_value("table").run()
+    at.number_input(key=wkey("n_labels", at.session_state)).set_value(1e12).run()
+    assert any(e.startswith("labels q must be in [") for e in _errors(at)), _errors(at)
+    assert not at.exception and not any("went wrong" in e for e in _errors(at))
 
 
 def test_schedule_rows_are_added_validated_and_removed():
