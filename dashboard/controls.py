@@ -532,6 +532,17 @@ def _remove_change_point(ver: int, rid: int):
         ss.pop(key, None)
 
 
+def _position_error(position: float) -> str | None:
+    """What is wrong with a change point's position typed into its box ("must ..."), or None."""
+    if not float(position).is_integer():
+        return f"must be a whole number, got {position:g}"
+    if position < 1:
+        return f"must be at least 1, got {position:g}"
+    if position > link.LARGEST_BOX_INTEGER:
+        return f"must be at most {link.LARGEST_BOX_INTEGER:,}"
+    return None
+
+
 def _schedule_section(f: _Form):
     """The change points, one row of plain controls each (kind, position, remove), and a button adding one;
     returns the slot of the schedule's preview (drawn once the configuration exists).
@@ -545,33 +556,35 @@ def _schedule_section(f: _Form):
     ids = _schedule_row_ids(f.vals["schedule"])
     if ids:
         st.caption("change · at instance (the new regime's first; empty on a single row: the paper's form)")
-    rows = []
+    rows, bad = [], None
     for i, rid in enumerate(ids, start=1):
         kind_key, pos_key = _schedule_keys(ver, rid)
         c1, c2, c3 = st.columns([8, 6, 2], vertical_alignment="center", gap="small")
         kind = c1.selectbox(f"change {i}", list(KINDS), key=kind_key, label_visibility="collapsed",
                             help="growth: to multi-label; reduction: to single-label; shift: other labels relevant, "
                                  "same cardinality")
-        # a float box, as the integer settings' (_Form.number): "1e3" reads 1000, a fraction is said
-        position = c2.number_input(f"at instance (change {i})", min_value=1.0, step=1.0, format="%.15g", value=None,
+        # a float box, as the integer settings' (_Form.number): "1e3" reads 1000, a fraction is said. No minimum: the
+        # browser keeps a number below it to itself, and the error under the box would name the one before.
+        position = c2.number_input(f"at instance (change {i})", step=1.0, format="%.15g", value=None,
                                    key=pos_key, label_visibility="collapsed", placeholder="paper's form")
-        if position is not None and not float(position).is_integer():
-            f.extra["schedule"] = f"change {i}: the instance must be a whole number, got {position:g}"
-            position = None
-        elif position is not None and position > link.LARGEST_BOX_INTEGER:
-            f.extra["schedule"] = f"change {i}: the instance must be at most {link.LARGEST_BOX_INTEGER:,}"
-            position = None
-        elif position is not None:
-            position = int(position)
+        if position is not None:
+            wrong = _position_error(position)
+            if wrong:
+                bad = bad or f"change {i}: the instance {wrong}"
+            else:
+                position = int(position)
         # named for screen readers and tests, shown as its icon only (SCHEDULE_CSS)
         c3.button(f"Remove change {i}", key=f"sched_del_{ver}_{rid}", icon=":material/close:",
                   on_click=_remove_change_point, args=(ver, rid))
         rows.append({"kind": kind, "position": position})
     st.button("Add a change point", key=f"sched_add_{ver}", icon=":material/add:", on_click=_add_change_point,
               args=(ver,))
-    text, sched_error = schedule_text(pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"}))
+    if bad:  # a position no schedule can hold: said, and the schedule stays the last one read (rows keep their order)
+        text, sched_error = f.vals["schedule"], bad
+    else:
+        text, sched_error = schedule_text(pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"}))
     f.vals["schedule"] = text
-    if sched_error and "schedule" not in f.extra:  # (a fraction in a position box is said first)
+    if sched_error:
         f.extra["schedule"] = sched_error
     chart = st.empty()
     st.caption(f"schedule: `{text or 'none'}` · growth = to multi-label, reduction = to single-label, "
@@ -693,7 +706,8 @@ def _validate(f: _Form, schedule_chart) -> Context:
     _word_detector_errors(errors, cfg)
     errors = {k: worded(v) for k, v in errors.items()}
     errors.update({name: "empty: type a number" for name in f.empty})
-    errors.update({name: f"{label_of(name)} must be a whole number, got {value:g}" for name, value in f.fractional.items()})
+    errors.update({name: f"{label_of(name)} must be a whole number, got {value:g}"
+                   for name, value in f.fractional.items()})
     for k, msg in errors.items():
         slot = f.slots.get(k) or f.slots.get("dataset")
         slot.error(md_escape(msg), icon=":material/error:")

@@ -45,9 +45,14 @@ def without_label(key: str, message: str) -> str:
 
     >>> without_label("rates", "flip-rate table: rho_pos of label 0 must be in [0, 1)")
     'rho_pos of label 0 must be in [0, 1)'
+    >>> without_label("chunk_size", "chunk size N must be a whole number, got 250.5")
+    'must be a whole number, got 250.5'
     """
-    head = f"{label_of(key)}:"
-    return message[len(head):].lstrip() if message.lower().startswith(head.lower()) else message
+    label = label_of(key)
+    for head in (f"{label}:", f"{label} must "):  # "<label> must ...": the label once, beside it ("must ...")
+        if message.lower().startswith(head.lower()):
+            return message[len(label):].lstrip(": ")
+    return message
 
 
 def errors_text(errors: dict) -> str:

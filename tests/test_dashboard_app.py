@@ -159,6 +159,8 @@ def test_a_number_that_is_not_whole_in_an_integer_box_is_said_not_truncated():
     box.set_value(250.5).run()
     assert "chunk size N must be a whole number, got 250.5" in _errors(at), _errors(at)
     assert _run_button(at).disabled is True
+    banner = next(w.value for w in at.warning if "Run is disabled" in w.value).replace("\\", "")
+    assert "**chunk size N**: must be a whole number, got 250.5" in banner, banner  # the label once
     at.number_input(key=wkey("chunk_size", at.session_state)).set_value(1000.0).run()  # "1e3" typed
     assert not _errors(at) and at.session_state["ctx"].cfg.chunk_size == 1000
     assert isinstance(at.session_state["ctx"].cfg.chunk_size, int) and at.query_params["chunk_size"] == "1000"
@@ -170,6 +172,18 @@ def test_a_number_that_is_not_whole_in_an_integer_box_is_said_not_truncated():
     pos = [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1]
     pos.set_value(2500.0).run()
     assert at.session_state["ctx"].cfg.schedule == "growth@2500" and not _errors(at)
+    # a second point: a fraction or a number below 1 there is said for it, and the schedule keeps its rows
+    next(b for b in at.button if b.key and b.key.startswith("sched_add_")).click().run()
+    at.selectbox(key=[s.key for s in at.selectbox if s.key and s.key.startswith("w_sched_kind_")][-1]) \
+        .set_value("reduction").run()
+    [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1].set_value(3000.0).run()
+    assert at.session_state["ctx"].cfg.schedule == "growth@2500, reduction@3000"
+    for typed, said in ((3000.5, "must be a whole number, got 3000.5"), (-3.0, "must be at least 1, got -3")):
+        [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1].set_value(typed).run()
+        assert any(f"change 2: the instance {said}" in e for e in _errors(at)), _errors(at)
+        assert at.session_state["ctx"].cfg.schedule == "growth@2500, reduction@3000" and _run_button(at).disabled
+    [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1].set_value(3000.0).run()
+    pos = [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1]
     # numbers no integer box could hold before: an error under the box, never a broken sidebar
     pos = [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1]
     pos.set_value(1e20).run()
