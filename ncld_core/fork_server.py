@@ -8,7 +8,7 @@ it imports :data:`PRELOAD` once, so each child starts without importing them.
 A child of the fork server is not ended by the end of the process that asked for it: the fork server outlives
 that process while any child lives (each child holds the pipe whose end would end it), so the kernel's parent-death
 signal never comes. A child that calls :func:`end_with` with the asking process's pid ends when that process does,
-even in the middle of a chunk: a dashboard server that crashed or was killed leaves no run computing for nobody.
+even in the middle of a chunk: a dashboard server that crashed or was killed leaves no orphan run computing.
 
 >>> ctx = process_context()
 >>> ctx is None or ctx.get_start_method() == "forkserver"

@@ -52,7 +52,7 @@ def advance(gen) -> tuple:
 def _serve(runner, stream, conn, niceness=0, caller=None):
     """The run's process: advance the generator once per ``"next"`` until it ends or the caller goes."""
     if caller is not None:
-        end_with(caller)  # a server that crashed leaves no run computing for nobody, even mid-chunk
+        end_with(caller)  # a server that crashed leaves no orphan run computing, even mid-chunk
     lower_priority(niceness)  # below the page's server and browsers: they answer visitors while runs compute
     gen = runner.iter_run(stream)
     try:
