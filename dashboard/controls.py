@@ -582,7 +582,8 @@ def _schedule_section(f: _Form):
     if bad:  # a position no schedule can hold: said, and the schedule stays the last one read (rows keep their order)
         text, sched_error = f.vals["schedule"], bad
     else:
-        text, sched_error = schedule_text(pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"}))
+        rows_df = pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"})
+        text, sched_error = schedule_text(rows_df)
     f.vals["schedule"] = text
     if sched_error:
         f.extra["schedule"] = sched_error

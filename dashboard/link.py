@@ -168,8 +168,7 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
             fix[key] = default
     if cfg.noise == "paper":  # no control is named so: the flip-rate control draws it as the range it is
         low, high = PAPER_NOISE_RANGE
-        overridden = [k for k in ("rho_low", "rho_high") if k in params and getattr(cfg, k) != dict(
-            rho_low=low, rho_high=high)[k]]
+        overridden = [k for k, v in (("rho_low", low), ("rho_high", high)) if k in params and getattr(cfg, k) != v]
         notes.append(Note("noise 'paper'", f"the paper's noise is both rates of every label drawn from [{low}, {high}]",
                           f"set as 'range per label', rho low {low}, rho high {high} (the same stream)"
                           + (f"; the link's {' and '.join(overridden)} not used" if overridden else "")))
@@ -200,7 +199,7 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
             notes += more
             if more:
                 fix[name] = items
-    n_labels = cfg.n_labels
+    n_labels = None  # the table's rows: the generator's setting, a listed dataset's labels (an upload's: unknown yet)
     if cfg.dataset != data.UPLOAD:  # this session's own upload is asked for by the dataset control
         try:
             facts = data.resolve(cfg.dataset)
@@ -209,8 +208,6 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
         except ValueError as exc:
             notes.append(Note("dataset", str(exc), "the synthetic generator is used"))
             fix["dataset"] = "synthetic"
-    elif cfg.noise == "table":
-        n_labels = None  # the upload's labels are known once it is read: its table is checked by the controls
     for key in ("rho_pos", "rho_neg"):  # the table has a row per label: other lengths cannot be shown in it
         value = fix.get(key, getattr(cfg, key))
         if (cfg.noise == "table" and value and isinstance(n_labels, int) and n_labels > 0 and "n_labels" not in errors

@@ -24,8 +24,8 @@ def teach(info: Teaching, *, key: str | None = None, expanded: bool = False):
 
     With a ``key``, its content is drawn only while it is open (opening it reruns the page): typesetting every
     panel's equations delayed a new visitor's page by 0.24-0.41 s, idle or beside busy cores
-    (``python -m benchmarks.page_beside_busy``; ``docs/deploy.md``, section 5). Without one it is drawn at once and opens without a rerun (a page whose work runs inside its
-    script run, which a rerun would end)."""
+    (``python -m benchmarks.page_beside_busy``; ``docs/deploy.md``, section 5). Without one it is drawn at once
+    and opens without a rerun (for a page whose work runs inside its script run, which a rerun would end)."""
     if key is None:
         box = st.expander(info.title, expanded=expanded, icon=":material/function:")
     else:

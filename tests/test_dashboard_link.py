@@ -482,11 +482,13 @@ def test_long_link_values_are_quoted_cut_short():
 
 
 def test_a_rate_table_of_the_wrong_length_is_named():
-    cfg, notes = L.read_settings({"noise": "table", "n_labels": "3", "rho_pos": "[0.1, 0.2]", "rho_neg": "[0.1, 0.2, 0.3]"})
+    cfg, notes = L.read_settings({"noise": "table", "n_labels": "3", "rho_pos": "[0.1, 0.2]",
+                                  "rho_neg": "[0.1, 0.2, 0.3]"})
     assert cfg.rho_pos == [] and cfg.rho_neg == [0.1, 0.2, 0.3]
     assert [n.text() for n in notes] == ["rho_pos=[0.1, 0.2] (ρ+: 2 rates for 3 labels; the table is drawn from rho "
                                          "low / rho high)"]
-    assert L.read_settings({"noise": "table", "n_labels": "2", "rho_pos": "[0.1, 0.2]", "rho_neg": "[0.1, 0.2]"})[1] == []
+    same_length = {"noise": "table", "n_labels": "2", "rho_pos": "[0.1, 0.2]", "rho_neg": "[0.1, 0.2]"}
+    assert L.read_settings(same_length)[1] == []
     # a label count that is itself wrong (flagged at its box) judges no table
     cfg, notes = L.read_settings({"noise": "table", "n_labels": "0", "rho_pos": "[0.1]", "rho_neg": "[0.1]"})
     assert cfg.rho_pos == [0.1] and not any("rates for" in n.text() for n in notes)

@@ -5,9 +5,9 @@ a new code version)."""
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import threading
-import dataclasses
 import time
 
 import numpy as np

@@ -109,17 +109,21 @@ if pressed:
         st.error(md_escape(exc), icon=":material/error:")
     else:
         ss["sweep_running"] = False
-        ss["sweep"] = {"request": request, "basis": basis, "df": df, "chosen": (float(cfg.beta), float(cfg.gamma)),
-                       "variant": variant, "stream": stream.name}
+        ss["sweep"] = {"basis": basis, "df": df, "chosen": (float(cfg.beta), float(cfg.gamma)), "variant": variant,
+                       "stream": stream.name}
 
 result = ss.get("sweep")
+
+
+def _point_rows(df, point):
+    """The grid's row(s) at ``point`` = (beta, gamma) (none when it is off the grid)."""
+    return df[(df["beta"] == point[0]) & (df["gamma"] == point[1])]
 
 
 def _stale(result) -> bool:
     if result.get("basis") != basis:
         return True
-    df = result["df"]
-    return include and not problems and not ((df["beta"] == float(cfg.beta)) & (df["gamma"] == float(cfg.gamma))).any()
+    return include and not problems and _point_rows(result["df"], (float(cfg.beta), float(cfg.gamma))).empty
 
 
 if ss.get("sweep_stopped") and not pressed and (result is None or _stale(result)):
@@ -135,7 +139,7 @@ if result is not None:
     chosen = (float(cfg.beta), float(cfg.gamma)) if numbers else result["chosen"]
     st.plotly_chart(F.sweep_figure(df, chosen=chosen, best=best), key="sweep_heatmap",
                     config={"displaylogo": False})
-    chosen_row = df[(df["beta"] == chosen[0]) & (df["gamma"] == chosen[1])]
+    chosen_row = _point_rows(df, chosen)
     m1, m2, m3 = st.columns(3)
     m1.metric("best GM", f"{best['gm']:.4f}", help=f"β={best['beta']:g}, γ={best['gamma']:g}")
     if not chosen_row.empty:
