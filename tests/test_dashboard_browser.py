@@ -314,6 +314,29 @@ def test_stop_keeps_partial_results(browser, server):
     page.close()
 
 
+def test_the_sweeps_stop_ends_a_sweep_and_is_disabled_when_idle(browser, server):
+    """Stop is enabled only while a sweep is computed; pressed then, the sweep ends and the page says so."""
+    # rates estimated: every grid point is a full run, 50 of them: long enough to press Stop during it
+    page = browser.new_page(viewport={"width": 1500, "height": 1200})
+    page.set_default_timeout(30_000)
+    page.goto(f"{server}/sweep?n_instances=20000&chunk_size=200&model_rates=estimate&sweep_beta=0.05,0.95,0.1",
+              timeout=60_000)
+    go = page.get_by_role("button", name="Compute the sweep")
+    stop = page.get_by_role("button", name="Stop", exact=True)
+    go.wait_for(timeout=60_000)
+    assert stop.is_disabled() and go.is_enabled()
+    go.click()
+    deadline = time.monotonic() + 30
+    while stop.is_disabled() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert stop.is_enabled(), "Stop was not enabled while the sweep was computed"
+    stop.click()
+    page.get_by_text("The sweep was stopped: press Compute to run it again.").wait_for(timeout=30_000)
+    assert stop.is_disabled()
+    assert page.get_by_test_id("stPlotlyChart").count() == 0  # nothing computed is shown
+    page.close()
+
+
 @pytest.mark.slow
 def test_medical_timing(browser, server):
     if not (DATA_DIR / "medical.arff").is_file():

@@ -387,19 +387,21 @@ def test_the_sweep_grid_travels_in_the_link_and_starts_nothing(work):
     assert work == {"stream": 0, "load": 0, "run": 0}
 
 
-def test_a_sweep_can_be_stopped_and_the_page_says_so():
-    """Stop says the sweep was stopped only when one was under way: a script run ended mid-sweep (by Stop's own
-    click, whose rerun ends it) leaves its mark; AppTest computes a sweep inside the click's run, so the mark of a
-    run ended mid-sweep is set by hand here."""
+def test_the_sweeps_stop_is_enabled_only_while_a_sweep_is_computed():
+    """Idle, Stop has nothing to end and is drawn disabled; after a sweep the page is drawn again from its result,
+    Stop disabled. (Stop pressed mid-sweep: tests/test_dashboard_browser.py, where a click can land during the
+    sweep's script run; AppTest computes a sweep inside the click's run.)"""
     at = _app({"n_instances": "600", "chunk_size": "100", "sweep_beta": "0.5,0.6,0.1", "sweep_gammas": "[0.0]"},
               page="views/sweep.py")
-    at.button(key="sweep_stop").click().run()  # nothing under way: nothing to say
-    assert not at.info and at.session_state["sweep_running"] is False
+    assert at.button(key="sweep_stop").disabled and not at.button(key="sweep_go").disabled
     at.button(key="sweep_go").click().run()
     assert "sweep" in at.session_state and at.session_state["sweep_running"] is False and not at.info
+    assert at.button(key="sweep_stop").disabled
     at.slider(key="sweep_beta_range").set_value((0.4, 0.6)).run()  # the grid changed: the result is stale
-    at.session_state["sweep_running"] = True  # as a script run ended mid-sweep leaves it
-    at.button(key="sweep_stop").click().run()
+    assert [i.value for i in at.info] == ["The settings changed since this sweep was computed: press Compute to "
+                                          "refresh it."]
+    at.session_state["sweep_stopped"] = True  # as Stop's click mid-sweep leaves it
+    at.run()
     assert [i.value for i in at.info][0] == "The sweep was stopped: press Compute to run it again."
     at.button(key="sweep_go").click().run()
     assert not [i for i in at.info if "stopped" in i.value]
@@ -496,3 +498,21 @@ def test_a_rate_table_of_the_wrong_length_is_named():
     cfg, notes = L.read_settings({"dataset": "medical", "noise": "table", "rho_pos": json.dumps([0.1] * 45),
                                   "rho_neg": json.dumps([0.1] * 10)})
     assert len(cfg.rho_pos) == 45 and cfg.rho_neg == [] and "10 rates for 45 labels" in notes[0].text()
+
+
+def test_a_sweep_that_fails_says_why_until_its_settings_change(monkeypatch):
+    from dashboard import data
+
+    def refuse(*args, **kwargs):
+        raise ValueError("the sweep cannot run: a reason")
+
+    monkeypatch.setattr(data, "run_sweep", refuse)
+    at = _app({"n_instances": "600", "chunk_size": "100", "sweep_beta": "0.5,0.6,0.1", "sweep_gammas": "[0.0]"},
+              page="views/sweep.py")
+    at.button(key="sweep_go").click().run()
+    assert _errors(at) == ["the sweep cannot run: a reason"] and at.button(key="sweep_stop").disabled
+    assert "sweep" not in at.session_state and at.session_state["sweep_running"] is False
+    at.run()
+    assert _errors(at) == ["the sweep cannot run: a reason"]  # a rerun keeps it
+    at.slider(key="sweep_beta_range").set_value((0.4, 0.6)).run()
+    assert not _errors(at)  # other settings: that failure is not theirs

@@ -69,10 +69,12 @@ def _stop():
 b1, b2 = st.columns([3, 1], vertical_alignment="center")
 pressed = b1.button("Compute the sweep", type="primary", icon=":material/grid_on:", disabled=bool(problems),
                     key="sweep_go")
-b2.button("Stop", icon=":material/stop:", key="sweep_stop", on_click=_stop,
+# Stop is enabled only in the script run that computes a sweep (the click's run): idle, it has nothing to end
+b2.button("Stop", icon=":material/stop:", key="sweep_stop", on_click=_stop, disabled=not pressed,
           help="Ends a sweep being computed; the grid points done so far are not kept.")
 if pressed:
     ss["sweep_stopped"] = False
+    ss.pop("sweep_error", None)
 estimate = ""
 if ctx.cost is not None and ctx.cost.n_chunks:
     one = ctx.cost.one_model()
@@ -105,12 +107,15 @@ if pressed:
         # At the page's top level: the cached function draws its own progress bar (replayed on a hit).
         df = data.run_sweep(*request, _stream=stream)
     except ValueError as exc:
-        ss["sweep_running"] = False
-        st.error(md_escape(exc), icon=":material/error:")
+        ss["sweep_error"] = (basis, str(exc))
     else:
-        ss["sweep_running"] = False
         ss["sweep"] = {"basis": basis, "df": df, "chosen": (float(cfg.beta), float(cfg.gamma)), "variant": variant,
                        "stream": stream.name}
+    ss["sweep_running"] = False
+    st.rerun()  # the page again, from what the sweep left: Stop drawn disabled now that nothing is computed
+failed = ss.get("sweep_error")
+if failed and failed[0] == basis:  # the last Compute's failure, while its settings stay
+    st.error(md_escape(failed[1]), icon=":material/error:")
 
 result = ss.get("sweep")
 
