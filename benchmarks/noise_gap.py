@@ -16,6 +16,9 @@
 2. **The limit.**  The oracle's learning curve: the oracle learning only a fraction of each chunk's
    instances (clean labels; scored on every instance), one seed; the noisy learner's **equivalent clean
    sample size** is the fraction at which the oracle's AP equals the default's (log-linear interpolation).
+3. **The ceiling.**  Every correction at every ridge of :func:`ceiling_grid`, with and without the shrinkage,
+   side by side; per dataset the best chosen with hindsight (on the scores it is judged by): what tuning these
+   corrections can buy at most, on these streams.
 
 Every number in the report comes from this command.
 """
@@ -135,6 +138,45 @@ def run_curve(arg) -> list[dict]:
         rows.append({"dataset": dataset, "family": family, "seed": seed, "fraction": fraction,
                      "variance_ratio": ratio, "inflation": inflation, **{k: acc.cumulative()[k] for k in METRICS}})
     return rows
+
+
+#: The hindsight ceiling's grid (:func:`run_ceiling`): the corrections of :data:`CANDIDATES` told the rates, each at
+#: ridges a quarter to sixteen times the default's, with and without the shrinkage across labels; name -> parameters.
+CEILING_ALPHAS = (0.25, 1.0, 4.0, 16.0)  # multiples of the default ridge
+
+
+def ceiling_grid(default_alpha: float) -> dict:
+    """The variants :func:`run_ceiling` runs: ``loss`` x ridge x shrinkage, the paper's loss and the posterior
+    denoising at the default ridge, and the ridge chosen online (``alpha="auto"``)."""
+    grid = {}
+    for loss in ("backward", "forward"):
+        for m in CEILING_ALPHAS:
+            for shrinkage in (0.0, 1.0):
+                grid[f"{loss}, ridge x{m:g}" + (", shrunk" if shrinkage else "")] = {
+                    "loss": loss, "alpha": default_alpha * m, "shrinkage": shrinkage}
+    grid["paper's loss"] = {"loss": "paper"}
+    grid["denoise-knn"] = {"loss": "denoise-knn"}
+    grid["backward, ridge chosen online"] = {"loss": "backward", "alpha": "auto"}
+    return grid
+
+
+def run_ceiling(arg) -> list[dict]:
+    """One stream ``(dataset, family, seed, cut)``: the oracle, the ignoring twin and every variant of
+    :func:`ceiling_grid` side by side (told the rates); one row per model."""
+    from ncld_core.eval.runner import PrequentialRunner
+    from ncld_core.model.elm_ncld import ELMNCLD
+
+    dataset, family, seed, *cut = arg
+    cfg, stream = _stream(dataset, family, seed, *cut)
+    params = cfg.model_params()
+    zero = dict(rho_pos=0.0, rho_neg=0.0, flip_rates="given")
+    models = {ORACLE: ELMNCLD(**params, **zero), IGNORING: ELMNCLD(**params, **zero)}
+    for name, spec in ceiling_grid(params["alpha"]).items():
+        models[name] = ELMNCLD(**{**params, **spec}, rho_pos=stream.rho_pos, rho_neg=stream.rho_neg,
+                               flip_rates="given")
+    summary = PrequentialRunner(models, CHUNK).run(stream).summary()
+    return [{"dataset": dataset, "family": family, "seed": seed, "model": name,
+             **{m: float(summary.loc[name, m]) for m in METRICS}} for name in models]
 
 
 #: The losses compared on the dashboard's presets (short streams, some with a planted change): name -> parameters.
@@ -344,17 +386,21 @@ def choice_section(gap: pd.DataFrame, families, all_names: list[str]) -> list[st
             m = means.loc[d]
             top = max(names, key=lambda n: m.loc[n, "average_precision"])
             best_ap[top] += 1
+        shared = [d for d in datasets if d != "synthetic"]
         for n in names:
             per = {metric: [recovered(means.loc[d][metric], metric, n) for d in datasets] for metric in METRICS}
             share[n] = float(np.nanmean(per["average_precision"]))
             rows.append([n, f"{100 * share[n]:.0f} %", f"{100 * np.nanmean(per['micro_f1']):.0f} %",
                          f"{100 * np.nanmean(per['ranking_loss']):.0f} %",
                          f"{np.mean([means.loc[d].loc[n, 'average_precision'] for d in datasets]):.3f}",
-                         f"{best_ap[n]} of {len(datasets)}"])
+                         f"{best_ap[n]} of {len(datasets)}",
+                         # issue 26's count: the shared datasets where the AP cost recovered is at least half
+                         f"{sum(recovered(means.loc[d]['average_precision'], 'average_precision', n) >= 0.5 for d in shared)}"
+                         f" of {len(shared)}"])
         winner = max(share, key=share.get)
         L += [f"Noise family `{family}`, over {len(datasets)} streams ({', '.join(datasets)}):", "",
               md_table(["candidate", "AP cost recovered (mean over streams)", "micro-F1", "ranking loss", "mean AP",
-                        "best AP on"], rows, "lrrrrr"), "",
+                        "best AP on", "AP cost recovered >= 50 % on (shared)"], rows, "lrrrrrr"), "",
               f"Largest mean share of the AP cost recovered: **{winner}**"
               + (" (the default)." if winner == DEFAULT else f"; the default is {DEFAULT} ({100 * share[DEFAULT]:.0f} %)."),
               ""]
@@ -464,6 +510,41 @@ def ranking_limit(sub: pd.DataFrame, gap: pd.DataFrame, family: str, seed: int) 
     return L
 
 
+def ceiling_section(ceiling: pd.DataFrame, family: str) -> list[str]:
+    """The hindsight ceiling: per shared dataset, the largest share of the AP cost (and the smallest ranking-loss
+    ratio) any variant of :func:`ceiling_grid` reaches, each chosen after seeing the scores it is judged by, and the
+    best single variant for all datasets; counted against issue 26's targets."""
+    sub = ceiling[(ceiling["family"] == family) & (ceiling["dataset"] != "synthetic")]
+    if sub.empty:
+        return []
+    means = sub.groupby(["dataset", "model"])[list(METRICS)].mean()
+    datasets = list(dict.fromkeys(sub["dataset"]))
+    variants = [m for m in dict.fromkeys(sub["model"]) if m not in (ORACLE, IGNORING)]
+    share = pd.DataFrame({v: [recovered(means.loc[d]["average_precision"], "average_precision", v) for d in datasets]
+                          for v in variants}, index=datasets)
+    ratio = pd.DataFrame({v: [means.loc[(d, v), "ranking_loss"] / means.loc[(d, ORACLE), "ranking_loss"]
+                              for d in datasets] for v in variants}, index=datasets)
+    fixed = (share >= 0.5).sum().sort_values(ascending=False)
+    top = fixed.index[0]  # the single variant meeting the AP target on the most datasets (ties: the first listed)
+    rows = [[d, f"{100 * share.loc[d].max():.0f} %", share.loc[d].idxmax(), f"{ratio.loc[d].min():.2f}",
+             ratio.loc[d].idxmin(), f"{100 * share.loc[d, top]:.0f} %"] for d in datasets]
+    n_seeds = sub["seed"].nunique()
+    n_half, n_rl = int((share.max(axis=1) >= 0.5).sum()), int((ratio.min(axis=1) <= RANKING_TARGET).sum())
+    return [f"### Noise family `{family}` ({n_seeds} seed(s), {len(variants)} variants told the rates)", "",
+            "Each variant of `ceiling_grid` (the corrections of the candidates above at ridges "
+            + ", ".join(f"{m:g}x" for m in CEILING_ALPHAS) + " the default's, with and without the shrinkage across "
+            "labels; the paper's loss; the posterior denoising; the ridge chosen online) runs beside the oracle and "
+            "the ignoring twin on each stream. Per dataset, the best of them **chosen after seeing the very scores "
+            "it is judged by**: no rule that picks a variant from the data can do better than this on these streams, "
+            "so it bounds what tuning these corrections can buy.", "",
+            md_table(["dataset", "AP cost recovered, best variant", "which", "ranking loss / oracle's, best variant",
+                      "which", f"AP cost recovered: {top}"], rows, "lrlrlr"), "",
+            f"Chosen with hindsight per dataset, AP gap recovered >= 50 % on **{n_half} of {len(datasets)}** shared "
+            f"datasets and ranking loss within {RANKING_TARGET:g}x the oracle's on **{n_rl} of {len(datasets)}** "
+            f"(issue 26 asks for 6 of 8 each, from one default). One variant for all: {top} reaches 50 % on "
+            f"{int(fixed[top])} of {len(datasets)}.", ""]
+
+
 def parse_args(argv):
     p = argument_parser("benchmarks.noise_gap", __doc__)
     p.add_argument("--datasets", nargs="+", default=None, help="default: the paper suite + synthetic")
@@ -473,6 +554,9 @@ def parse_args(argv):
     p.add_argument("--no-curve", action="store_true", help="skip the oracle's learning curve")
     p.add_argument("--curve-families", nargs="+", default=["paper"], choices=list(FAMILIES),
                    help="noise families of the learning curve (default: paper)")
+    p.add_argument("--no-ceiling", action="store_true", help="skip the hindsight ceiling (ceiling_grid)")
+    p.add_argument("--ceiling-families", nargs="+", default=["paper"], choices=list(FAMILIES),
+                   help="noise families of the hindsight ceiling (default: paper)")
     p.add_argument("--no-timing", action="store_true", help="skip the per-chunk timing of the losses on enron")
     p.add_argument("--no-presets", action="store_true", help="skip the dashboard presets' comparison of the losses")
     p.add_argument("--workers", type=int, default=2)
@@ -496,9 +580,13 @@ def main(argv=None) -> int:
     jobs = [(run_gap, (d, f, s, tuple(names), cut)) for f in families for d in datasets for s in range(seeds)]
     if not a.no_curve:
         jobs += [(run_curve, (d, f, 0, cut)) for f in families if f in a.curve_families for d in datasets]
+    if not a.no_ceiling:
+        jobs += [(run_ceiling, (d, f, s, cut)) for f in families if f in a.ceiling_families for d in datasets
+                 for s in range(seeds)]
     out = map_calls(jobs, a.workers, progress=True, desc="streams")
     gap = pd.DataFrame([r for (fn, _), rows in zip(jobs, out) if fn is run_gap for r in rows])
     curves = pd.DataFrame([r for (fn, _), rows in zip(jobs, out) if fn is run_curve for r in rows])
+    ceiling = pd.DataFrame([r for (fn, _), rows in zip(jobs, out) if fn is run_ceiling for r in rows])
     timing = None if a.no_timing or a.quick else time_losses()
     presets = pd.DataFrame() if a.quick or a.no_presets else \
         pd.DataFrame([r for rows in map_calls(preset_calls(), a.workers) for r in rows])
@@ -526,6 +614,10 @@ def main(argv=None) -> int:
         L += ["## The limit: the oracle's learning curve and the equivalent clean sample size", ""]
         for f in families:
             L += curve_section(curves, gap, f)
+    if not ceiling.empty:
+        L += ["## The ceiling: every correction at every ridge, the best chosen with hindsight", ""]
+        for f in families:
+            L += ceiling_section(ceiling, f)
     secs = gap.groupby("model")["seconds"].sum()
     inst = gap.groupby("model")["instances"].sum()
     L += ["## Time", "", "Seconds to score and learn, summed over every stream (one core per stream; the first "

@@ -328,9 +328,11 @@ def test_noise_gap_writes_every_section_for_one_small_stream(data_dir, tmp_path)
                            "--no-presets", "--doc", str(doc)])
     assert code == 0
     text = doc.read_text(encoding="utf-8")
-    for heading in ("## Done when (issue 26)", "## Which loss", "## The gap per dataset", "## The limit", "## Time"):
+    for heading in ("## Done when (issue 26)", "## Which loss", "## The gap per dataset", "## The limit",
+                    "## The ceiling", "## Time"):
         assert heading in text, heading
     assert "| emotions" in text and "equivalent clean fraction" in text
+    assert "AP cost recovered >= 50 % on (shared)" in text and "Chosen with hindsight per dataset" in text
     # the ranking-loss bound read on the same curve: what it asks for beside what the noisy labels are worth
     assert "1.5x the oracle's: clean fraction it takes" in text and "equivalent clean fraction by ranking loss" in text
     assert re.search(r"On \d+ of \d+ shared datasets the bound asks", text)
@@ -340,6 +342,27 @@ def test_noise_gap_writes_every_section_for_one_small_stream(data_dir, tmp_path)
     oracle = next(r for r in gap if r["model"] == noise_gap.ORACLE)
     assert curve[0]["fraction"] == 1.0
     assert abs(curve[0]["average_precision"] - oracle["average_precision"]) < 1e-12
+
+
+def test_the_noise_gaps_ceiling_picks_the_best_variant_per_dataset_and_counts_the_targets():
+    """Two datasets, two variants: each dataset's best is the other variant; the counts follow the shares."""
+    import pandas as pd
+
+    noise_gap = script("noise_gap")
+    O, I = noise_gap.ORACLE, noise_gap.IGNORING
+    rows = []
+    for d, (a_ap, b_ap, a_rl, b_rl) in {"one": (0.7, 0.5, 0.12, 0.30), "two": (0.45, 0.62, 0.30, 0.14)}.items():
+        for seed in (0, 1):  # the section averages the seeds
+            for model, ap, rl in ((O, 0.8, 0.1), (I, 0.4, 0.3), ("a", a_ap, a_rl), ("b", b_ap, b_rl)):
+                rows.append({"dataset": d, "family": "paper", "seed": seed, "model": model, "average_precision": ap,
+                             "micro_f1": 0.5, "ranking_loss": rl})
+    rows.append({**rows[-1], "dataset": "synthetic"})  # the generator is not a shared dataset: not counted
+    text = "\n".join(noise_gap.ceiling_section(pd.DataFrame(rows), "paper"))
+    assert re.search(r"\| one\s+\|\s+75 %\s+\| a\s+\|\s+1\.20\s+\| a\s+\|\s+75 %", text)
+    assert re.search(r"\| two\s+\|\s+55 %\s+\| b\s+\|\s+1\.40\s+\| b\s+\|\s+12 %", text)
+    assert "AP gap recovered >= 50 % on **2 of 2**" in text and "oracle's on **2 of 2**" in text
+    assert "One variant for all: a reaches 50 % on 1 of 2." in text
+    assert "synthetic" not in text
 
 
 def test_noise_gap_runs_a_preset_with_each_loss_and_tabulates_it():
