@@ -57,6 +57,14 @@ class DatasetFacts:
 NO_UPLOAD = "upload an ARFF file (MEKA: labels given by -C n in @relation)"
 
 
+def upload_identity(upload) -> str | None:
+    """What tells one upload from another for a run (``upload``: (Dataset, digest), or None): its name and its
+    bytes' digest. The stream is named after the file, and the run's caption, downloads and report show that
+    name: the same bytes uploaded under two names are two runs, so a replay never shows one visitor another's
+    file name."""
+    return None if upload is None else json.dumps([upload[0].name, upload[1]])
+
+
 def resolve(name, upload=None) -> DatasetFacts:
     """The one door from a dataset name to data, for the control, the link, the pinned run and the data page:
     the synthetic generator, a dataset listed in the data folders (``ncld_core.data.resolve_dataset``) or this

@@ -429,6 +429,36 @@ def test_upload_broken_and_good_files():
     assert "The settings have changed since this run" in caption, caption
 
 
+def test_a_replayed_upload_run_never_shows_another_visitors_file_name():
+    """The same bytes uploaded under two names are two runs: the second visitor's caption, downloads and report name
+    their own file (a replay had kept the first uploader's name); the same name and bytes are replayed."""
+    from dashboard.data import run_hub
+
+    run_hub.clear()
+    arff, xml = _tiny_arff()
+
+    def visit(name):
+        at = _app()
+        at.selectbox(key=wkey("dataset", at.session_state)).set_value("upload").run()
+        at.file_uploader(key="w_upload_arff").upload(f"{name}.arff", arff)
+        at.file_uploader(key="w_upload_xml").upload("tiny.xml", xml)
+        at.number_input(key=wkey("chunk_size", at.session_state)).set_value(100)
+        at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
+        at.run()
+        _run_button(at).click().run()
+        assert not at.exception and at.session_state["run"].status == "done"
+        caption = next(_plain(c.value) for c in at.caption if "This run:" in c.value)
+        return at, caption
+
+    _, first = visit("alice_private")
+    assert "(the uploaded file alice_private)" in first and "replayed" not in first, first
+    bob, second = visit("bob")
+    assert "(the uploaded file bob)" in second and "alice" not in second and "replayed" not in second, second
+    assert bob.session_state["run"].stream_name == "bob"
+    _, third = visit("bob")
+    assert "replayed" in third and "(the uploaded file bob)" in third, third
+
+
 def test_html_report_is_offline_and_escaped():
     from dashboard import report
     from dashboard.panels import PANELS, PanelData, by_key, heading

@@ -314,6 +314,25 @@ def test_stop_keeps_partial_results(browser, server):
     page.close()
 
 
+def test_settings_changed_during_a_run_say_stop_comes_before_run(browser, server):
+    """A control changed while a run computes: the note says to press Stop, then Run (Run is disabled until
+    then); once stopped, to press Run."""
+    page = _open(browser, f"{server}/?n_instances=30000&chunk_size=300&models=%5B%22ELM-O%22%5D&references=false",
+                 height=1400)
+    page.get_by_role("button", name="Run", exact=True).click()
+    _wait_status(page, r"running · chunk \d+/100", 120)
+    box = page.get_by_label("model seed", exact=True)
+    box.fill("5")
+    box.press("Enter")
+    page.get_by_text("press Stop, then Run for them").wait_for(timeout=30_000)
+    assert page.get_by_role("button", name="Run", exact=True).is_disabled()
+    page.get_by_role("button", name="Stop", exact=True).click()
+    _wait_status(page, r"^stopped · chunk \d+/100", 60)
+    page.get_by_text("press Run for them").wait_for(timeout=30_000)
+    assert page.get_by_text("press Stop, then Run for them").count() == 0
+    page.close()
+
+
 def test_the_sweeps_stop_ends_a_sweep_and_is_disabled_when_idle(browser, server):
     """Stop is enabled only while a sweep is computed; pressed then, the sweep ends and the page says so."""
     # rates estimated: every grid point is a full run, 50 of them: long enough to press Stop during it

@@ -34,7 +34,7 @@ PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "sele
 
 #: How often the waiting script thread looks at the run (seconds): a click interrupts it within this.
 POLL_S = 0.1
-#: The digest of the upload this session's run read (None: no upload).
+#: The identity (``data.upload_identity``: name and digest) of the upload this session's run read (None: no upload).
 RUN_UPLOAD = "run_upload"
 
 
@@ -43,10 +43,9 @@ def _start():
     followed when being computed for another, else queued for a free slot. This session's previous run is
     stopped (unless other visitors follow it)."""
     cfg, upload = ss["ctx"].cfg, ss["ctx"].upload
-    ss[RUN_UPLOAD] = None if upload is None else upload[1]  # which file: no setting says (the caption compares it)
+    ss[RUN_UPLOAD] = data.upload_identity(upload)  # which file: no setting says (the caption compares it)
     ss["run"], ss["run_role"] = data.run_hub().start(
-        data.session_id(), cfg, extra=None if upload is None else upload[1],
-        build_stream=lambda: data.build_stream(cfg, upload))
+        data.session_id(), cfg, extra=ss[RUN_UPLOAD], build_stream=lambda: data.build_stream(cfg, upload))
     if ss["run_role"] == "computing":  # its chunk times calibrate the next estimates (a replay's were counted)
         ss[RUN_COST] = (ss["run"].token, ss["ctx"].cost)
 
@@ -675,9 +674,11 @@ else:
         # a preset or a control changed after the run: its numbers are not the settings' above (said, not hidden:
         # the run stays readable until the next one)
         same = run.cfg == ctx.cfg and (run.cfg.dataset != data.UPLOAD
-                                       or ss.get(RUN_UPLOAD) == (ctx.upload[1] if ctx.upload else None))
+                                       or ss.get(RUN_UPLOAD) == data.upload_identity(ctx.upload))
+        # Run is disabled while a run is under way (this one, or one this page follows): Stop comes first
         changed = None if presenting or same else (
-            "**The settings have changed since this run**: press Run for them" if ctx.ok
+            "**The settings have changed since this run**: "
+            + ("press Stop, then Run for them" if running else "press Run for them") if ctx.ok
             else "**The settings have changed since this run**")
         if role or about or changed:
             run_caption.caption(" · ".join(t for t in (role and f"**{role}**", changed, about) if t))
