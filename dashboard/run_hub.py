@@ -48,12 +48,34 @@ from ncld_core.threads import threads_for
 
 from .live_run import LiveRun
 
-__all__ = ["RunHub", "Role", "ordinal", "config_key", "ROLE_TEXT"]
+__all__ = ["RunHub", "Role", "ordinal", "config_key", "role_text"]
 
 #: How a session's run came to be: computed for it, followed (computed for another visitor now) or replayed.
 Role = str
-ROLE_TEXT = {"replayed": "replayed: computed for an earlier visitor, nothing was recomputed",
-             "following": "following: this run is being computed for another visitor too; computed once for both"}
+
+
+def role_text(role: Role | None, *, active: bool, others: int) -> str | None:
+    """What a page says of how its run came (None: computed for it): ``active`` while the run computes, ``others``
+    the other pages showing it now (:meth:`RunHub.others_watching`).
+
+    >>> role_text("following", active=True, others=2)
+    'following: this run is being computed for 2 other visitors too; computed once for all'
+    >>> role_text("following", active=True, others=0)
+    'following: the visitor this run was started for has left; it goes on for this page'
+    >>> role_text("following", active=False, others=1)
+    'followed: computed once, for another visitor and this page'
+    """
+    if role == "replayed":
+        return "replayed: computed for an earlier visitor, nothing was recomputed"
+    if role != "following":
+        return None
+    if not active:
+        return "followed: computed once, for another visitor and this page"
+    if others <= 0:
+        return "following: the visitor this run was started for has left; it goes on for this page"
+    if others == 1:
+        return "following: this run is being computed for another visitor too; computed once for both"
+    return f"following: this run is being computed for {others} other visitors too; computed once for all"
 
 
 def ordinal(n: int) -> str:
@@ -123,6 +145,12 @@ class RunHub:
             self._line.append((key, run))
             self.computations += 1
             return run, "computing"
+
+    def others_watching(self, session_id: str) -> int:
+        """How many other sessions show the run ``session_id`` shows (0: none, or it holds no run)."""
+        with self._lock:
+            key = self._sessions.get(session_id)
+            return 0 if key is None else max(len(self._watchers.get(key, ())) - 1, 0)
 
     def position(self, key: tuple) -> int:
         """The place in line of ``key``'s run: 0 when admitted (or unknown), else 1 for first in line, ..."""

@@ -53,6 +53,7 @@ def test_two_pages_pressing_run_on_one_preset_compute_it_once(browser, server): 
     median = re.compile(r"median compute (\d+) ms")
     assert median.search(done_a).group(1) == median.search(done_b).group(1)
     assert _table(a, "panel_summary") == _table(b, "panel_summary")
+    assert _caption(b).startswith("followed: computed once, for another visitor and this page"), _caption(b)
 
     cc, c = _visitor(browser, server)  # a third visitor, later
     c.get_by_role("button", name="Run", exact=True).click()

@@ -171,8 +171,13 @@ def test_a_visitor_leaving_a_followed_run_leaves_it_to_the_others():
     hub = RunHub(Limits(max_concurrent_runs=1), use_process=False, watch_s=0)
     run, _ = hub.start("a", TINY)
     hub.start("b", TINY)
+    hub.start("c", TINY)
+    assert [hub.others_watching(s) for s in "abc"] == [2, 2, 2] and hub.others_watching("nobody") == 0
     hub.detach("a")
-    assert run.active  # b still follows it
+    assert run.active  # b and c still follow it
+    assert hub.others_watching("b") == 1 and hub.others_watching("a") == 0
+    hub.detach("c")
+    assert hub.others_watching("b") == 0  # what b's page says: the visitor it was started for has left
     assert run.begin() and _watch(run) == "done"
 
 

@@ -20,7 +20,7 @@ from dashboard.controls import set_config
 from dashboard.labels import errors_text, settings_text
 from dashboard.live_chart import SHARED, draw_charts, mount, preload_plotly
 from dashboard.live_run import LiveRun, duration_text
-from dashboard.run_hub import ROLE_TEXT, ordinal
+from dashboard.run_hub import ordinal, role_text
 from dashboard.teaching import LESSONS, noise_cost_text
 from dashboard.ui import md_escape, teach
 from ncld_core.config import PRESETS
@@ -551,17 +551,28 @@ def _enlarge(fig):
     fig.layout.meta = dict(fig.layout.meta) | {"fit": dict(base=fig.layout.height, plot=plot, min=low, max=max(high, plot))}
 
 
-def _loop(run):
+def _role(run) -> str | None:
+    """How this page's run came (followed, replayed), as of now: the other visitors showing it come and go."""
+    return role_text(ss.get("run_role"), active=run.active, others=data.run_hub().others_watching(data.session_id()))
+
+
+def _loop(run, caption_rest=None):
     """Wait for the run's chunks and draw the newest; every wait reads the session state, which is where
-    Streamlit interrupts the script for a click (Stop is handled by the rerun that follows)."""
+    Streamlit interrupts the script for a click (Stop is handled by the rerun that follows). ``caption_rest``:
+    the run caption's parts after the role, for a followed run (its role is redrawn with each chunk)."""
     shown = len(run.chunks)
     last_tick = None
+    role = _role(run) if caption_rest is not None else None
     while True:
         ss.get("run")  # a yield point: a pending click interrupts the script here
         chunks, state = run.wait(shown, timeout=POLL_S)
         if len(chunks) != shown:
             t1 = time.perf_counter()
             shown = len(chunks)
+            now = _role(run) if caption_rest is not None else None
+            if now != role and now is not None:  # the visitor it was computed for left, or others came
+                role = now
+                run_caption.caption(" · ".join(t for t in (f"**{role}**", *caption_rest) if t))
             status.caption(run.status_text(len(chunks)))  # first: the status says which chunk is being drawn
             draw(run, chunks)
             run.note_drawn(time.perf_counter() - t1)
@@ -667,7 +678,7 @@ else:
     else:
         # replayed or followed: said before what the run is (not in presentation mode: the screen's height is short,
         # and a replay shows the numbers the run computed)
-        role = None if presenting else ROLE_TEXT.get(ss.get("run_role"))
+        role = None if presenting else _role(run)
         # an upload's name is in no setting (a link cannot carry the file): said beside them
         upload = f" (the uploaded file {run.stream_name})" if run.cfg.dataset == data.UPLOAD else ""
         about = "" if presenting else f"This run: {md_escape(_describe(run.cfg) + upload)}"
@@ -680,8 +691,9 @@ else:
             "**The settings have changed since this run**: "
             + ("press Stop, then Run for them" if running else "press Run for them") if ctx.ok
             else "**The settings have changed since this run**")
+        line = [changed, about]  # what follows the role, which _loop redraws as visitors come and go
         if role or about or changed:
-            run_caption.caption(" · ".join(t for t in (role and f"**{role}**", changed, about) if t))
+            run_caption.caption(" · ".join(t for t in (role and f"**{role}**", *line) if t))
         if not presenting and run.stream is not None and run.stream.coverage_note():  # never silent
             alert.info(f"The stream {md_escape(run.stream.coverage_note())}.", icon=":material/info:")
         chunks, _ = run.snapshot()
@@ -689,7 +701,7 @@ else:
         if chunks:
             draw(run, chunks)
         if run.status == "running":
-            _loop(run)
+            _loop(run, line if role else None)
             st.rerun()  # redraw the buttons (Run enabled, Stop disabled) and the summary
         if run.status == "error":
             alert.error(md_escape(run.error or "the run failed"), icon=":material/error:")
