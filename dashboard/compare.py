@@ -224,11 +224,11 @@ def render(run: dict | None):
                   help="Its curves are drawn dimmed under the next runs' panels, and the link carries it.")
         c2.button("Unpin", key="unpin_button", disabled=base is None, on_click=unpin, width="stretch")
     if base is not None:
-        travel = ("" if base["cfg"].dataset != data.UPLOAD else
-                  " It ran on an uploaded file, which cannot travel in a link: the link does not carry it.")
+        travel = ("a link to this page carries its settings (its seeds included) and offers to re-run it"
+                  if base["cfg"].dataset != data.UPLOAD else
+                  "it ran on an uploaded file, which cannot travel in a link: the link does not carry it")
         st.caption(f"Pinned baseline: run {label(base)}, drawn dimmed (“baseline {label(base)}: …” in the legends) "
-                   f"under the panels of every other run; a link to this page carries its settings (its seeds included) "
-                   f"and offers to re-run it.{travel}")
+                   f"under the panels of every other run; {travel}.")
     if len(snaps) > 1 or (snaps and base is None):
         with st.container(key="panel_compare"):
             df = table(snaps)

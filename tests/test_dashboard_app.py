@@ -422,6 +422,9 @@ def test_upload_broken_and_good_files():
     caption = next(_plain(c.value) for c in at.caption if "This run:" in c.value)
     assert "(the uploaded file <i>tiny</i>" in caption, caption
     assert "settings have changed" not in caption
+    at.button(key="pin_button").click().run()  # pinned: the caption says the link cannot carry the file, only that
+    pinned = next(_plain(c.value) for c in at.caption if c.value.startswith("Pinned baseline"))
+    assert "it ran on an uploaded file, which cannot travel in a link" in pinned and "re-run" not in pinned, pinned
     # another file under the same settings: the run shown is not of it (no setting names the file)
     at.file_uploader(key="w_upload_arff").upload("<i>tiny</i>.arff", arff.replace(b"0.5", b"0.75", 1))
     at.run()

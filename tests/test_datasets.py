@@ -289,7 +289,10 @@ def test_doctype_and_entities_refused(tmp_path):
         (b"@relation r\n@attribute x numeric\n@attribute y {0,1}\n@data\n\n% only a comment\n",
          {"label_count": 1}, r"@data section is empty"),
         (b"@relation r\n@attribute x numeric\n@attribute y {0,1}\n", {"label_count": 1}, r"no @data"),
-        (b"@relation r\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n", {}, r"no label attributes"),
+        # advice a page can act on first (the XML, the relation's '-C n'); the API's parameter named as such
+        (b"@relation r\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n", {},
+         r"no label attributes: give the MULAN label XML, or add ' -C n' .* to the relation name .*; from Python, "
+         r"label_count= says it too"),
         (b"@relation 'r: -C 0'\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n", {}, r"-C 0: no label"),
         (b"@relation r\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n", {"label_count": 3},
          r"label_count=3 exceeds the 2 attributes"),

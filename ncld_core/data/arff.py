@@ -278,8 +278,8 @@ def _label_columns(names, relation, xml_labels, label_count, label_location, sou
     c = _meka_label_count(relation)
     if c is None:
         raise ValueError(
-            f"{source}: no label attributes: give the MULAN label XML, or label_count, "
-            f"or use a MEKA relation name with '-C n' (relation is {relation!r})"
+            f"{source}: no label attributes: give the MULAN label XML, or add ' -C n' (n: the number of labels) to "
+            f"the relation name as MEKA files do (relation is {relation!r}); from Python, label_count= says it too"
         )
     if c == 0:
         raise ValueError(f"{source}: the MEKA relation {relation!r} declares -C 0: no label attributes")
