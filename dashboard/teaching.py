@@ -7,8 +7,9 @@ each panel's) and one for the sweep page; rendered by :func:`dashboard.ui.teach`
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ncld_core.config import PRESETS
 from ncld_core.model.detector import DETECTORS
 
 
@@ -298,10 +299,24 @@ class Lesson:
     def n_steps(self) -> int:
         return len(self.steps) + 1
 
-    def step(self, k: int, result=None, stream=None) -> LessonStep:
-        """Step ``k`` (1-based, clamped to the lesson); the last one measured on ``result`` (None: not run)."""
+    def step(self, k: int, result=None, stream=None, cfg=None) -> LessonStep:
+        """Step ``k`` (1-based, clamped to the lesson); the last one measured on ``result`` (None: not run).
+        The written steps name the change where ``cfg`` (default: the lesson's preset) puts it: a link may move
+        it or change the chunk size, and presentation mode hides the sidebar that would say so.
+
+        >>> from ncld_core.config import PRESETS, RunConfig
+        >>> growth = LESSONS["concept-growth"]
+        >>> growth.step(1).text.startswith("Single-label instances first, multi-label from instance 2500 (chunk 10)")
+        True
+        >>> moved = RunConfig(**{**PRESETS["concept growth"].to_dict(), "chunk_size": 100})
+        >>> "fire at chunk 25, and nowhere else" in growth.step(3, cfg=moved).text
+        True
+        """
         k = min(max(int(k), 1), self.n_steps)
-        return self.steps[k - 1] if k <= len(self.steps) else self.measured_step(result, stream)
+        if k > len(self.steps):
+            return self.measured_step(result, stream)
+        written = self.steps[k - 1]
+        return replace(written, text=written.text.format_map(_change_words(cfg or PRESETS[self.preset])))
 
     def measured_step(self, result, stream=None) -> LessonStep:
         if result is None or not any(c.metrics for c in result.chunks):
@@ -309,6 +324,21 @@ class Lesson:
                               "on screen (no scored chunk yet).", self.panel)
         partial = "" if result.complete else f" (the run {result.status}: partial numbers)"
         return LessonStep("What this run shows" + partial, self.measure(result, stream), self.panel)
+
+
+def _change_words(cfg) -> dict:
+    """The words a lesson's written steps use for where its change is (``{at}``, ``{chunk}``, ``{size}``), from the
+    settings: the first positioned change point and the chunk size; said generally when a setting is unknown (the
+    paper's unpositioned form, an emptied box)."""
+    try:
+        positions = [p for p in (cfg.drift_schedule.positions if cfg.drift_schedule else ()) if p is not None]
+    except ValueError:  # an unreadable schedule: its error is under its control
+        positions = []
+    size = cfg.chunk_size if isinstance(cfg.chunk_size, int) and cfg.chunk_size > 0 else None
+    if positions and size:
+        chunk = f"chunk {positions[0] // size}"
+        return {"at": f"instance {positions[0]} ({chunk})", "chunk": chunk, "size": str(size)}
+    return {"at": "the change point", "chunk": "the change's chunk", "size": str(size) if size else "N"}
 
 
 def _firings(result, model: str) -> list[int]:
@@ -421,30 +451,30 @@ _LESSON_CLEAN_VS_NOISY = Lesson("clean-vs-noisy", "clean vs noisy", (
 ), _clean_vs_noisy)
 
 _LESSON_CONCEPT_GROWTH = Lesson("concept-growth", "concept growth", (
-    LessonStep("The setting", "Single-label instances first, multi-label from instance 2500 (chunk 10). The "
+    LessonStep("The setting", "Single-label instances first, multi-label from {at}. The "
                "learners are never told where. ELM-O only records the detector's firings, ELM-I retrains "
                "and ELM-II adjusts when it fires."),
-    LessonStep("What to watch", "Panel (b): does the cardinality estimate jump with the truth at chunk 10 "
+    LessonStep("What to watch", "Panel (b): does the cardinality estimate jump with the truth at {chunk} "
                "while the observed (noisy) cardinality rises by less than half as much (the noise flips part of "
                "the change away)?", "cardinality"),
-    _watch_drift("Panel (d): does the acting detector fire at chunk 10, and nowhere else? Then panel (a): "
+    _watch_drift("Panel (d): does the acting detector fire at {chunk}, and nowhere else? Then panel (a): "
                  "which variant recovers its micro-F1 first?"),
 ), _drift_sentence, "metrics")
 
 _LESSON_CONCEPT_REDUCTION = Lesson("concept-reduction", "concept reduction", (
-    LessonStep("The setting", "The reverse of growth: multi-label first, single-label from instance 2500 "
-               "(chunk 10)."),
-    _watch_drift("Panel (d): the firing at chunk 10. Then the summary: which variant has the lowest Hamming "
+    LessonStep("The setting", "The reverse of growth: multi-label first, single-label from {at}."),
+    _watch_drift("Panel (d): the firing at {chunk}. Then the summary: which variant has the lowest Hamming "
                  "loss, which the lowest micro-F1, and why those can be the same variant."),
 ), _drift_sentence)
 
 _LESSON_LABEL_SHIFT = Lesson("label-shift", "label shift", (
-    LessonStep("The setting", "From instance 2500 (chunk 5 of 500) other labels are relevant, **as many as before**: "
+    LessonStep("The setting", "In chunks of {size} instances, from {at} other labels are relevant, **as many as "
+               "before**: "
                "the label cardinality does not change. The acting detector tests the cardinality and the "
                "labels' counts; a cardinality-only test (adaptive window) is run beside it, only recorded."),
-    LessonStep("What to watch", "Panel (b): the true cardinality stays flat across chunk 5, so no "
+    LessonStep("What to watch", "Panel (b): the true cardinality stays flat across {chunk}, so no "
                "cardinality test can see this change.", "cardinality"),
-    _watch_drift("Panel (c) and (d): which detector crosses its threshold after chunk 5, and which never "
+    _watch_drift("Panel (c) and (d): which detector crosses its threshold from {chunk} on, and which never "
                  "does? Then panel (a): what the shift does to micro-F1, and who recovers."),
 ), _drift_sentence, "metrics")
 

@@ -1219,6 +1219,18 @@ def test_a_lesson_link_opens_its_step_in_presentation_mode_and_steps_to_the_meas
     assert at.button(key="lesson_next").disabled is True
 
 
+def test_a_lesson_names_the_change_where_the_links_settings_put_it():
+    """A link that changes the lesson's chunk size (or moves its change): the written steps name the chunk the
+    run's panels show (they said chunk 10 while panel (d) drew the change at chunk 25)."""
+    at = _app({"lesson": "concept-growth", "step": "3", "chunk_size": "100"})
+    text = " ".join(m.value for m in at.markdown)
+    assert "does the acting detector fire at chunk 25, and nowhere else?" in text, text
+    assert "chunk 10" not in text
+    at = _app({"lesson": "label-shift", "step": "1", "schedule": "shift@3000"})
+    text = " ".join(m.value for m in at.markdown)
+    assert "In chunks of 500 instances, from instance 3000 (chunk 6) other labels are relevant" in text, text
+
+
 def test_a_broken_lesson_link_is_named_and_opens_no_lesson():
     at = _app({"lesson": "nope", "step": "x"})
     assert any("lesson='nope'" in e for e in _errors(at)), _errors(at)

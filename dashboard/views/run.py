@@ -216,7 +216,7 @@ def _lesson_box():
         return
     lesson, k = LESSONS[at[0]], at[1]
     shown = run if run is not None and run.cfg == ctx.cfg and run.chunks else None
-    step = lesson.step(k, shown.result() if shown else None, shown.stream if shown else None)
+    step = lesson.step(k, shown.result() if shown else None, shown.stream if shown else None, cfg=ctx.cfg)
     with st.container(border=True, key="lesson_step"):
         st.markdown(f"**{md_escape(lesson.preset)}** · step {k} of {lesson.n_steps}: **{md_escape(step.title)}**")
         st.markdown(step.text)
