@@ -180,22 +180,33 @@ def overlay(figs: dict, base: dict, current) -> dict:
 
 # --------------------------------------------------------------------------- the table and the controls
 def table(snaps: list[dict]) -> pd.DataFrame:
-    """One row per run and model: the settings that differ between the runs, final metrics, detection scores."""
-    differ = differing_settings([s["cfg"].to_dict() for s in snaps])
+    """One row per run and model: final metrics, detection scores, then the settings that differ between the runs."""
+    settings = [_settings(s) for s in snaps]
+    differ = differing_settings(settings)
     pid = st.session_state.get(PINNED)
     rows = []
-    for s in snaps:
-        cfg = s["cfg"].to_dict()
+    for s, cfg in zip(snaps, settings):
         head = {"run": label(s), "pinned": "pinned" if s["id"] == pid else "",
                 "status": s["status"] + (f" at chunk {len(s['chunks'])}/{s['n_chunks']}" if s["status"] != "done" else "")}
-        head.update({label_of(k): _cell(cfg[k]) for k in differ})
+        # the scores first, then the settings that differ: many differing settings (presets) pushed the scores
+        # past the right edge of a projector's 1280 px screen
+        tail = {label_of(k): _cell(cfg[k]) for k in differ}
         for r in run_scores(s["chunks"], s["models"], s["change_points"], s["chunk_size"]):
-            rows.append({**head, **r})
+            rows.append({**head, **r, **tail})
     # a delay in chunks compares runs of one chunk size only; across sizes, in instances
     drop = ["mean delay (instances)" if len({s["chunk_size"] for s in snaps}) <= 1 else "mean delay (chunks)"]
     if pid is None:
         drop.append("pinned")  # (a column of blanks until a run is pinned)
     return pd.DataFrame(rows).drop(columns=drop, errors="ignore")
+
+
+def _settings(snap: dict) -> dict:
+    """A run's settings as the table compares them: an upload's dataset by its file's name (every upload's setting
+    reads "upload", so runs on two files looked alike)."""
+    cfg = snap["cfg"].to_dict()
+    if cfg["dataset"] == data.UPLOAD:
+        cfg["dataset"] = f"{data.UPLOAD}: {snap.get('stream_name') or '?'}"
+    return cfg
 
 
 def _cell(v) -> str:
@@ -242,6 +253,6 @@ def render(run: dict | None):
                              format_func=lambda i: "choose a run" if i is None else
                              label(next(s for s in snaps if s["id"] == i)),
                              on_change=_pin_picked)
-        st.caption(f"The session keeps its last {MAX_RUNS} runs (and the pinned one); the columns before "
-                   "“model” are the settings that differ between them; the detection scores are the acting "
+        st.caption(f"The session keeps its last {MAX_RUNS} runs (and the pinned one); the columns after the "
+                   "scores are the settings that differ between them; the detection scores are the acting "
                    "detector's, against the true change points (oracle: hidden from the learner).")

@@ -462,6 +462,27 @@ def test_a_replayed_upload_run_never_shows_another_visitors_file_name():
     assert "replayed" in third and "(the uploaded file bob)" in third, third
 
 
+def test_the_compare_table_names_the_file_of_each_upload_run():
+    """Two runs on two uploaded files: the compare table's dataset column names each (both read "upload" before,
+    so no column told them apart)."""
+    arff, xml = _tiny_arff()
+    at = _app()
+    at.selectbox(key=wkey("dataset", at.session_state)).set_value("upload").run()
+    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(100)
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(5)
+    for name, body in (("first", arff), ("second", arff.replace(b"0.5", b"0.75", 1))):
+        at.file_uploader(key="w_upload_arff").upload(f"{name}.arff", body)
+        at.file_uploader(key="w_upload_xml").upload("tiny.xml", xml)
+        at.run()
+        _run_button(at).click().run()
+        assert not at.exception and at.session_state["run"].status == "done"
+    df = next(t.value for t in at.table if "model" in t.value.columns)
+    assert "Dataset" in df.columns, df.columns
+    assert set(df["Dataset"]) == {"upload: first", "upload: second"}, df["Dataset"].tolist()
+    columns = list(df.columns)  # the scores before the settings (a projector's screen shows the scores first)
+    assert columns.index("average precision") < columns.index("Dataset"), columns
+
+
 def test_html_report_is_offline_and_escaped():
     from dashboard import report
     from dashboard.panels import PANELS, PanelData, by_key, heading
