@@ -294,6 +294,9 @@ def test_doctype_and_entities_refused(tmp_path):
          r"no label attributes: give the MULAN label XML, or add ' -C n' .* to the relation name .*; from Python, "
          r"label_count= says it too"),
         (b"@relation 'r: -C 0'\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n", {}, r"-C 0: no label"),
+        # a misspelt keyword is named at its own line (liac-arff's 'Invalid layout' named the next one)
+        (b"@relaton 'r: -C 1'\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n", {},
+         r"at line 1: unknown keyword '@relaton'"),
         (b"@relation r\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n", {"label_count": 3},
          r"label_count=3 exceeds the 2 attributes"),
         (b"@relation r\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n", {"label_count": 2},

@@ -190,6 +190,41 @@ def _arff_message(exc: Exception) -> str:
     return msg if len(msg) <= 240 else msg[:240] + "..."
 
 
+_HEADER_KEYWORDS = ("@RELATION", "@ATTRIBUTE", "@DATA", "@END")
+
+
+def _layout_problem(lines: list[str], upto: int) -> tuple[int, str] | None:
+    """``(line, message)`` for the header's first line out of place up to line ``upto`` (1-based): a keyword
+    ARFF does not have, or an ``@attribute`` before ``@relation``; None when none is found.
+
+    >>> _layout_problem(["@relaton 'toy: -C 3'", "@attribute a numeric", "@data"], 2)
+    (1, "unknown keyword '@relaton' (the header is @relation, then @attribute lines, then @data)")
+    >>> _layout_problem(["% a comment", "@attribute a numeric", "@data"], 2)
+    (2, '@attribute before any @relation line (the header is @relation, then @attribute lines, then @data)')
+    >>> _layout_problem(["@relation r", "@data"], 2)[1]
+    '@data before any @attribute line (the header is @relation, then @attribute lines, then @data)'
+    """
+    order = "(the header is @relation, then @attribute lines, then @data)"
+    seen_relation = seen_attribute = False
+    for number, raw in enumerate(lines[:upto], start=1):
+        text = raw.strip()
+        if not text or text.startswith("%"):
+            continue
+        word = text.split(None, 1)[0]
+        key = word.upper()
+        if key.startswith("@") and key not in _HEADER_KEYWORDS:
+            return number, f"unknown keyword {word[:40]!r} {order}"
+        if key == "@RELATION":
+            seen_relation = True
+        elif key == "@ATTRIBUTE":
+            if not seen_relation:
+                return number, f"@attribute before any @relation line {order}"
+            seen_attribute = True
+        elif key == "@DATA" and not seen_attribute:
+            return number, f"@data before any @attribute line {order}"
+    return None
+
+
 _ATTRIBUTE = re.compile(r"""@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.*)""", re.IGNORECASE)
 
 
@@ -339,6 +374,11 @@ def _parse_arff(text, *, source, name, xml_labels=None, label_count=None, label_
         msg = _arff_message(exc)
         if exc.line and exc.line > data_at + 1:  # a data row: what is wrong with it, never the row itself
             msg = _data_row_message(lines, data_at, exc.line, exc)
+        elif isinstance(exc, arff.BadLayout):  # liac-arff names the line after a misspelt keyword, and no keyword
+            found = _layout_problem(lines, exc.line or data_at + 1)
+            if found is not None:
+                line, msg = found
+                raise ValueError(f"{source}: malformed ARFF at line {line}: {msg}") from None
         if isinstance(exc, arff.BadAttributeType):
             msg += " (supported types: numeric, real, integer, string, nominal {...}; not date)"
         raise ValueError(f"{source}: malformed ARFF at line {exc.line}: {msg}") from None

@@ -20,7 +20,7 @@ Where the platform has no fork server (Windows) the parse runs in-process, unbou
 >>> load_arff_bytes_bounded(b"@relation r\\n@data\\n", name="r")
 Traceback (most recent call last):
 ...
-ValueError: arff_bytes (r): malformed ARFF at line 2: Invalid layout of the ARFF file
+ValueError: arff_bytes (r): malformed ARFF at line 2: @data before any @attribute line (the header is @relation, then @attribute lines, then @data)
 """
 
 from __future__ import annotations
