@@ -62,6 +62,10 @@ def size_text(nbytes: float) -> str:
     return f"{nbytes / 1024**3:.1f} GB" if nbytes >= 0.1 * 1024**3 else f"{nbytes / 1024**2:.0f} MB"
 
 
+#: The smallest hidden layer the memory advice proposes (fewer nodes learn next to nothing).
+MIN_HIDDEN_ADVISED = 10
+
+
 def over_budget(cfg: RunConfig, cost, n_features, n_labels):
     """``(field, message)`` when the settings' estimated memory per chunk is past MEMORY_BUDGET_BYTES, else None.
 
@@ -73,9 +77,19 @@ def over_budget(cfg: RunConfig, cost, n_features, n_labels):
     head = (f"one chunk needs about {size_text(cost.memory_bytes)} of arrays (largest: {cost.largest}, "
             f"{size_text(cost.terms[cost.largest])}), past the budget of {size_text(MEMORY_BUDGET_BYTES)}")
     if "L" in cost.largest.split(":")[-1]:
-        fit = largest_hidden_within(MEMORY_BUDGET_BYTES, chunk_size=cfg.chunk_size, n_features=n_features,
-                                    n_labels=n_labels, n_neighbors=cfg.n_neighbors, n_models=cost.n_models,
-                                    fits_proba=any("P_D" in t for t in cost.terms))
-        return "n_hidden", (f"{head}: with chunks of {cfg.chunk_size}, at most {fit} hidden nodes fit"
-                            if fit else f"{head}: lower the chunk size")
+        def fit(chunk):
+            return largest_hidden_within(MEMORY_BUDGET_BYTES, chunk_size=chunk, n_features=n_features,
+                                         n_labels=n_labels, n_neighbors=cfg.n_neighbors, n_models=cost.n_models,
+                                         fits_proba=any("P_D" in t for t in cost.terms))
+        if fit(cfg.chunk_size):
+            return "n_hidden", f"{head}: with chunks of {cfg.chunk_size}, at most {fit(cfg.chunk_size)} hidden nodes fit"
+        # nothing fits at this chunk size (wide data: the chunk's features alone are past the budget): the
+        # largest chunk, halving, where a hidden layer of MIN_HIDDEN_ADVISED nodes fits, and its layer
+        chunk = cfg.chunk_size // 2
+        while chunk >= cfg.n_neighbors + 2 and fit(chunk) < MIN_HIDDEN_ADVISED:
+            chunk //= 2
+        if chunk >= cfg.n_neighbors + 2:
+            return "n_hidden", (f"{head}: lower both L (hidden nodes) and the chunk size: with chunks of {chunk}, "
+                                f"at most {fit(chunk)} hidden nodes fit")
+        return "n_hidden", f"{head}: this data's {n_features:,} features leave no room for a hidden layer"
     return "chunk_size", f"{head}: lower the chunk size"

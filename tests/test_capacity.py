@@ -235,3 +235,27 @@ def test_alpha_grid_spec():
     assert alpha_grid(2.0) is None
     assert alpha_grid("auto") == ALPHA_GRID
     assert alpha_grid((3, 1, 3)) == (1.0, 3.0)
+
+
+@pytest.mark.parametrize(("n_features", "advice"), [
+    (1_500_000, r"lower both L \(hidden nodes\) and the chunk size: with chunks of (\d+), at most (\d+) hidden nodes fit"),
+    (20_000_000, r"this data's 20,000,000 features leave no room for a hidden layer"),
+])
+def test_wide_data_past_the_budget_is_advised_what_helps(n_features, advice):
+    """Wide data (an upload of 1.5 M sparse attributes): no hidden layer fits beside the chunk's features, and the
+    page had said 'lower the chunk size' under L. The advice names both and sizes them by the same estimate."""
+    import re
+
+    from dashboard import checks
+    from ncld_core.config import RunConfig
+
+    cfg = RunConfig(chunk_size=250)
+    cost = checks.estimate_for(cfg, n_features=n_features, n_labels=3, n_instances=600, elm_names=["ELM-O"])
+    field, message = checks.over_budget(cfg, cost, n_features, 3)
+    found = re.search(advice, message)
+    assert field == "n_hidden" and found, message
+    if found.groups():  # the proposal fits: that chunk size and that many nodes are within the budget
+        chunk, nodes = map(int, found.groups())
+        smaller = checks.estimate_for(RunConfig(chunk_size=chunk, n_hidden=nodes), n_features=n_features,
+                                      n_labels=3, n_instances=600, elm_names=["ELM-O"])
+        assert smaller.memory_bytes <= checks.MEMORY_BUDGET_BYTES and nodes >= checks.MIN_HIDDEN_ADVISED
