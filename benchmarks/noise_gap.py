@@ -142,7 +142,7 @@ def run_curve(arg) -> list[dict]:
 
 #: The hindsight ceiling's grid (:func:`run_ceiling`): the corrections of :data:`CANDIDATES` told the rates, each at
 #: ridges a quarter to sixteen times the default's, with and without the shrinkage across labels; name -> parameters.
-CEILING_ALPHAS = (0.25, 1.0, 4.0, 16.0)  # multiples of the default ridge
+CEILING_ALPHAS = (1 / 16, 0.25, 1.0, 4.0, 16.0)  # multiples of the default ridge
 
 
 def ceiling_grid(default_alpha: float) -> dict:
@@ -524,8 +524,11 @@ def ceiling_section(ceiling: pd.DataFrame, family: str) -> list[str]:
                           for v in variants}, index=datasets)
     ratio = pd.DataFrame({v: [means.loc[(d, v), "ranking_loss"] / means.loc[(d, ORACLE), "ranking_loss"]
                               for d in datasets] for v in variants}, index=datasets)
-    fixed = (share >= 0.5).sum().sort_values(ascending=False)
-    top = fixed.index[0]  # the single variant meeting the AP target on the most datasets (ties: the first listed)
+    fixed = (share >= 0.5).sum()
+    top = fixed.idxmax()  # the single variant meeting the AP target on the most datasets (ties: the first listed)
+    # where the best sits at an end of the ridge grid, a ridge beyond it might do better: said, not hidden
+    ends = {f"ridge x{m:g}" for m in (min(CEILING_ALPHAS), max(CEILING_ALPHAS))}
+    at_end = [d for d in datasets if any(e in share.loc[d].idxmax().split(", ") for e in ends)]
     rows = [[d, f"{100 * share.loc[d].max():.0f} %", share.loc[d].idxmax(), f"{ratio.loc[d].min():.2f}",
              ratio.loc[d].idxmin(), f"{100 * share.loc[d, top]:.0f} %"] for d in datasets]
     n_seeds = sub["seed"].nunique()
@@ -535,8 +538,10 @@ def ceiling_section(ceiling: pd.DataFrame, family: str) -> list[str]:
             + ", ".join(f"{m:g}x" for m in CEILING_ALPHAS) + " the default's, with and without the shrinkage across "
             "labels; the paper's loss; the posterior denoising; the ridge chosen online) runs beside the oracle and "
             "the ignoring twin on each stream. Per dataset, the best of them **chosen after seeing the very scores "
-            "it is judged by**: no rule that picks a variant from the data can do better than this on these streams, "
-            "so it bounds what tuning these corrections can buy.", "",
+            "it is judged by**: no rule that picks one of these variants from the data can do better on these "
+            "streams. It bounds what choosing among them buys, not what any ridge could"
+            + (f" (the best AP sits at an end of the ridge grid on {', '.join(at_end)})" if at_end else
+               " (the best AP is inside the ridge grid on every dataset)") + ".", "",
             md_table(["dataset", "AP cost recovered, best variant", "which", "ranking loss / oracle's, best variant",
                       "which", f"AP cost recovered: {top}"], rows, "lrlrlr"), "",
             f"Chosen with hindsight per dataset, AP gap recovered >= 50 % on **{n_half} of {len(datasets)}** shared "

@@ -81,15 +81,17 @@ def over_budget(cfg: RunConfig, cost, n_features, n_labels):
             return largest_hidden_within(MEMORY_BUDGET_BYTES, chunk_size=chunk, n_features=n_features,
                                          n_labels=n_labels, n_neighbors=cfg.n_neighbors, n_models=cost.n_models,
                                          fits_proba=any("P_D" in t for t in cost.terms))
-        if fit(cfg.chunk_size):
-            return "n_hidden", f"{head}: with chunks of {cfg.chunk_size}, at most {fit(cfg.chunk_size)} hidden nodes fit"
-        # nothing fits at this chunk size (wide data: the chunk's features alone are past the budget): the
-        # largest chunk, halving, where a hidden layer of MIN_HIDDEN_ADVISED nodes fits, and its layer
-        chunk = cfg.chunk_size // 2
-        while chunk >= cfg.n_neighbors + 2 and fit(chunk) < MIN_HIDDEN_ADVISED:
+        here = fit(cfg.chunk_size)
+        if here >= MIN_HIDDEN_ADVISED:
+            return "n_hidden", f"{head}: with chunks of {cfg.chunk_size}, at most {here} hidden nodes fit"
+        # (next to) nothing fits at this chunk size (wide data: the chunk's features alone fill the budget): the
+        # largest chunk, halving, where a hidden layer of MIN_HIDDEN_ADVISED nodes fits, and its layer; a chunk
+        # holds more than n_neighbors instances (RunConfig's rule)
+        chunk, nodes = cfg.chunk_size // 2, 0
+        while chunk > cfg.n_neighbors and (nodes := fit(chunk)) < MIN_HIDDEN_ADVISED:
             chunk //= 2
-        if chunk >= cfg.n_neighbors + 2:
+        if chunk > cfg.n_neighbors:
             return "n_hidden", (f"{head}: lower both L (hidden nodes) and the chunk size: with chunks of {chunk}, "
-                                f"at most {fit(chunk)} hidden nodes fit")
+                                f"at most {nodes} hidden nodes fit")
         return "n_hidden", f"{head}: this data's {n_features:,} features leave no room for a hidden layer"
     return "chunk_size", f"{head}: lower the chunk size"

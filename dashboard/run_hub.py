@@ -54,25 +54,30 @@ __all__ = ["RunHub", "Role", "ordinal", "config_key", "role_text"]
 Role = str
 
 
-def role_text(role: Role | None, *, active: bool, others: int) -> str | None:
-    """What a page says of how its run came (None: computed for it): ``active`` while the run computes, ``others``
-    the other pages showing it now (:meth:`RunHub.others_watching`).
+def role_text(role: Role | None, *, status: str, others: int) -> str | None:
+    """What a page says of how its run came (None: computed for it): ``status`` the run's
+    (:attr:`~dashboard.live_run.LiveRun.status`), ``others`` the other pages showing it now
+    (:meth:`RunHub.others_watching`).
 
-    >>> role_text("following", active=True, others=2)
+    >>> role_text("following", status="running", others=2)
     'following: this run is being computed for 2 other visitors too; computed once for all'
-    >>> role_text("following", active=True, others=0)
-    'following: the visitor this run was started for has left; it goes on for this page'
-    >>> role_text("following", active=False, others=1)
+    >>> role_text("following", status="running", others=0)
+    'following: the visitor this run was started for no longer shows it; it goes on for this page'
+    >>> role_text("following", status="done", others=1)
     'followed: computed once, for another visitor and this page'
+    >>> role_text("following", status="error", others=0)
+    'followed: computed for another visitor and this page; it failed'
     """
     if role == "replayed":
         return "replayed: computed for an earlier visitor, nothing was recomputed"
     if role != "following":
         return None
-    if not active:
-        return "followed: computed once, for another visitor and this page"
+    if status not in ("starting", "running"):
+        return {"done": "followed: computed once, for another visitor and this page",
+                "error": "followed: computed for another visitor and this page; it failed"}.get(
+            status, "followed: computed for another visitor and this page until it stopped")
     if others <= 0:
-        return "following: the visitor this run was started for has left; it goes on for this page"
+        return "following: the visitor this run was started for no longer shows it; it goes on for this page"
     if others == 1:
         return "following: this run is being computed for another visitor too; computed once for both"
     return f"following: this run is being computed for {others} other visitors too; computed once for all"
@@ -85,7 +90,8 @@ def ordinal(n: int) -> str:
 
 
 def config_key(cfg, extra: str | None = None) -> str:
-    """A run's configuration as one string (every field, and ``extra``: the upload's digest for an upload)."""
+    """A run's configuration as one string (every field, and ``extra``: for an upload, its name and digest,
+    ``dashboard.data.upload_identity``)."""
     return json.dumps([cfg.to_dict(), extra], sort_keys=True, default=str)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ncld_core.config import PRESETS
+from ncld_core.eval.drift_eval import change_chunks
 from ncld_core.model.detector import DETECTORS
 
 
@@ -336,7 +337,7 @@ def _change_words(cfg) -> dict:
         positions = []
     size = cfg.chunk_size if isinstance(cfg.chunk_size, int) and cfg.chunk_size > 0 else None
     if positions and size:
-        chunk = f"chunk {positions[0] // size}"
+        chunk = f"chunk {change_chunks(positions[:1], size)[0]}"
         return {"at": f"instance {positions[0]} ({chunk})", "chunk": chunk, "size": str(size)}
     return {"at": "the change point", "chunk": "the change's chunk", "size": str(size) if size else "N"}
 
@@ -368,7 +369,8 @@ def _drift_sentence(result, stream=None) -> str:
     """Where the true changes were, what the acting detector (and the compared ones) did, and micro-F1 after."""
     models = [m for m in ("ELM-O", "ELM-I", "ELM-II") if m in result.models]
     size = result.chunk_size
-    changes = [(p // size, kind) for p, kind in result.change_points]
+    changes = list(zip(change_chunks([p for p, _ in result.change_points], size),
+                       [kind for _, kind in result.change_points]))
     first = changes[0][0] if changes else 0
     by_chunk = {c.chunk: c for c in result.chunks}
     text = "True change(s): " + ", ".join(f"{kind} in chunk {k}" for k, kind in changes) + ". "

@@ -553,7 +553,10 @@ def _enlarge(fig):
 
 def _role(run) -> str | None:
     """How this page's run came (followed, replayed), as of now: the other visitors showing it come and go."""
-    return role_text(ss.get("run_role"), active=run.active, others=data.run_hub().others_watching(data.session_id()))
+    # the watchers first: a run that ends in between then reads as ended (read the other way round, a run reaped
+    # in between would say its first visitor had gone)
+    others = data.run_hub().others_watching(data.session_id())
+    return role_text(ss.get("run_role"), status=run.status, others=others)
 
 
 def _loop(run, caption_rest=None):

@@ -72,7 +72,8 @@ pressed = b1.button("Compute the sweep", type="primary", icon=":material/grid_on
 # Stop is enabled only in the script run that computes a sweep (the click's run): idle, it has nothing to end
 b2.button("Stop", icon=":material/stop:", key="sweep_stop", on_click=_stop, disabled=not pressed,
           help="Ends a sweep being computed; the grid points done so far are not kept.")
-if pressed:
+if pressed:  # this script run computes the sweep: a Stop clicked from here on ends it and says so
+    ss["sweep_running"] = True  # left True if the script run is ended mid-sweep (Stop, or a control moved)
     ss["sweep_stopped"] = False
     ss.pop("sweep_error", None)
 estimate = ""
@@ -101,7 +102,6 @@ request = (data.stream_spec(cfg, ctx.upload), params, variant, tuple(betas), tup
 # it is off the computed grid ("Use the best point" moves it onto a point of it)
 basis = (request[0], params, variant, grid, request[5])
 if pressed:
-    ss["sweep_running"] = True  # left True if the script run is ended mid-sweep (Stop, or a control moved)
     try:
         stream = data.build_stream(cfg, ctx.upload)
         # At the page's top level: the cached function draws its own progress bar (replayed on a hit).
