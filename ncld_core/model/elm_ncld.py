@@ -282,9 +282,10 @@ class ELMNCLD(ChunkClassifier):
         the paper's noise (the AP cost recovered >= 50 % on 6 of the 8 shared datasets against 5) and from 0.535 to
         0.543 under mixed rates, but lowered it from 0.596 to 0.595 under missing labels and from 0.774 to 0.770 on
         the dashboard's presets (their micro-F1 under the threshold-0 rule from 0.454 to 0.442), and a chunk on
-        enron took 1.14x as long; "forward" alone measured as well (0.521, 0.545, 0.593, 0.765).  Not the default:
-        it trades a little under missing labels and on the presets for more under the paper's and mixed noise,
-        and the fast beta x gamma sweep (:mod:`ncld_core.eval.sweep`) does not shrink.
+        enron took 1.17x as long as one with the paper's loss; "forward" alone measured as well (0.521, 0.545,
+        0.593, 0.765).  Not the default: it trades a little under missing labels and on the presets for more
+        under the paper's and mixed noise, and the fast beta x gamma sweep (:mod:`ncld_core.eval.sweep`) does not
+        shrink.
         With ``alpha="auto"`` or a grid, each ridge is scored on the solve before shrinking; ``psi_`` is kept
         unshrunk.
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
