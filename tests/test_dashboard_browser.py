@@ -314,6 +314,8 @@ def test_stop_keeps_partial_results(browser, server):
     page.close()
 
 
+# slow tier (make test's browser worker is its critical path): a 100-chunk run, changed and stopped, about 12 s
+@pytest.mark.slow
 def test_settings_changed_during_a_run_say_stop_comes_before_run(browser, server):
     """A control changed while a run computes: the note says to press Stop, then Run (Run is disabled until
     then); once stopped, to press Run."""
@@ -334,12 +336,15 @@ def test_settings_changed_during_a_run_say_stop_comes_before_run(browser, server
     page.close()
 
 
+# slow tier, beside its AppTest twin in make test (tests/test_dashboard_link.py), which cannot click mid-sweep
+@pytest.mark.slow
 def test_the_sweeps_stop_ends_a_sweep_and_is_disabled_when_idle(browser, server):
     """Stop is enabled only while a sweep is computed; pressed then, the sweep ends and the page says so."""
-    # rates estimated: every grid point is a full run, 50 of them: long enough to press Stop during it
+    # rates estimated: every grid point is a run of its own, 60 short ones: long enough to press Stop during the
+    # sweep, and the point under way when Stop lands (computed to its end before the script stops) is short
     page = browser.new_page(viewport={"width": 1500, "height": 1200})
     page.set_default_timeout(30_000)
-    page.goto(f"{server}/sweep?n_instances=20000&chunk_size=200&model_rates=estimate&sweep_beta=0.05,0.95,0.1",
+    page.goto(f"{server}/sweep?n_instances=4000&chunk_size=200&model_rates=estimate&sweep_beta=0.05,0.95,0.1",
               timeout=60_000)
     go = page.get_by_role("button", name="Compute the sweep")
     stop = page.get_by_role("button", name="Stop", exact=True)
