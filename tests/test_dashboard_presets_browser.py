@@ -73,6 +73,10 @@ def test_preset_shows_its_sentence_and_the_numbers_it_was_tested_on(browser, ser
 RACE_DELAYS_MS = (0, 10, 20, 30, 40, 50, 60, 80, 100)
 
 
+# Slow tier (.ci/run runs it after make test): nine pages, about 55 s of make test's browser worker, its critical
+# path (make test took 5:48 of its 6 minutes with it); make test keeps its AppTest twin
+# (tests/test_dashboard_app.py, a Run pressed while a preset draws).
+@pytest.mark.slow
 def test_run_pressed_while_a_preset_applies_runs_the_preset(browser, server):  # noqa: F811
     """Run pressed while the script run that applies a preset still draws: the click's run gets the browser's
     values of the controls not yet redrawn, from before the preset. Each control's key carries the controls'
