@@ -87,17 +87,22 @@ def _stream(dataset: str, family: str, seed: int, max_instances: int | None = No
 
 def run_gap(arg) -> list[dict]:
     """One stream ``(dataset, family, seed, candidate names)``: every model side by side; one row per model."""
+    dataset, family, seed, names, *cut = arg
+    cfg, stream = _stream(dataset, family, seed, *cut)
+    return _side_by_side(dataset, family, seed, cfg, stream, {name: CANDIDATES[name] for name in names})
+
+
+def _side_by_side(dataset, family, seed, cfg, stream, specs: dict) -> list[dict]:
+    """The oracle, the ignoring twin and ELM-O with each of ``specs`` (name -> parameters; told the stream's rates
+    unless a spec estimates them) learning ``stream`` side by side; one row per model."""
     from ncld_core.eval.runner import PrequentialRunner
     from ncld_core.model.elm_ncld import ELMNCLD
 
-    dataset, family, seed, names, *cut = arg
-    cfg, stream = _stream(dataset, family, seed, *cut)
     params = cfg.model_params()
     told = dict(rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, flip_rates="given")
     zero = dict(rho_pos=0.0, rho_neg=0.0, flip_rates="given")
     models = {ORACLE: ELMNCLD(**params, **zero), IGNORING: ELMNCLD(**params, **zero)}
-    for name in names:
-        spec = CANDIDATES[name]
+    for name, spec in specs.items():
         models[name] = ELMNCLD(**{**params, **spec}, **({} if spec.get("flip_rates") == "estimate" else told))
     result = PrequentialRunner(models, CHUNK).run(stream)
     summary = result.summary()
@@ -163,20 +168,9 @@ def ceiling_grid(default_alpha: float) -> dict:
 def run_ceiling(arg) -> list[dict]:
     """One stream ``(dataset, family, seed, cut)``: the oracle, the ignoring twin and every variant of
     :func:`ceiling_grid` side by side (told the rates); one row per model."""
-    from ncld_core.eval.runner import PrequentialRunner
-    from ncld_core.model.elm_ncld import ELMNCLD
-
     dataset, family, seed, *cut = arg
     cfg, stream = _stream(dataset, family, seed, *cut)
-    params = cfg.model_params()
-    zero = dict(rho_pos=0.0, rho_neg=0.0, flip_rates="given")
-    models = {ORACLE: ELMNCLD(**params, **zero), IGNORING: ELMNCLD(**params, **zero)}
-    for name, spec in ceiling_grid(params["alpha"]).items():
-        models[name] = ELMNCLD(**{**params, **spec}, rho_pos=stream.rho_pos, rho_neg=stream.rho_neg,
-                               flip_rates="given")
-    summary = PrequentialRunner(models, CHUNK).run(stream).summary()
-    return [{"dataset": dataset, "family": family, "seed": seed, "model": name,
-             **{m: float(summary.loc[name, m]) for m in METRICS}} for name in models]
+    return _side_by_side(dataset, family, seed, cfg, stream, ceiling_grid(cfg.model_params()["alpha"]))
 
 
 #: The losses compared on the dashboard's presets (short streams, some with a planted change): name -> parameters.
