@@ -1,6 +1,6 @@
 """Capacity of ELM-NCLD: hidden nodes L, the ridge chosen online, P_D cost; writes ``docs/capacity.md``.
 
-    python -m benchmarks.capacity                 # the paper suite (8 datasets), 1 seed (about 7 min on 2 loaded cores)
+    python -m benchmarks.capacity                 # the benchmark suite (8 datasets), 1 seed (about 7 min on 2 loaded cores)
     python -m benchmarks.capacity --seeds 2
     python -m benchmarks.capacity --quick         # 3 small datasets, fewer settings (< 2 min)
 
@@ -16,7 +16,7 @@ Sections:
 
 1. ``P_D`` models on the synthetic generator (the truth is known): mean |P_hat - P_D| and
    seconds of one ``predict_proba`` per chunk at L = 20, 200, 500;
-2. the paper suite's datasets: the code's old defaults (L = 20, alpha = 1.8, logistic) against larger L
+2. the benchmark suite's datasets: the code's old defaults (L = 20, alpha = 1.8, logistic) against larger L
    with fixed and online-chosen alpha and both P_D models; the chosen alphas;
 3. throughput (decision_function + partial_fit per chunk, median) on enron and rcv1subset5
    of every setting; the proposed defaults are the best mean AP rank among the settings that
@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchmarks.common import (  # noqa: E402
-    REPO, argument_parser, command_line, fnum, git_revision, md_table, paper_datasets, utc_now, write_atomic,
+    REPO, argument_parser, command_line, fnum, git_revision, md_table, benchmark_datasets, utc_now, write_atomic,
 )
 from benchmarks.parallel import dask_client, map_parallel  # noqa: E402
 from ncld_core.data import load_dataset  # noqa: E402
@@ -184,7 +184,7 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     args = p.parse_args(argv)
     out = args.out or (Path("/tmp/capacity-quick.md") if args.quick else REPO / "docs" / "capacity.md")
-    datasets = ("medical", "langlog", "enron") if args.quick else tuple(paper_datasets())
+    datasets = ("medical", "langlog", "enron") if args.quick else tuple(benchmark_datasets())
     names = QUICK_SETTINGS if args.quick else tuple(SETTINGS)
     Ls = (20, 200) if args.quick else (20, 200, 500)
     seeds = list(range(args.seeds))

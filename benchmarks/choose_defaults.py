@@ -1,6 +1,6 @@
 """Measure the default hyper-parameters of ELM-NCLD and write ``docs/defaults.md``.
 
-    python -m benchmarks.choose_defaults                 # full: the paper suite (8 datasets), 3 seeds
+    python -m benchmarks.choose_defaults                 # full: the benchmark suite (8 datasets), 3 seeds
     python -m benchmarks.choose_defaults --quick         # smoke test: 1 seed, 3 small datasets (< 2 min)
     python -m benchmarks.choose_defaults --seeds 3 --out docs/defaults.md
 
@@ -59,7 +59,7 @@ import pandas as pd  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from benchmarks.common import (  # noqa: E402
-    REPO, command_line, fnum, git_revision, md_table, paper_datasets, paper_drift_datasets,
+    REPO, command_line, fnum, git_revision, md_table, benchmark_datasets, paper_drift_datasets,
 )
 from benchmarks.parallel import as_finished, dask_client  # noqa: E402
 from ncld_core.data import load_dataset  # noqa: E402
@@ -113,11 +113,11 @@ _GAMMA_NAMES = {2.0**-10: "2^-10", 2.0**-8: "2^-8", 2.0**-6: "2^-6", 2.0**-4: "2
 
 
 def protocol(quick: bool) -> dict:
-    """The protocol of a run: :data:`QUICK`, or :data:`FULL` on the paper suite (section 4 on the paper's drift
+    """The protocol of a run: :data:`QUICK`, or :data:`FULL` on the benchmark suite (section 4 on the paper's drift
     datasets and :data:`DRIFT_EXTRA`)."""
     if quick:
         return dict(QUICK)
-    return dict(FULL, datasets=tuple(paper_datasets()), drift_datasets=(*paper_drift_datasets(), *DRIFT_EXTRA))
+    return dict(FULL, datasets=tuple(benchmark_datasets()), drift_datasets=(*paper_drift_datasets(), *DRIFT_EXTRA))
 
 
 def gamma_label(g: float) -> str:

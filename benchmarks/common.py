@@ -1,8 +1,8 @@
 """What the benchmark scripts share: their datasets, report pieces (Markdown tables, numbers, the stamp of
 the code and the command), and writing a report.
 
-The datasets every benchmark runs are a suite of ``data/registry.toml`` (:func:`paper_datasets`), so adding a
-dataset to every benchmark is one ``suites = ["paper"]`` line in its registry entry.
+The datasets every benchmark runs are a suite of ``data/registry.toml`` (:func:`benchmark_datasets`), so adding a
+dataset to every benchmark is one ``suites = ["benchmark"]`` line in its registry entry.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ import pandas as pd
 from ncld_core.data.catalog import suite
 from ncld_core.eval.runner import write_atomic
 
-__all__ = ["REPO", "paper_datasets", "paper_drift_datasets", "md_table", "fnum", "git_revision", "utc_now",
+__all__ = ["REPO", "benchmark_datasets", "paper_drift_datasets", "md_table", "fnum", "git_revision", "utc_now",
            "command_line", "argument_parser", "write_atomic"]
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def paper_datasets() -> list[str]:
-    """The datasets of every benchmark's full run: the registry's ``"paper"`` suite, in registry order."""
-    return suite("paper")
+def benchmark_datasets() -> list[str]:
+    """The datasets of every benchmark's full run: the registry's ``"benchmark"`` suite, in registry order."""
+    return suite("benchmark")
 
 
 def paper_drift_datasets() -> list[str]:

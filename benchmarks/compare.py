@@ -44,7 +44,7 @@ import pandas as pd  # noqa: E402
 
 from benchmarks import common  # noqa: E402
 from benchmarks.common import (  # noqa: E402
-    REPO, argument_parser, fnum, git_revision, paper_datasets, paper_drift_datasets, write_atomic,
+    REPO, argument_parser, fnum, git_revision, benchmark_datasets, paper_drift_datasets, write_atomic,
 )
 from benchmarks.grid import (  # noqa: E402
     METRICS,
@@ -475,7 +475,7 @@ def reading(df, settings, results, methods) -> list[str]:
 # ----------------------------------------------------------------------------- command
 def parse_args(argv):
     p = argument_parser("benchmarks.compare", __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--datasets", nargs="+", default=None, help="default: the registry's paper suite")
+    p.add_argument("--datasets", nargs="+", default=None, help="default: the registry's benchmark suite")
     p.add_argument("--drift-datasets", nargs="+", default=None,
                    help="datasets of the growth/reduction streams (default: --datasets)")
     p.add_argument("--seeds", type=int, default=None, help="seeds 0..n-1 (default 5; --quick: 1)")
@@ -509,7 +509,7 @@ def main(argv=None) -> int:
     load_start = os.getloadavg()
     started = datetime.datetime.now(datetime.timezone.utc)
     quick = args.quick
-    datasets = args.datasets or (QUICK_DATASETS if quick else paper_datasets())
+    datasets = args.datasets or (QUICK_DATASETS if quick else benchmark_datasets())
     drift_datasets = args.drift_datasets or datasets
     seeds = args.seeds if args.seeds is not None else (1 if quick else 5)
     drift_seeds = seeds if args.drift_seeds is None else args.drift_seeds

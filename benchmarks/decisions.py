@@ -1,6 +1,6 @@
 """Measure ELM-NCLD's decision rules (issue 16) and choose the default; write ``docs/decisions.md``.
 
-    python -m benchmarks.decisions                 # the paper suite (8 datasets), seeds 0 and 1 (~5-10 min, 2 cores)
+    python -m benchmarks.decisions                 # the benchmark suite (8 datasets), seeds 0 and 1 (~5-10 min, 2 cores)
     python -m benchmarks.decisions --quick         # 2 datasets, 1 seed, report to /tmp/decisions.md
 
 Protocol: the paper's noisy streams exactly as ``benchmarks.compare`` builds a ``noisy`` cell
@@ -35,7 +35,7 @@ from pathlib import Path  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchmarks.common import (  # noqa: E402
-    REPO, argument_parser, command_line, git_revision, md_table, paper_datasets, utc_now, write_atomic,
+    REPO, argument_parser, command_line, git_revision, md_table, benchmark_datasets, utc_now, write_atomic,
 )
 from benchmarks.grid import Cell  # noqa: E402
 from benchmarks.parallel import map_parallel  # noqa: E402
@@ -112,7 +112,7 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, worker
     best, crit = choose(df)
     current = ELMNCLD().decision
     mean = df.groupby(["dataset", "rule"]).mean(numeric_only=True)
-    paper = paper_datasets()
+    paper = benchmark_datasets()
     datasets = [d for d in paper if d in set(df.dataset)] + sorted(set(df.dataset) - set(paper))
     seeds = sorted(set(df.seed))
     lines = [
@@ -200,7 +200,7 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, cpu: float, worker
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     p = argument_parser("benchmarks.decisions", __doc__)
-    p.add_argument("--datasets", nargs="+", default=None, help="default: the registry's paper suite")
+    p.add_argument("--datasets", nargs="+", default=None, help="default: the registry's benchmark suite")
     p.add_argument("--seeds", type=int, default=2, help="seeds 0..n-1 (default 2)")
     p.add_argument("--max-instances", type=int, default=0,
                    help="cut each stream to its first N instances after shuffling (default 0: whole streams)")
@@ -210,7 +210,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if a.max_instances < 0:
         p.error("--max-instances must be 0 (whole streams) or a positive number of instances")
-    datasets = a.datasets or (QUICK if a.quick else paper_datasets())
+    datasets = a.datasets or (QUICK if a.quick else benchmark_datasets())
     seeds = range(1 if a.quick else a.seeds)
     out = Path(a.out or ("/tmp/decisions.md" if a.quick else REPO / "docs" / "decisions.md"))
     max_instances = a.max_instances or None

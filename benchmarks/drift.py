@@ -78,7 +78,7 @@ TARGET_DETECTION, TARGET_FALSE_ALARMS, TARGET_BIAS, TARGET_COVERAGE = 0.90, 0.05
 
 
 def all_datasets() -> list[str]:
-    """Every dataset of the registry (not only the paper suite: the small dense emotions too), by name."""
+    """Every dataset of the registry (not only the benchmark suite: the small dense emotions too), by name."""
     return sorted(registry())
 
 

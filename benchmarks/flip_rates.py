@@ -1,7 +1,7 @@
 """Measure the online flip-rate estimator and the cardinality intervals built on it (issues 7, 25); write
 ``docs/flip-rates.md``.
 
-    python -m benchmarks.flip_rates            # the generator (5 seeds) + the paper suite, 8 datasets (3 seeds,
+    python -m benchmarks.flip_rates            # the generator (5 seeds) + the benchmark suite, 8 datasets (3 seeds,
                                                # more on those of few chunks), every noise family; then up to 40
                                                # seeds where the 1 % trusted sample's bias needs them (~15 min)
     python -m benchmarks.flip_rates --quick    # 1 seed, the generator, medical and enron; report to /tmp
@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchmarks.common import (  # noqa: E402
-    REPO, argument_parser, command_line, md_table, paper_datasets, utc_now, wilson_interval, write_atomic,
+    REPO, argument_parser, command_line, md_table, benchmark_datasets, utc_now, wilson_interval, write_atomic,
 )
 from benchmarks.parallel import map_calls  # noqa: E402
 from ncld_core.model.cardinality import MIN_TRUSTED  # noqa: E402
@@ -649,7 +649,7 @@ def main(argv=None) -> int:
                    help="write the report from the CSV files of an earlier --save (no measuring)")
     a = p.parse_args(argv)
     seeds_syn = list(range(1 if a.quick else 5))
-    datasets = ["medical", "enron"] if a.quick else paper_datasets()
+    datasets = ["medical", "enron"] if a.quick else benchmark_datasets()
     doc = Path(a.doc) if a.doc else (Path("/tmp/flip-rates.md") if a.quick else REPO / "docs" / "flip-rates.md")
     t0 = time.perf_counter()
     if a.load is not None:

@@ -35,9 +35,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchmarks.common import (  # noqa: E402
-    REPO, argument_parser, command_line, fnum, md_table, paper_datasets, utc_now, write_atomic,
+    REPO, argument_parser, command_line, fnum, md_table, benchmark_datasets, utc_now, write_atomic,
 )
 from benchmarks.parallel import map_calls  # noqa: E402
+from ncld_core.stream.noise_families import NOISE_FAMILIES  # noqa: E402
 
 CHUNK = 500
 ORACLE = "ELM-O (clean labels)"  # the runner feeds this name the ground truth (ORACLES)
@@ -67,7 +68,7 @@ CANDIDATES = {
     "paper's loss, rates estimated (auto)": {"loss": "paper", "flip_rates": "estimate"},
 }
 METRICS = {"average_precision": ("AP", True), "micro_f1": ("micro-F1", True), "ranking_loss": ("ranking loss", False)}
-FAMILIES = ("paper", "missing", "mixed")
+FAMILIES = tuple(NOISE_FAMILIES)  # every registered noise family (ncld_core.stream.noise_families)
 FRACTIONS = (1.0, 0.5, 0.25, 0.1, 0.05, 0.02)
 QUICK_DATASETS = ["medical", "synthetic"]
 
@@ -546,7 +547,7 @@ def ceiling_section(ceiling: pd.DataFrame, family: str) -> list[str]:
 
 def parse_args(argv):
     p = argument_parser("benchmarks.noise_gap", __doc__)
-    p.add_argument("--datasets", nargs="+", default=None, help="default: the paper suite + synthetic")
+    p.add_argument("--datasets", nargs="+", default=None, help="default: the benchmark suite + synthetic")
     p.add_argument("--seeds", type=int, default=None, help="seeds 0..n-1 (default 5; --quick 1)")
     p.add_argument("--families", nargs="+", default=None, choices=list(FAMILIES))
     p.add_argument("--candidates", nargs="+", default=None, choices=list(CANDIDATES))
@@ -570,7 +571,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     a = parse_args(argv)
     t0 = time.perf_counter()
-    datasets = a.datasets or (QUICK_DATASETS if a.quick else [*paper_datasets(), "synthetic"])
+    datasets = a.datasets or (QUICK_DATASETS if a.quick else [*benchmark_datasets(), "synthetic"])
     seeds = a.seeds if a.seeds is not None else (1 if a.quick else 5)
     families = a.families or (["paper"] if a.quick else list(FAMILIES))
     names = a.candidates or list(CANDIDATES)

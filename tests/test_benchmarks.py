@@ -33,10 +33,11 @@ def script(name: str):
 
 # ----------------------------------------------------------------------------- suites
 @pytest.fixture
-def registry_with_a_new_paper_dataset(tmp_path, monkeypatch):
-    """The repository's registry plus one entry tagged ``suites = ["paper"]``, in place of the real one."""
+def registry_with_a_new_benchmark_dataset(tmp_path, monkeypatch):
+    """The repository's registry plus one entry tagged ``suites = ["benchmark"]`` (not one of the paper's),
+    in place of the real one."""
     text = catalog.REGISTRY_PATH.read_text(encoding="utf-8")
-    text += '\n[datasets.newset]\narff = "newset.arff"\nsuites = ["paper"]\n'
+    text += '\n[datasets.newset]\narff = "newset.arff"\nsuites = ["benchmark"]\n'
     path = tmp_path / "registry.toml"
     path.write_text(text, encoding="utf-8")
     monkeypatch.setattr(catalog, "REGISTRY_PATH", path)
@@ -49,10 +50,12 @@ def test_suite_lists_the_tagged_datasets_in_registry_order():
     assert catalog.suite("paper-drift") == ["rcv1subset5", "arts", "tmc2007_500"]
     # "paper" is the paper's datasets: exactly the entries that carry the paper's Table I name
     assert paper == [k for k, e in catalog.registry().items() if e.get("paper_name")]
+    # every benchmark's full run holds them all today; a dataset of one's own joins it alone
+    assert catalog.suite("benchmark") == paper
 
 
 def test_suite_refuses_an_unknown_suite_and_a_bad_tag(tmp_path):
-    with pytest.raises(ValueError, match=r"name: no suite 'papers' in the registry; suites: paper, paper-drift"):
+    with pytest.raises(ValueError, match=r"name: no suite 'papers' in the registry; suites: benchmark, paper, paper-drift"):
         catalog.suite("papers")
     bad = tmp_path / "bad.toml"
     bad.write_text('[datasets.x]\narff = "x.arff"\nsuites = "paper"\n', encoding="utf-8")
@@ -60,10 +63,11 @@ def test_suite_refuses_an_unknown_suite_and_a_bad_tag(tmp_path):
         catalog.suite("paper", bad)
 
 
-def test_one_registry_line_adds_a_dataset_to_every_benchmark(registry_with_a_new_paper_dataset):
+def test_one_registry_line_adds_a_dataset_to_every_benchmark(registry_with_a_new_benchmark_dataset):
     common = script("common")
-    assert catalog.suite("paper")[-1] == "newset"
-    assert common.paper_datasets()[-1] == "newset"
+    assert catalog.suite("benchmark")[-1] == "newset"
+    assert "newset" not in catalog.suite("paper")  # the paper's suite stays the paper's datasets
+    assert common.benchmark_datasets()[-1] == "newset"
     assert "newset" not in common.paper_drift_datasets()
     drift = script("drift")
     assert "newset" in drift.all_datasets()  # drift runs every registered dataset
@@ -254,6 +258,26 @@ def test_flip_rates_anchor_cell_ranks_every_full_chunk_after_the_first(data_dir)
         assert share[(flip_rates.ANCHOR_CLEAN, f)] <= share[(flip_rates.ANCHOR_MODEL, f)]
 
 
+def _family_literals(tree):
+    """Literal lists / tuples / sets in ``tree`` naming two or more noise families (other than "paper" alone)."""
+    from ncld_core.stream.noise_families import NOISE_FAMILIES
+
+    names = set(NOISE_FAMILIES) - {"paper"}  # "paper" also names the paper's forms and suites
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            found = {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in names}
+            if len(found) >= 2:
+                yield node.lineno, sorted(found)
+
+
+def test_no_benchmark_lists_the_noise_families_itself():
+    """Every benchmark takes the noise families from their registry, so a new family is one entry there."""
+    offenders = {p.name: hits for p in sorted(BENCHMARKS.rglob("*.py"))
+                 for hits in [list(_family_literals(ast.parse(p.read_text(encoding="utf-8"))))] if hits}
+    assert offenders == {}
+    assert list(_family_literals(ast.parse('FAMILIES = ("paper", "missing", "mixed")')))  # the check can fail
+
+
 def test_choose_defaults_probability_task_knows_the_oracle_exactly():
     choose_defaults = script("choose_defaults")
     task = {"kind": "synthetic_probability", "seed": 0, "n_chunks": 3, "params": choose_defaults.current_defaults()}
@@ -261,7 +285,7 @@ def test_choose_defaults_probability_task_knows_the_oracle_exactly():
     assert set(rows) == {*choose_defaults.PROB_MODELS, "oracle"}
     assert rows["oracle"]["pd_mae"] == 0.0 and rows["oracle"]["w_mae"] == 0.0
     assert all(rows[m]["pd_mae"] > 0 for m in choose_defaults.PROB_MODELS)
-    assert choose_defaults.protocol(False)["datasets"] == tuple(catalog.suite("paper"))
+    assert choose_defaults.protocol(False)["datasets"] == tuple(catalog.suite("benchmark"))
 
 
 def test_capacity_runs_its_settings_side_by_side(data_dir):

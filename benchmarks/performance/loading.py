@@ -8,16 +8,16 @@ import time
 
 import numpy as np
 
-from benchmarks.common import md_table, paper_datasets
+from benchmarks.common import md_table, benchmark_datasets
 from benchmarks.performance.protocol import log
 
 
 def large_datasets(min_instances: int = 1_500) -> list[str]:
-    """The paper suite's datasets whose parse a user waits for (more than ``min_instances`` instances)."""
+    """The benchmark suite's datasets whose parse a user waits for (more than ``min_instances`` instances)."""
     from ncld_core.data.catalog import registry
 
     reg = registry()
-    return [d for d in paper_datasets() if reg[d].get("instances", 0) > min_instances]
+    return [d for d in benchmark_datasets() if reg[d].get("instances", 0) > min_instances]
 
 
 def bench_load(names=None) -> dict:
@@ -123,7 +123,7 @@ def bench_gram(names=None, sizes=(250, 500)) -> dict:
     from ncld_core.model.elm import RandomHiddenLayer
     from ncld_core.model.graph import use_dense_gram
 
-    names = paper_datasets() if names is None else names
+    names = benchmark_datasets() if names is None else names
 
     def best(fn):
         return min(timed(fn) for _ in range(5))

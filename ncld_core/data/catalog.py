@@ -95,9 +95,9 @@ def registry(path=None) -> dict[str, dict]:
 def suite(name: str, path=None) -> list[str]:
     """The datasets of the benchmark suite ``name``, in registry order: those whose ``suites`` field holds it.
 
-    ``"paper"`` is what every benchmark runs in full, ``"paper-drift"`` the paper's drift datasets
-    (``data/registry.toml`` explains the field): adding a dataset to the benchmarks is one
-    ``suites = ["paper"]`` line in its registry entry.
+    ``"benchmark"`` is what every benchmark runs in full, ``"paper"`` the paper's datasets (Table I),
+    ``"paper-drift"`` its drift datasets (``data/registry.toml`` explains the field): adding a dataset to
+    the benchmarks is one ``suites = ["benchmark"]`` line in its registry entry.
 
     Parameters
     ----------
@@ -112,7 +112,7 @@ def suite(name: str, path=None) -> list[str]:
         ``name`` is no suite of the registry (the message lists those there are), or an
         entry's ``suites`` is not a list of names.
 
-    >>> suite("paper")[:3]
+    >>> suite("benchmark")[:3]
     ['medical', 'langlog', 'enron']
     """
     entries = registry(path)
