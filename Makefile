@@ -2,8 +2,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-# Two install stamps: the page needs only the library's own dependencies (make demo answers sooner on a
-# fresh clone); tests and benchmarks add the test and bench extras (playwright, dask, river, ...).
+# Two install stamps: the page needs the library and the app extra (streamlit, plotly; make demo answers sooner
+# on a fresh clone); tests and benchmarks add the test and bench extras (playwright, dask, river, ...).
 APP_STAMP := $(VENV)/.installed-app
 STAMP     := $(VENV)/.installed
 # The shared benchmark datasets sit beside the repository (override to point elsewhere);
@@ -27,11 +27,11 @@ TEST_WORKERS ?= auto
 # compiles what the page imports when it first imports it (python -m benchmarks.fresh_demo times it).
 $(APP_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --no-compile -e .
+	$(PY) -m pip install --quiet --no-compile -e '.[app]'
 	touch $(APP_STAMP)
 
 $(STAMP): $(APP_STAMP) pyproject.toml
-	$(PY) -m pip install --quiet --no-compile -e '.[test,bench]'
+	$(PY) -m pip install --quiet --no-compile -e '.[app,test,bench]'
 	touch $(STAMP)
 
 setup: $(STAMP)

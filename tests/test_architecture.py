@@ -12,6 +12,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ncld_core", "dashboard", "benchmarks")
 
@@ -308,3 +310,55 @@ def test_the_layer_check_orders_the_core():
     assert _layer("ncld_core.model.elm_ncld") < _layer("ncld_core.eval.runner")
     assert _layer("ncld_core.data.arff") < _layer("ncld_core.stream.builder")
     assert _layer("ncld_core.validation") < _layer("ncld_core.data.arff")
+
+
+# --- the library is the method: no dashboard dependency ----------------------------------------------
+
+#: What only the dashboard needs (the ``app`` extra); the library neither declares nor imports them.
+APP_ONLY = ("streamlit", "plotly")
+
+
+def test_the_library_declares_no_dashboard_dependency():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    names = {dep.split(">")[0].split("=")[0].split("[")[0].strip().lower() for dep in project["dependencies"]}
+    assert names.isdisjoint(APP_ONLY), names & set(APP_ONLY)
+    app = {dep.split(">")[0].strip().lower() for dep in project["optional-dependencies"]["app"]}
+    assert set(APP_ONLY) <= app  # make demo installs them through the extra
+
+
+def test_importing_every_core_module_loads_no_dashboard_package():
+    import subprocess
+    import sys
+
+    code = ("import importlib, pkgutil, sys, ncld_core\n"
+            "for m in pkgutil.walk_packages(ncld_core.__path__, 'ncld_core.'):\n"
+            "    if not m.name.endswith('__main__'):  # running the command line is not importing it\n"
+            "        importlib.import_module(m.name)\n"
+            f"print(sorted(p for p in {APP_ONLY!r} if p in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.slow
+def test_the_library_installs_and_imports_without_the_app(tmp_path):
+    """``pip install .`` in a fresh venv (no extra): ``import ncld_core`` and the command line work, and
+    neither streamlit nor plotly is installed."""
+    import subprocess
+    import sys
+    import venv
+
+    venv.EnvBuilder(with_pip=True).create(tmp_path / "v")
+    py = str(tmp_path / "v" / "bin" / "python")
+    install = subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-compile", str(ROOT)],
+                             capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert install.returncode == 0, install.stderr[-3000:]
+    check = subprocess.run([py, "-c", "import importlib.util as u, ncld_core; "
+                            f"print([p for p in {APP_ONLY!r} if u.find_spec(p)])"],
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert check.returncode == 0, check.stderr[-2000:]
+    assert check.stdout.strip() == "[]"
+    cli = subprocess.run([py, "-m", "ncld_core", "--help"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert cli.returncode == 0 and "run" in cli.stdout, cli.stderr[-2000:]
