@@ -195,10 +195,8 @@ class ELMNCLD(ChunkClassifier):
     Parameters
     ----------
     n_hidden : int, default 300
-        ``L``, hidden nodes of the random ELM layer (Eq. ELM).  The paper's L = 20 limits the
-        model: 300 raised the mean AP over the 8 shared datasets from 0.382 to 0.451 and is the
-        largest measured L that keeps the throughput targets (``docs/capacity.md``,
-        ``python -m benchmarks.capacity``).  A chunk whose estimated
+        ``L``, hidden nodes of the random ELM layer (Eq. ELM).  Why 300 and not the paper's 20 (AP
+        against throughput, measured): ``docs/capacity.md`` (``python -m benchmarks.capacity``).  A chunk whose estimated
         memory (:func:`ncld_core.capacity.estimate_cost`, also ``ncld_core.model.estimate_cost``)
         passes :data:`ncld_core.capacity.MEMORY_BUDGET_BYTES` is refused before any work.
     alpha : float, "auto" or sequence of floats, default 1.8
@@ -238,56 +236,35 @@ class ELMNCLD(ChunkClassifier):
         :class:`~ncld_core.model.flip_rates.FlipRateEstimator` instance estimates with its settings.
     probability_model : str or object, default "knn"
         Model of ``P_D(y=+1 | x)`` refitted on each chunk; see :mod:`ncld_core.model.probability`.
-        "knn" costs nothing that grows with ``L`` and scored a higher AP than "logistic" at
-        L = 300 (``docs/capacity.md``).
+        "knn" costs nothing that grows with ``L``; the choice is measured in ``docs/capacity.md``.
     hessian : {"exact", "paper"}, default "exact"
         "paper" reproduces the published Eq. (Gra), only for reproduction.
     decision : str, default "f1-bounded"
         How :meth:`predict` turns scores into labels (:data:`ncld_core.model.decision.DECISIONS`):
-        "paper" is the published threshold 0 (it floods sparse label sets); the default keeps
-        the Hamming loss within 2x the all-negative predictor's on the 8 shared datasets with
-        the best micro-F1 among the rules that do (``docs/decisions.md``,
-        ``python -m benchmarks.decisions``).
+        "paper" is the published threshold 0 (it floods sparse label sets); the rules measured side by side,
+        and why the default is the default: ``docs/decisions.md`` (``python -m benchmarks.decisions``).
     loss : {"auto", "backward", "forward", "paper", "denoise", "denoise-knn"}, default "auto"
         What the score term of Eq. (N3) regresses (:mod:`ncld_core.model.noisy_targets`; only ``H^T Y`` of the
-        sufficient statistics changes): "auto" is "backward" when the rates are given and "paper" when they
-        are estimated (:meth:`loss_in_use`: the correction divides the rates' error by
-        ``1 - rho_+ - rho_-``, and estimated ``rho_-`` is biased up on frequent labels; with estimated rates
-        "backward" fell below ignoring the noise in AP on 2 of the 8 shared datasets under the paper's noise and on
-        3 under missing labels, "paper" on 0 and 2, though "backward" had the higher mean AP under mixed rates
-        (0.517 against 0.456) and missing labels (0.602 against 0.599), ``docs/noise-gap.md``, 5 seeds);
-        "backward", the backward-corrected (unbiased) targets
+        sufficient statistics changes).  "backward": the backward-corrected (unbiased) targets
         ``(y - rho_-) / (1 - rho_+ - rho_-)``, so the scores estimate the *clean* probability and labels with
         different rates rank on one scale; "forward", the forward correction (fit the noisy labels through the
-        noise): the backward targets with each label's ridge divided by its ``(1 - rho_+ - rho_-)^2``, the ridge
-        growing with the label's noise as its targets' variance does (``history_["alpha"]``: the labels' mean);
-        "paper", the observed noisy labels, as published (the noise correction then lives only in the ranking
-        term); "denoise", the posterior ``P(clean | noisy, x)``
-        from the model's clean probability before each chunk ("denoise-knn": from the graph neighbours'
-        labels).  Told the rates, over the 8 shared datasets and the generator (``docs/noise-gap.md``,
-        ``python -m benchmarks.noise_gap``, 5 seeds, whole streams): "forward" had the best mean AP under the
-        paper's noise (0.521 against 0.510) and under mixed rates (0.545 against 0.535), "backward" under missing
-        labels (0.596 against 0.593); over the three families "forward" leads by 0.006 AP.  The default stays
-        "backward": on the dashboard's presets (the generator's short streams, same document) "forward" had the
-        lower AP (0.765 against 0.774) and micro-F1, under the presets' own threshold-0 rule (0.360 against 0.454) and
-        under the default rule (0.516 against 0.537).  With rates 0 all are the same model.
+        noise): the backward targets with each label's ridge divided by its ``(1 - rho_+ - rho_-)^2``
+        (``history_["alpha"]``: the labels' mean); "paper", the observed noisy labels, as published (the noise
+        correction then lives only in the ranking term); "denoise", the posterior ``P(clean | noisy, x)`` from
+        the model's clean probability before each chunk ("denoise-knn": from the graph neighbours' labels).
+        "auto" is "backward" when the rates are given and "paper" when they are estimated
+        (:meth:`loss_in_use`: the correction divides the rates' error by ``1 - rho_+ - rho_-``).  With rates 0
+        all are the same model.  The losses side by side, and why "auto" chooses as it does:
+        ``docs/noise-gap.md`` (``python -m benchmarks.noise_gap``).
     shrinkage : float in [0, 10], default 0
         After each solve, shrink what the label flips add to the output weights, across labels
         (:mod:`ncld_core.model.noise_shrinkage`: in the label space whitened by what each label's flips are
         expected to add to the fitted values, every direction of them is shrunk by ``max(0, 1 - shrinkage /
-        lambda)``; 1 is the Wiener factor).  0 (the default) leaves the solve as it is; with rates 0
-        nothing is shrunk; for the losses "backward", "forward" and "paper" only.  Measured beside the other losses
-        (``docs/noise-gap.md``, ``python -m benchmarks.noise_gap``, 5 seeds, whole streams, rates told): with
-        "backward", 0.5 raised the mean AP over the 8 shared datasets and the generator from 0.510 to 0.519 under
-        the paper's noise (the AP cost recovered >= 50 % on 6 of the 8 shared datasets against 5) and from 0.535 to
-        0.543 under mixed rates, but lowered it from 0.596 to 0.595 under missing labels and from 0.774 to 0.770 on
-        the dashboard's presets (their micro-F1 under the threshold-0 rule from 0.454 to 0.442), and a chunk on
-        enron took 1.17x as long as one with the paper's loss; "forward" alone measured as well (0.521, 0.545,
-        0.593, 0.765).  Not the default: it trades a little under missing labels and on the presets for more
-        under the paper's and mixed noise, and the fast beta x gamma sweep (:mod:`ncld_core.eval.sweep`) does not
-        shrink.
-        With ``alpha="auto"`` or a grid, each ridge is scored on the solve before shrinking; ``psi_`` is kept
-        unshrunk.
+        lambda)``; 1 is the Wiener factor).  0 leaves the solve as it is; with rates 0 nothing is shrunk; for
+        the losses "backward", "forward" and "paper" only; the beta x gamma sweep
+        (:mod:`ncld_core.eval.sweep`) does not shrink.  With ``alpha="auto"`` or a grid, each ridge is scored
+        on the solve before shrinking; ``psi_`` is kept unshrunk.  Measured beside the losses, and why 0 is
+        the default: ``docs/noise-gap.md``.
     scaling : {"auto", "l2", "standard", "none"}, default "auto"
         Input scaling of the hidden layer; see :class:`~ncld_core.model.elm.RandomHiddenLayer`.
     graph_reg : float, default 1e-6

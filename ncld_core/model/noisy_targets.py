@@ -26,10 +26,8 @@ With observed labels ``y`` in {0, 1}, per-label flip rates (Eq. NR) ``rho_+ = P(
     (``K = a I + G``): one tridiagonal reduction of ``G`` solves every label at its own ridge
     (:mod:`ncld_core.model.ridge`), at about the cost of the shared solve and the condition number it
     replaces.  Only the ridge changes: the ranking and graph terms keep their
-    weights (beta, gamma), so this is the forward correction of the score term alone.  (Before, one
-    ridge ``a / mean(d)^2`` for all labels: the same under equal rates; over the three noise families it led
-    "backward" by 0.002 mean AP in ``docs/noise-gap.md`` as of commit 51fb75d, the per-label ridge leads by
-    0.006 in the current one, 5 seeds on whole streams.)
+    weights (beta, gamma), so this is the forward correction of the score term alone (measured against
+    the other losses in ``docs/noise-gap.md``).
 ``"denoise"``
     the posterior of the clean label given the noisy one and the features,
     ``t = P(g = 1 | y, x)``::
