@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import math
 import numbers
+import zlib
 
 import plotly.graph_objects as go
 
@@ -50,6 +51,8 @@ __all__ = [
     "flip_rate_figure",
 ]
 
+#: One colour per model the runner knows, the same on every run, panel and page (a colour taken by the position of
+#: a model in the run's list changed when another model was added). Red is the true changes' colour.
 COLORS = {
     "ELM-O": "#1f77b4",
     "ELM-I": "#ff7f0e",
@@ -57,9 +60,12 @@ COLORS = {
     "ELM (plain)": "#9467bd",
     "all-negative": "#7f7f7f",
     "noisy-prior": "#8c564b",
+    "ELM-O (noise ignored)": "#bcbd22",
+    "ELM-NCLD (paper settings)": "#17becf",
+    "ELM-O (clean labels)": "#7b4173",
 }
-_EXTRA = ["#e377c2", "#17becf", "#bcbd22", "#d62728", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
-          "#3182bd", "#e6550d"]
+_EXTRA = ["#393b79", "#637939", "#8c6d31", "#843c39", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363",
+          "#d6616b", "#ce6dbd", "#9c9ede", "#e7ba52", "#6baed6"]
 COLORS.update({name: _EXTRA[i % len(_EXTRA)] for i, name in enumerate(BASELINES)})
 #: (key, title, direction) of the metrics drawn live, the paper's three; panel (a) writes the title
 #: over the direction (two short lines: three subplots share a chart as narrow as 285 px).
@@ -90,8 +96,18 @@ def figure_from_spec(spec: dict) -> go.Figure:
         return go.Figure(spec)
 
 
-def model_color(name: str, index: int = 0) -> str:
-    return COLORS.get(name, _EXTRA[index % len(_EXTRA)])
+def model_color(name: str) -> str:
+    """The model's colour: its own in :data:`COLORS`, else one chosen by its name (never by its position among
+    the run's models, so a name keeps its colour whatever runs beside it).
+
+    >>> model_color("ELM-O (clean labels)") == COLORS["ELM-O (clean labels)"]
+    True
+    >>> model_color("my model") in _EXTRA  # by a checksum of the name: the same in every process
+    True
+    """
+    if name in COLORS:
+        return COLORS[name]
+    return _EXTRA[zlib.crc32(str(name).encode("utf-8")) % len(_EXTRA)]
 
 
 def _esc(text) -> str:
@@ -419,12 +435,11 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
     """HL, micro-F1 and AP per variant: thin dotted = per chunk, thick = cumulative."""
     traces = []
     x = [c.chunk for c in chunks if c.metrics]
-    index = {name: i for i, name in enumerate(models)}
     # coinciding variants (e.g. ELM-O, ELM-I, ELM-II without a firing) are drawn once, named together
     for names in coinciding_models(chunks, models):
         name = names[0]
         label = " = ".join(model_legend(n) for n in names)
-        color = model_color(name, index[name])
+        color = model_color(name)
         dash_ref = "dot" if name in REFERENCES else "solid"
         for k, (key, _title, _direction) in enumerate(LIVE_METRICS):
             axis = "" if k == 0 else str(k + 1)
@@ -458,8 +473,10 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
         annotations.append(dict(text=f"<b>{title}</b><br>{_subtitle(direction, SUBTITLE_PX)}",
                                 x=lo + width / 2, y=1.0, yshift=2, xref="paper", yref="paper", xanchor="center",
                                 yanchor="bottom", showarrow=False, font=_FONT))
-    annotations.append(dict(text="x: chunk · thick: cumulative · thin dotted: this chunk<br>"
-                                 f"red lines: true changes ({ORACLE}; dotted: shift)",
+    key_text = "x: chunk · thick: cumulative · thin dotted: this chunk"
+    if change_points:  # only what is drawn is named
+        key_text += f"<br>red lines: true changes ({ORACLE}; dotted: shift)"
+    annotations.append(dict(text=key_text,
                             x=1, y=0, yshift=-24, xref="paper", yref="paper", xanchor="right", yanchor="top",
                             align="right", showarrow=False, font=dict(size=11, color="#666")))
     layout["annotations"] = annotations
@@ -509,6 +526,8 @@ def flip_rate_figure(over_time, *, n_chunks=None, height=300):
 #: Legend names in panel (b); the tests and the HTML report find the traces by them.
 TRUTH_NAME = f"true cardinality ({ORACLE})"
 OBSERVED_NAME = "observed cardinality (noisy labels)"
+#: The same trace's name on a stream without noise, where it is the truth itself.
+OBSERVED_CLEAN_NAME = "observed cardinality (= true: no noise)"
 _OBSERVED_COLOR = "#7f7f7f"  # not red: red is the true changes' colour
 PAPER_NAME = "paper's Eq. (card) estimate (biased upwards)"
 _PAPER_COLOR = "#e377c2"
@@ -570,7 +589,7 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
              name=TRUTH_NAME, line=dict(color="#222", width=3), marker=dict(size=5),
              hovertemplate="true (oracle) %{y:.3f}<extra></extra>"),
         dict(type="scatter", x=x, y=[c.observed_cardinality for c in chunks], mode="lines+markers",
-             name=OBSERVED_NAME, line=dict(color=_OBSERVED_COLOR, width=2, dash="dot"), marker=dict(size=5),
+             name=OBSERVED_CLEAN_NAME if labels_clean(chunks) else OBSERVED_NAME, line=dict(color=_OBSERVED_COLOR, width=2, dash="dot"), marker=dict(size=5),
              hovertemplate="observed %{y:.3f}<extra></extra>"),
     ]
     groups = _estimate_groups(chunks, models)
@@ -578,7 +597,7 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
         first = names[0]
         suffix = "" if len(groups) == 1 and len(names) == 1 else f" · {' = '.join(map(model_legend, names))}"
         est_name, band_name = _ESTIMATE_NAMES[_rate_mode(chunks, first)]
-        color = model_color(first, gi)
+        color = model_color(first)
 
         def col(read, first=first):
             return _record_values(chunks, first, read)
@@ -623,6 +642,20 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
     return fig
 
 
+def labels_clean(chunks) -> bool:
+    """Whether the chunks' observed cardinality is the true one in every chunk (a stream without noise).
+
+    >>> from types import SimpleNamespace as R
+    >>> labels_clean([R(true_cardinality=2.0, observed_cardinality=2.0)]), labels_clean([])
+    (True, False)
+    >>> labels_clean([R(true_cardinality=2.0, observed_cardinality=2.4)])
+    False
+    """
+    pairs = [(c.true_cardinality, c.observed_cardinality) for c in chunks]
+    return bool(pairs) and all(t is not None and o is not None and math.isclose(t, o, rel_tol=0, abs_tol=1e-12)
+                               for t, o in pairs)
+
+
 #: The observed cardinality gets an axis of its own when its largest value is this many times the largest of the
 #: truth and the estimates (their bands included).
 OFF_SCALE = 3.0
@@ -659,13 +692,13 @@ def cardinality_title(chunks, models, default_mode: str = "known") -> str:
     return _CARDINALITY_TITLES[cardinality_mode(chunks, models) or default_mode]
 
 
-def cardinality_note(chunks, models, *, trusted_fraction: float = 0.0) -> str:
+def cardinality_note(chunks, models, *, trusted_fraction: float = 0.0, show_paper: bool = False) -> str:
     """What the band is and how it did on the run on screen (every number from these chunks).
 
     Rates given: how often the 95 % interval holds the truth, its mean width, the mean errors (and, with a
     trusted sample in the stream, that it is not used). Rates estimated: the band is the identified set (its
     mean width says how little the data pin down), and the point estimate, a plug-in of rates that are only
-    upper bounds, is biased.
+    upper bounds, is biased. The paper's estimate is spoken of only when it is drawn (``show_paper``).
     """
     groups = _estimate_groups(chunks, models)
     if not groups:
@@ -679,7 +712,7 @@ def cardinality_note(chunks, models, *, trusted_fraction: float = 0.0) -> str:
         return ""
     n, inside, width, truth = report["n"], report["inside"], report["width"], report["truth"]
     mean_err = None if report["mean_error"] is None else f"{report['mean_error']:+.3f}"
-    paper_err = None if report["paper_error"] is None else f"{report['paper_error']:+.3f}"
+    paper_err = None if report["paper_error"] is None or not show_paper else f"{report['paper_error']:+.3f}"
     who = "" if len(groups) == 1 else f" ({name})"
     if mode == "trusted":
         last = rows[-1][1]

@@ -177,7 +177,7 @@ def _cardinality_title(d: PanelData) -> str:
 
 
 def _cardinality_note(d: PanelData) -> str | None:
-    return F.cardinality_note(d.chunks, d.detail, trusted_fraction=d.trusted_fraction) or None
+    return F.cardinality_note(d.chunks, d.detail, trusted_fraction=d.trusted_fraction, show_paper=d.show_paper) or None
 
 
 def _cardinality_lines(spec: dict, base: dict, how: BaselineDraw) -> list[dict]:

@@ -290,3 +290,46 @@ def test_nice_ticks_are_round_and_cover_the_range():
         assert len(steps) == 1
         mantissa = steps.pop() / 10 ** math.floor(math.log10(ticks[1] - ticks[0]))
         assert round(mantissa, 6) in (1, 2, 5)
+
+
+# --------------------------------------------------------------------------- colours and legends follow the run
+def test_a_model_keeps_its_colour_whatever_runs_beside_it(run):
+    """Issue 38: the clean-label oracle was pink in one lesson and navy once OSML-ELM was added (colours were
+    taken by position). Every model the runner knows has a colour of its own, the same in every run."""
+    from ncld_core.eval.baselines import BASELINES
+    from ncld_core.eval.variants import VARIANTS
+
+    known = [*VARIANTS, *BASELINES]
+    assert set(known) <= set(F.COLORS)
+    assert len({F.COLORS[m] for m in known}) == len(known)  # no two known models share a colour
+    assert "#d62728" not in {F.COLORS[m] for m in known}  # red is the true changes'
+    oracle = "ELM-O (clean labels)"
+    colours = []
+    for models in (["ELM-O", oracle], ["ELM-O", "OSML-ELM", oracle]):  # the issue's two lessons
+        cfg = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, n_hidden=20,
+                        models=models, references=False)
+        chunks = list(cfg.runner().iter_run(cfg.build_stream()))
+        fig = F.metrics_figure(chunks, models, [], cfg.chunk_size, 3)
+        colours.append({t.legendgroup: t.line.color for t in fig.data if t.showlegend})
+    assert colours[0][oracle] == colours[1][oracle] == F.COLORS[oracle]
+    assert colours[0]["ELM-O"] == colours[1]["ELM-O"] == F.COLORS["ELM-O"]
+
+
+def _annotations_text(fig) -> str:
+    return " ".join(a.text for a in fig.layout.annotations or ())
+
+
+def test_no_legend_or_key_names_what_is_not_drawn(run):
+    """Issue 38: "red lines: true changes" on runs with no change; "observed cardinality (noisy labels)" with
+    noise none; the paper's estimate's error in the note while that estimate is hidden."""
+    chunks, models, cps, size, n = run
+    assert "red lines" in _annotations_text(F.metrics_figure(chunks, models, cps, size, n))
+    assert "red lines" not in _annotations_text(F.metrics_figure(chunks, models, [], size, n))
+    noisy = [t.name for t in F.cardinality_figure(chunks, models, cps, size, n).data]
+    assert F.OBSERVED_NAME in noisy and F.OBSERVED_CLEAN_NAME not in noisy
+    cfg = RunConfig(n_instances=1000, chunk_size=250, models=["ELM-O"], references=False, n_hidden=20, noise="none")
+    clean = list(cfg.runner().iter_run(cfg.build_stream()))
+    names = [t.name for t in F.cardinality_figure(clean, ["ELM-O"]).data]
+    assert F.OBSERVED_CLEAN_NAME in names and F.OBSERVED_NAME not in names
+    assert "paper's estimate" not in F.cardinality_note(chunks, models)
+    assert "paper's estimate" in F.cardinality_note(chunks, models, show_paper=True)
