@@ -39,6 +39,8 @@ __all__ = [
     "timeline_figure",
     "schedule_figure",
     "sweep_figure",
+    "gamma_labels",
+    "SWEEP_MIN_SPAN",
     "detection_table",
     "firing_classes",
     "ORACLE",
@@ -1079,26 +1081,57 @@ def gamma_label(g: float) -> str:
     return f"{g:.4g}"
 
 
+def gamma_labels(gammas) -> dict:
+    """Tick labels of ``gammas`` in one notation: powers of two (and 0) as ``2⁻⁶`` when every value is one,
+    else every value as a number (a grid of powers of two with the sidebar's 0.005 read "2⁻⁸" beside "0.005").
+
+    >>> gamma_labels([0, 2 ** -6, 2 ** -2])
+    {0.0: '0', 0.015625: '2⁻⁶', 0.25: '2⁻²'}
+    >>> gamma_labels([2 ** -8, 0.005])
+    {0.00390625: '0.00391', 0.005: '0.005'}
+    """
+    values = [float(g) for g in gammas]
+    if all(gamma_label(g) == "0" or gamma_label(g).startswith("2") for g in values):
+        return {g: gamma_label(g) for g in values}
+    return {g: f"{g:.3g}" for g in values}
+
+
+#: The least span of GM the sweep's colour scale covers: a narrower one would paint a difference of a few
+#: thousandths from one end of the scale to the other.
+SWEEP_MIN_SPAN = 0.1
+
+
 def sweep_figure(df, chosen=None, best=None, *, height=460):
-    """Heat map of GM over beta (rows) x gamma (columns); the chosen and the best point marked."""
+    """Heat map of GM over beta (rows) x gamma (columns); the chosen and the best point marked.
+
+    The colour scale spans at least :data:`SWEEP_MIN_SPAN` of GM, ending at the best value, and its title says
+    the range it shows; the current setting's legend entry gives its GM when it is on the grid.
+    """
     betas = sorted(df["beta"].unique())
     gammas = sorted(df["gamma"].unique())
-    glabels = [gamma_label(g) for g in gammas]
+    labels = gamma_labels(gammas)
+    glabels = [labels[float(g)] for g in gammas]
     table = df.pivot(index="beta", columns="gamma", values="gm").reindex(index=betas, columns=gammas)
     z = table.values.tolist()
     text = [[f"{v:.3f}" for v in row] for row in table.values]
-    traces = [dict(type="heatmap", x=glabels, y=[f"{b:g}" for b in betas], z=z, text=text,
+    values = [v for row in table.values for v in row if isinstance(v, numbers.Real) and math.isfinite(v)]
+    top = max(values, default=1.0)
+    low = max(0.0, min(min(values, default=0.0), top - SWEEP_MIN_SPAN))
+    traces = [dict(type="heatmap", x=glabels, y=[f"{b:g}" for b in betas], z=z, text=text, zmin=low, zmax=top,
                    texttemplate="%{text}", textfont=dict(size=10), colorscale="Viridis",
-                   colorbar=dict(title=dict(text="GM")),
+                   colorbar=dict(title=dict(text=f"GM<br>{low:.2f}-{top:.2f}")),
                    hovertemplate="β=%{y}, γ=%{x}: GM %{z:.4f}<extra></extra>")]
     if best is not None:
-        traces.append(dict(type="scatter", x=[gamma_label(best["gamma"])], y=[f"{best['beta']:g}"],
-                           mode="markers", name=f"best GM {best['gm']:.4f}",
+        traces.append(dict(type="scatter", x=[labels.get(float(best["gamma"]), gamma_label(best["gamma"]))],
+                           y=[f"{best['beta']:g}"], mode="markers", name=f"best GM {best['gm']:.4f}",
                            marker=dict(symbol="star", size=20, color="#ff2d55", line=dict(color="white", width=1.5))))
     if chosen is not None:
-        traces.append(dict(type="scatter", x=[gamma_label(chosen[1])], y=[f"{chosen[0]:g}"], mode="markers",
-                           name="current setting", marker=dict(symbol="square-open", size=26, color="#111",
-                                                               line=dict(color="#111", width=3))))
+        here = df[(df["beta"] == chosen[0]) & (df["gamma"] == chosen[1])]["gm"]
+        name = "current setting" + (f": GM {float(here.iloc[0]):.4f}" if len(here) else " (off the grid)")
+        traces.append(dict(type="scatter", x=[labels.get(float(chosen[1]), gamma_label(chosen[1]))],
+                           y=[f"{chosen[0]:g}"], mode="markers",
+                           name=name, marker=dict(symbol="square-open", size=26, color="#111",
+                                                  line=dict(color="#111", width=3))))
     layout = dict(height=height, margin=dict(l=60, r=20, t=40, b=50),
                   xaxis=dict(title=dict(text="γ (ranking weight)"), type="category"),
                   yaxis=dict(title=dict(text="β (label-fit weight)"), type="category"),

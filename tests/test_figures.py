@@ -333,3 +333,22 @@ def test_no_legend_or_key_names_what_is_not_drawn(run):
     assert F.OBSERVED_CLEAN_NAME in names and F.OBSERVED_NAME not in names
     assert "paper's estimate" not in F.cardinality_note(chunks, models)
     assert "paper's estimate" in F.cardinality_note(chunks, models, show_paper=True)
+
+
+def test_the_sweep_heat_map_does_not_magnify_small_differences_and_says_its_scale():
+    """Issue 38 item 7: a colour scale of 0.63-0.70 made a GM difference of 0.008 look large, and the γ ticks
+    mixed "2⁻⁸" and "0.005"."""
+    import pandas as pd
+
+    rows = [{"beta": b, "gamma": g, "gm": 0.69 + 0.004 * i + 0.001 * j}
+            for i, b in enumerate((0.1, 0.2)) for j, g in enumerate((2 ** -8, 0.005, 2 ** -6))]
+    df = pd.DataFrame(rows)
+    fig = F.sweep_figure(df, chosen=(0.2, 0.005), best=df.loc[df.gm.idxmax()].to_dict())
+    heat = fig.data[0]
+    assert heat.zmax - heat.zmin >= F.SWEEP_MIN_SPAN - 1e-12 and heat.zmax == df.gm.max()
+    assert f"{heat.zmin:.2f}-{heat.zmax:.2f}" in heat.colorbar.title.text
+    assert list(heat.x) == ["0.00391", "0.005", "0.0156"]  # one notation
+    current = next(t for t in fig.data if (t.name or "").startswith("current setting"))
+    assert current.name == f"current setting: GM {0.69 + 0.004 + 0.001:.4f}" and current.x == ("0.005",)
+    powers = F.sweep_figure(df[df.gamma != 0.005])
+    assert list(powers.data[0].x) == ["2⁻⁸", "2⁻⁶"]
