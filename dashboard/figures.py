@@ -629,14 +629,11 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
     layout["yaxis"] = dict(title=dict(text="labels per instance", font=_FONT), rangemode="tozero")
     if observed_off_scale(chunks, traces[2:]):
-        # the noisy labels' cardinality far above the truth and the estimates (corel16k001: ~47 against ~2.9):
-        # on the left axis it would squash them to the bottom, so it gets an axis of its own, on the right
-        traces[1].update(yaxis="y2", name=OBSERVED_NAME + " (right axis)")
-        layout["yaxis2"] = dict(title=dict(text="observed (right axis)", font=dict(size=_FONT["size"],
-                                                                                 color=_OBSERVED_COLOR)),
-                                overlaying="y", side="right", rangemode="tozero", showgrid=False,
-                                tickfont=dict(color=_OBSERVED_COLOR))
-        layout["margin"]["r"] = 60
+        # the noisy labels' cardinality far above the truth and the estimates (corel16k001: ~47 against ~2.9): one
+        # quantity keeps one axis (a second one, 0-50 beside 0-8, read as comparable), which frames the truth and
+        # the estimates; the observed line leaves it at the top, its name says so and its hover gives the values
+        layout["yaxis"]["range"] = [0.0, framing_top(chunks, traces[2:])]
+        traces[1].update(name=OBSERVED_NAME + " (above this scale: values on hover)", cliponaxis=True)
     layout["shapes"] = _change_shapes(change_points, chunk_size)
     layout["annotations"] = _change_labels(change_points, chunk_size)
     fig = figure_from_spec(dict(data=traces, layout=layout))
@@ -661,6 +658,24 @@ def labels_clean(chunks) -> bool:
 #: The observed cardinality gets an axis of its own when its largest value is this many times the largest of the
 #: truth and the estimates (their bands included).
 OFF_SCALE = 3.0
+
+
+def framing_top(chunks, estimate_traces=()) -> float:
+    """The top of panel (b)'s axis when the observed cardinality is off its scale: the largest truth or estimate
+    (bands included), padded by :data:`Y_PAD` and raised to a whole step of :func:`nice_step` (the same range for
+    most chunks, so the live page redraws them as transitions).
+
+    >>> from types import SimpleNamespace as R
+    >>> framing_top([R(true_cardinality=2.9, observed_cardinality=47.0)])
+    4.0
+    """
+    def top(values):
+        return max((float(v) for v in values if isinstance(v, numbers.Real) and math.isfinite(v)), default=0.0)
+
+    high = max([top(c.true_cardinality for c in chunks)] + [top(t.get("y") or ()) for t in estimate_traces])
+    high = max(high, 1e-9) * (1 + Y_PAD)
+    step = nice_step(high)
+    return round(math.ceil(high / step) * step, 6)
 
 
 def observed_off_scale(chunks, estimate_traces=()) -> bool:
