@@ -237,3 +237,16 @@ def test_meta_config_reproduces_the_stream():
     np.testing.assert_array_equal(a.Y_noisy, b.Y_noisy)
     np.testing.assert_array_equal(a.rho_pos, b.rho_pos)
     assert a.change_points == b.change_points
+
+
+@pytest.mark.parametrize("q, target", [(10, 2.0), (10, 0.01), (10, 9.99), (100, 0.3), (100, 99.5), (3, 1e-4)])
+def test_solve_offset_agrees_with_brents_method_in_the_tails(q, target):
+    """Newton on the log scale (solve_offset) finds the root Brent's method did, to 1e-9, tails included."""
+    from scipy.optimize import brentq
+    from scipy.special import expit
+
+    logits = np.random.default_rng(q).normal(0, 2.5, size=(2000, q))
+    span = float(np.abs(logits).max()) + 40
+    reference = brentq(lambda b: expit(logits + b).sum(axis=1).mean() - target, -span, span, xtol=1e-12,
+                       rtol=1e-14, maxiter=500)
+    assert abs(solve_offset(logits, target) - reference) < 1e-9

@@ -41,7 +41,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import expit
 
 from ncld_core.validation import check_in_range
@@ -73,23 +72,53 @@ def synthetic_bytes(n_instances: int, n_features: int, n_labels: int, reference_
 def solve_offset(logits: np.ndarray, target: float) -> float:
     """Return the common offset ``b`` with ``mean_t sum_j sigmoid(logits[t, j] + b) == target``.
 
-    The left side increases strictly from 0 to ``q`` with ``b``, so the root is
-    unique for ``0 < target < q``; it is found by Brent's method to 1e-10.
+    The left side ``F(b)`` increases strictly from 0 to ``q`` with ``b``, so the root is unique for
+    ``0 < target < q``.  Newton's method on ``log F(b) = log target`` (on ``log(q - F(b)) = log(q - target)`` for
+    a target above ``q / 2``): nearly linear in ``b`` in the tails, where ``F`` itself grows exponentially and
+    plain Newton crawls.  The steps are kept inside a bracket that shrinks with every pass and bisected when one
+    leaves it; a step below 1e-12 ends it (about 5 passes over the logits where Brent's method took 15).
 
     >>> import numpy as np
     >>> round(solve_offset(np.zeros((3, 2)), 1.0), 6)
     0.0
+    >>> round(solve_offset(np.zeros((3, 2)), 0.5), 6)  # 2 sigmoid(b) = 0.5
+    -1.098612
     """
     q = logits.shape[1]
     if not 0 < target < q:
         raise ValueError(f"target cardinality must be in (0, {q}), got {target}")
-
-    def gap(b):
-        return expit(logits + b).sum(axis=1).mean() - target
-
     # At these ends every sigmoid is < 1e-15 from 0 (resp. 1): the root is inside.
     span = float(np.max(np.abs(logits))) + 40.0
-    return float(brentq(gap, -span, span, xtol=1e-10, rtol=1e-12, maxiter=200))
+    low, high = -span, span
+    n = logits.shape[0]
+    upper = target > q / 2.0  # solve on the side whose tail is near the target
+    goal = np.log(q - target) if upper else np.log(target)
+    # Start where the mean logit would give the target (exact when every logit is equal).
+    b = float(np.clip(np.log(target / (q - target)) - logits.mean(), low, high))
+    work = np.empty(logits.shape, dtype=np.float64)
+    for _ in range(200):
+        np.add(logits, b, out=work)
+        expit(work, out=work)
+        total = work.sum() / n
+        if total > target:
+            high = b
+        elif total < target:
+            low = b
+        else:
+            return b
+        slope = float(np.einsum("ij,ij->", work, 1.0 - work)) / n  # F'(b)
+        side = q - total if upper else total
+        if side <= 0 or slope <= 0:  # every sigmoid rounded to 0 or 1: only the bracket is left
+            step = b - (low + high) / 2.0
+        else:
+            # d log F / db = F' / F; d log(q - F) / db = -F' / (q - F)
+            step = (np.log(side) - goal) / (slope / side) * (-1.0 if upper else 1.0)
+        tol = 1e-12 * max(1.0, abs(b))
+        if abs(step) <= tol or high - low <= tol:  # converged (rounding may put b - step a hair outside)
+            return float(np.clip(b - step, low, high))
+        new = b - step
+        b = new if low < new < high else (low + high) / 2.0  # Newton left the bracket: bisect it
+    return float(b)
 
 
 def _check_cardinality(value, name: str, q: int) -> float:
