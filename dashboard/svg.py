@@ -1,9 +1,9 @@
 """A small static figure as inline SVG: what the sidebar's schedule preview needs of a Plotly figure.
 
-The sidebar's preview of the drift schedule was an ``st.plotly_chart``: the first element of the page that
-needs plotly.js, whose evaluation (0.7-1 s of the browser's main thread, measured by the classroom test's page
-breakdown) came before the Run button was drawn. This draws the same figure (``figures.schedule_figure``, the one
-description of the preview) as an SVG string in the page: nothing to load, drawn with the page.
+The sidebar's preview of the drift schedule is drawn without plotly.js, whose evaluation would otherwise come
+before the Run button (what it cost is measured in ``docs/deploy.md``, ``python -m benchmarks.classroom``). This
+draws the same figure (``figures.schedule_figure``, the one description of the preview) as an SVG string in the
+page: nothing to load, drawn with the page.
 
 It draws the subset the preview uses, in the figure's own coordinates: the x axis's range with a few round ticks
 and its title, rectangles spanning the plot's height (``shapes``, x in data units), texts (``annotations``) and
