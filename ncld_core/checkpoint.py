@@ -8,6 +8,8 @@ attributes, and only after every attribute has been checked.
 
 Reading a file is bounded and checked before anything large is allocated:
 
+* only a regular file is read: a directory, a FIFO or a device (``/dev/zero``) is refused before any read,
+  as is an archive that names a member twice (which of the two is meant?);
 * only the members the header refers to are read; each one's size in the zip directory must
   equal what its ``.npy`` header and the checkpoint header declare (dtype and shape), before
   its data is read; the arrays read together stay under ``max_bytes`` (:data:`MAX_ARRAY_BYTES`),
@@ -49,7 +51,9 @@ import ast
 import inspect
 import json
 import math
+import os
 import re
+import stat
 import struct
 import zipfile
 import zlib
@@ -502,6 +506,12 @@ class _Archive:
     def __init__(self, path: Path, zf: zipfile.ZipFile, file_size: int, max_bytes: int):
         self.path, self.zf, self.file_size = path, zf, file_size
         self.budget, self.deflated_budget = max_bytes, MAX_DEFLATED_BYTES
+        seen = set()
+        for name in zf.namelist():  # zipfile would read the last of two members of one name: which is meant?
+            if name in seen:
+                raise self.error(f"member {name} appears twice in the archive; a checkpoint names each member once")
+            seen.add(name)
+
 
     def error(self, message: str) -> CheckpointError:
         return CheckpointError(f"checkpoint {self.path}: {message}")
@@ -916,7 +926,7 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
     """
     path = Path(path)
     try:
-        with open(path, "rb") as fh:
+        with _open_regular(path) as fh:
             file_size = fh.seek(0, 2)
             fh.seek(0)
             with zipfile.ZipFile(fh) as zf:
@@ -933,8 +943,10 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
     except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, TypeError, KeyError,
             struct.error, zlib.error, NotImplementedError, RuntimeError, OverflowError, MemoryError) as exc:
         # RuntimeError: an encrypted member; NotImplementedError: an unknown zip feature
+        # (a checkpoint is a zip archive: "not a zip file" says nothing to a user)
         why = ("cut short, or not a checkpoint at all" if isinstance(exc, (zipfile.BadZipFile, EOFError))
-               else str(exc))  # (a checkpoint is a zip archive: "not a zip file" says nothing to a user)
+               else "reading it needs more memory than there is" if isinstance(exc, MemoryError)
+               else str(exc) or type(exc).__name__)
         raise CheckpointError(f"checkpoint {path} is corrupt or not an ncld checkpoint ({why})") from None
     if "payload" not in meta:
         raise CheckpointError(f"checkpoint {path} is incomplete (no payload)")
@@ -952,6 +964,29 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
     if expected is not None and not isinstance(obj, expected):
         raise CheckpointError(f"{path} holds a {type(obj).__name__}, not an {expected.__name__}")
     return (obj, extra) if with_extra else obj
+
+
+#: What a path that is not a regular file is, by its ``stat.S_IFMT`` type.
+_FILE_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device",
+               stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+
+
+def _open_regular(path: Path):
+    """``path`` opened for binary reading if it is a regular file (a symbolic link to one is followed), else a
+    :class:`CheckpointError`: a directory, a FIFO or a device (``/dev/zero``) has no size to bound a read by
+    and may never end.  Opened without blocking (a FIFO without a writer), then checked on the open file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise CheckpointError(f"checkpoint {path} is {kind}, not a regular file; a checkpoint is a file "
+                                  "ncld wrote")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 # ---------------------------------------------------------------------------------------- runs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import struct
 import tracemalloc
 import zipfile
@@ -696,3 +697,79 @@ def test_a_run_checkpoint_is_checked_as_a_run(tmp_path, capsys):
                     extra={"next_chunk": 0, "chunks": []})
     with pytest.raises(CheckpointError, match="its models are not ncld models"):
         load_run(path)
+
+
+# ------------------------------------------------------------------ files refused (issue 41, item 5)
+def test_a_duplicate_member_is_refused(tmp_path):
+    # zipfile reads the later of two members of one name: a file could show one array to a reader and another to ncld
+    model, _ = _small_model()
+    path = tmp_path / "m.npz"
+    save_checkpoint(model, path)
+    members = _members(path)
+    name, method, raw, crc, size = members[1]
+    other = np.lib.format.read_array(io.BytesIO(raw)) * 0
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, other)
+    twin = buffer.getvalue()
+    _write_zip(path, members + [(name, method, twin, zlib.crc32(twin), len(twin))])
+    with zipfile.ZipFile(path) as z:
+        assert z.namelist().count(name) == 2
+    with pytest.raises(CheckpointError, match=rf"checkpoint {re.escape(str(path))}: member {name} appears twice"):
+        load_checkpoint(path)
+
+
+def test_a_directory_is_refused_as_not_a_regular_file(tmp_path):
+    with pytest.raises(CheckpointError, match=rf"checkpoint {re.escape(str(tmp_path))} is a directory, not a regular "
+                                              "file"):
+        load_checkpoint(tmp_path)
+
+
+def _resume_in_a_child(path, tmp_path):
+    """``ncld resume path`` in a child process capped at 2 GiB of address space and 60 s: a read without bound
+    ends in the child (out of memory, or killed) instead of taking the machine."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    try:
+        return subprocess.run([sys.executable, "-m", "ncld_core", "resume", str(path), "--quiet"], cwd=tmp_path,
+                              preexec_fn=cap, capture_output=True, text=True, timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"ncld resume {path} still ran after 60 s (a read that never ends)")
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo"])
+def test_a_device_or_fifo_is_refused_before_any_read(tmp_path, kind):
+    # /dev/zero grew ncld resume to 23.8 GB until the kernel killed it; a FIFO without a writer blocked for ever
+    import os
+
+    if kind == "fifo":
+        path = tmp_path / "run.npz"
+        os.mkfifo(path)
+        what = "a FIFO (named pipe)"
+    else:
+        path, what = Path("/dev/zero"), "a character device"
+    done = _resume_in_a_child(path, tmp_path)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == f"error: checkpoint {path} is {what}, not a regular file; a checkpoint is a file ncld wrote\n"
+    with pytest.raises(CheckpointError, match=f"is {re.escape(what)}, not a regular file"):
+        load_checkpoint(path)
+
+
+def test_a_failure_without_a_message_still_names_its_reason(tmp_path, monkeypatch):
+    # under a 3 GB limit /dev/zero ended in "...corrupt or not an ncld checkpoint ()": a MemoryError has no text
+    model, _ = _small_model()
+    save_checkpoint(model, tmp_path / "m.npz")
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(zipfile, "ZipFile", no_memory)
+    with pytest.raises(CheckpointError, match=r"corrupt or not an ncld checkpoint \(reading it needs more memory "
+                                              r"than there is\)"):
+        load_checkpoint(tmp_path / "m.npz")
