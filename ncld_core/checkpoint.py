@@ -17,8 +17,10 @@ Reading a file is bounded and checked before anything large is allocated:
 * the JSON header is at most :data:`MAX_HEADER_BYTES` and nested at most :data:`MAX_DEPTH` deep;
 * every object's attributes are checked against its class (:data:`SCHEMAS`): only its
   parameters and known fitted attributes, of the right types and matching shapes, nothing that
-  would hide a method; the parameters' values go through the class's own validation
-  (``check_params()``, or its constructor);
+  would hide a method; every array's values finite and within the ranges declared with the class's
+  attributes (:class:`_Range`: counts and sums of squares >= 0, flip rates in [0, 1), the hidden weights in
+  [-1, 1], ...), a model's decision function finite; the parameters' values go through the class's own
+  validation (``check_params()``, or its constructor);
 * any failure is a :class:`CheckpointError` (a ``ValueError``) naming the file and what is wrong.
 
 The header records the format version (:data:`VERSION`) and the ncld version that wrote it.
@@ -141,11 +143,71 @@ def checkpointable(obj) -> bool:
 
 # ---------------------------------------------------------------------------------------- schemas
 @dataclass(frozen=True)
+class _Range:
+    """The values an array (or a number) may hold: finite (unless ``infinite``) and within ``[low, high]``,
+    each end open or closed.  Declared next to what a class saves (:data:`SCHEMAS`)."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+    infinite: bool = False  # +-inf allowed (within the bounds), NaN never
+
+    @property
+    def what(self) -> str:
+        ends = ["> -inf"] if self.low == -math.inf and self.low_open else []
+        if self.low > -math.inf and self.high < math.inf:
+            ends.append(f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}")
+        elif self.low > -math.inf:
+            ends.append(f"{'>' if self.low_open else '>='} {self.low:g}")
+        elif self.high < math.inf:
+            ends.append(f"{'<' if self.high_open else '<='} {self.high:g}")
+        return " and ".join(["finite" if not self.infinite else "not NaN", *ends])
+
+    def refused(self, values: np.ndarray) -> np.ndarray:
+        """A boolean mask of the values outside the range."""
+        v = np.asarray(values)
+        if v.dtype.kind in "biu":
+            v = v.astype(np.float64)
+        elif v.dtype.kind != "f":  # text (no range), complex (finite parts)
+            return ~np.isfinite(v) if v.dtype.kind == "c" else np.zeros(v.shape, dtype=bool)
+        with np.errstate(invalid="ignore"):
+            bad = np.isnan(v) if self.infinite else ~np.isfinite(v)
+            bad |= (v <= self.low) if self.low_open else (v < self.low)
+            bad |= (v >= self.high) if self.high_open else (v > self.high)
+        return bad
+
+    def error(self, values: np.ndarray) -> str | None:
+        """Why ``values`` are refused (the first value outside the range and where), or None."""
+        bad = self.refused(values)
+        if not bad.any():
+            return None
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        value = np.asarray(values)[where].item()
+        at = f" at {where[0] if len(where) == 1 else where}" if where else ""
+        return f"holds {value!r}{at} ({int(bad.sum())} of {bad.size} values refused); its values must be {self.what}"
+
+
+#: Any finite value; >= 0 (counts, sums of squares); > 0; a proportion in [0, 1]; a flip rate in [0, 1).
+FINITE = _Range()
+NONNEGATIVE = _Range(low=0.0)
+POSITIVE = _Range(low=0.0, low_open=True)
+PROPORTION = _Range(low=0.0, high=1.0)
+RATE = _Range(low=0.0, high=1.0, high_open=True)
+
+
+@dataclass(frozen=True)
 class _Spec:
-    """What one stored value must be: a description for the message and a test."""
+    """What one stored value must be: a description for the message, a test of its type and shape, and
+    ``values``: a check of its values once the test passed, giving ``(where inside it, the array, why)`` of
+    the first value refused, or None."""
 
     what: str
     test: Callable[[object], bool]
+    values: Callable[[object], tuple | None] | None = None
+
+    def refusal(self, value) -> tuple | None:
+        return None if self.values is None else self.values(value)
 
 
 def _is_int(v) -> bool:
@@ -165,18 +227,65 @@ STR = _Spec("a string", lambda v: isinstance(v, str))
 SCALAR = _Spec("a number, string, boolean or None", lambda v: v is None or isinstance(v, (bool, int, float, str)))
 
 
-def _array(ndim: int, kinds: str = "f") -> _Spec:
+def _real(rng: _Range = FINITE, kind: Callable[[object], bool] = _is_real) -> _Spec:
+    """A number (of ``kind``) within ``rng``."""
+    def values(v):
+        why = rng.error(np.float64(v))
+        return None if why is None else ("", None, why)
+
+    return _Spec("a number" if kind is _is_real else "an integer", kind, values)
+
+
+def _array(ndim: int, kinds: str = "f", rng: _Range | None = FINITE, *, columns: tuple | None = None,
+           diagonal: _Range | None = None) -> _Spec:
+    """An array of ``ndim`` dimensions, of dtype kinds ``kinds``, whose values are within ``rng`` (None: text,
+    no range); ``columns``: a range per column instead (a 2-D array of that many columns); ``diagonal``: a
+    range for the diagonal of a square array besides (a sum of squares' diagonal is >= 0)."""
     name = _KIND_NAMES.get(kinds, kinds)
-    return _Spec(f"a {ndim}-D {name + ' ' if name else ''}array",
-                 lambda v: isinstance(v, np.ndarray) and v.ndim == ndim and v.dtype.kind in kinds)
+
+    def test(v):
+        return (isinstance(v, np.ndarray) and v.ndim == ndim and v.dtype.kind in kinds
+                and (columns is None or v.shape[1:] == (len(columns),))
+                and (diagonal is None or v.shape == v.shape[:1] * 2))
+
+    def values(v):
+        if columns is not None:
+            for j, r in enumerate(columns):
+                why = r.error(v[:, j])
+                if why:
+                    return (f"[:, {j}]", v, why)
+        elif rng is not None:
+            why = rng.error(v)
+            if why:
+                return ("", v, why)
+        if diagonal is not None:
+            why = diagonal.error(np.diagonal(v))
+            if why:
+                return (" (its diagonal)", v, why)
+        return None
+
+    shape = "" if columns is None else f" of {len(columns)} columns"
+    square = "" if diagonal is None else " square"
+    return _Spec(f"a {ndim}-D{square} {name + ' ' if name else ''}array{shape}", test, values)
 
 
 def _optional(spec: _Spec) -> _Spec:
-    return _Spec(f"None or {spec.what}", lambda v: v is None or spec.test(v))
+    return _Spec(f"None or {spec.what}", lambda v: v is None or spec.test(v),
+                 lambda v: None if v is None else spec.refusal(v))
+
+
+def _first_refusal(items) -> tuple | None:
+    """The first refusal of ``(subpath, spec, value)`` items, its subpath prefixed."""
+    for sub, spec, value in items:
+        found = spec.refusal(value)
+        if found is not None:
+            return (sub + found[0], *found[1:])
+    return None
 
 
 def _either(*specs: _Spec) -> _Spec:
-    return _Spec(" or ".join(s.what for s in specs), lambda v: any(s.test(v) for s in specs))
+    return _Spec(" or ".join(s.what for s in specs), lambda v: any(s.test(v) for s in specs),
+                 lambda v: next(s for s in specs if s.test(v)).refusal(v))
 
 
 def _instance(*classes) -> _Spec:
@@ -186,11 +295,20 @@ def _instance(*classes) -> _Spec:
 def _list_of(spec: _Spec, length: int | None = None) -> _Spec:
     size = "" if length is None else f"{length} "
     return _Spec(f"a list of {size}({spec.what})",
-                 lambda v: isinstance(v, list) and (length is None or len(v) == length) and all(map(spec.test, v)))
+                 lambda v: isinstance(v, list) and (length is None or len(v) == length) and all(map(spec.test, v)),
+                 lambda v: _first_refusal((f"[{i}]", spec, x) for i, x in enumerate(v)))
 
 
 def _dict_of(spec: _Spec) -> _Spec:
-    return _Spec(f"a dict of ({spec.what})", lambda v: isinstance(v, dict) and all(map(spec.test, v.values())))
+    return _Spec(f"a dict of ({spec.what})", lambda v: isinstance(v, dict) and all(map(spec.test, v.values())),
+                 lambda v: _first_refusal((f"[{k!r}]", spec, x) for k, x in v.items()))
+
+
+def _tuple_of(*specs: _Spec) -> _Spec:
+    """A list of ``len(specs)`` values, each its spec's."""
+    return _Spec(f"a list ({'; '.join(s.what for s in specs)})",
+                 lambda v: isinstance(v, list) and len(v) == len(specs) and all(s.test(x) for s, x in zip(specs, v)),
+                 lambda v: _first_refusal((f"[{i}]", s, x) for i, (s, x) in enumerate(zip(specs, v))))
 
 
 def _one_of(*values: str) -> _Spec:
@@ -207,9 +325,24 @@ def _is_plain(v) -> bool:
     return False
 
 
-#: Numbers, strings, arrays and lists / dicts of them: no objects.
-PLAIN = _Spec("numbers, strings and arrays (no objects)", _is_plain)
+def _plain_refusal(v, where: str = "") -> tuple | None:
+    """The first array of a plain value with a non-finite value."""
+    if isinstance(v, np.ndarray):
+        why = FINITE.error(v)
+        return None if why is None else (where, v, why)
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+    for k, x in items:
+        found = _plain_refusal(x, f"{where}[{k!r}]")
+        if found is not None:
+            return found
+    return None
+
+
+#: Numbers, strings, arrays and lists / dicts of them: no objects; every array finite.
+PLAIN = _Spec("numbers, strings and arrays (no objects)", _is_plain, _plain_refusal)
 _FLOATS = _array(1)
+_COUNTS = _array(1, rng=NONNEGATIVE)
+_WEIGHTS = _Range(low=-1.0, high=1.0)
 _DETECTOR = _instance(*DETECTORS.values())
 
 
@@ -273,7 +406,14 @@ def _check_elmncld(s: dict) -> str | None:
 
 def _smoke_elmncld(model):
     if model.is_fitted:
-        model.decide(model.decision_function(np.zeros((2, model.n_features_in_))))
+        # a probe of zeros and ones: finite values in, finite margins out (a coefficient of 1e308 is finite, but
+        # what it predicts is not)
+        probe = np.vstack([np.zeros(model.n_features_in_), np.ones(model.n_features_in_)])
+        with np.errstate(over="ignore", invalid="ignore"):
+            margins = model.decision_function(probe)
+        if not np.isfinite(margins).all():
+            raise ValueError(f"its decision function is not finite on a probe of zeros and ones ({margins.ravel()[:4]})")
+        model.decide(margins)
         return model.history_, model.flip_rates_history_, model.last_record_
     return None
 
@@ -312,8 +452,13 @@ def _check_rates(s: dict) -> str | None:
                         None if "hist_" not in s or s["hist_"].shape[0] == q else "hist_ has a row per label")
 
 
-#: The label test's pooled within-chunk scatter (absent from files written before it: the test restarts it).
-_LABELS_SCATTER = {"scatter_": _optional(_array(2)), "scatter_df_": REAL}
+#: A window of chunk summaries: rows (instances, mean, sum of squared deviations).
+_WINDOW = _array(2, columns=(NONNEGATIVE, FINITE, NONNEGATIVE))
+#: The label tests' reference: instances and positives per chunk.
+_LABELS_STATE = {"sizes_": _array(1, rng=NONNEGATIVE), "counts_": _optional(_array(2, rng=NONNEGATIVE))}
+#: The label test's pooled within-chunk scatter (absent from files written before it: the test restarts it),
+#: a sum of squares (its diagonal >= 0), and its degrees of freedom.
+_LABELS_SCATTER = {"scatter_": _optional(_array(2, diagonal=NONNEGATIVE)), "scatter_df_": _real(NONNEGATIVE)}
 
 
 def _check_labels_detector(s: dict) -> str | None:
@@ -330,7 +475,7 @@ def _check_prior(s: dict) -> str | None:
     return _first_error(_shape_error("counts_", s.get("counts_"), (q,)), _shape_error("prior_", s.get("prior_"), (q,)))
 
 
-_REFERENCE_FITTED = {"n_features_in_": COUNT, "n_labels_": COUNT, "n_seen_": INT,
+_REFERENCE_FITTED = {"n_features_in_": COUNT, "n_labels_": COUNT, "n_seen_": _real(NONNEGATIVE, _is_int),
                      "_binary_classes": _optional(_array(1, _NPY_KINDS))}
 #: What scikit-learn's contract added to every fitted model (the fitted Y's label values, the fitted
 #: DataFrame's column names); absent from files written before it, whose models predict 0/1 int8.
@@ -346,7 +491,7 @@ SCHEMAS = {
             "n_labels_": COUNT,
             "_binary_classes": _optional(_array(1, _NPY_KINDS)),
             "_records": _list_of(_instance(ModelChunkRecord)),
-            "_rates": _list_of(_list_of(_FLOATS, 2)),
+            "_rates": _list_of(_list_of(_array(1, rng=RATE), 2)),  # each chunk's (rho_+, rho_-)
             "flip_rate_estimator_": _optional(_instance(FlipRateEstimator)),
             "detector_": _DETECTOR,
             "monitors_": _dict_of(_DETECTOR),
@@ -355,9 +500,11 @@ SCHEMAS = {
             "coef_": _array(2),
             "psi_": _array(2),
             "decision_state_": _optional(_dict_of(PLAIN)),
-            "alpha_": REAL,
-            "alpha_losses_": _optional(_FLOATS),
-            "alpha_grid_": _optional(_FLOATS),
+            "alpha_": _real(POSITIVE),
+            # the grid's discounted losses (the "rank" criterion's are negative gains): +inf where a ridge is not
+            # admissible (capacity.prequential_losses), never NaN or -inf
+            "alpha_losses_": _optional(_array(1, rng=_Range(low=-math.inf, low_open=True, infinite=True))),
+            "alpha_grid_": _optional(_array(1, rng=POSITIVE)),
         },
         optional=dict(_INPUTS_OPTIONAL),
         check=_check_elmncld,
@@ -365,45 +512,49 @@ SCHEMAS = {
     ),
     RandomHiddenLayer: _Schema(
         params={"n_hidden": COUNT, "scaling": STR, "random_state": _optional(INT)},
-        fitted={"n_features_in_": COUNT, "weights_": _array(2), "bias_": _FLOATS,
+        # W and b are drawn uniform in [-1, 1] (ncld_core.model.elm)
+        fitted={"n_features_in_": COUNT, "weights_": _array(2, rng=_WEIGHTS), "bias_": _array(1, rng=_WEIGHTS),
                 "mode_": _one_of("l2", "standard", "none")},  # RandomHiddenLayer.fit resolves "auto"
-        optional={"mean_": _FLOATS, "scale_": _FLOATS},
+        optional={"mean_": _FLOATS, "scale_": _array(1, rng=POSITIVE)},
         check=_check_hidden,
     ),
     SufficientStatistics: _Schema(
-        params={k: _array(2) for k in ("HtH", "EtE", "HtY", "HtA")}, check=_check_statistics),
-    HoeffdingCardinalityDetector: _Schema(state={"previous_": _optional(REAL)}),
-    WelchDetector: _Schema(state={"previous_": _optional(_list_of(REAL, 3))}),
-    AdaptiveWindowDetector: _Schema(state={"window_": _array(2)},
-                                    check=lambda s: None if s["window_"].shape[1:] == (3,) else
-                                    "window_ must have 3 columns (n, mean, sum of squares)"),
-    LabelDistributionDetector: _Schema(state={"sizes_": _FLOATS, "counts_": _optional(_array(2))},
-                                       optional=_LABELS_SCATTER, check=_check_labels_detector),
-    SequentialLabelDetector: _Schema(state={"sizes_": _FLOATS, "counts_": _optional(_array(2))},
-                                     optional=_LABELS_SCATTER, check=_check_labels_detector),
+        # H'H and E'E are sums of squares: their diagonals are >= 0
+        params={**{k: _array(2, diagonal=NONNEGATIVE) for k in ("HtH", "EtE")}, "HtY": _array(2), "HtA": _array(2)},
+        check=_check_statistics),
+    HoeffdingCardinalityDetector: _Schema(state={"previous_": _optional(_real())}),
+    WelchDetector: _Schema(state={"previous_": _optional(_tuple_of(_real(NONNEGATIVE), _real(), _real(NONNEGATIVE)))}),
+    AdaptiveWindowDetector: _Schema(state={"window_": _WINDOW}),
+    LabelDistributionDetector: _Schema(state=dict(_LABELS_STATE), optional=_LABELS_SCATTER,
+                                       check=_check_labels_detector),
+    SequentialLabelDetector: _Schema(state=dict(_LABELS_STATE), optional=_LABELS_SCATTER,
+                                     check=_check_labels_detector),
     CombinedDetector: _Schema(state={"cardinality_": _instance(AdaptiveWindowDetector),
                                      "labels_": _instance(LabelDistributionDetector)}),
-    GLRDetector: _Schema(state={"window_": _array(2)},
-                         check=lambda s: None if s["window_"].shape[1:] == (3,) else
-                         "window_ must have 3 columns (n, mean, sum of squares)"),
+    GLRDetector: _Schema(state={"window_": _WINDOW}),
     AdaptiveSequentialLabelDetector: _Schema(state={"cardinality_": _instance(AdaptiveWindowDetector),
                                                     "labels_": _instance(SequentialLabelDetector)}),
     SequentialCombinedDetector: _Schema(state={"cardinality_": _instance(GLRDetector),
                                                "labels_": _instance(SequentialLabelDetector)}),
     FlipRateEstimator: _Schema(
-        fitted={"low_positives_": _FLOATS, "low_count_": REAL, "anchor_sum_": _FLOATS, "anchor_weight_": REAL,
-                "n_chunks_": INT, "rho_neg_": _FLOATS, "rho_pos_": _FLOATS},
-        optional={"hist_": _array(2), "mix_rates_": _array(2), "mix_weights_": _array(2),  # negative_anchor="mixture"
+        # counts and sums of bounds in [0, 1] are >= 0; rates in [0, 1); the mixture's rates and weights in [0, 1]
+        fitted={"low_positives_": _COUNTS, "low_count_": _real(NONNEGATIVE), "anchor_sum_": _COUNTS,
+                "anchor_weight_": _real(NONNEGATIVE), "n_chunks_": _real(NONNEGATIVE, _is_int),
+                "rho_neg_": _array(1, rng=RATE), "rho_pos_": _array(1, rng=RATE)},
+        optional={"hist_": _array(2, rng=NONNEGATIVE), "mix_rates_": _array(2, rng=PROPORTION),
+                  "mix_weights_": _array(2, rng=PROPORTION),  # negative_anchor="mixture"
                   # format 4 (absent from older files until their next chunk): rate intervals, trusted sample
-                  **dict.fromkeys(("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_"), _FLOATS),
-                  "trusted_counts_": _array(2), "trusted_Y_": _array(2, "i"), "trusted_cardinality_": _FLOATS,
-                  "trusted_weight_": _FLOATS},
+                  **dict.fromkeys(("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_"),
+                                  _array(1, rng=RATE)),
+                  "trusted_counts_": _array(2, rng=NONNEGATIVE), "trusted_Y_": _array(2, "i", rng=PROPORTION),
+                  "trusted_cardinality_": _COUNTS, "trusted_weight_": _COUNTS},
         check=_check_rates,
     ),
     MetricAccumulator: _Schema(state={"_stats": _optional(_dict_of(PLAIN))},
                                smoke=lambda acc: acc.cumulative() if acc.n_instances else None),
     AllNegative: _Schema(fitted=dict(_REFERENCE_FITTED), optional=dict(_INPUTS_OPTIONAL)),
-    NoisyPrior: _Schema(fitted={**_REFERENCE_FITTED, "counts_": _array(1, "i"), "prior_": _FLOATS},
+    NoisyPrior: _Schema(fitted={**_REFERENCE_FITTED, "counts_": _array(1, "i", rng=NONNEGATIVE),
+                                "prior_": _array(1, rng=PROPORTION)},
                         optional=dict(_INPUTS_OPTIONAL),
                         check=_check_prior),
 }
@@ -511,7 +662,6 @@ class _Archive:
             if name in seen:
                 raise self.error(f"member {name} appears twice in the archive; a checkpoint names each member once")
             seen.add(name)
-
 
     def error(self, message: str) -> CheckpointError:
         return CheckpointError(f"checkpoint {self.path}: {message}")
@@ -843,7 +993,13 @@ def _describe(value) -> str:
     return f"a {type(value).__name__}"
 
 
-def _check_state(cls, state: dict, where: str) -> None:
+def _member_of(array, members: dict) -> str:
+    """`` (member a3.npy)``: the zip member ``array`` was read from, for a message; empty if none."""
+    key = members.get(id(array)) if array is not None else None
+    return "" if key is None else f" (member {key}.npy)"
+
+
+def _check_state(cls, state: dict, where: str, members: dict) -> None:
     schema = SCHEMAS[cls]
     params = _param_names(cls)
     known = {*params, *schema.state, *schema.fitted, *schema.optional}
@@ -865,6 +1021,10 @@ def _check_state(cls, state: dict, where: str) -> None:
     for name, spec in {**schema.params, **schema.state, **schema.fitted, **schema.optional}.items():
         if name in state and not spec.test(state[name]):
             fail(f"{name} must be {spec.what}; got {_describe(state[name])}")
+        refused = spec.refusal(state[name]) if name in state else None
+        if refused is not None:
+            sub, array, why = refused
+            fail(f"{name}{sub}{_member_of(array, members)} {why}")
     if schema.check is not None:
         try:
             message = schema.check(state)
@@ -885,15 +1045,19 @@ def _check_params(obj, cls, where: str) -> None:
         raise CheckpointError(f"{where}: {exc}") from None
 
 
-def _build(node, where: str):
-    """Objects from a decoded (and migrated) tree, each checked before it is made."""
+def _build(node, where: str, members: dict, checked: bool = False):
+    """Objects from a decoded (and migrated) tree, each checked before it is made.
+
+    ``members``: ``{id(array): member key}`` of the arrays read, to name them in messages.  An array in an
+    object's state is checked by the object's schema (``checked``); any other array must be finite.
+    """
     if isinstance(node, _Stored):
         cls = _classes().get(node.cls)
         if cls is None:
             raise CheckpointError(f"it names an unknown class {node.cls!r} (only ncld classes are rebuilt)")
-        state = {name: _build(value, _join(where, name)) for name, value in node.state.items()}
+        state = {name: _build(value, _join(where, name), members, True) for name, value in node.state.items()}
         label = f"the {cls.__name__} at {where}" if where else f"its {cls.__name__}"
-        _check_state(cls, state, label)
+        _check_state(cls, state, label, members)
         obj = cls.__new__(cls)
         obj.__dict__.update(state)
         _check_params(obj, cls, label)
@@ -907,13 +1071,17 @@ def _build(node, where: str):
         return obj
     if isinstance(node, _StoredRecord):
         try:
-            return ModelChunkRecord.from_dict(_build(node.fields, where))
+            return ModelChunkRecord.from_dict(_build(node.fields, where, members))
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise CheckpointError(f"a chunk record at {where}: {exc}") from None
     if isinstance(node, dict):
-        return {k: _build(v, _join(where, k)) for k, v in node.items()}
+        return {k: _build(v, _join(where, k), members, checked) for k, v in node.items()}
     if isinstance(node, list):
-        return [_build(v, f"{where}[{i}]") for i, v in enumerate(node)]
+        return [_build(v, f"{where}[{i}]", members, checked) for i, v in enumerate(node)]
+    if isinstance(node, np.ndarray) and not checked:
+        why = FINITE.error(node)
+        if why is not None:
+            raise CheckpointError(f"the array at {where or 'its top'}{_member_of(node, members)} {why}")
     return node
 
 
@@ -955,8 +1123,9 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
         extra = _decode(meta.get("extra", {"__dict__": {}}), arrays, "extra")
         for v in range(version, VERSION):
             payload, extra = MIGRATIONS[v](payload, extra)
-        obj = _build(payload, "")
-        extra = _build(extra, "extra")
+        members = {id(array): key for key, array in arrays.items()}
+        obj = _build(payload, "", members)
+        extra = _build(extra, "extra", members)
     except CheckpointError as exc:
         raise CheckpointError(f"checkpoint {path}: {exc}") from None
     if not isinstance(extra, dict):

@@ -699,7 +699,106 @@ def test_a_run_checkpoint_is_checked_as_a_run(tmp_path, capsys):
         load_run(path)
 
 
-# ------------------------------------------------------------------ files refused (issue 41, item 5)
+# ------------------------------------------------------------------ values and files refused (issue 41, items 4, 5)
+def _rewrite_arrays(path, change) -> dict:
+    """Rewrite the checkpoint's array members through ``change(key, array) -> array`` (same dtype and shape; the
+    header kept); returns ``{attribute path: member key}`` of the arrays."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["__meta__"].tobytes())
+    where = {}
+
+    def walk(node, at):
+        if isinstance(node, dict):
+            if set(node) == {"__array__"}:
+                where.setdefault(at, node["__array__"])
+            for k, v in node.items():
+                walk(v, at if k in ("__dict__", "__list__", "state", "__object__") else f"{at}.{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{at}[{i}]")
+
+    walk(meta["payload"], "")
+    np.savez(path, **{k: (v if k == "__meta__" else change(k, v)) for k, v in arrays.items()})
+    return where
+
+
+def _fitted_with_rates(tmp_path):
+    rng = np.random.default_rng(2)
+    X, Y = rng.normal(size=(80, 4)), (rng.random((80, 3)) < 0.4).astype(int)
+    model = ELMNCLD(n_hidden=20, n_neighbors=5, rho_pos=0.1, rho_neg=0.2, random_state=0)
+    model.partial_fit(X[:40], Y[:40]).partial_fit(X[40:], Y[40:])
+    path = tmp_path / "m.npz"
+    save_checkpoint(model, path)
+    return path
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, 1e308])
+def test_a_checkpoint_whose_float_arrays_are_all_non_finite_or_huge_is_refused(tmp_path, value, capsys):
+    # The issue's file: every float array set to one value. It loaded; decision_function gave NaN / inf.
+    path = _fitted_with_rates(tmp_path)
+    _rewrite_arrays(path, lambda k, a: np.full_like(a, value) if a.dtype.kind == "f" else a)
+    with pytest.raises(CheckpointError) as caught:
+        load_checkpoint(path)
+    message = str(caught.value)
+    assert message.startswith(f"checkpoint {path}: ") and re.search(r"\(member a\d+\.npy\) holds ", message), message
+    assert "its values must be finite" in message
+    assert main(["resume", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: checkpoint ") and "Traceback" not in err
+
+
+def test_one_nan_in_the_hidden_weights_is_refused_naming_the_member_and_the_entry(tmp_path):
+    path = _fitted_with_rates(tmp_path)
+    key = None
+
+    def one_nan(k, a):
+        if a.ndim == 2 and a.shape == (4, 20):  # W (d, L)
+            a = a.copy()
+            a[1, 2] = np.nan
+        return a
+
+    where = _rewrite_arrays(path, one_nan)
+    key = where[".hidden_.weights_"]
+    with pytest.raises(CheckpointError, match=rf"the RandomHiddenLayer at \['hidden_'\]: weights_ \(member {key}\.npy\) "
+                                              r"holds nan at \(1, 2\) \(1 of 80 values refused\); its values must be "
+                                              r"finite and in \[-1, 1\]"):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("target, value, message", [
+    (".coef_", 1e308, r"its ELMNCLD does not work as loaded: ValueError: its decision function is not finite"),
+    ("._rates[0][1]", 1.5, r"its ELMNCLD: _rates\[0\]\[1\] \(member a\d+\.npy\) holds 1.5 at 0 \(3 of 3 values "
+                           r"refused\); its values must be finite and in \[0, 1\)"),
+    (".statistics_.HtH", -1.0, r"HtH \(its diagonal\) \(member a\d+\.npy\) holds -1.0 at 0 .*must be finite and >= 0"),
+    # the default detector's window of chunk summaries (instances, mean, sum of squares) and label counts
+    (".detector_.cardinality_.window_", -5.0, r"\['detector_'\]\['cardinality_'\]: window_\[:, 0\] \(member a\d+\.npy\) "
+                                              r"holds -5.0 at 0 .*must be finite and >= 0"),
+    (".detector_.labels_.counts_", -1.0, r"counts_ \(member a\d+\.npy\) holds -1.0 at \(0, 0\) .*must be finite and >= 0"),
+    (".decision_state_.prevalence", np.nan, r"decision_state_\['prevalence'\] \(member a\d+\.npy\) holds nan at 0"),
+])
+def test_an_array_outside_its_declared_range_is_refused(tmp_path, target, value, message):
+    path = _fitted_with_rates(tmp_path)
+    key = _rewrite_arrays(path, lambda k, a: a)[target]
+    _rewrite_arrays(path, lambda k, a: np.full_like(a, value) if k == key else a)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
+def test_a_flip_rate_estimate_outside_0_1_is_refused(tmp_path):
+    rng = np.random.default_rng(5)
+    X, Y = rng.normal(size=(80, 4)), (rng.random((80, 3)) < 0.4).astype(int)
+    model = ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0).partial_fit(X[:40], Y[:40]).partial_fit(X[40:], Y[40:])
+    assert model.flip_rate_estimator_ is not None
+    path = tmp_path / "m.npz"
+    save_checkpoint(model, path)
+    key = _rewrite_arrays(path, lambda k, a: a)[".flip_rate_estimator_.rho_pos_"]
+    _rewrite_arrays(path, lambda k, a: np.full_like(a, 1e308) if k == key else a)
+    with pytest.raises(CheckpointError, match=rf"FlipRateEstimator at \['flip_rate_estimator_'\]: rho_pos_ \(member "
+                                              rf"{key}\.npy\) holds 1e\+308 at 0 .*in \[0, 1\)"):
+        load_checkpoint(path)
+
+
 def test_a_duplicate_member_is_refused(tmp_path):
     # zipfile reads the later of two members of one name: a file could show one array to a reader and another to ncld
     model, _ = _small_model()
