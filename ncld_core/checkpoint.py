@@ -15,12 +15,15 @@ Reading a file is bounded and checked before anything large is allocated:
   its data is read; the arrays read together stay under ``max_bytes`` (:data:`MAX_ARRAY_BYTES`),
   compressed members under :data:`MAX_DEFLATED_BYTES` (what they declare once decompressed);
 * the JSON header is at most :data:`MAX_HEADER_BYTES` and nested at most :data:`MAX_DEPTH` deep;
-* every object's attributes are checked against its class (:data:`SCHEMAS`): only its
+* every object's attributes are checked against what its class saves (:func:`saved_state_of`: the
+  class's ``saved_state`` declaration, as each detector has, or its :data:`SCHEMAS` entry): only its
   parameters and known fitted attributes, of the right types and matching shapes, nothing that
   would hide a method; every array's values finite and within the ranges declared with the class's
-  attributes (:class:`_Range`: counts and sums of squares >= 0, flip rates in [0, 1), the hidden weights in
-  [-1, 1], ...), a model's decision function finite; the parameters' values go through the class's own
-  validation (``check_params()``, or its constructor);
+  attributes (:class:`~ncld_core.saved_state.ValueRange`: counts and sums of squares >= 0, flip rates in
+  [0, 1), the hidden weights in [-1, 1], ...), a model's decision function finite; the parameters' values go
+  through the class's own validation (``check_params()``, or its constructor).  A class registered without
+  a declaration (a new detector in ``DETECTORS``) keeps any attribute of plain values (every array finite)
+  or ncld objects;
 * any failure is a :class:`CheckpointError` (a ``ValueError``) naming the file and what is wrong.
 
 The header records the format version (:data:`VERSION`) and the ncld version that wrote it.
@@ -59,9 +62,8 @@ import stat
 import struct
 import zipfile
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -71,27 +73,42 @@ from .eval.metrics import MetricAccumulator
 from .eval.references import AllNegative, NoisyPrior
 from .eval.runner import ChunkResult, RunState
 from .model.capacity import alpha_grid, start_alpha
-from .model.detector import (
-    DETECTORS,
-    AdaptiveWindowDetector,
-    CombinedDetector,
-    GLRDetector,
-    HoeffdingCardinalityDetector,
-    LabelDistributionDetector,
-    AdaptiveSequentialLabelDetector,
-    SequentialCombinedDetector,
-    SequentialLabelDetector,
-    WelchDetector,
-)
+from .model.detector import DETECTORS
 from .model.elm import RandomHiddenLayer
 from .model.elm_ncld import ELMNCLD
 from .model.flip_rates import FlipRateEstimator
 from .model.record import ModelChunkRecord
 from .model.statistics import SufficientStatistics
+from .saved_state import (
+    COUNT,
+    FINITE,
+    INT,
+    NONNEGATIVE,
+    NPY_KINDS,
+    PLAIN,
+    POSITIVE,
+    PROPORTION,
+    RATE,
+    REAL,
+    STR,
+    SavedState,
+    Spec,
+    ValueRange,
+    array,
+    dict_of,
+    first_error,
+    instance_of,
+    is_int,
+    list_of,
+    number,
+    one_of,
+    optional,
+    shape_error,
+)
 
 __all__ = [
     "save_checkpoint", "load_checkpoint", "save_run", "load_run", "checkpointable", "CheckpointError",
-    "FORMAT", "VERSION", "OLDEST_READABLE", "MIGRATIONS", "SCHEMAS",
+    "FORMAT", "VERSION", "OLDEST_READABLE", "MIGRATIONS", "SCHEMAS", "saved_state_of",
     "MAX_HEADER_BYTES", "MAX_DEPTH", "MAX_ARRAY_BYTES", "MAX_DEFLATED_BYTES",
 ]
 
@@ -119,7 +136,7 @@ MAX_ARRAY_BYTES = 8 * 1024**3
 #: none, and a small compressed file must not expand into a large allocation.
 MAX_DEFLATED_BYTES = 64 * 1024**2
 _NPY_HEADER_MAX = 4096  # the .npy header of one array (NumPy writes ~120 bytes)
-_NPY_KINDS = "biufcUS"  # booleans, numbers and fixed-width text; never objects, records, void
+_NPY_KINDS = NPY_KINDS  # booleans, numbers and fixed-width text; never objects, records, void
 _META = "__meta__"
 _READ_BLOCK = 1 << 20
 
@@ -142,236 +159,12 @@ def checkpointable(obj) -> bool:
 
 
 # ---------------------------------------------------------------------------------------- schemas
-@dataclass(frozen=True)
-class _Range:
-    """The values an array (or a number) may hold: finite (unless ``infinite``) and within ``[low, high]``,
-    each end open or closed.  Declared next to what a class saves (:data:`SCHEMAS`)."""
-
-    low: float = -math.inf
-    high: float = math.inf
-    low_open: bool = False
-    high_open: bool = False
-    infinite: bool = False  # +-inf allowed (within the bounds), NaN never
-
-    @property
-    def what(self) -> str:
-        ends = ["> -inf"] if self.low == -math.inf and self.low_open else []
-        if self.low > -math.inf and self.high < math.inf:
-            ends.append(f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}")
-        elif self.low > -math.inf:
-            ends.append(f"{'>' if self.low_open else '>='} {self.low:g}")
-        elif self.high < math.inf:
-            ends.append(f"{'<' if self.high_open else '<='} {self.high:g}")
-        return " and ".join(["finite" if not self.infinite else "not NaN", *ends])
-
-    def refused(self, values: np.ndarray) -> np.ndarray:
-        """A boolean mask of the values outside the range."""
-        v = np.asarray(values)
-        if v.dtype.kind in "biu":
-            v = v.astype(np.float64)
-        elif v.dtype.kind != "f":  # text (no range), complex (finite parts)
-            return ~np.isfinite(v) if v.dtype.kind == "c" else np.zeros(v.shape, dtype=bool)
-        with np.errstate(invalid="ignore"):
-            bad = np.isnan(v) if self.infinite else ~np.isfinite(v)
-            bad |= (v <= self.low) if self.low_open else (v < self.low)
-            bad |= (v >= self.high) if self.high_open else (v > self.high)
-        return bad
-
-    def error(self, values: np.ndarray) -> str | None:
-        """Why ``values`` are refused (the first value outside the range and where), or None."""
-        bad = self.refused(values)
-        if not bad.any():
-            return None
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        value = np.asarray(values)[where].item()
-        at = f" at {where[0] if len(where) == 1 else where}" if where else ""
-        return f"holds {value!r}{at} ({int(bad.sum())} of {bad.size} values refused); its values must be {self.what}"
-
-
-#: Any finite value; >= 0 (counts, sums of squares); > 0; a proportion in [0, 1]; a flip rate in [0, 1).
-FINITE = _Range()
-NONNEGATIVE = _Range(low=0.0)
-POSITIVE = _Range(low=0.0, low_open=True)
-PROPORTION = _Range(low=0.0, high=1.0)
-RATE = _Range(low=0.0, high=1.0, high_open=True)
-
-
-@dataclass(frozen=True)
-class _Spec:
-    """What one stored value must be: a description for the message, a test of its type and shape, and
-    ``values``: a check of its values once the test passed, giving ``(where inside it, the array, why)`` of
-    the first value refused, or None."""
-
-    what: str
-    test: Callable[[object], bool]
-    values: Callable[[object], tuple | None] | None = None
-
-    def refusal(self, value) -> tuple | None:
-        return None if self.values is None else self.values(value)
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_real(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-_KIND_NAMES = {"f": "float", "i": "integer", "b": "boolean", "fi": "numeric", _NPY_KINDS: ""}
-
-INT = _Spec("an integer", _is_int)
-COUNT = _Spec("an integer >= 1", lambda v: _is_int(v) and v >= 1)
-REAL = _Spec("a number", _is_real)
-STR = _Spec("a string", lambda v: isinstance(v, str))
-SCALAR = _Spec("a number, string, boolean or None", lambda v: v is None or isinstance(v, (bool, int, float, str)))
-
-
-def _real(rng: _Range = FINITE, kind: Callable[[object], bool] = _is_real) -> _Spec:
-    """A number (of ``kind``) within ``rng``."""
-    def values(v):
-        why = rng.error(np.float64(v))
-        return None if why is None else ("", None, why)
-
-    return _Spec("a number" if kind is _is_real else "an integer", kind, values)
-
-
-def _array(ndim: int, kinds: str = "f", rng: _Range | None = FINITE, *, columns: tuple | None = None,
-           diagonal: _Range | None = None) -> _Spec:
-    """An array of ``ndim`` dimensions, of dtype kinds ``kinds``, whose values are within ``rng`` (None: text,
-    no range); ``columns``: a range per column instead (a 2-D array of that many columns); ``diagonal``: a
-    range for the diagonal of a square array besides (a sum of squares' diagonal is >= 0)."""
-    name = _KIND_NAMES.get(kinds, kinds)
-
-    def test(v):
-        return (isinstance(v, np.ndarray) and v.ndim == ndim and v.dtype.kind in kinds
-                and (columns is None or v.shape[1:] == (len(columns),))
-                and (diagonal is None or v.shape == v.shape[:1] * 2))
-
-    def values(v):
-        if columns is not None:
-            for j, r in enumerate(columns):
-                why = r.error(v[:, j])
-                if why:
-                    return (f"[:, {j}]", v, why)
-        elif rng is not None:
-            why = rng.error(v)
-            if why:
-                return ("", v, why)
-        if diagonal is not None:
-            why = diagonal.error(np.diagonal(v))
-            if why:
-                return (" (its diagonal)", v, why)
-        return None
-
-    shape = "" if columns is None else f" of {len(columns)} columns"
-    square = "" if diagonal is None else " square"
-    return _Spec(f"a {ndim}-D{square} {name + ' ' if name else ''}array{shape}", test, values)
-
-
-def _optional(spec: _Spec) -> _Spec:
-    return _Spec(f"None or {spec.what}", lambda v: v is None or spec.test(v),
-                 lambda v: None if v is None else spec.refusal(v))
-
-
-def _first_refusal(items) -> tuple | None:
-    """The first refusal of ``(subpath, spec, value)`` items, its subpath prefixed."""
-    for sub, spec, value in items:
-        found = spec.refusal(value)
-        if found is not None:
-            return (sub + found[0], *found[1:])
-    return None
-
-
-def _either(*specs: _Spec) -> _Spec:
-    return _Spec(" or ".join(s.what for s in specs), lambda v: any(s.test(v) for s in specs),
-                 lambda v: next(s for s in specs if s.test(v)).refusal(v))
-
-
-def _instance(*classes) -> _Spec:
-    return _Spec("a " + " or ".join(c.__name__ for c in classes), lambda v: type(v) in classes)
-
-
-def _list_of(spec: _Spec, length: int | None = None) -> _Spec:
-    size = "" if length is None else f"{length} "
-    return _Spec(f"a list of {size}({spec.what})",
-                 lambda v: isinstance(v, list) and (length is None or len(v) == length) and all(map(spec.test, v)),
-                 lambda v: _first_refusal((f"[{i}]", spec, x) for i, x in enumerate(v)))
-
-
-def _dict_of(spec: _Spec) -> _Spec:
-    return _Spec(f"a dict of ({spec.what})", lambda v: isinstance(v, dict) and all(map(spec.test, v.values())),
-                 lambda v: _first_refusal((f"[{k!r}]", spec, x) for k, x in v.items()))
-
-
-def _tuple_of(*specs: _Spec) -> _Spec:
-    """A list of ``len(specs)`` values, each its spec's."""
-    return _Spec(f"a list ({'; '.join(s.what for s in specs)})",
-                 lambda v: isinstance(v, list) and len(v) == len(specs) and all(s.test(x) for s, x in zip(specs, v)),
-                 lambda v: _first_refusal((f"[{i}]", s, x) for i, (s, x) in enumerate(zip(specs, v))))
-
-
-def _one_of(*values: str) -> _Spec:
-    return _Spec(f"one of {', '.join(map(repr, values))}", lambda v: isinstance(v, str) and v in values)
-
-
-def _is_plain(v) -> bool:
-    if v is None or isinstance(v, (bool, int, float, str, np.ndarray)):
-        return True
-    if isinstance(v, list):
-        return all(map(_is_plain, v))
-    if isinstance(v, dict):
-        return all(map(_is_plain, v.values()))
-    return False
-
-
-def _plain_refusal(v, where: str = "") -> tuple | None:
-    """The first array of a plain value with a non-finite value."""
-    if isinstance(v, np.ndarray):
-        why = FINITE.error(v)
-        return None if why is None else (where, v, why)
-    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
-    for k, x in items:
-        found = _plain_refusal(x, f"{where}[{k!r}]")
-        if found is not None:
-            return found
-    return None
-
-
-#: Numbers, strings, arrays and lists / dicts of them: no objects; every array finite.
-PLAIN = _Spec("numbers, strings and arrays (no objects)", _is_plain, _plain_refusal)
-_FLOATS = _array(1)
-_COUNTS = _array(1, rng=NONNEGATIVE)
-_WEIGHTS = _Range(low=-1.0, high=1.0)
-_DETECTOR = _instance(*DETECTORS.values())
-
-
-@dataclass(frozen=True)
-class _Schema:
-    """What a checkpoint may hold of one class's instance (besides its parameters).
-
-    ``state``: always present; ``fitted``: present together once the object is fitted, or none of
-    them; ``optional``: may be absent.  ``params``: type specs of some parameters (their values
-    are checked by the class itself).  ``check``: consistency of the whole state (shapes), an
-    error message or None.  ``smoke``: public reads that must work on the rebuilt object.
-    """
-
-    state: dict = field(default_factory=dict)
-    fitted: dict = field(default_factory=dict)
-    optional: dict = field(default_factory=dict)
-    params: dict = field(default_factory=dict)
-    check: Callable[[dict], str | None] | None = None
-    smoke: Callable[[object], object] | None = None
-
-
-def _shape_error(name: str, value, shape: tuple) -> str | None:
-    if value is not None and value.shape != shape:
-        return f"{name} has shape {value.shape}, expected {shape}"
-    return None
-
-
-def _first_error(*errors) -> str | None:
-    return next((e for e in errors if e), None)
+_FLOATS = array(1)
+_COUNTS = array(1, rng=NONNEGATIVE)
+_WEIGHTS = ValueRange(low=-1.0, high=1.0)
+#: A detector of :data:`~ncld_core.model.detector.DETECTORS` (read when checked: a detector registered after
+#: this module was imported counts).
+_DETECTOR = Spec("a detector of DETECTORS", lambda v: type(v) in DETECTORS.values())
 
 
 def _check_elmncld(s: dict) -> str | None:
@@ -384,24 +177,24 @@ def _check_elmncld(s: dict) -> str | None:
     errors = [
         None if hidden.n_features_in_ == d else f"hidden_ was fitted on {hidden.n_features_in_} features, "
                                                 f"the model on {d}",
-        _shape_error("coef_", s["coef_"], (L, q)),
-        _shape_error("psi_", s["psi_"], (L, q)),
-        _shape_error("statistics_.HtY", s["statistics_"].HtY, (L, q)),
-        _shape_error("chunk_statistics_.HtY", s["chunk_statistics_"].HtY, (L, q)),
-        *(_shape_error(f"_records[{i}].prevalence_hat", np.asarray(r.prevalence_hat), (q,))
+        shape_error("coef_", s["coef_"], (L, q)),
+        shape_error("psi_", s["psi_"], (L, q)),
+        shape_error("statistics_.HtY", s["statistics_"].HtY, (L, q)),
+        shape_error("chunk_statistics_.HtY", s["chunk_statistics_"].HtY, (L, q)),
+        *(shape_error(f"_records[{i}].prevalence_hat", np.asarray(r.prevalence_hat), (q,))
           for i, r in enumerate(s["_records"]) if r.prevalence_hat is not None),
-        *(_shape_error(f"_rates[{i}]", r, (q,)) for i, pair in enumerate(s["_rates"]) for r in pair),
+        *(shape_error(f"_rates[{i}]", r, (q,)) for i, pair in enumerate(s["_rates"]) for r in pair),
     ]
     estimator = s["flip_rate_estimator_"]
     if estimator is not None and hasattr(estimator, "rho_pos_"):
-        errors.append(_shape_error("flip_rate_estimator_.rho_pos_", estimator.rho_pos_, (q,)))
+        errors.append(shape_error("flip_rate_estimator_.rho_pos_", estimator.rho_pos_, (q,)))
     if s["_binary_classes"] is not None:
-        errors.append(_shape_error("_binary_classes", s["_binary_classes"], (2,)))
+        errors.append(shape_error("_binary_classes", s["_binary_classes"], (2,)))
         errors.append(None if q == 1 else f"a binary model has 1 label, not {q}")
     grid, losses = s["alpha_grid_"], s["alpha_losses_"]
     if grid is not None and losses is not None:
-        errors.append(_shape_error("alpha_losses_", losses, grid.shape))
-    return _first_error(*errors)
+        errors.append(shape_error("alpha_losses_", losses, grid.shape))
+    return first_error(*errors)
 
 
 def _smoke_elmncld(model):
@@ -425,14 +218,14 @@ def _check_hidden(s: dict) -> str | None:
     standard = s["mode_"] == "standard"
     if standard != ("mean_" in s and "scale_" in s):
         return "mean_ and scale_ are kept exactly when mode_ is 'standard'"
-    return _first_error(_shape_error("weights_", s["weights_"], (d, L)), _shape_error("bias_", s["bias_"], (L,)),
-                        *(_shape_error(k, s[k], (d,)) for k in ("mean_", "scale_") if standard))
+    return first_error(shape_error("weights_", s["weights_"], (d, L)), shape_error("bias_", s["bias_"], (L,)),
+                        *(shape_error(k, s[k], (d,)) for k in ("mean_", "scale_") if standard))
 
 
 def _check_statistics(s: dict) -> str | None:
     L, q = s["HtY"].shape
-    return _first_error(_shape_error("HtH", s["HtH"], (L, L)), _shape_error("EtE", s["EtE"], (L, L)),
-                        _shape_error("HtA", s["HtA"], (L, q)))
+    return first_error(shape_error("HtH", s["HtH"], (L, L)), shape_error("EtE", s["EtE"], (L, L)),
+                        shape_error("HtA", s["HtA"], (L, q)))
 
 
 def _check_rates(s: dict) -> str | None:
@@ -442,122 +235,115 @@ def _check_rates(s: dict) -> str | None:
     names = ["low_positives_", "anchor_sum_", "rho_neg_",
              *(k for k in ("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_") if k in s)]
     n_trusted = s["trusted_Y_"].shape[0] if "trusted_Y_" in s else 0
-    return _first_error(*(_shape_error(k, s[k], (q,)) for k in names),
-                        *((_shape_error("trusted_counts_", s["trusted_counts_"], (4, q)),
-                           _shape_error("trusted_Y_", s["trusted_Y_"], (n_trusted, q)),
-                           _shape_error("trusted_cardinality_", s.get("trusted_cardinality_"), (n_trusted,)),
-                           _shape_error("trusted_weight_", s.get("trusted_weight_"), (n_trusted,)))
+    return first_error(*(shape_error(k, s[k], (q,)) for k in names),
+                        *((shape_error("trusted_counts_", s["trusted_counts_"], (4, q)),
+                           shape_error("trusted_Y_", s["trusted_Y_"], (n_trusted, q)),
+                           shape_error("trusted_cardinality_", s.get("trusted_cardinality_"), (n_trusted,)),
+                           shape_error("trusted_weight_", s.get("trusted_weight_"), (n_trusted,)))
                           if "trusted_counts_" in s else ()),
-                        *(_shape_error(k, s[k], (q, 2)) for k in ("mix_rates_", "mix_weights_") if k in s),
+                        *(shape_error(k, s[k], (q, 2)) for k in ("mix_rates_", "mix_weights_") if k in s),
                         None if "hist_" not in s or s["hist_"].shape[0] == q else "hist_ has a row per label")
-
-
-#: A window of chunk summaries: rows (instances, mean, sum of squared deviations).
-_WINDOW = _array(2, columns=(NONNEGATIVE, FINITE, NONNEGATIVE))
-#: The label tests' reference: instances and positives per chunk.
-_LABELS_STATE = {"sizes_": _array(1, rng=NONNEGATIVE), "counts_": _optional(_array(2, rng=NONNEGATIVE))}
-#: The label test's pooled within-chunk scatter (absent from files written before it: the test restarts it),
-#: a sum of squares (its diagonal >= 0), and its degrees of freedom.
-_LABELS_SCATTER = {"scatter_": _optional(_array(2, diagonal=NONNEGATIVE)), "scatter_df_": _real(NONNEGATIVE)}
-
-
-def _check_labels_detector(s: dict) -> str | None:
-    counts = s["counts_"]
-    if counts is not None and counts.shape[0] != s["sizes_"].shape[0]:
-        return f"counts_ has {counts.shape[0]} rows for {s['sizes_'].shape[0]} chunk sizes"
-    return None
 
 
 def _check_prior(s: dict) -> str | None:
     if "n_labels_" not in s:
         return None
     q = s["n_labels_"]
-    return _first_error(_shape_error("counts_", s.get("counts_"), (q,)), _shape_error("prior_", s.get("prior_"), (q,)))
+    return first_error(shape_error("counts_", s.get("counts_"), (q,)), shape_error("prior_", s.get("prior_"), (q,)))
 
 
-_REFERENCE_FITTED = {"n_features_in_": COUNT, "n_labels_": COUNT, "n_seen_": _real(NONNEGATIVE, _is_int),
-                     "_binary_classes": _optional(_array(1, _NPY_KINDS))}
+_REFERENCE_FITTED = {"n_features_in_": COUNT, "n_labels_": COUNT, "n_seen_": number(NONNEGATIVE, integer=True),
+                     "_binary_classes": optional(array(1, _NPY_KINDS))}
 #: What scikit-learn's contract added to every fitted model (the fitted Y's label values, the fitted
 #: DataFrame's column names); absent from files written before it, whose models predict 0/1 int8.
-_INPUTS_OPTIONAL = {"_label_values": _optional(_array(1, _NPY_KINDS)), "_feature_names": _optional(_list_of(STR))}
+_INPUTS_OPTIONAL = {"_label_values": optional(array(1, _NPY_KINDS)), "_feature_names": optional(list_of(STR))}
 
-#: Per class, what a checkpoint may set on its instances (see :class:`_Schema`).
+#: Per class, what a checkpoint may set on its instances (see :class:`SavedState`).
 SCHEMAS = {
-    ELMNCLD: _Schema(
-        params={"random_state": _optional(INT), "scaling": STR},
+    ELMNCLD: SavedState(
+        params={"random_state": optional(INT), "scaling": STR},
         fitted={
-            "hidden_": _instance(RandomHiddenLayer),
+            "hidden_": instance_of(RandomHiddenLayer),
             "n_features_in_": COUNT,
             "n_labels_": COUNT,
-            "_binary_classes": _optional(_array(1, _NPY_KINDS)),
-            "_records": _list_of(_instance(ModelChunkRecord)),
-            "_rates": _list_of(_list_of(_array(1, rng=RATE), 2)),  # each chunk's (rho_+, rho_-)
-            "flip_rate_estimator_": _optional(_instance(FlipRateEstimator)),
+            "_binary_classes": optional(array(1, _NPY_KINDS)),
+            "_records": list_of(instance_of(ModelChunkRecord)),
+            "_rates": list_of(list_of(array(1, rng=RATE), 2)),  # each chunk's (rho_+, rho_-)
+            "flip_rate_estimator_": optional(instance_of(FlipRateEstimator)),
             "detector_": _DETECTOR,
-            "monitors_": _dict_of(_DETECTOR),
-            "statistics_": _instance(SufficientStatistics),
-            "chunk_statistics_": _instance(SufficientStatistics),
-            "coef_": _array(2),
-            "psi_": _array(2),
-            "decision_state_": _optional(_dict_of(PLAIN)),
-            "alpha_": _real(POSITIVE),
+            "monitors_": dict_of(_DETECTOR),
+            "statistics_": instance_of(SufficientStatistics),
+            "chunk_statistics_": instance_of(SufficientStatistics),
+            "coef_": array(2),
+            "psi_": array(2),
+            "decision_state_": optional(dict_of(PLAIN)),
+            "alpha_": number(POSITIVE),
             # the grid's discounted losses (the "rank" criterion's are negative gains): +inf where a ridge is not
             # admissible (capacity.prequential_losses), never NaN or -inf
-            "alpha_losses_": _optional(_array(1, rng=_Range(low=-math.inf, low_open=True, infinite=True))),
-            "alpha_grid_": _optional(_array(1, rng=POSITIVE)),
+            "alpha_losses_": optional(array(1, rng=ValueRange(low=-math.inf, low_open=True, infinite=True))),
+            "alpha_grid_": optional(array(1, rng=POSITIVE)),
         },
         optional=dict(_INPUTS_OPTIONAL),
         check=_check_elmncld,
         smoke=_smoke_elmncld,
     ),
-    RandomHiddenLayer: _Schema(
-        params={"n_hidden": COUNT, "scaling": STR, "random_state": _optional(INT)},
+    RandomHiddenLayer: SavedState(
+        params={"n_hidden": COUNT, "scaling": STR, "random_state": optional(INT)},
         # W and b are drawn uniform in [-1, 1] (ncld_core.model.elm)
-        fitted={"n_features_in_": COUNT, "weights_": _array(2, rng=_WEIGHTS), "bias_": _array(1, rng=_WEIGHTS),
-                "mode_": _one_of("l2", "standard", "none")},  # RandomHiddenLayer.fit resolves "auto"
-        optional={"mean_": _FLOATS, "scale_": _array(1, rng=POSITIVE)},
+        fitted={"n_features_in_": COUNT, "weights_": array(2, rng=_WEIGHTS), "bias_": array(1, rng=_WEIGHTS),
+                "mode_": one_of("l2", "standard", "none")},  # RandomHiddenLayer.fit resolves "auto"
+        optional={"mean_": _FLOATS, "scale_": array(1, rng=POSITIVE)},
         check=_check_hidden,
     ),
-    SufficientStatistics: _Schema(
+    SufficientStatistics: SavedState(
         # H'H and E'E are sums of squares: their diagonals are >= 0
-        params={**{k: _array(2, diagonal=NONNEGATIVE) for k in ("HtH", "EtE")}, "HtY": _array(2), "HtA": _array(2)},
+        params={**{k: array(2, diagonal=NONNEGATIVE) for k in ("HtH", "EtE")}, "HtY": array(2), "HtA": array(2)},
         check=_check_statistics),
-    HoeffdingCardinalityDetector: _Schema(state={"previous_": _optional(_real())}),
-    WelchDetector: _Schema(state={"previous_": _optional(_tuple_of(_real(NONNEGATIVE), _real(), _real(NONNEGATIVE)))}),
-    AdaptiveWindowDetector: _Schema(state={"window_": _WINDOW}),
-    LabelDistributionDetector: _Schema(state=dict(_LABELS_STATE), optional=_LABELS_SCATTER,
-                                       check=_check_labels_detector),
-    SequentialLabelDetector: _Schema(state=dict(_LABELS_STATE), optional=_LABELS_SCATTER,
-                                     check=_check_labels_detector),
-    CombinedDetector: _Schema(state={"cardinality_": _instance(AdaptiveWindowDetector),
-                                     "labels_": _instance(LabelDistributionDetector)}),
-    GLRDetector: _Schema(state={"window_": _WINDOW}),
-    AdaptiveSequentialLabelDetector: _Schema(state={"cardinality_": _instance(AdaptiveWindowDetector),
-                                                    "labels_": _instance(SequentialLabelDetector)}),
-    SequentialCombinedDetector: _Schema(state={"cardinality_": _instance(GLRDetector),
-                                               "labels_": _instance(SequentialLabelDetector)}),
-    FlipRateEstimator: _Schema(
+    FlipRateEstimator: SavedState(
         # counts and sums of bounds in [0, 1] are >= 0; rates in [0, 1); the mixture's rates and weights in [0, 1]
-        fitted={"low_positives_": _COUNTS, "low_count_": _real(NONNEGATIVE), "anchor_sum_": _COUNTS,
-                "anchor_weight_": _real(NONNEGATIVE), "n_chunks_": _real(NONNEGATIVE, _is_int),
-                "rho_neg_": _array(1, rng=RATE), "rho_pos_": _array(1, rng=RATE)},
-        optional={"hist_": _array(2, rng=NONNEGATIVE), "mix_rates_": _array(2, rng=PROPORTION),
-                  "mix_weights_": _array(2, rng=PROPORTION),  # negative_anchor="mixture"
+        fitted={"low_positives_": _COUNTS, "low_count_": number(NONNEGATIVE), "anchor_sum_": _COUNTS,
+                "anchor_weight_": number(NONNEGATIVE), "n_chunks_": number(NONNEGATIVE, integer=True),
+                "rho_neg_": array(1, rng=RATE), "rho_pos_": array(1, rng=RATE)},
+        optional={"hist_": array(2, rng=NONNEGATIVE), "mix_rates_": array(2, rng=PROPORTION),
+                  "mix_weights_": array(2, rng=PROPORTION),  # negative_anchor="mixture"
                   # format 4 (absent from older files until their next chunk): rate intervals, trusted sample
                   **dict.fromkeys(("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_"),
-                                  _array(1, rng=RATE)),
-                  "trusted_counts_": _array(2, rng=NONNEGATIVE), "trusted_Y_": _array(2, "i", rng=PROPORTION),
+                                  array(1, rng=RATE)),
+                  "trusted_counts_": array(2, rng=NONNEGATIVE), "trusted_Y_": array(2, "i", rng=PROPORTION),
                   "trusted_cardinality_": _COUNTS, "trusted_weight_": _COUNTS},
         check=_check_rates,
     ),
-    MetricAccumulator: _Schema(state={"_stats": _optional(_dict_of(PLAIN))},
+    MetricAccumulator: SavedState(state={"_stats": optional(dict_of(PLAIN))},
                                smoke=lambda acc: acc.cumulative() if acc.n_instances else None),
-    AllNegative: _Schema(fitted=dict(_REFERENCE_FITTED), optional=dict(_INPUTS_OPTIONAL)),
-    NoisyPrior: _Schema(fitted={**_REFERENCE_FITTED, "counts_": _array(1, "i", rng=NONNEGATIVE),
-                                "prior_": _array(1, rng=PROPORTION)},
+    AllNegative: SavedState(fitted=dict(_REFERENCE_FITTED), optional=dict(_INPUTS_OPTIONAL)),
+    NoisyPrior: SavedState(fitted={**_REFERENCE_FITTED, "counts_": array(1, "i", rng=NONNEGATIVE),
+                                "prior_": array(1, rng=PROPORTION)},
                         optional=dict(_INPUTS_OPTIONAL),
                         check=_check_prior),
 }
+
+
+def _is_saved_value(v) -> bool:
+    """Numbers, strings, arrays, ncld objects, and lists / dicts of them."""
+    if isinstance(v, (list, tuple)):
+        return all(map(_is_saved_value, v))
+    if isinstance(v, dict):
+        return all(map(_is_saved_value, v.values()))
+    return PLAIN.test(v) or checkpointable(v)
+
+
+#: What a class that declares no ``saved_state`` may keep: any attribute (none hiding a method) of
+#: plain values (every array finite) or ncld objects (each checked by its own class).
+_UNDECLARED = SavedState(others=Spec("numbers, strings, arrays, ncld objects, or lists / dicts of them",
+                                     _is_saved_value, PLAIN.values))
+
+
+def saved_state_of(cls) -> SavedState:
+    """What a checkpoint may hold of an instance of ``cls``: :data:`SCHEMAS`' entry, else the class's own
+    ``saved_state`` declaration (the detectors of :data:`~ncld_core.model.detector.DETECTORS`), else any
+    attribute of plain values or ncld objects (a class registered without a declaration)."""
+    declared = SCHEMAS.get(cls, getattr(cls, "saved_state", None))
+    return declared if isinstance(declared, SavedState) else _UNDECLARED
 
 
 def _param_names(cls) -> list[str]:
@@ -708,7 +494,7 @@ class _Archive:
             descr, fortran, shape = d["descr"], d["fortran_order"], d["shape"]
             if set(d) != {"descr", "fortran_order", "shape"} or not isinstance(descr, str) \
                     or not isinstance(fortran, bool) or not isinstance(shape, tuple) or len(shape) > 32 \
-                    or not all(_is_int(n) and n >= 0 for n in shape):
+                    or not all(is_int(n) and n >= 0 for n in shape):
                 raise ValueError
             dtype = np.dtype(descr)
         except (ValueError, TypeError, SyntaxError, KeyError, MemoryError, RecursionError, UnicodeDecodeError):
@@ -783,7 +569,7 @@ def _parse_header(archive: _Archive) -> dict:
 
 def _check_version(meta: dict, path: Path) -> int:
     version = meta.get("version")
-    if not _is_int(version):
+    if not is_int(version):
         raise CheckpointError(f"checkpoint {path} has no readable format version ({version!r})")
     if OLDEST_READABLE <= version <= VERSION:
         return version
@@ -1000,9 +786,10 @@ def _member_of(array, members: dict) -> str:
 
 
 def _check_state(cls, state: dict, where: str, members: dict) -> None:
-    schema = SCHEMAS[cls]
+    schema = saved_state_of(cls)
     params = _param_names(cls)
     known = {*params, *schema.state, *schema.fitted, *schema.optional}
+    others = {name: schema.others for name in state if name not in known and schema.others is not None}
 
     def fail(message):
         raise CheckpointError(f"{where}: {message}")
@@ -1010,7 +797,7 @@ def _check_state(cls, state: dict, where: str, members: dict) -> None:
     for name in state:
         if name.startswith("__") or inspect.getattr_static(cls, name, None) is not None:
             fail(f"the attribute {name!r} would hide {cls.__name__}.{name}")
-        if name not in known:
+        if name not in known and name not in others:
             fail(f"{name!r} is not a parameter or fitted attribute of {cls.__name__}")
     missing = [n for n in (*params, *schema.state) if n not in state]
     fitted = [n for n in schema.fitted if n in state]
@@ -1018,13 +805,13 @@ def _check_state(cls, state: dict, where: str, members: dict) -> None:
         missing += [n for n in schema.fitted if n not in state]
     if missing:
         fail(f"missing {', '.join(missing)}")
-    for name, spec in {**schema.params, **schema.state, **schema.fitted, **schema.optional}.items():
+    for name, spec in {**schema.params, **schema.state, **schema.fitted, **schema.optional, **others}.items():
         if name in state and not spec.test(state[name]):
             fail(f"{name} must be {spec.what}; got {_describe(state[name])}")
         refused = spec.refusal(state[name]) if name in state else None
         if refused is not None:
-            sub, array, why = refused
-            fail(f"{name}{sub}{_member_of(array, members)} {why}")
+            sub, found, why = refused
+            fail(f"{name}{sub}{_member_of(found, members)} {why}")
     if schema.check is not None:
         try:
             message = schema.check(state)
@@ -1061,7 +848,7 @@ def _build(node, where: str, members: dict, checked: bool = False):
         obj = cls.__new__(cls)
         obj.__dict__.update(state)
         _check_params(obj, cls, label)
-        schema = SCHEMAS[cls]
+        schema = saved_state_of(cls)
         if schema.smoke is not None:
             try:
                 schema.smoke(obj)
@@ -1161,12 +948,12 @@ def _open_regular(path: Path):
 # ---------------------------------------------------------------------------------------- runs
 #: What a run checkpoint's models may be (RunState.models).
 _RUN_MODELS = (ELMNCLD, AllNegative, NoisyPrior)
-_METRICS = _dict_of(_dict_of(_optional(REAL)))
+_METRICS = dict_of(dict_of(optional(REAL)))
 #: The fields of a saved ChunkResult (dataclasses.asdict) and what they must be.
 _CHUNK_FIELDS = {"chunk": INT, "start": INT, "stop": INT, "true_cardinality": REAL, "observed_cardinality": REAL,
-                 "is_change": _Spec("True or False", lambda v: isinstance(v, bool)), "metrics": _METRICS,
-                 "cumulative": _METRICS, "diagnostics": _dict_of(_Spec("a dict", lambda v: isinstance(v, dict))),
-                 "seconds": _dict_of(REAL)}
+                 "is_change": Spec("True or False", lambda v: isinstance(v, bool)), "metrics": _METRICS,
+                 "cumulative": _METRICS, "diagnostics": dict_of(Spec("a dict", lambda v: isinstance(v, dict))),
+                 "seconds": dict_of(REAL)}
 
 
 def save_run(path, state: RunState, chunks: list, *, config: dict | None = None, chunk_size: int | None = None):
@@ -1201,9 +988,9 @@ def load_run(path):
         fail("it does not hold one metric accumulator per model")
     next_chunk, chunks = extra.get("next_chunk"), extra.get("chunks")
     chunk_size, config = extra.get("chunk_size"), extra.get("config", {})
-    if not _is_int(next_chunk) or not isinstance(chunks, list) or len(chunks) != next_chunk:
+    if not is_int(next_chunk) or not isinstance(chunks, list) or len(chunks) != next_chunk:
         fail(f"next_chunk {next_chunk!r} does not count its chunks")
-    if not isinstance(config, dict) or not (chunk_size is None or (_is_int(chunk_size) and chunk_size >= 1)):
+    if not isinstance(config, dict) or not (chunk_size is None or (is_int(chunk_size) and chunk_size >= 1)):
         fail("its configuration is not readable")
     for i, chunk in enumerate(chunks):
         if not isinstance(chunk, dict):

@@ -29,6 +29,7 @@ from ncld_core.cli import main
 from ncld_core.config import RunConfig
 from ncld_core.eval.runner import RunResult
 from ncld_core.model import ELMNCLD
+from ncld_core.model.detector import DETECTORS
 
 CFG = RunConfig(n_instances=1500, chunk_size=150, schedule="growth@750", models=["ELM-O", "ELM-I", "ELM-II"])
 TIMING = ["seconds", "diag_seconds"]
@@ -553,8 +554,9 @@ def test_the_schemas_cover_every_attribute_a_model_has(tmp_path):
     must be added there, with a migration for the files without it); each round-trips."""
     import inspect
 
-    from ncld_core.checkpoint import SCHEMAS
+    from ncld_core.checkpoint import SCHEMAS, saved_state_of
     from ncld_core.eval.metrics import MetricAccumulator
+    from ncld_core.model.detector import DETECTORS
     from ncld_core.eval.references import AllNegative, NoisyPrior
     from ncld_core.model.flip_rates import FlipRateEstimator
 
@@ -579,7 +581,7 @@ def test_the_schemas_cover_every_attribute_a_model_has(tmp_path):
     fitted.append(acc)
 
     def objects(value, out):
-        if type(value) in SCHEMAS:
+        if type(value) in SCHEMAS or type(value) in DETECTORS.values():
             out.append(value)
             for v in vars(value).values():
                 objects(v, out)
@@ -594,16 +596,18 @@ def test_the_schemas_cover_every_attribute_a_model_has(tmp_path):
     seen = set()
     for i, model in enumerate(fitted):
         for obj in objects(model, []):
-            schema = SCHEMAS[type(obj)]
+            schema = saved_state_of(type(obj))
+            assert schema.others is None, f"{type(obj).__name__} declares no saved_state"
             known = {*schema.state, *schema.fitted, *schema.optional, *schema.params}
             params = {p for p in inspect.signature(type(obj).__init__).parameters if p != "self"}
             unknown = set(vars(obj)) - known - params
-            assert not unknown, f"{type(obj).__name__}: add {sorted(unknown)} to checkpoint.SCHEMAS (and a migration)"
+            assert not unknown, (f"{type(obj).__name__}: add {sorted(unknown)} to its saved_state or checkpoint.SCHEMAS "
+                                 "(and a migration)")
             seen.add(type(obj))
         save_checkpoint(model, tmp_path / f"{i}.npz")
         again = load_checkpoint(tmp_path / f"{i}.npz")
         assert type(again) is type(model) and set(vars(again)) == set(vars(model))
-    assert seen == set(SCHEMAS)
+    assert seen == set(SCHEMAS) | set(DETECTORS.values())
 
 
 def test_an_array_held_by_several_models_is_stored_once(tmp_path):
@@ -872,3 +876,108 @@ def test_a_failure_without_a_message_still_names_its_reason(tmp_path, monkeypatc
     with pytest.raises(CheckpointError, match=r"corrupt or not an ncld checkpoint \(reading it needs more memory "
                                               r"than there is\)"):
         load_checkpoint(tmp_path / "m.npz")
+
+
+# ------------------------------------------------------------------ every detector, every model (issue 40, item 4)
+def _continues_exactly(model, tmp_path, X, Y, chunks=3, size=60):
+    """``model`` fitted on ``chunks`` chunks, saved and loaded: the copy learns the next chunk as the model does."""
+    for i in range(chunks):
+        model.partial_fit(X[i * size:(i + 1) * size], Y[i * size:(i + 1) * size])
+    path = tmp_path / f"{id(model)}.npz"
+    save_checkpoint(model, path)
+    again = load_checkpoint(path)
+    assert type(again) is type(model) and set(vars(again)) == set(vars(model))
+    rest = slice(chunks * size, (chunks + 1) * size)
+    np.testing.assert_array_equal(again.decision_function(X[rest]), model.decision_function(X[rest]))
+    model.partial_fit(X[rest], Y[rest])
+    again.partial_fit(X[rest], Y[rest])
+    return model, again
+
+
+@pytest.mark.parametrize("name", sorted(DETECTORS))
+def test_every_registered_detector_round_trips_and_continues_exactly(tmp_path, name):
+    rng = np.random.default_rng(6)
+    X, Y = rng.normal(size=(240, 5)), (rng.random((240, 3)) < 0.35).astype(int)
+    model, again = _continues_exactly(ELMNCLD(n_hidden=20, n_neighbors=5, detector=name, random_state=0), tmp_path, X, Y)
+    assert type(again.detector_) is DETECTORS[name]
+    np.testing.assert_array_equal(again.coef_, model.coef_)
+    pd.testing.assert_frame_equal(again.history_.drop(columns="seconds"), model.history_.drop(columns="seconds"))
+
+
+def test_every_model_of_a_run_resumes_bit_identically(tmp_path):
+    """Every entry of VARIANTS (the ELM-NCLD variants, the oracle, the references) in one run, saved midway."""
+    from ncld_core.eval.variants import VARIANTS
+
+    cfg = RunConfig(n_instances=900, chunk_size=150, schedule="growth@450", models=list(VARIANTS))
+    stream = cfg.build_stream()
+    full = list(cfg.runner().iter_run(stream))
+    runner, first = cfg.runner(), []
+    for chunk in runner.iter_run(stream):
+        first.append(chunk)
+        if chunk.chunk == 2:
+            break
+    save_run(tmp_path / "run.npz", runner.state_, first, config=cfg.to_dict(), chunk_size=cfg.chunk_size)
+    state, chunks, config, _ = load_run(tmp_path / "run.npz")
+    assert set(state.models) == set(VARIANTS)
+    rest = list(RunConfig.from_dict(config).runner().iter_run(stream, state=state))
+    frame = lambda cs: RunResult(cs, stream, cfg.chunk_size).records.drop(columns=TIMING, errors="ignore")
+    pd.testing.assert_frame_equal(frame(chunks + rest), frame(full), check_exact=True)
+
+
+class _Toy:
+    """A drift detector added as docs/architecture.md says: this class and its DETECTORS entry, nothing else.
+
+    Its state: a count, the chunk means seen (an array) and a dict of plain values; no ``saved_state``."""
+
+    name = "toy"
+
+    def __init__(self, delta: float = 0.05):
+        from ncld_core.validation import check_in_range
+
+        check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
+        self.delta = delta
+        self.seen = 0
+        self.means_ = np.zeros(0)
+        self.notes_ = {"last": None}
+
+    def update(self, signal):
+        from ncld_core.model.detector import DetectorResult
+
+        mean = float(np.mean(signal.unbiased))
+        self.seen += 1
+        self.means_ = np.append(self.means_, mean)
+        self.notes_ = {"last": mean, "spread": float(np.ptp(self.means_))}
+        fired = bool(len(self.means_) > 1 and abs(mean - self.means_[:-1].mean()) > 0.3)
+        return DetectorResult(abs(mean - self.means_[0]), 0.3, fired, mean)
+
+
+def test_a_detector_registered_in_detectors_alone_round_trips(tmp_path, monkeypatch):
+    # On main: saved, then "KeyError: <class ...>" on loading (checkpoint.SCHEMAS had no entry for it).
+    from ncld_core.model import detector as detector_module
+
+    monkeypatch.setitem(detector_module.DETECTORS, "toy", _Toy)
+    rng = np.random.default_rng(7)
+    X, Y = rng.normal(size=(240, 5)), (rng.random((240, 3)) < 0.35).astype(int)
+    model, again = _continues_exactly(ELMNCLD(n_hidden=20, n_neighbors=5, detector="toy", monitors=("toy",),
+                                              random_state=0), tmp_path, X, Y)
+    for det, twin in ((model.detector_, again.detector_), (model.monitors_["toy"], again.monitors_["toy"])):
+        assert type(twin) is _Toy and twin.seen == det.seen == 4 and twin.notes_ == det.notes_
+        np.testing.assert_array_equal(twin.means_, det.means_)
+    np.testing.assert_array_equal(again.coef_, model.coef_)
+
+    # and its values are checked as any array is: finite; its parameters by its own constructor
+    path = tmp_path / "toy.npz"
+    save_checkpoint(model, path)
+    key = _rewrite_arrays(path, lambda k, a: a)[".detector_.means_"]
+    _rewrite_arrays(path, lambda k, a: np.where(np.arange(a.size) == 1, np.nan, a) if k == key else a)
+    with pytest.raises(CheckpointError, match=rf"the _Toy at \['detector_'\]: means_ \(member {key}\.npy\) holds nan "
+                                              r"at 1"):
+        load_checkpoint(path)
+    save_checkpoint(model, path)
+    _rewrite_state(path, lambda s, m: s["detector_"]["state"]["__dict__"].update(delta=7.0))
+    with pytest.raises(CheckpointError, match=r"the _Toy at \['detector_'\]: delta must be in \(0, 1\), got 7.0"):
+        load_checkpoint(path)
+    save_checkpoint(model, path)
+    _rewrite_state(path, lambda s, m: s["detector_"]["state"]["__dict__"].update(update=1))
+    with pytest.raises(CheckpointError, match="would hide _Toy.update"):
+        load_checkpoint(path)
