@@ -22,8 +22,8 @@ Reading a file is bounded and checked before anything large is allocated:
   attributes (:class:`~ncld_core.saved_state.ValueRange`: counts and sums of squares >= 0, flip rates in
   [0, 1), the hidden weights in [-1, 1], ...), a model's decision function finite; the parameters' values go
   through the class's own validation (``check_params()``, or its constructor).  A class registered without
-  a declaration (a new detector in ``DETECTORS``) keeps any attribute of plain values (every array finite)
-  or ncld objects;
+  a declaration (a new detector in ``DETECTORS``, the peers of ``BASELINES``) keeps any attribute of plain
+  values (every array finite) or ncld objects, and a fitted estimator's decision function must be finite;
 * any failure is a :class:`CheckpointError` (a ``ValueError``) naming the file and what is wrong.
 
 The header records the format version (:data:`VERSION`) and the ncld version that wrote it.
@@ -53,6 +53,7 @@ ncld_core.checkpoint.CheckpointError: checkpoint ...model.npz: its ELMNCLD: n_hi
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import math
@@ -69,6 +70,7 @@ import numpy as np
 
 from . import __version__ as NCLD_VERSION
 from .files import atomic_writer
+from .eval.baselines import BASELINES, baseline_class
 from .eval.metrics import MetricAccumulator
 from .eval.references import AllNegative, NoisyPrior
 from .eval.runner import ChunkResult, RunState
@@ -145,11 +147,24 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be read or written: the message names the file and what is wrong."""
 
 
+@functools.lru_cache(maxsize=1)
+def _peer_classes() -> tuple:
+    """The classes of :data:`~ncld_core.eval.baselines.BASELINES` (the paper's baselines and peers) whose
+    modules import here; what each saves is derived (:func:`saved_state_of`)."""
+    classes = []
+    for name in BASELINES:
+        try:
+            classes.append(baseline_class(name))
+        except ValueError:  # an optional dependency missing: its runs cannot be made here either
+            pass
+    return tuple(classes)
+
+
 def _classes() -> dict:
     return {
         cls.__name__: cls
         for cls in (ELMNCLD, SufficientStatistics, RandomHiddenLayer, *DETECTORS.values(), FlipRateEstimator,
-                    MetricAccumulator, AllNegative, NoisyPrior)
+                    MetricAccumulator, AllNegative, NoisyPrior, *_peer_classes())
     }
 
 
@@ -332,10 +347,23 @@ def _is_saved_value(v) -> bool:
     return PLAIN.test(v) or checkpointable(v)
 
 
+def _smoke_undeclared(obj):
+    """A fitted estimator (``n_features_in_`` and ``decision_function``) must give finite scores on a probe."""
+    d = getattr(obj, "n_features_in_", None)
+    if not is_int(d) or d < 1 or not callable(getattr(obj, "decision_function", None)):
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = np.asarray(obj.decision_function(np.vstack([np.zeros(d), np.ones(d)])), dtype=float)
+    if not np.isfinite(scores).all():
+        raise ValueError("its decision function is not finite on a probe of zeros and ones")
+    return scores
+
+
 #: What a class that declares no ``saved_state`` may keep: any attribute (none hiding a method) of
-#: plain values (every array finite) or ncld objects (each checked by its own class).
+#: plain values (every array finite) or ncld objects (each checked by its own class); once fitted, its
+#: decision function must be finite on a probe.
 _UNDECLARED = SavedState(others=Spec("numbers, strings, arrays, ncld objects, or lists / dicts of them",
-                                     _is_saved_value, PLAIN.values))
+                                     _is_saved_value, PLAIN.values), smoke=_smoke_undeclared)
 
 
 def saved_state_of(cls) -> SavedState:
@@ -947,7 +975,11 @@ def _open_regular(path: Path):
 
 # ---------------------------------------------------------------------------------------- runs
 #: What a run checkpoint's models may be (RunState.models).
-_RUN_MODELS = (ELMNCLD, AllNegative, NoisyPrior)
+def _run_models() -> tuple:
+    """What a run checkpoint's models may be (RunState.models): the model, the references, the peers."""
+    return (ELMNCLD, AllNegative, NoisyPrior, *_peer_classes())
+
+
 _METRICS = dict_of(dict_of(optional(REAL)))
 #: The fields of a saved ChunkResult (dataclasses.asdict) and what they must be.
 _CHUNK_FIELDS = {"chunk": INT, "start": INT, "stop": INT, "true_cardinality": REAL, "observed_cardinality": REAL,
@@ -981,7 +1013,7 @@ def load_run(path):
     if not isinstance(payload, dict) or set(payload) != {"models", "accumulators"}:
         fail("it holds no models and accumulators")
     models, accumulators = payload["models"], payload["accumulators"]
-    if not isinstance(models, dict) or not models or not all(type(m) in _RUN_MODELS for m in models.values()):
+    if not isinstance(models, dict) or not models or not all(type(m) in _run_models() for m in models.values()):
         fail("its models are not ncld models")
     if not isinstance(accumulators, dict) or set(accumulators) != set(models) \
             or not all(type(a) is MetricAccumulator for a in accumulators.values()):

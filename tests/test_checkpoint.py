@@ -29,6 +29,7 @@ from ncld_core.cli import main
 from ncld_core.config import RunConfig
 from ncld_core.eval.runner import RunResult
 from ncld_core.model import ELMNCLD
+from ncld_core.eval.baselines import BASELINES
 from ncld_core.model.detector import DETECTORS
 
 CFG = RunConfig(n_instances=1500, chunk_size=150, schedule="growth@750", models=["ELM-O", "ELM-I", "ELM-II"])
@@ -904,11 +905,37 @@ def test_every_registered_detector_round_trips_and_continues_exactly(tmp_path, n
     pd.testing.assert_frame_equal(again.history_.drop(columns="seconds"), model.history_.drop(columns="seconds"))
 
 
+#: Peers whose state a checkpoint cannot hold without a new stored type: a sparse window (scipy's CSR matrix)
+#: or a River model object (pickle only).
+UNSAVED_PEERS = {"MW": "csr_matrix", "ML-kNN (window)": "csr_matrix", "MLSAMPkNN": "csr_matrix",
+                 "River BR-LR": "PerOutputClassifier"}
+
+
+@pytest.mark.parametrize("name", sorted(BASELINES))
+def test_every_peer_round_trips_or_is_refused_by_name_when_saved(tmp_path, name):
+    from ncld_core.eval.baselines import make_baseline
+
+    rng = np.random.default_rng(8)
+    X, Y = rng.normal(size=(240, 5)), (rng.random((240, 3)) < 0.35).astype(int)
+    peer = make_baseline(name, random_state=0)
+    if name in UNSAVED_PEERS:
+        peer.partial_fit(X[:60], Y[:60])
+        with pytest.raises(ValueError, match=f"cannot checkpoint {UNSAVED_PEERS[name]} at obj"):
+            save_checkpoint(peer, tmp_path / "peer.npz")
+        assert not list(tmp_path.iterdir())
+        return
+    peer, again = _continues_exactly(peer, tmp_path, X, Y)
+    np.testing.assert_array_equal(again.decision_function(X), peer.decision_function(X))
+    np.testing.assert_array_equal(again.predict(X), peer.predict(X))
+
+
 def test_every_model_of_a_run_resumes_bit_identically(tmp_path):
-    """Every entry of VARIANTS (the ELM-NCLD variants, the oracle, the references) in one run, saved midway."""
+    """Every entry of VARIANTS (the ELM-NCLD variants, the oracle, the references) and every peer a checkpoint
+    holds, in one run, saved midway."""
     from ncld_core.eval.variants import VARIANTS
 
-    cfg = RunConfig(n_instances=900, chunk_size=150, schedule="growth@450", models=list(VARIANTS))
+    models = [*VARIANTS, *(name for name in BASELINES if name not in UNSAVED_PEERS)]
+    cfg = RunConfig(n_instances=900, chunk_size=150, schedule="growth@450", models=models)
     stream = cfg.build_stream()
     full = list(cfg.runner().iter_run(stream))
     runner, first = cfg.runner(), []
@@ -918,7 +945,7 @@ def test_every_model_of_a_run_resumes_bit_identically(tmp_path):
             break
     save_run(tmp_path / "run.npz", runner.state_, first, config=cfg.to_dict(), chunk_size=cfg.chunk_size)
     state, chunks, config, _ = load_run(tmp_path / "run.npz")
-    assert set(state.models) == set(VARIANTS)
+    assert set(state.models) == set(models)
     rest = list(RunConfig.from_dict(config).runner().iter_run(stream, state=state))
     frame = lambda cs: RunResult(cs, stream, cfg.chunk_size).records.drop(columns=TIMING, errors="ignore")
     pd.testing.assert_frame_equal(frame(chunks + rest), frame(full), check_exact=True)
@@ -980,4 +1007,23 @@ def test_a_detector_registered_in_detectors_alone_round_trips(tmp_path, monkeypa
     save_checkpoint(model, path)
     _rewrite_state(path, lambda s, m: s["detector_"]["state"]["__dict__"].update(update=1))
     with pytest.raises(CheckpointError, match="would hide _Toy.update"):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("name, target, value, message", [
+    ("FALT", ".weights_", np.nan, r"its FALT: weights_ \(member a\d+\.npy\) holds nan at \(0, 0\)"),
+    ("OSML-ELM", ".coef_", 1e308, r"its OSMLELM does not work as loaded: ValueError: its decision function is not "
+                                  r"finite"),
+    ("MCIC", "._w", np.inf, r"its MCIC: _w \(member a\d+\.npy\) holds inf"),
+])
+def test_a_peer_with_non_finite_state_is_refused(tmp_path, name, target, value, message):
+    from ncld_core.eval.baselines import make_baseline
+
+    rng = np.random.default_rng(9)
+    X, Y = rng.normal(size=(120, 5)), (rng.random((120, 3)) < 0.35).astype(int)
+    path = tmp_path / "peer.npz"
+    save_checkpoint(make_baseline(name, random_state=0).partial_fit(X[:60], Y[:60]).partial_fit(X[60:], Y[60:]), path)
+    key = _rewrite_arrays(path, lambda k, a: a)[target]
+    _rewrite_arrays(path, lambda k, a: np.full_like(a, value) if k == key else a)
+    with pytest.raises(CheckpointError, match=message):
         load_checkpoint(path)
