@@ -16,7 +16,7 @@ Reading a file is bounded and checked before anything large is allocated:
   compressed members under :data:`MAX_DEFLATED_BYTES` (what they declare once decompressed);
 * the JSON header is at most :data:`MAX_HEADER_BYTES` and nested at most :data:`MAX_DEPTH` deep;
 * every object's attributes are checked against what its class saves (:func:`saved_state_of`: the
-  class's ``saved_state`` declaration, as each detector has, or its :data:`SCHEMAS` entry): only its
+  class's ``saved_state`` declaration, next to its code, or its :data:`SCHEMAS` entry): only its
   parameters and known fitted attributes, of the right types and matching shapes, nothing that
   would hide a method; every array's values finite and within the ranges declared with the class's
   attributes (:class:`~ncld_core.saved_state.ValueRange`: counts and sums of squares >= 0, flip rates in
@@ -84,6 +84,7 @@ from .model.statistics import SufficientStatistics
 from .saved_state import (
     COUNT,
     FINITE,
+    FITTED_INPUTS,
     INT,
     NONNEGATIVE,
     NPY_KINDS,
@@ -103,7 +104,6 @@ from .saved_state import (
     is_int,
     list_of,
     number,
-    one_of,
     optional,
     shape_error,
 )
@@ -174,9 +174,7 @@ def checkpointable(obj) -> bool:
 
 
 # ---------------------------------------------------------------------------------------- schemas
-_FLOATS = array(1)
 _COUNTS = array(1, rng=NONNEGATIVE)
-_WEIGHTS = ValueRange(low=-1.0, high=1.0)
 #: A detector of :data:`~ncld_core.model.detector.DETECTORS` (read when checked: a detector registered after
 #: this module was imported counts).
 _DETECTOR = Spec("a detector of DETECTORS", lambda v: type(v) in DETECTORS.values())
@@ -226,23 +224,6 @@ def _smoke_elmncld(model):
     return None
 
 
-def _check_hidden(s: dict) -> str | None:
-    if "weights_" not in s:
-        return None
-    d, L = s["n_features_in_"], s["n_hidden"]
-    standard = s["mode_"] == "standard"
-    if standard != ("mean_" in s and "scale_" in s):
-        return "mean_ and scale_ are kept exactly when mode_ is 'standard'"
-    return first_error(shape_error("weights_", s["weights_"], (d, L)), shape_error("bias_", s["bias_"], (L,)),
-                        *(shape_error(k, s[k], (d,)) for k in ("mean_", "scale_") if standard))
-
-
-def _check_statistics(s: dict) -> str | None:
-    L, q = s["HtY"].shape
-    return first_error(shape_error("HtH", s["HtH"], (L, L)), shape_error("EtE", s["EtE"], (L, L)),
-                        shape_error("HtA", s["HtA"], (L, q)))
-
-
 def _check_rates(s: dict) -> str | None:
     if "rho_pos_" not in s:
         return None
@@ -260,20 +241,8 @@ def _check_rates(s: dict) -> str | None:
                         None if "hist_" not in s or s["hist_"].shape[0] == q else "hist_ has a row per label")
 
 
-def _check_prior(s: dict) -> str | None:
-    if "n_labels_" not in s:
-        return None
-    q = s["n_labels_"]
-    return first_error(shape_error("counts_", s.get("counts_"), (q,)), shape_error("prior_", s.get("prior_"), (q,)))
-
-
-_REFERENCE_FITTED = {"n_features_in_": COUNT, "n_labels_": COUNT, "n_seen_": number(NONNEGATIVE, integer=True),
-                     "_binary_classes": optional(array(1, _NPY_KINDS))}
-#: What scikit-learn's contract added to every fitted model (the fitted Y's label values, the fitted
-#: DataFrame's column names); absent from files written before it, whose models predict 0/1 int8.
-_INPUTS_OPTIONAL = {"_label_values": optional(array(1, _NPY_KINDS)), "_feature_names": optional(list_of(STR))}
-
-#: Per class, what a checkpoint may set on its instances (see :class:`SavedState`).
+#: What a checkpoint may set on the instances of the classes whose declaration is kept here, the model and
+#: the flip-rate estimator (see :class:`SavedState`); the others declare theirs as ``saved_state``.
 SCHEMAS = {
     ELMNCLD: SavedState(
         params={"random_state": optional(INT), "scaling": STR},
@@ -298,22 +267,10 @@ SCHEMAS = {
             "alpha_losses_": optional(array(1, rng=ValueRange(low=-math.inf, low_open=True, infinite=True))),
             "alpha_grid_": optional(array(1, rng=POSITIVE)),
         },
-        optional=dict(_INPUTS_OPTIONAL),
+        optional=dict(FITTED_INPUTS),
         check=_check_elmncld,
         smoke=_smoke_elmncld,
     ),
-    RandomHiddenLayer: SavedState(
-        params={"n_hidden": COUNT, "scaling": STR, "random_state": optional(INT)},
-        # W and b are drawn uniform in [-1, 1] (ncld_core.model.elm)
-        fitted={"n_features_in_": COUNT, "weights_": array(2, rng=_WEIGHTS), "bias_": array(1, rng=_WEIGHTS),
-                "mode_": one_of("l2", "standard", "none")},  # RandomHiddenLayer.fit resolves "auto"
-        optional={"mean_": _FLOATS, "scale_": array(1, rng=POSITIVE)},
-        check=_check_hidden,
-    ),
-    SufficientStatistics: SavedState(
-        # H'H and E'E are sums of squares: their diagonals are >= 0
-        params={**{k: array(2, diagonal=NONNEGATIVE) for k in ("HtH", "EtE")}, "HtY": array(2), "HtA": array(2)},
-        check=_check_statistics),
     FlipRateEstimator: SavedState(
         # counts and sums of bounds in [0, 1] are >= 0; rates in [0, 1); the mixture's rates and weights in [0, 1]
         fitted={"low_positives_": _COUNTS, "low_count_": number(NONNEGATIVE), "anchor_sum_": _COUNTS,
@@ -328,13 +285,6 @@ SCHEMAS = {
                   "trusted_cardinality_": _COUNTS, "trusted_weight_": _COUNTS},
         check=_check_rates,
     ),
-    MetricAccumulator: SavedState(state={"_stats": optional(dict_of(PLAIN))},
-                               smoke=lambda acc: acc.cumulative() if acc.n_instances else None),
-    AllNegative: SavedState(fitted=dict(_REFERENCE_FITTED), optional=dict(_INPUTS_OPTIONAL)),
-    NoisyPrior: SavedState(fitted={**_REFERENCE_FITTED, "counts_": array(1, "i", rng=NONNEGATIVE),
-                                "prior_": array(1, rng=PROPORTION)},
-                        optional=dict(_INPUTS_OPTIONAL),
-                        check=_check_prior),
 }
 
 

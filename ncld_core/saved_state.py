@@ -29,7 +29,7 @@ __all__ = [
     "ValueRange", "FINITE", "NONNEGATIVE", "POSITIVE", "PROPORTION", "RATE", "Spec", "SavedState",
     "INT", "COUNT", "REAL", "STR", "SCALAR", "PLAIN", "NPY_KINDS",
     "is_int", "is_real", "number", "array", "optional", "either", "instance_of", "list_of", "dict_of", "tuple_of",
-    "one_of", "shape_error", "first_error",
+    "one_of", "shape_error", "first_error", "FITTED_INPUTS",
 ]
 
 #: The dtype kinds a saved array may have: booleans, numbers and fixed-width text; never objects, records, void.
@@ -267,3 +267,9 @@ def shape_error(name: str, value, shape: tuple) -> str | None:
 def first_error(*errors) -> str | None:
     """The first message of ``errors`` that is not None."""
     return next((e for e in errors if e), None)
+
+
+#: What scikit-learn's contract (:mod:`ncld_core.sklearn_compat`) adds to every fitted model: the fitted Y's
+#: label values and the fitted DataFrame's column names; absent from files written before it, whose models
+#: predict 0/1 int8.
+FITTED_INPUTS = {"_label_values": optional(array(1, NPY_KINDS)), "_feature_names": optional(list_of(STR))}
