@@ -88,6 +88,44 @@ def _checkpoint_case(tmp: Path, damage: str):
     load_checkpoint(path, expected=ELMNCLD)
 
 
+def _checkpoint_values_case(tmp: Path, damage: str):
+    """A real checkpoint with its arrays rewritten: every float array ``value``, or a member written twice."""
+    import warnings
+    import zipfile
+
+    from ncld_core.checkpoint import load_checkpoint, save_checkpoint
+
+    path = tmp / "values.npz"
+    save_checkpoint(_fitted()[0], path)
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    if damage == "duplicate":  # the later copy of a member, all zeros, was the one loaded
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # zipfile's "Duplicate name": the point of the case
+            with zipfile.ZipFile(path, "a") as out, out.open("a0.npy", "w") as member:
+                np.lib.format.write_array(member, np.zeros_like(arrays["a0"]))
+    else:
+        value = {"nan": np.nan, "huge": 1e308}[damage]
+        np.savez(path, **{k: np.full_like(v, value) if k != "__meta__" and v.dtype.kind == "f" else v
+                          for k, v in arrays.items()})
+    load_checkpoint(path)
+
+
+def _checkpoint_file_case(tmp: Path, kind: str):
+    """``ncld resume`` (its reader) on what is not a regular file."""
+    import os
+
+    from ncld_core.checkpoint import load_run
+
+    if kind == "fifo":
+        path = tmp / "pipe.npz"
+        if not path.exists():
+            os.mkfifo(path)
+    else:
+        path = {"directory": tmp, "device": Path("/dev/zero")}[kind]
+    load_run(path)
+
+
 def _only_folder(folder: Path, fn):
     """``fn()`` with the data folders reduced to ``folder`` (the doc must not depend on this machine's datasets)."""
     import os
@@ -254,6 +292,12 @@ def cases(tmp: Path):
         ("checkpoint", "a checkpoint array declaring 1 GiB it does not hold", lambda: _checkpoint_case(tmp, "bomb"), "holds 64 bytes of data but its header declares 1073741824"),
         ("checkpoint", "a checkpoint giving a model a parameter of the wrong type", lambda: _checkpoint_case(tmp, "parameter"), "n_hidden must be"),
         ("checkpoint", "a checkpoint setting an attribute named after a method", lambda: _checkpoint_case(tmp, "method"), "would hide ELMNCLD.decision_function"),
+        ("checkpoint", "a checkpoint whose float arrays are all NaN", lambda: _checkpoint_values_case(tmp, "nan"), "(member a0.npy) holds nan"),
+        ("checkpoint", "a checkpoint whose float arrays are all 1e308", lambda: _checkpoint_values_case(tmp, "huge"), "holds 1e+308 at (0, 0) (1200 of 1200 values refused); its values must be finite and in [-1, 1]"),
+        ("checkpoint", "a checkpoint naming one member twice", lambda: _checkpoint_values_case(tmp, "duplicate"), "member a0.npy appears twice"),
+        ("checkpoint", "resuming from /dev/zero", lambda: _checkpoint_file_case(tmp, "device"), "is a character device, not a regular file"),
+        ("checkpoint", "resuming from a FIFO (named pipe)", lambda: _checkpoint_file_case(tmp, "fifo"), "is a FIFO (named pipe), not a regular file"),
+        ("checkpoint", "resuming from a directory", lambda: _checkpoint_file_case(tmp, "directory"), "is a directory, not a regular file"),
     ]
 
 
