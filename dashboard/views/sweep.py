@@ -72,8 +72,29 @@ if not gammas:
 n_points = len(betas) * len(gammas)
 
 
+# Every setting of the run but the swept beta and gamma (also the sweep's identity in the run hub): the stream
+# spec, then the model parameters and what the models are told.
+swept = {"beta", "gamma"}
+params = json.dumps({k: getattr(cfg, k) for k in (*MODEL_PARAMS, "seed", "model_rates") if k not in swept},
+                    sort_keys=True)
+request = (data.stream_spec(cfg, ctx.upload), params, variant, tuple(betas), tuple(gammas),
+           ctx.upload[1] if ctx.upload else None)
+# what makes a computed sweep stale: its stream, parameters, variant or grid; the sidebar's (beta, gamma) only when
+# it is off the computed grid ("Use the best point" moves it onto a point of it)
+basis = (request[0], params, variant, grid, request[5])
+
+#: Compute was clicked: the sweep starts in the script run, once the controls above have been read (a click that
+#: arrives with a control's new value computes the new value), and before the buttons are drawn (Stop then ends it).
+SWEEP_REQUESTED = "sweep_requested"
+
+
+def _request():
+    ss[SWEEP_REQUESTED] = True
+
+
 def _stop():
     """End this page's sweep (its process killed at once; it goes on for other visitors following it)."""
+    ss.pop(SWEEP_REQUESTED, None)
     held = ss.pop(SWEEP_JOB, None)
     job = held["job"] if held else None
     running = job is not None and job.active
@@ -82,16 +103,24 @@ def _stop():
     ss["sweep_stopped"] = running  # with none under way, nothing to say
 
 
-b1, b2 = st.columns([3, 1], vertical_alignment="center")
-# Compute is disabled while this page's sweep is under way (Stop comes first), Stop while none is
-pressed = b1.button("Compute the sweep", type="primary", icon=":material/grid_on:",
-                    disabled=bool(problems) or ss["sweep_running"], key="sweep_go")
-b2.button("Stop", icon=":material/stop:", key="sweep_stop", on_click=_stop,
-          disabled=not (pressed or ss["sweep_running"]),
-          help="Ends a sweep being computed or waiting for its turn; the grid points done so far are not kept.")
-if pressed:  # a Stop clicked from here on ends the new sweep and says so
+started = bool(ss.get(SWEEP_REQUESTED)) and not problems
+if started:
     ss["sweep_stopped"] = False
     ss.pop("sweep_error", None)
+    job, role = data.start_sweep(cfg, ctx.upload, params, variant, tuple(betas), tuple(gammas))
+    ss[SWEEP_JOB] = {"job": job, "role": role, "basis": basis, "chosen": (float(cfg.beta), float(cfg.gamma)),
+                     "variant": variant}
+    ss["sweep_running"] = job.active
+# dropped once the sweep is started: a rerun arriving meanwhile interrupts the script inside start_sweep, and the
+# click would be lost with the flag
+ss.pop(SWEEP_REQUESTED, None)
+
+b1, b2 = st.columns([3, 1], vertical_alignment="center")
+# Compute is disabled while this page's sweep is under way (Stop comes first), Stop while none is
+b1.button("Compute the sweep", type="primary", icon=":material/grid_on:", on_click=_request,
+          disabled=bool(problems) or ss["sweep_running"], key="sweep_go")
+b2.button("Stop", icon=":material/stop:", key="sweep_stop", on_click=_stop, disabled=not ss["sweep_running"],
+          help="Ends a sweep being computed or waiting for its turn; the grid points done so far are not kept.")
 estimate = ""
 if ctx.cost is not None and ctx.cost.n_chunks:
     one = ctx.cost.one_model()
@@ -106,17 +135,6 @@ st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the
 
 if problems:
     st.warning("Fix the settings first: " + errors_text(problems), icon=":material/block:")
-
-# Every setting of the run but the swept beta and gamma (also the cache key): the stream spec, then
-# the model parameters and what the models are told.
-swept = {"beta", "gamma"}
-params = json.dumps({k: getattr(cfg, k) for k in (*MODEL_PARAMS, "seed", "model_rates") if k not in swept},
-                    sort_keys=True)
-request = (data.stream_spec(cfg, ctx.upload), params, variant, tuple(betas), tuple(gammas),
-           ctx.upload[1] if ctx.upload else None)
-# what makes a computed sweep stale: its stream, parameters, variant or grid; the sidebar's (beta, gamma) only when
-# it is off the computed grid ("Use the best point" moves it onto a point of it)
-basis = (request[0], params, variant, grid, request[5])
 
 
 def _waiting_text(job) -> str:
@@ -170,17 +188,13 @@ def _finish(held) -> None:
         ss["sweep_stopped"] = True
 
 
-if pressed:
-    job, role = data.start_sweep(cfg, ctx.upload, params, variant, tuple(betas), tuple(gammas))
-    ss[SWEEP_JOB] = {"job": job, "role": role, "basis": basis, "chosen": (float(cfg.beta), float(cfg.gamma)),
-                     "variant": variant}
 held = ss.get(SWEEP_JOB)
 if held is not None:
     under_way = held["job"].active
     if under_way:
         _follow(held)
     _finish(held)
-    if under_way or pressed:
+    if under_way:
         st.rerun()  # the page again, from what the sweep left: Stop drawn disabled now that nothing is computed
 failed = ss.get("sweep_error")
 if failed and failed[0] == basis:  # the last Compute's failure, while its settings stay
@@ -200,7 +214,7 @@ def _stale(result) -> bool:
     return include and not problems and _point_rows(result["df"], (float(cfg.beta), float(cfg.gamma))).empty
 
 
-if ss.get("sweep_stopped") and not pressed and (result is None or _stale(result)):
+if ss.get("sweep_stopped") and not started and (result is None or _stale(result)):
     st.info("The sweep was stopped: press Compute to run it again.", icon=":material/stop_circle:")
 if result is not None:
     df = result["df"]
