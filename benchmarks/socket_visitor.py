@@ -51,6 +51,7 @@ class SocketVisitor:
         parts = urllib.parse.urlsplit(link)
         self.socket_url = f"ws://{parts.netloc}/_stcore/stream"
         self.query = parts.query
+        self.page_name = parts.path.strip("/")  # the page of a multipage app ("": the main page)
         self.deadline = deadline
         self.run_label = run_label
         self.answer_s: float | None = None
@@ -128,6 +129,7 @@ class SocketVisitor:
         msg = BackMsg()
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_script_hash = ""
+        msg.rerun_script.page_name = self.page_name
         for widget_id, trigger in rerun.items():
             state = msg.rerun_script.widget_states.widgets.add()
             state.id = widget_id

@@ -164,35 +164,56 @@ def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) 
     return f"Sweeping β × γ: {n_points} grid points together, {100 * done / total:.0f} % of the stream"
 
 
-@st.cache_data(max_entries=16, ttl=LIMITS.run_cache_ttl_s, show_spinner=False)
-def run_sweep(spec: StreamSpec, params: str, variant: str, betas: tuple, gammas: tuple, upload_digest: str | None,
-              _stream=None):
-    """``ncld_core.eval.sweep.sweep`` with a progress bar; cached by stream, parameters and grid."""
-    from ncld_core.eval.dask_backend import configured_client
-    from ncld_core.eval.sweep import sweep
+def sweep_waiting_text(place: int, n_slots: int, n_points: int) -> str:
+    """The sweep bar's text before its first step: its ``place`` in the server's queue (1: first in line), or
+    (0) that its stream is being built; ``n_slots``: the jobs the server computes at once.
 
-    cfg = RunConfig(**dataclasses.asdict(spec), **json.loads(params))
-    # Created inside the cached function: on a cache hit the finished bar is replayed.
-    n_points = len(betas) * len(gammas)
-    if _stream is not None:  # the whole run with its grid within the budget, before any grid point is solved
-        X = _stream.X
-        cfg.check_budget(n_features=X.shape[1], n_labels=_stream.Y_true.shape[1], n_available=_stream.n_instances,
-                         sweep_points=n_points, features_bytes=(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
-                         if hasattr(X, "indptr") else None)
-    bar = st.progress(0.0, text=f"Sweeping β × γ: {n_points} grid points …")
-    # With estimated rates every grid point is a run of its own (ncld_core.eval.sweep: "runner"), counted one by
-    # one; otherwise all grid points advance together, chunk by chunk, and finish at once.
-    one_by_one = cfg.model_rates == "estimate"
+    >>> sweep_waiting_text(3, 2, 40)
+    'waiting: 3rd in line · the server computes 2 jobs (runs and sweeps) at once; this sweep starts when one ends'
+    """
+    from .run_hub import ordinal
 
-    def progress(done, total):
-        bar.progress(done / total, text=sweep_progress_text(done, total, n_points, one_by_one))
+    if place:
+        return (f"waiting: {ordinal(place)} in line · the server computes {n_slots} job{'s' if n_slots != 1 else ''} "
+                "(runs and sweeps) at once; this sweep starts when one ends")
+    return f"starting · building the stream for {n_points} grid points…"
 
-    # NCLD_DASK_SCHEDULER set: the grid's points are tasks on that Dask cluster (same numbers as here).
-    df = sweep(cfg, list(betas), list(gammas), progress=progress, stream=_stream, model=variant,
-               client=configured_client())
-    bar.progress(1.0, text=f"Sweep done: {len(df)} grid points on {df.attrs['chunks']} chunks "
-                           f"in {df.attrs['seconds']:.1f} s — kept in the cache for identical settings")
-    return df
+
+def sweep_config(cfg: RunConfig, params: str) -> RunConfig:
+    """What a sweep of ``cfg`` computes with: its stream and ``params`` (the model parameters the sweep page
+    passes, as JSON: every one but the swept beta and gamma), so that settings the sweep does not read (the
+    sidebar's variants, beta and gamma) make no other sweep."""
+    return RunConfig(**dataclasses.asdict(cfg.stream), **json.loads(params))
+
+
+def check_sweep_budget(cfg: RunConfig, stream, n_points: int) -> None:
+    """The whole sweep with its grid of ``n_points`` within the memory budget (``RunConfig.check_budget``, with
+    the stream's own sizes), before any grid point is solved: a ValueError naming what to change."""
+    X = stream.X
+    cfg.check_budget(n_features=X.shape[1], n_labels=stream.Y_true.shape[1], n_available=stream.n_instances,
+                     sweep_points=n_points, features_bytes=(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+                     if hasattr(X, "indptr") else None)
+
+
+def sweep_stream(cfg: RunConfig, upload, params: str, n_points: int):
+    """The stream of a sweep of ``cfg`` (:func:`build_stream`, cached), its grid of ``n_points`` with ``params``
+    (:func:`sweep_config`) checked against the budget first."""
+    stream = build_stream(cfg, upload)
+    check_sweep_budget(sweep_config(cfg, params), stream, n_points)
+    return stream
+
+
+def start_sweep(cfg: RunConfig, upload, params: str, variant: str, betas: tuple, gammas: tuple):
+    """This session's sweep, a job of the server's :func:`run_hub` (queued with the runs, computed in a process of
+    its own, replayed or followed when another visitor asked for the same): ``(LiveRun, role)``. Each step the
+    job receives is a :class:`~ncld_core.eval.sweep.SweepStep` (grid points, or chunks of all points together);
+    the last one carries the table. The session's previous job (a run, or a sweep) is stopped unless followed."""
+    from ncld_core.eval.sweep import SweepJob
+
+    job = SweepJob(sweep_config(cfg, params), variant, tuple(betas), tuple(gammas))
+    n_points = job.n_points
+    return run_hub().start(session_id(), job, extra=upload_identity(upload),
+                           build_stream=lambda: sweep_stream(cfg, upload, params, n_points))
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,5 +1,10 @@
 """A Live run without the page: start it, receive each chunk as soon as it is computed, stop it at any time.
 
+What a LiveRun computes is what its configuration's ``runner()`` yields: a run's chunks (a
+:class:`~ncld_core.config.RunConfig`), or a β × γ sweep's steps (a :class:`~ncld_core.eval.sweep.SweepJob`:
+its grid points, or its chunks when every grid point advances through the stream together; the last step
+carries the sweep's table). ``n_chunks`` is then the number of steps, ``chunks`` the steps received.
+
 The runner's generator is advanced in a process of its own (``ncld_core.eval.chunk_process``, started by
 a fork server; where the platform has none, or ``NCLD_DASHBOARD_THREADS`` is set, in a worker thread; with
 ``NCLD_DASK_SCHEDULER`` set, on a worker of that Dask cluster: ``ncld_core.eval.dask_backend.DaskChunkRun``),
@@ -181,7 +186,7 @@ class LiveRun:
                     proc.close()
                 return
             self.stream, self.stream_name = stream, stream.name
-            self.n_chunks = stream.n_chunks(cfg.chunk_size)
+            self.n_chunks = runner.n_steps(stream)  # a run's chunks, or a sweep's steps
             self.change_points = [(cp.position, cp.kind) for cp in stream.change_points]
             self.models = runner.model_names
             self.stream_s = time.perf_counter() - t0

@@ -506,7 +506,8 @@ def test_a_sweep_that_fails_says_why_until_its_settings_change(monkeypatch):
     def refuse(*args, **kwargs):
         raise ValueError("the sweep cannot run: a reason")
 
-    monkeypatch.setattr(data, "run_sweep", refuse)
+    monkeypatch.setattr(data, "sweep_stream", refuse)  # the job's stream, built when it begins
+    data.run_hub.clear()  # computed here, not replayed from an earlier test's sweep of the same settings
     at = _app({"n_instances": "600", "chunk_size": "100", "sweep_beta": "0.5,0.6,0.1", "sweep_gammas": "[0.0]"},
               page="views/sweep.py")
     at.button(key="sweep_go").click().run()

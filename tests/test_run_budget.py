@@ -138,6 +138,5 @@ def test_a_sweep_counts_its_grid_points_and_is_refused_before_solving_any(monkey
     assert grid.memory_bytes - one.memory_bytes == 399 * (300 * 300 + 300 * 4) * 8
     monkeypatch.setattr(limits, "LIMITS", Limits(run_memory_bytes=(one.memory_bytes + grid.memory_bytes) // 2))
     params = json.dumps({"n_hidden": 300, "n_neighbors": 5, "seed": 0, "model_rates": "known"})
-    betas = tuple(0.05 * i for i in range(20))
     with pytest.raises(ValueError, match=r"^n_hidden: .*sweep: an L x L system per \(beta, gamma\) point"):
-        data.run_sweep.__wrapped__(cfg.stream, params, "ELM-O", betas, betas, None, _stream=stream)
+        data.check_sweep_budget(data.sweep_config(cfg, params), stream, 20 * 20)
