@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import math
@@ -381,7 +382,10 @@ class RunConfig(ModelParams, StreamSpec):
                 err["models"] = "choose at least one model"
             unknown = [m for m in self.models if m not in ELM_VARIANTS and m not in ORACLES and m not in BASELINES]
             if unknown:
-                err["models"] = f"unknown model(s): {', '.join(unknown)}"
+                unknown = list(dict.fromkeys(unknown))  # each name once, the first few said (a list can be long)
+                named = ", ".join(shown_value(m) if len(m) > 40 else m for m in unknown[:5])
+                more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
+                err["models"] = f"unknown model(s): {named}{more}"
         for name in MODEL_PARAMS:
             if name == "alpha" and isinstance(self.alpha, (str, list, tuple)):  # chosen online: "auto" or a grid
                 from .model.capacity import alpha_grid
@@ -432,7 +436,7 @@ class RunConfig(ModelParams, StreamSpec):
             return f"monitors must be a list of detector names from {', '.join(detectors)}"
         if self.detector in self.monitors:
             return f"monitors must not repeat the acting detector {self.detector!r} (it is recorded already)"
-        twice = sorted({m for m in self.monitors if self.monitors.count(m) > 1})
+        twice = sorted(m for m, n in collections.Counter(self.monitors).items() if n > 1)  # (linear: a list can be long)
         if twice:
             return f"monitors must name each detector once ({', '.join(map(repr, twice))} more than once)"
         return None

@@ -272,3 +272,18 @@ def test_a_link_value_past_the_length_bound_is_refused_before_it_is_parsed(monke
 def test_a_malformed_link_value_is_quoted_short():
     with pytest.raises(ValueError, match=r"^n_hidden: cannot read 'x{19}… \(5002 characters\) from the link$"):
         RunConfig.from_query_params({"n_hidden": "x" * 5000})
+
+
+def test_long_model_and_monitor_lists_are_checked_in_linear_time_and_said_short():
+    """A TOML file or a link can carry thousands of list items: 'unknown model(s)' listed every one (a 1 MB
+    message) and the monitors' repeat check counted each item over the whole list (20,000 items: 0.6 s)."""
+    assert RunConfig(models=["x"] * 200_000).errors()["models"] == "unknown model(s): x"
+    assert RunConfig(models=[f"m{i}" for i in range(9)]).errors()["models"] == "unknown model(s): m0, m1, m2, m3, m4 and 4 more"
+    counted = []
+
+    class Items(list):
+        def count(self, item):  # the repeat check must not count item by item
+            counted.append(item)
+            return super().count(item)
+
+    assert "more than once" in RunConfig(monitors=Items(["paper"] * 1000)).errors()["monitors"] and not counted
