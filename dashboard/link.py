@@ -151,10 +151,28 @@ def _past_a_number_box(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_BOX_INTEGER
 
 
+def _choices(name: str) -> int:
+    """How many items a list setting can hold at most: each model, or each detector, once."""
+    if name == "monitors":
+        from ncld_core.model.detector import DETECTORS
+
+        return len(DETECTORS)
+    from ncld_core.eval.baselines import BASELINES
+    from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
+
+    return len(ELM_VARIANTS) + len(ORACLES) + len(BASELINES)
+
+
 def _kept_items(cfg: RunConfig, name: str, what: str) -> tuple[list, list[Note]]:
-    """The items of a list setting (models, monitors) that RunConfig accepts one by one, and notes on the others."""
+    """The items of a list setting (models, monitors) that RunConfig accepts one by one, and notes on the others.
+    A list longer than there are choices is dropped whole, with one note: item by item, its checks and notes grow
+    with its length (a link's 13,000 models took a second and a note of 1.2 MB)."""
+    items = getattr(cfg, name)
+    if len(items) > _choices(name):
+        return [], [Note(f"{name} {_shown(items)}", f"{len(items):,} {what}s, more than the {_choices(name)} there are",
+                         "dropped")]
     kept, notes = [], []
-    for item in getattr(cfg, name):
+    for item in items:
         error = dataclasses.replace(cfg, **{name: [*kept, item]}).errors().get(name)
         if error:
             notes.append(Note(f"{what} {_shown(item)}", worded(error), "dropped"))

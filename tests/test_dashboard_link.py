@@ -608,3 +608,12 @@ def test_a_link_value_past_the_length_bound_is_not_read(work, monkeypatch):
     _, sweep = L.read_sweep({"sweep_gammas": long})
     assert "past the bound of 65,536" in sweep[0].text()
     assert parsed == [{}], parsed  # only the empty settings were parsed
+
+
+def test_a_list_longer_than_its_choices_is_dropped_with_one_note(work):
+    """A link's 13,000 models were checked and noted one by one: a second of the server and a 1.2 MB note."""
+    cfg, notes = L.read_settings({"models": json.dumps(["x"] * 13000), "monitors": json.dumps(["paper"] * 7000)})
+    assert cfg.models == RunConfig().models and cfg.monitors == []
+    texts = [n.text() for n in notes]
+    assert len(texts) == 2 and all(len(t) < 400 for t in texts), texts
+    assert "13,000 models, more than the" in texts[0] and "7,000 monitors, more than the" in texts[1]
