@@ -505,26 +505,6 @@ class _Archive:
         return buffer.view(member.dtype).reshape(member.shape, order="F" if member.fortran else "C")
 
 
-# JSON strings (skipped whole) or a bracket: the only tokens that change the nesting depth
-_DEPTH_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
-
-
-def _json_depth(text: bytes, limit: int) -> int:
-    """The nesting depth of the JSON ``text``, counted without recursion; stops past ``limit``."""
-    depth = deepest = 0
-    for match in _DEPTH_TOKENS.finditer(text):
-        token = match.group()
-        if token in (b"[", b"{"):
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    break
-        elif token in (b"]", b"}"):
-            depth -= 1
-    return deepest
-
-
 def _parse_header(archive: _Archive) -> dict:
     if f"{_META}.npy" not in archive.zf.namelist():
         raise CheckpointError(f"{archive.path} is not an ncld checkpoint (no header)")
@@ -534,7 +514,9 @@ def _parse_header(archive: _Archive) -> dict:
     if member.nbytes > MAX_HEADER_BYTES:
         raise archive.error(f"its header has {member.nbytes} bytes; at most {MAX_HEADER_BYTES} are read")
     text = archive.read(member).tobytes()
-    if _json_depth(text, MAX_DEPTH) > MAX_DEPTH:
+    from .validation import nesting_depth  # (the one nesting scan of every JSON and TOML read)
+
+    if nesting_depth(text, MAX_DEPTH) > MAX_DEPTH:
         raise archive.error(f"its header is nested more than {MAX_DEPTH} levels deep")
     try:
         meta = json.loads(text.decode("utf-8"))

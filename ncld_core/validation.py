@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_X", "check_feature_values", "MAX_FEATURE", "check_random_state", "check_Y", "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "shown_value", "Range", "InputTypeError"]
+__all__ = ["check_X", "check_feature_values", "MAX_FEATURE", "check_random_state", "check_Y", "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "shown_value", "Range", "InputTypeError",
+           "MAX_NESTING", "MAX_TEXT_BYTES", "NestingError", "nesting_depth", "parse_json", "parse_toml", "decode_text"]
 
 
 class InputTypeError(ValueError, TypeError):
@@ -403,3 +405,137 @@ def check_flip_rates(rho_pos, rho_neg, n_labels: int | None = None, *, label_nam
             f"but {describe_label(j, label_names)} has {pos[j]:g} + {neg[j]:g}"
         )
     return pos.copy(), neg.copy()
+
+
+# --------------------------------------------------------------------------- text formats read from users
+#: The deepest nesting (``[`` / ``{`` inside each other, or TOML tables inside tables) any JSON or TOML text read
+#: from a user may have: a run configuration is 2 deep, a checkpoint's header about 14. Python's JSON and TOML
+#: parsers recurse once per level (or more), so a text thousands deep would end in a RecursionError.
+MAX_NESTING = 64
+#: The largest text file read from a user (a run configuration, a flip-rate table), in bytes: a configuration with
+#: two flip-rate tables of 1,000 labels (the most a configuration has) takes about 45 KB.
+MAX_TEXT_BYTES = 1024**2
+
+# A JSON string (skipped whole, an unterminated one to the end) or a bracket: the only tokens that change the depth.
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.S)
+_JSON_TOKENS_BYTES = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.S)
+# TOML: strings of its four kinds and comments are skipped whole; brackets remain (a table header is one level).
+_TOML_TOKENS = re.compile(r'"""[\s\S]*?(?:"""|$)|\'\'\'[\s\S]*?(?:\'\'\'|$)|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?'
+                          r'|#[^\n]*|[\[\]{}]')
+
+
+class NestingError(ValueError):
+    """A JSON or TOML text nested deeper than :data:`MAX_NESTING` (a ``ValueError`` naming the input)."""
+
+
+def nesting_depth(text: str | bytes, limit: int = MAX_NESTING, *, toml: bool = False) -> int:
+    """How deep ``text``'s brackets nest (JSON, or TOML with ``toml``), counted by one scan without recursion;
+    the count stops once past ``limit``. Brackets inside strings (and TOML comments) do not count.
+
+    >>> nesting_depth('{"a": [1, [2]], "b": "[[["}'), nesting_depth("[" * 5000, 64)
+    (3, 65)
+    """
+    if isinstance(text, bytes):
+        tokens, opening, closing = _JSON_TOKENS_BYTES, (b"[", b"{"), (b"]", b"}")
+    else:
+        tokens, opening, closing = (_TOML_TOKENS if toml else _JSON_TOKENS), ("[", "{"), ("]", "}")
+    depth = deepest = 0
+    for match in tokens.finditer(text):
+        token = match.group()
+        if token in opening:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    break
+        elif token in closing:
+            depth -= 1
+    return deepest
+
+
+def _object_depth(value) -> int:
+    """How deep dicts and lists nest in a parsed value (TOML's dotted keys nest without brackets); no recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_NESTING:
+                break
+            stack.extend((v, depth) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _too_deep(source: str) -> NestingError:
+    return NestingError(f"{source}: nested more than {MAX_NESTING} levels deep (brackets or tables inside each "
+                        "other); a run configuration needs 2")
+
+
+def parse_json(text: str, source: str):
+    """``json.loads(text)``, once its nesting is within :data:`MAX_NESTING` (else a :class:`NestingError` naming
+    ``source``): the one JSON reader of what a user sends (a link's values, its pinned run). Other errors are
+    ``json.JSONDecodeError`` (a ValueError).
+
+    >>> parse_json("[1, 2]", "models")
+    [1, 2]
+    >>> parse_json("[" * 1200, "dataset")
+    Traceback (most recent call last):
+    ...
+    ncld_core.validation.NestingError: dataset: nested more than 64 levels deep (brackets or tables inside each other); a run configuration needs 2
+    """
+    import json
+
+    if nesting_depth(text) > MAX_NESTING:
+        raise _too_deep(source)
+    try:
+        return json.loads(text)
+    except RecursionError:  # (not reached within the bound: kept so that no text can end in one)
+        raise _too_deep(source) from None
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """``data`` as UTF-8 text (a leading byte-order mark dropped), else a ValueError naming ``source`` and the
+    line and column of the first byte that is not UTF-8.
+
+    >>> decode_text(b"\\xef\\xbb\\xbfbeta = 0.3", "run.toml")
+    'beta = 0.3'
+    >>> decode_text(b'beta = 0.3\\ndataset = "caf\\xe9"', "run.toml")
+    Traceback (most recent call last):
+    ...
+    ValueError: run.toml: not UTF-8 text: byte 0xe9 at line 2, column 15 (save the file as UTF-8)
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ValueError(f"{source}: not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, column {column} "
+                         "(save the file as UTF-8)") from None
+
+
+def parse_toml(text: str, source: str) -> dict:
+    """``tomllib.loads(text)`` within :data:`MAX_NESTING` (a leading byte-order mark dropped): the one TOML reader
+    of what a user sends. Every error is a ValueError naming ``source`` (and the line, for a syntax error).
+
+    >>> parse_toml("[run]\\nbeta = 0.3", "run.toml")
+    {'run': {'beta': 0.3}}
+    >>> parse_toml("beta = = 1", "run.toml")
+    Traceback (most recent call last):
+    ...
+    ValueError: run.toml is not valid TOML: Invalid value (at line 1, column 8)
+    """
+    import tomllib
+
+    text = text.removeprefix("\ufeff")
+    if nesting_depth(text, toml=True) > MAX_NESTING:
+        raise _too_deep(source)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{source} is not valid TOML: {exc}") from None
+    except RecursionError:  # (a form the scan does not count; not known to exist)
+        raise _too_deep(source) from None
+    if _object_depth(data) > MAX_NESTING:  # dotted keys ([a.b.c...] headers) nest without brackets
+        raise _too_deep(source)
+    return data
