@@ -58,7 +58,6 @@ import inspect
 import json
 import math
 import os
-import re
 import stat
 import struct
 import zipfile
@@ -70,6 +69,7 @@ import numpy as np
 
 from . import __version__ as NCLD_VERSION
 from .files import atomic_writer
+from .validation import nesting_depth  # the one nesting scan of every JSON and TOML read
 from .eval.baselines import BASELINES, baseline_class
 from .eval.metrics import MetricAccumulator
 from .eval.references import AllNegative, NoisyPrior
@@ -514,8 +514,6 @@ def _parse_header(archive: _Archive) -> dict:
     if member.nbytes > MAX_HEADER_BYTES:
         raise archive.error(f"its header has {member.nbytes} bytes; at most {MAX_HEADER_BYTES} are read")
     text = archive.read(member).tobytes()
-    from .validation import nesting_depth  # (the one nesting scan of every JSON and TOML read)
-
     if nesting_depth(text, MAX_DEPTH) > MAX_DEPTH:
         raise archive.error(f"its header is nested more than {MAX_DEPTH} levels deep")
     try:
