@@ -288,6 +288,7 @@ def cases(tmp: Path):
         ("cli", "a dataset whose features are all constant", constant_dataset_run, "dataset 'flat': every feature is constant"),
         ("cli", "--out naming a file, not a folder (refused before the run)", lambda: (tmp.joinpath("afile").write_text(""), cli_error(["run", "--n-instances", "200", "--chunk-size", "50", "--out", str(tmp / "afile")])), "is a file, not a folder"),
         ("cli", "--checkpoint under a file (refused before the run)", lambda: (tmp.joinpath("afile").write_text(""), cli_error(["run", "--n-instances", "200", "--chunk-size", "50", "--checkpoint", str(tmp / "afile" / "x.ckpt")])), "is a file, not a folder"),
+        ("cli", "--checkpoint naming a device (/dev/null; refused before the run)", lambda: cli_error(["run", "--n-instances", "200", "--chunk-size", "50", "--checkpoint", "/dev/null"]), "--checkpoint /dev/null is a character device, not a regular file"),
         ("cli", "a missing --config file", lambda: cli_error(["run", "--config", str(tmp / "none.toml")]), "--config: no such file"),
         ("cli", "--config naming a device (/dev/zero)", lambda: cli_error(["run", "--config", "/dev/zero"]), "--config: not a regular file: /dev/zero"),
         ("cli", "a --config file past 1 MiB", lambda: (tmp.joinpath("big.toml").write_bytes(b"#" * (2**20 + 1)), cli_error(["run", "--config", str(tmp / "big.toml")])), "past the bound of 1,048,576 bytes"),
