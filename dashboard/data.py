@@ -201,8 +201,13 @@ def warm_up() -> bool:
 
     Read-only and shared: it only imports modules and fills their lazy caches (plotly's
     validators, scipy's LAPACK wrappers) and starts the fork server of the runs' processes
-    (``ncld_core.eval.chunk_process``); nothing of a visitor is kept.
+    (``ncld_core.eval.chunk_process``); nothing of a visitor is kept. First it removes the upload parse
+    folders a killed server left in the temporary folder
+    (``ncld_core.data.bounded_parse.remove_orphaned_folders``; a running server's stay).
     """
+    from ncld_core.data.bounded_parse import remove_orphaned_folders
+
+    remove_orphaned_folders()
     try:
         from ncld_core.eval.chunk_process import start_fork_server
 
