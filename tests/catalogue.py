@@ -222,6 +222,7 @@ def cases(tmp: Path):
         ("data", "an empty file", lambda: _arff("", XML_AB), "the file is empty"),
         ("data", "label XML naming labels the ARFF lacks", lambda: _arff(GOOD_ARFF, XML_AB.replace(b'"b"', b'"zz"')), "zz"),
         ("data", "label XML with a DOCTYPE / ENTITY (billion laughs)", lambda: _arff(GOOD_ARFF, b'<!DOCTYPE l [<!ENTITY x "y">]><labels/>'), "DOCTYPE"),
+        ("data", "a label XML in an encoding the parser cannot read (UTF-7)", lambda: _arff(GOOD_ARFF, b'<?xml version="1.0" encoding="UTF-7"?>' + XML_AB), "xml_bytes: the label XML declares the encoding 'UTF-7'"),
         ("data", "label values other than 0/1", lambda: _arff(GOOD_ARFF.replace("{0,1}", "numeric").replace("2,1,0", "2,5,0"), XML_AB), "5"),
         ("data", "a sparse ARFF row naming an attribute twice ({2 1.0,2 5.0})", lambda: load_arff_bytes(b"@relation 'toy: -C 2'\n@attribute a {0,1}\n@attribute b {0,1}\n@attribute x numeric\n@data\n{0 1,2 3.5}\n{2 1.0,2 5.0}\n"), "data row 2 (line 7) gives attribute index 2 twice"),
         ("data", "an upload with a feature of 1e308", lambda: check_features(_arff(GOOD_ARFF.replace("2,1,0", "1e308,1,0"), XML_AB), "arff_bytes"), "feature 'f', data row 2: value 1e+308 is too large"),
