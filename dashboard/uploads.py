@@ -14,7 +14,8 @@ upload at a time (loading another detaches it from the first). An upload is rele
 * when more than ``parse_cache_entries`` uploads are kept: the least recently loaded goes.
 
 A watchdog thread looks every ``watch_s`` seconds (0: no watchdog, :meth:`UploadCache.reap` by hand), so the
-memory is released with no visitor left to trigger it. No Streamlit here (``tests/test_uploads.py`` drives it).
+memory is released with no visitor left to trigger it, and handed back to the system (glibc keeps freed heap
+pages otherwise: :func:`return_freed_memory`). No Streamlit here (``tests/test_uploads.py`` drives it).
 
 >>> from ncld_core.limits import Limits
 >>> alive = {"a", "b"}
@@ -30,6 +31,8 @@ memory is released with no visitor left to trigger it. No Streamlit here (``test
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 import threading
 import time
@@ -38,7 +41,7 @@ from collections.abc import Callable
 
 from ncld_core.limits import LIMITS, Limits
 
-__all__ = ["UploadCache", "upload_digest"]
+__all__ = ["UploadCache", "upload_digest", "return_freed_memory"]
 
 
 def upload_digest(*parts: bytes | None) -> str:
@@ -47,6 +50,19 @@ def upload_digest(*parts: bytes | None) -> str:
     for p in parts:
         h.update(b"\0" if p is None else hashlib.sha256(p).digest())
     return h.hexdigest()
+
+
+def return_freed_memory() -> bool:
+    """Hand the heap's freed pages back to the system (glibc's ``malloc_trim``): a released upload's many small
+    buffers (its upload's chunks, its parse's names) otherwise stay in the process's resident memory, freed
+    but kept. False where there is no glibc."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return False
+    trim(0)
+    return True
 
 
 class _Entry:
@@ -80,6 +96,7 @@ class UploadCache:
         self._gone_since: dict[str, float] = {}
         self._watch_s = watch_s
         self._watchdog: threading.Thread | None = None
+        self._freed_at: float | None = None  # when uploads or sessions were last released (memory to hand back)
 
     def __len__(self) -> int:
         with self._lock:
@@ -158,9 +175,11 @@ class UploadCache:
 
     def reap(self) -> None:
         """Release the uploads whose last user is gone (for ``session_grace_s``) or that were not loaded for
-        ``parse_cache_ttl_s``; ``forget`` each session found gone."""
+        ``parse_cache_ttl_s``; ``forget`` each session found gone. ``session_grace_s`` after the last release (the
+        closed sessions' state is gone by then), hand the freed memory back to the system (:func:`return_freed_memory`)."""
         gone = []
         with self._lock:
+            kept = len(self._entries)
             now = self.clock()
             for session_id in list(self._by_session):
                 if self.session_alive(session_id):
@@ -173,9 +192,15 @@ class UploadCache:
             for key in [k for k, e in self._entries.items() if now - e.used > self.limits.parse_cache_ttl_s]:
                 for session_id in self._entries.pop(key).sessions:
                     self._by_session.pop(session_id, None)
+            released = len(self._entries) < kept
         if self.forget is not None:
             for session_id in gone:
                 self.forget(session_id)
+        if released or gone:
+            self._freed_at = self.clock()
+        elif self._freed_at is not None and self.clock() - self._freed_at >= self.limits.session_grace_s:
+            self._freed_at = None  # the closed sessions' state and files are gone by now (closed on the event loop)
+            return_freed_memory()
 
     def _ensure_watchdog(self) -> None:
         with self._lock:

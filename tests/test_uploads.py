@@ -76,6 +76,25 @@ def test_an_upload_is_released_when_its_last_session_is_gone():
     assert all(_released(r) for r in refs)  # the dataset and its stream are gone from memory
 
 
+def test_the_freed_memory_is_handed_back_a_grace_after_the_last_release(monkeypatch):
+    from dashboard import uploads
+
+    trims = []
+    monkeypatch.setattr(uploads, "return_freed_memory", lambda: trims.append(1) or True)
+    alive, clock, parse = {"a"}, Clock(), Parser()
+    cache = _cache(alive, clock)
+    cache.load("a", ARFF, None, "toy", parse)
+    alive.clear()
+    for now in (0.0, 3.0, 4.0, 5.9):  # released at 3.0 (the grace); Streamlit closes the session meanwhile
+        clock.now = now
+        cache.reap()
+    assert len(cache) == 0 and trims == []
+    for now in (6.0, 7.0, 100.0):
+        clock.now = now
+        cache.reap()
+    assert trims == [1]  # once
+
+
 def test_a_session_that_comes_back_within_the_grace_keeps_its_upload():
     alive, clock, forgotten, parse = {"a"}, Clock(), [], Parser()
     cache = _cache(alive, clock, forgotten)
