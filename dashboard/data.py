@@ -1,16 +1,15 @@
 """Cached data access for the dashboard: dataset listing and loading, uploads, streams, sweeps.
 
 Everything here is ``st.cache_data``: shared across reruns and visitors, keyed by
-the arguments (file contents for uploads, the configuration's frozen
-:class:`~ncld_core.config.StreamSpec` for streams), so changing a model parameter never
-reloads a dataset.
+the arguments (the configuration's frozen :class:`~ncld_core.config.StreamSpec` for streams), so
+changing a model parameter never reloads a dataset. Uploads and their streams are kept apart
+(:func:`uploads`), released when the last session that showed them is gone.
 Per-session things (runs, models) live in ``st.session_state`` instead.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 
 import pandas as pd
@@ -102,33 +101,37 @@ def load_dataset(name: str):
     return _load(name, paths=False)
 
 
-@st.cache_data(max_entries=LIMITS.parse_cache_entries, ttl=LIMITS.parse_cache_ttl_s, show_spinner="Reading the upload…")
-def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
-    """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input
-    (also for features no model can learn from: ``ncld_core.data.check_features``)."""
+def _parse_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
     from ncld_core.data import check_features
     from ncld_core.data.bounded_parse import load_arff_bytes_bounded
 
     tag = "" if name == "upload" else f" ({name})"
-    ds = load_arff_bytes_bounded(arff_bytes, xml_bytes, name=name)  # in a child process, its memory capped
+    with st.spinner("Reading the upload…"):
+        ds = load_arff_bytes_bounded(arff_bytes, xml_bytes, name=name)  # in a child process, its memory capped
     check_features(ds, f"arff_bytes{tag}")  # values that would break the solve: refused here, not after chunk 1
     return ds
 
 
+def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
+    """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input
+    (also for features no model can learn from: ``ncld_core.data.check_features``). Parsed once and kept
+    while a session shows it (:func:`uploads`: released when the last such session is gone)."""
+    return uploads().load(session_id(), arff_bytes, xml_bytes, name, _parse_upload)
+
+
 def digest(*parts: bytes | None) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(b"\0" if p is None else hashlib.sha256(p).digest())
-    return h.hexdigest()
+    """The digest of an upload's files (:func:`dashboard.uploads.upload_digest`)."""
+    from .uploads import upload_digest
+
+    return upload_digest(*parts)
 
 
 @st.cache_data(max_entries=LIMITS.stream_cache_entries, ttl=LIMITS.stream_cache_ttl_s,
                show_spinner="Building the stream…")
-def _build_stream(spec: StreamSpec, upload_digest: str | None, _dataset=None):
+def _build_stream(spec: StreamSpec):
     if spec.dataset == "synthetic":
         return spec.build_stream()
-    dataset = _dataset if _dataset is not None else load_dataset(spec.dataset)
-    return spec.build_stream(dataset=dataset)
+    return spec.build_stream(dataset=load_dataset(spec.dataset))
 
 
 def stream_spec(cfg: RunConfig, upload=None) -> StreamSpec:
@@ -148,9 +151,11 @@ def build_stream(cfg: RunConfig, upload=None):
             raise ValueError("upload an ARFF file first")
         dataset, dig = upload
         cfg.check_budget(dataset=dataset)
-        return _build_stream(stream_spec(cfg, upload), dig, _dataset=dataset)
+        spec = stream_spec(cfg, upload)  # kept with the upload, released with it (not in st.cache_data)
+        return uploads().stream(dataset.name, dig, json.dumps(dataclasses.asdict(spec), sort_keys=True, default=str),
+                                lambda: spec.build_stream(dataset=dataset))
     cfg.check_budget(dataset=None if cfg.dataset == "synthetic" else load_dataset(cfg.dataset))
-    return _build_stream(cfg.stream, None)
+    return _build_stream(cfg.stream)
 
 
 def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) -> str:
@@ -222,8 +227,13 @@ def warm_up() -> bool:
 
     Read-only and shared: it only imports modules and fills their lazy caches (plotly's
     validators, scipy's LAPACK wrappers) and starts the fork server of the runs' processes
-    (``ncld_core.eval.chunk_process``); nothing of a visitor is kept.
+    (``ncld_core.eval.chunk_process``); nothing of a visitor is kept. First it removes the upload parse
+    folders a killed server left in the temporary folder
+    (``ncld_core.data.bounded_parse.remove_orphaned_folders``; a running server's stay).
     """
+    from ncld_core.data.bounded_parse import remove_orphaned_folders
+
+    remove_orphaned_folders()
     try:
         from ncld_core.eval.chunk_process import start_fork_server
 
@@ -270,6 +280,29 @@ def session_alive(session: str) -> bool:
     from streamlit.runtime import Runtime
 
     return not Runtime.exists() or Runtime.instance().is_active_session(session)
+
+
+def close_session(session: str) -> None:
+    """Close a session found gone (its upload released): Streamlit drops its stored state and its uploaded files.
+    Streamlit keeps a disconnected session for a reconnect (``server.disconnectedSessionTTL``) and, once that
+    expires, never removes its uploaded files; closing it is the public, thread-safe
+    ``Runtime.clear_user_info_for_session`` (for a session that is no longer connected: closed on the event loop,
+    never resumed). Nothing where there is no server."""
+    from streamlit.runtime import Runtime
+
+    if Runtime.exists() and not session_alive(session):
+        Runtime.instance().clear_user_info_for_session(session)
+
+
+@st.cache_resource(show_spinner=False)
+def uploads():
+    """The server's parsed uploads (:class:`dashboard.uploads.UploadCache`), shared by every visitor: an upload
+    is parsed once, kept with its streams while a session shows it, and released (with that session's Streamlit
+    state and files: :func:`close_session`) when the last is gone for ``session_grace_s``, or after
+    ``parse_cache_ttl_s`` unused."""
+    from .uploads import UploadCache
+
+    return UploadCache(LIMITS, session_alive=session_alive, forget=close_session, watch_s=LIMITS.session_check_s)
 
 
 @st.cache_resource(show_spinner=False)

@@ -6,6 +6,7 @@ caller (the API, the command line or the dashboard) can show it as it is.
 
 from __future__ import annotations
 
+import datetime
 import math
 import numbers
 import re
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_X", "check_feature_values", "MAX_FEATURE", "check_random_state", "check_Y", "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "shown_value", "Range", "InputTypeError",
+__all__ = ["check_X", "check_dtype", "check_feature_values", "MAX_FEATURE", "check_random_state", "check_Y",
+           "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "shown_value", "Range", "InputTypeError",
            "MAX_NESTING", "MAX_TEXT_BYTES", "NestingError", "nesting_depth", "parse_json", "parse_toml", "decode_text"]
 
 
@@ -31,36 +33,70 @@ class InputTypeError(ValueError, TypeError):
 MAX_FEATURE = 1e100
 
 
-def _first_string(raw: np.ndarray):
-    """``(row, column, value)`` of the first str / bytes in an object array, or None."""
+#: Values in an object array that numpy would turn into numbers silently, yet are no numbers to learn from.
+_NOT_NUMBERS = (str, bytes, np.datetime64, np.timedelta64, datetime.date, datetime.time, datetime.timedelta)
+
+
+def _first_refused(raw: np.ndarray):
+    """``(row, column, value)`` of the first str / bytes / date / duration in an object array, or None."""
     flat = raw.reshape(-1)
     for k, value in enumerate(flat):
-        if isinstance(value, (str, bytes)):
+        if isinstance(value, _NOT_NUMBERS):
             if raw.ndim == 2:
                 return (*divmod(k, raw.shape[1]), value)
             return (k, None, value)
     return None
 
 
-def _refuse_strings(raw: np.ndarray, name: str, given=None) -> None:
-    """Strings are refused in ``X``, numeric ones too: a column read as text is a mistake to fix at its
-    source (e.g. a CSV read without ``dtype``), not a number to guess."""
+def check_dtype(raw: np.ndarray, name: str, given=None) -> None:
+    """The one dtype check of features and labels alike (:func:`check_X`, :func:`label_matrix`, so
+    :func:`check_Y`): a ValueError naming ``name`` for values that are not numbers, though numpy would
+    convert them.
+
+    * strings and bytes, numeric ones too (``'2.5'``, ``'1'``): a column read as text is a mistake to fix at
+      its source (e.g. a CSV read without ``dtype``), not a number to guess; in an object array as well;
+    * dates and durations (``datetime64`` / ``timedelta64``, or such values in an object array): numpy
+      would count days or seconds since 1970;
+    * complex numbers.
+
+    ``raw``: ``np.asarray`` of the input; ``given``: the input itself (numpy turns the numbers beside a
+    string into strings: the message shows the values as given). Numbers in an object array pass.
+
+    >>> check_dtype(np.array([["0", "1"]]), "Y")
+    Traceback (most recent call last):
+    ...
+    ValueError: Y must be numeric: found the string '0' at row 0, column 0; strings are refused, numeric ones too (convert the data to numbers explicitly)
+    >>> check_dtype(np.array(["2024-01-01"], dtype="datetime64[D]"), "X")
+    Traceback (most recent call last):
+    ...
+    ValueError: X must be numeric: found dates (dtype datetime64[D]); dates and durations are refused (convert them to numbers explicitly)
+    """
+    if np.iscomplexobj(raw):
+        raise ValueError(f"{name}: Complex data not supported")
+    if raw.dtype.kind in "mM":
+        what = "dates" if raw.dtype.kind == "M" else "durations"
+        raise ValueError(f"{name} must be numeric: found {what} (dtype {raw.dtype}); dates and durations are "
+                         "refused (convert them to numbers explicitly)")
     if raw.dtype.kind in "USa":
         try:  # the values as given (numpy turned the numbers among them into strings too)
             original = np.asarray(given, dtype=object)
         except (TypeError, ValueError):
             original = None
-        hit = _first_string(original if original is not None and original.shape == raw.shape else raw.astype(object))
+        hit = _first_refused(original if original is not None and original.shape == raw.shape else raw.astype(object))
     elif raw.dtype == object:
-        hit = _first_string(raw)
+        hit = _first_refused(raw)
     else:
         return
     if hit is None:
         return
     row, col, value = hit
     where = f"row {row}" if col is None else f"row {row}, column {col}"
-    raise ValueError(f"{name} must be numeric: found the string {value!r} at {where}; strings are refused, "
-                     "numeric ones too (convert the data to numbers explicitly)")
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be numeric: found the string {value!r} at {where}; strings are refused, "
+                         "numeric ones too (convert the data to numbers explicitly)")
+    what = "duration" if isinstance(value, (np.timedelta64, datetime.timedelta)) else "date"
+    raise ValueError(f"{name} must be numeric: found the {what} {shown_value(value)} at {where}; dates and "
+                     "durations are refused (convert them to numbers explicitly)")
 
 
 def check_feature_values(X, *, source: str = "X", feature_names=None, data_rows: bool = False,
@@ -124,7 +160,8 @@ def check_X(X, *, name: str = "X", n_features: int | None = None, owner: str = "
             learning: bool = False):
     """Return ``X`` as a float64 ndarray or CSR matrix, finite, 2-D, non-empty, numbers only.
 
-    Strings are refused (numeric strings too); so are the values of :func:`check_feature_values`
+    Strings, dates and durations are refused (numeric strings too: :func:`check_dtype`); so are the values of
+    :func:`check_feature_values`
     (``|x| > MAX_FEATURE``, and with ``learning`` a chunk whose features are all constant).
     ``n_features``: the count the model was fitted with (``owner`` names the model in the message,
     worded as scikit-learn's ``validate_data``).
@@ -152,9 +189,7 @@ def check_X(X, *, name: str = "X", n_features: int | None = None, owner: str = "
             raw = np.asarray(X)
         except (TypeError, ValueError) as exc:  # e.g. ragged rows
             raise ValueError(f"{name} must be numeric: {exc}") from None
-        if np.iscomplexobj(raw):
-            raise ValueError(f"{name}: Complex data not supported")
-        _refuse_strings(raw, name, X)
+        check_dtype(raw, name, X)
         try:
             X = np.asarray(raw, dtype=np.float64)
         except TypeError as exc:  # e.g. a dict among the values
@@ -186,23 +221,29 @@ def check_X(X, *, name: str = "X", n_features: int | None = None, owner: str = "
 
 def label_matrix(Y, name: str = "Y") -> np.ndarray:
     """``Y`` as a 2-D numeric array (instances x labels; a 1-D one as a column), its dtype kept when numeric,
-    or a ValueError naming it. The shape checks every label input shares (:func:`check_Y`, the metrics).
+    or a ValueError naming it. The shape checks every label input shares (:func:`check_Y`, the metrics);
+    its values' type is checked as features' are (:func:`check_dtype`: no strings, not even ``'0'`` /
+    ``'1'``, no dates or durations).
 
     >>> label_matrix([1, 0, 1]).shape
     (3, 1)
-    >>> label_matrix([["a"]])
+    >>> label_matrix([["1", "0"]])
     Traceback (most recent call last):
     ...
-    ValueError: Y must be numeric: could not convert string to float: 'a'
+    ValueError: Y must be numeric: found the string '1' at row 0, column 0; strings are refused, numeric ones too (convert the data to numbers explicitly)
     """
     if sp.issparse(Y):
         Y = Y.toarray()
     try:
         A = np.asarray(Y)
-        if A.dtype.kind not in "biuf":
-            A = np.asarray(Y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:  # e.g. ragged rows
         raise ValueError(f"{name} must be numeric: {exc}") from None
+    check_dtype(A, name, Y)
+    if A.dtype.kind not in "biuf":
+        try:
+            A = np.asarray(A, dtype=np.float64)
+        except (TypeError, ValueError) as exc:  # e.g. a dict among the values
+            raise ValueError(f"{name} must be numeric: {exc}") from None
     if A.ndim == 1:
         A = A[:, None]
     if A.ndim != 2:

@@ -107,7 +107,7 @@ import copy
 import numpy as np
 from scipy.special import gammaln, ndtri, xlogy
 
-from ..validation import check_in_range
+from ..validation import check_dtype, check_in_range
 
 __all__ = ["FlipRateEstimator", "TRUSTED_COUNTS", "binomial_mixture_em", "check_trusted", "estimate_errors",
            "pool_intervals", "wilson_interval"]
@@ -533,7 +533,15 @@ def check_trusted(trusted, Y_trusted, shape):
                          f"shape {mask.shape}")
     if Y_trusted is None:
         raise ValueError("trusted was given without Y_trusted (the clean labels of the marked rows)")
-    G = np.asarray(Y_trusted, dtype=np.float64)
+    try:
+        raw = np.asarray(Y_trusted)
+    except (TypeError, ValueError) as exc:  # e.g. ragged rows
+        raise ValueError(f"Y_trusted must be numeric: {exc}") from None
+    check_dtype(raw, "Y_trusted", Y_trusted)  # the one dtype check of labels and features
+    try:
+        G = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Y_trusted must be numeric: {exc}") from None
     k = int(mask.sum())
     if G.ndim == 1 and q == 1:
         G = G[:, None]
