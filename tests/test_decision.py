@@ -266,3 +266,27 @@ def test_a_trusted_cardinality_keeps_f1_bounded_from_collapsing_under_biased_rat
     told_pinned = update_state(None, o, y, rho_pos, rho_neg, cardinality=c, prevalence=prevalence,
                                cardinality_identified=True)
     np.testing.assert_array_equal(decide("f1-bounded", told, o), decide("f1-bounded", told_pinned, o))
+
+
+def test_without_trusted_rows_a_biased_rho_neg_does_not_shrink_the_count():
+    # Issue 39, no trusted sample: rho_- estimated 0.4 for a true 0.2 on the two frequent labels (the anchor sets
+    # hold clean positives there) shrinks the plug-in cardinality the count is floored at.  Capping each label's
+    # rho_- at the labels' upper quartile keeps the floor near the clean cardinality.
+    from ncld_core.eval.metrics import micro_f1
+    from ncld_core.model.cardinality import moment_cardinality
+
+    rng = np.random.default_rng(7)
+    n, q = 2000, 8
+    prevalence = np.array([0.6, 0.5] + [0.05] * 6)
+    g = (rng.random((n, q)) < prevalence).astype(np.int8)
+    y = np.where(g == 1, rng.random(g.shape) >= 0.3, rng.random(g.shape) < 0.2).astype(np.int8)
+    o = 2.0 * (0.2 + 0.5 * g) - 1.0 + rng.normal(scale=0.5, size=g.shape)
+    rho_pos, rho_neg = np.full(q, 0.3), np.array([0.4, 0.4] + [0.2] * 6)
+    plug_in = moment_cardinality(y, rho_pos, rho_neg)
+    c = float(g.sum(axis=1).mean())
+    assert plug_in.estimate < 0.75 * c                       # the biased plug-in: 0.72 for a truth of 1.35
+    state = update_state(None, o, y, rho_pos, rho_neg, cardinality=plug_in.estimate,
+                         prevalence=plug_in.prevalence, rates_estimated=True)
+    predicted = decide("f1-bounded", state, o)
+    assert predicted.sum() >= 0.9 * c * n
+    assert micro_f1(g, predicted) > micro_f1(g, decide("f1-bounded-rates", state, o))

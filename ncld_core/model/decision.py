@@ -292,7 +292,9 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     ``cardinality_identified``: with ``rates_estimated``, ``cardinality`` is pinned down without the rates (a
     trusted sample's regression estimate); ``"f1-bounded"`` then predicts the chunk's top ``round(cardinality
     N)`` entries by ``u`` (the module doc), ``"f1-bounded-rates"`` keeps the counts of the estimated rates.
-    Without it, ``"f1-bounded"`` predicts at least that many (the plug-in cardinality floors its count).  With
+    Without it, ``"f1-bounded"`` predicts at least that many, or, if larger, the plug-in cardinality with each
+    label's ``rho_-`` capped at the labels' upper quartile (the anchor estimate of ``rho_-`` errs upward, most on
+    frequent labels, and an upward ``rho_-`` shrinks the plug-in cardinality).  With
     ``rates_estimated`` the ``"f1-bounded"`` threshold is the latest chunk's, not a running average: the
     estimated rates, and with them the scale of ``u``, move from chunk to chunk, and an average dragged the
     first chunk's in-sample threshold along.
@@ -324,7 +326,11 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     tau, tau_bounded, tau_budget, tau_hl = _count_thresholds(U, C, bound)
     tau_rates = tau_bounded
     if rates_estimated:
-        at_cardinality = _count_threshold(U, int(round(cardinality * S.shape[0])))
+        floor = cardinality
+        if not cardinality_identified:  # the plug-in with rho_- capped at the labels' upper quartile (docstring)
+            capped = np.minimum(rho_neg, np.quantile(rho_neg, 0.75))
+            floor = max(cardinality, float(np.clip((Y.mean(axis=0) - capped) / (1.0 - rho_pos - capped), 0, 1).sum()))
+        at_cardinality = _count_threshold(U, int(round(floor * S.shape[0])))
         tau_bounded = at_cardinality if cardinality_identified else min(tau_bounded, at_cardinality)
     previous = DEFAULT_CALIBRATION if state is None else _calibration(state)
     slope, intercept = fit_calibration(U, Y, rho_pos, rho_neg, start=previous) if calibrate else previous
