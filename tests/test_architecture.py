@@ -21,7 +21,7 @@ PACKAGES = ("ncld_core", "dashboard", "benchmarks")
 #: ``sklearn_compat`` sit below everything).
 LAYERS = {
     "ncld_core.validation": 0, "ncld_core.files": 0, "ncld_core.sklearn_compat": 0, "ncld_core.threads": 0,
-    "ncld_core.limits": 0, "ncld_core.fork_server": 0, "ncld_core.code_version": 0, "ncld_core.saved_state": 0,
+    "ncld_core.limits": 0, "ncld_core.code_version": 0, "ncld_core.saved_state": 0,
     "ncld_core.data": 1, "ncld_core.stream": 2, "ncld_core.model": 3, "ncld_core.eval": 4,
     "ncld_core.river_compat": 4, "ncld_core.config": 5, "ncld_core.checkpoint": 5, "ncld_core.cli": 6,
 }

@@ -1,4 +1,4 @@
-"""The server's runs without Streamlit (dashboard/run_hub.py): a FIFO queue with a limit on the runs computing
+"""The server's runs without Streamlit (dashboard/serving/run_hub.py): a FIFO queue with a limit on the runs computing
 at once and the place in line of each, one run per session, a closed session's run stopped and its slot freed
 within seconds, and a run computed once (followed while it computes, replayed once finished, recomputed for
 a new code version)."""
@@ -13,8 +13,8 @@ import time
 import numpy as np
 import pytest
 
-from dashboard import run_hub
-from dashboard.run_hub import RunHub, ordinal
+from dashboard.serving import run_hub
+from dashboard.serving.run_hub import RunHub, ordinal
 from ncld_core.config import RunConfig
 from ncld_core.limits import Limits
 

@@ -5,7 +5,7 @@ A run is a pure function of its configuration (and the upload it reads), its see
 runs are kept (bounded in number and age, :mod:`ncld_core.limits`) keyed by ``(configuration key, code
 fingerprint)``, and a visitor asking for a kept run gets it replayed (a :meth:`LiveRun.frozen` copy: nothing
 is computed); a visitor asking for a run being computed for another follows it (both pages wait on the same
-:class:`~dashboard.live_run.LiveRun`). Any other run takes a place in the queue and starts when it is first
+:class:`~dashboard.serving.live_run.LiveRun`). Any other run takes a place in the queue and starts when it is first
 in line and a slot is free (:meth:`LiveRun.begin` asks :meth:`RunHub.position`).
 
 A job of the hub is a run, or a β × γ sweep (its configuration a :class:`~ncld_core.eval.sweep.SweepJob`, whose
@@ -61,7 +61,7 @@ Role = str
 
 def role_text(role: Role | None, *, status: str, others: int) -> str | None:
     """What a page says of how its run came (None: computed for it): ``status`` the run's
-    (:attr:`~dashboard.live_run.LiveRun.status`), ``others`` the other pages showing it now
+    (:attr:`~dashboard.serving.live_run.LiveRun.status`), ``others`` the other pages showing it now
     (:meth:`RunHub.others_watching`).
 
     >>> role_text("following", status="running", others=2)
