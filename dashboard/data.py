@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from ncld_core.config import RunConfig, StreamSpec
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 
 UPLOAD = "upload"  #: RunConfig.dataset value for an uploaded file (cannot be put in a link)
 

@@ -11,7 +11,7 @@ import pytest
 
 from dashboard.serving.uploads import UploadCache
 from ncld_core.data import Dataset
-from ncld_core.limits import Limits
+from dashboard.serving.limits import Limits
 
 ARFF = b"@relation 'toy: -C 1'\n@attribute y {0,1}\n@attribute x numeric\n@data\n1,2.5\n0,1\n1,3\n0,0\n"
 

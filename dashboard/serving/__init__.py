@@ -7,7 +7,8 @@
   forked by :mod:`~dashboard.serving.fork_server` and lowered below the pages by
   :mod:`~dashboard.serving.priority`; :mod:`~dashboard.serving.dask_run` -- the same on a Dask cluster;
 - :mod:`~dashboard.serving.bounded_parse` -- an upload parsed in a child process with its memory capped;
-  :mod:`~dashboard.serving.uploads` -- the parsed uploads, released when their last session is gone.
+  :mod:`~dashboard.serving.uploads` -- the parsed uploads, released when their last session is gone;
+- :mod:`~dashboard.serving.limits` -- the server's limits (``NCLD_*``).
 
 The library (``ncld_core``) computes a run in the caller's process and schedules nothing; none of this is in
 it (``tests/test_architecture.py`` checks). Nothing here imports Streamlit, and this package imports none of

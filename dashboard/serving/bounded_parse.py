@@ -46,9 +46,9 @@ import scipy.sparse as sp
 
 from ncld_core.data.arff import load_arff_bytes
 from ncld_core.data.dataset import Dataset
-from ncld_core.limits import LIMITS
 
 from .fork_server import end_with, process_context
+from .limits import LIMITS
 
 __all__ = ["load_arff_bytes_bounded", "PARSES_AT_ONCE", "FOLDER_PREFIX", "parse_folder_prefix",
            "remove_orphaned_folders"]

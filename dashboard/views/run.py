@@ -24,7 +24,7 @@ from dashboard.serving.run_hub import ordinal, role_text
 from dashboard.teaching import LESSONS, noise_cost_text
 from dashboard.ui import md_escape, teach
 from ncld_core.config import PRESETS
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.model.cost import MEMORY_BUDGET_BYTES
 

@@ -22,7 +22,7 @@ from dashboard.serving.run_hub import role_text
 from dashboard.teaching import SWEEP
 from dashboard.ui import md_escape, teach
 from ncld_core.config import MODEL_PARAMS
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas, sweep_runs
 
 ss = st.session_state
