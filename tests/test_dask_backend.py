@@ -1,5 +1,5 @@
-"""Runs and sweeps on a Dask cluster (ncld_core.eval.dask_backend, dashboard.serving.dask_run): the same records and numbers as the local
-path, Stop at once, and clear messages when the setting is on but dask is missing."""
+"""Runs and sweeps on a Dask cluster (ncld_core.eval.dask_backend, dashboard.serving.dask_run): the same records
+and numbers as the local path, Stop at once, and clear messages when the setting is on but dask is missing."""
 
 from __future__ import annotations
 

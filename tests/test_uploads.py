@@ -1,4 +1,5 @@
-"""The server's parsed uploads are released when the last session that showed them is gone (dashboard.serving.uploads)."""
+"""The server's parsed uploads are released when the last session that showed them is gone
+(dashboard.serving.uploads)."""
 
 from __future__ import annotations
 

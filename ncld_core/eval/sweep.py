@@ -316,8 +316,8 @@ class SweepJob:
 class SweepRunner:
     """The runner of a :class:`SweepJob`: :meth:`iter_run` yields :func:`iter_sweep`'s steps, each computed on
     ``n_threads`` BLAS threads (:mod:`ncld_core.threads`; the limit is never held across a yield), so the
-    dashboard's job machinery (``dashboard.serving.live_run``, ``dashboard.serving.chunk_process``) advances a sweep as it
-    advances a run's chunks."""
+    dashboard's job machinery (``dashboard.serving.live_run``, ``dashboard.serving.chunk_process``) advances a
+    sweep as it advances a run's chunks."""
 
     def __init__(self, job: SweepJob, n_threads="auto"):
         self.job = job
