@@ -49,7 +49,7 @@ from benchmarks.common import argument_parser, command_line, git_revision, md_ta
 from benchmarks.socket_visitor import SocketVisitor
 from dashboard.serve import ROOT, serve
 from ncld_core.config import PRESETS, RunConfig
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

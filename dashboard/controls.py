@@ -727,7 +727,7 @@ def _validate(f: _Form, schedule_chart) -> Context:
 
 
 def start_failure(run, cfg: RunConfig):
-    """``(field, message)`` when the newest run (a :class:`dashboard.live_run.LiveRun`) of these settings
+    """``(field, message)`` when the newest run (a :class:`dashboard.serving.live_run.LiveRun`) of these settings
     failed before its first chunk, else None.
 
     The field is the setting the message names first (its internal name or its label), else the dataset.

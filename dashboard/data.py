@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from ncld_core.config import RunConfig, StreamSpec
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 
 UPLOAD = "upload"  #: RunConfig.dataset value for an uploaded file (cannot be put in a link)
 
@@ -103,7 +103,7 @@ def load_dataset(name: str):
 
 def _parse_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
     from ncld_core.data import check_features
-    from ncld_core.data.bounded_parse import load_arff_bytes_bounded
+    from dashboard.serving.bounded_parse import load_arff_bytes_bounded
 
     tag = "" if name == "upload" else f" ({name})"
     with st.spinner("Reading the upload…"):
@@ -120,8 +120,8 @@ def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
 
 
 def digest(*parts: bytes | None) -> str:
-    """The digest of an upload's files (:func:`dashboard.uploads.upload_digest`)."""
-    from .uploads import upload_digest
+    """The digest of an upload's files (:func:`dashboard.serving.uploads.upload_digest`)."""
+    from .serving.uploads import upload_digest
 
     return upload_digest(*parts)
 
@@ -176,7 +176,7 @@ def sweep_waiting_text(place: int, n_slots: int, n_points: int) -> str:
     >>> sweep_waiting_text(3, 2, 40)
     'waiting: 3rd in line · the server computes 2 jobs (runs and sweeps) at once; this sweep starts when one ends'
     """
-    from .run_hub import ordinal
+    from .serving.run_hub import ordinal
 
     if place:
         return (f"waiting: {ordinal(place)} in line · the server computes {n_slots} job{'s' if n_slots != 1 else ''} "
@@ -227,15 +227,15 @@ def warm_up() -> bool:
 
     Read-only and shared: it only imports modules and fills their lazy caches (plotly's
     validators, scipy's LAPACK wrappers) and starts the fork server of the runs' processes
-    (``ncld_core.eval.chunk_process``); nothing of a visitor is kept. First it removes the upload parse
+    (``dashboard.serving.chunk_process``); nothing of a visitor is kept. First it removes the upload parse
     folders a killed server left in the temporary folder
-    (``ncld_core.data.bounded_parse.remove_orphaned_folders``; a running server's stay).
+    (``dashboard.serving.bounded_parse.remove_orphaned_folders``; a running server's stay).
     """
-    from ncld_core.data.bounded_parse import remove_orphaned_folders
+    from dashboard.serving.bounded_parse import remove_orphaned_folders
 
     remove_orphaned_folders()
     try:
-        from ncld_core.eval.chunk_process import start_fork_server
+        from dashboard.serving.chunk_process import start_fork_server
 
         start_fork_server()
         from ncld_core.model.detector import DETECTORS
@@ -296,19 +296,19 @@ def close_session(session: str) -> None:
 
 @st.cache_resource(show_spinner=False)
 def uploads():
-    """The server's parsed uploads (:class:`dashboard.uploads.UploadCache`), shared by every visitor: an upload
+    """The server's parsed uploads (:class:`dashboard.serving.uploads.UploadCache`), shared by every visitor: an upload
     is parsed once, kept with its streams while a session shows it, and released (with that session's Streamlit
     state and files: :func:`close_session`) when the last is gone for ``session_grace_s``, or after
     ``parse_cache_ttl_s`` unused."""
-    from .uploads import UploadCache
+    from .serving.uploads import UploadCache
 
     return UploadCache(LIMITS, session_alive=session_alive, forget=close_session, watch_s=LIMITS.session_check_s)
 
 
 @st.cache_resource(show_spinner=False)
 def run_hub():
-    """The server's runs, shared by every visitor (:class:`dashboard.run_hub.RunHub`): the queue, the one run
+    """The server's runs, shared by every visitor (:class:`dashboard.serving.run_hub.RunHub`): the queue, the one run
     per session, the closed sessions' runs stopped, each run computed once."""
-    from .run_hub import RunHub
+    from .serving.run_hub import RunHub
 
     return RunHub(LIMITS, session_alive=session_alive, watch_s=LIMITS.session_check_s)

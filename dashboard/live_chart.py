@@ -30,7 +30,7 @@ import plotly
 import streamlit as st
 
 from dashboard.figures import fix_y_ranges
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 
 STATIC = Path(__file__).resolve().parent / "static"
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"

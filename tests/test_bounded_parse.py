@@ -1,4 +1,4 @@
-"""Uploads are parsed in a child process whose memory is capped (ncld_core.data.bounded_parse)."""
+"""Uploads are parsed in a child process whose memory is capped (dashboard.serving.bounded_parse)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from ncld_core.data import load_arff_bytes
-from ncld_core.data.bounded_parse import load_arff_bytes_bounded, parse_folder_prefix, remove_orphaned_folders
-from ncld_core.fork_server import process_context
+from dashboard.serving.bounded_parse import load_arff_bytes_bounded, parse_folder_prefix, remove_orphaned_folders
+from dashboard.serving.fork_server import process_context
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,7 +71,7 @@ def test_bad_input_keeps_its_message():
 _PARSE_IN_A_SERVER = """
 import sys, threading, time
 from pathlib import Path
-from ncld_core.data.bounded_parse import load_arff_bytes_bounded
+from dashboard.serving.bounded_parse import load_arff_bytes_bounded
 arff = Path(sys.argv[1]).read_bytes()
 threading.Thread(target=load_arff_bytes_bounded, args=(arff,), kwargs={"name": "big"}, daemon=True).start()
 print("parsing", flush=True)
@@ -123,7 +123,7 @@ def test_a_server_killed_mid_parse_leaves_a_folder_the_next_start_removes(tmp_pa
         (live / "in.arff").write_bytes(b"x")
         # the next start: its first parse (a fresh process) removes the dead server's folder, not the live one's
         env = {**os.environ, "TMPDIR": str(tmp_path)}
-        small = "from ncld_core.data.bounded_parse import load_arff_bytes_bounded as f; " \
+        small = "from dashboard.serving.bounded_parse import load_arff_bytes_bounded as f; " \
                 "f(b'@relation \"r: -C 1\"\\n@attribute y {0,1}\\n@attribute x numeric\\n@data\\n1,2\\n', name='r')"
         subprocess.run([sys.executable, "-c", small], cwd=ROOT, env=env, check=True, timeout=120)
         assert _parse_folders(tmp_path) == [live]

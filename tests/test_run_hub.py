@@ -1,4 +1,4 @@
-"""The server's runs without Streamlit (dashboard/run_hub.py): a FIFO queue with a limit on the runs computing
+"""The server's runs without Streamlit (dashboard/serving/run_hub.py): a FIFO queue with a limit on the runs computing
 at once and the place in line of each, one run per session, a closed session's run stopped and its slot freed
 within seconds, and a run computed once (followed while it computes, replayed once finished, recomputed for
 a new code version)."""
@@ -13,10 +13,10 @@ import time
 import numpy as np
 import pytest
 
-from dashboard import run_hub
-from dashboard.run_hub import RunHub, ordinal
+from dashboard.serving import run_hub
+from dashboard.serving.run_hub import RunHub, ordinal
 from ncld_core.config import RunConfig
-from ncld_core.limits import Limits
+from dashboard.serving.limits import Limits
 
 TINY = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=4, n_neighbors=3, models=["ELM-O"],
                  references=False)
@@ -229,7 +229,7 @@ def test_a_new_code_version_recomputes_and_kept_runs_are_bounded_in_number_and_a
 
 def test_the_hub_gives_each_run_its_share_of_blas_threads():
     from ncld_core.config import RunConfig
-    from ncld_core.limits import Limits
+    from dashboard.serving.limits import Limits
     from ncld_core.threads import threads_for
 
     hub = RunHub(Limits(max_concurrent_runs=2), session_alive=lambda _: True, use_process=False)
@@ -245,7 +245,7 @@ def test_the_hub_gives_each_run_its_share_of_blas_threads():
 
 def test_the_hub_gives_each_run_the_servers_niceness():
     from ncld_core.config import RunConfig
-    from ncld_core.limits import Limits
+    from dashboard.serving.limits import Limits
 
     for niceness in (0, 12):
         hub = RunHub(Limits(run_niceness=niceness), session_alive=lambda _: True, use_process=False)

@@ -1,4 +1,5 @@
-"""The server's parsed uploads are released when the last session that showed them is gone (dashboard.uploads)."""
+"""The server's parsed uploads are released when the last session that showed them is gone
+(dashboard.serving.uploads)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import weakref
 import numpy as np
 import pytest
 
-from dashboard.uploads import UploadCache
+from dashboard.serving.uploads import UploadCache
 from ncld_core.data import Dataset
-from ncld_core.limits import Limits
+from dashboard.serving.limits import Limits
 
 ARFF = b"@relation 'toy: -C 1'\n@attribute y {0,1}\n@attribute x numeric\n@data\n1,2.5\n0,1\n1,3\n0,0\n"
 
@@ -77,7 +78,7 @@ def test_an_upload_is_released_when_its_last_session_is_gone():
 
 
 def test_the_freed_memory_is_handed_back_a_grace_after_the_last_release(monkeypatch):
-    from dashboard import uploads
+    from dashboard.serving import uploads
 
     trims = []
     monkeypatch.setattr(uploads, "return_freed_memory", lambda: trims.append(1) or True)

@@ -19,12 +19,12 @@ from dashboard import figures as F
 from dashboard.controls import set_config
 from dashboard.labels import errors_text, settings_text
 from dashboard.live_chart import SHARED, draw_charts, mount, preload_plotly
-from dashboard.live_run import LiveRun, duration_text
-from dashboard.run_hub import ordinal, role_text
+from dashboard.serving.live_run import LiveRun, duration_text
+from dashboard.serving.run_hub import ordinal, role_text
 from dashboard.teaching import LESSONS, noise_cost_text
 from dashboard.ui import md_escape, teach
 from ncld_core.config import PRESETS
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.model.cost import MEMORY_BUDGET_BYTES
 

@@ -17,12 +17,12 @@ from dashboard import data, link
 from dashboard import figures as F
 from dashboard.controls import set_config
 from dashboard.labels import errors_text
-from dashboard.live_run import duration_text
-from dashboard.run_hub import role_text
+from dashboard.serving.live_run import duration_text
+from dashboard.serving.run_hub import role_text
 from dashboard.teaching import SWEEP
 from dashboard.ui import md_escape, teach
 from ncld_core.config import MODEL_PARAMS
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas, sweep_runs
 
 ss = st.session_state

@@ -275,7 +275,7 @@ def sweep_steps(config, stream, betas, gammas, method: str = "fast") -> int:
 
 @dataclasses.dataclass(frozen=True)
 class SweepJob:
-    """A sweep asked of the dashboard's run hub (``dashboard.run_hub``), in place of a run's configuration: the
+    """A sweep asked of the dashboard's run hub (``dashboard.serving.run_hub``), in place of a run's configuration: the
     sweep's ``config`` (its stream and model parameters; its own beta and gamma unused), the ``variant`` and the
     grid. :meth:`to_dict` is its identity (a run's configuration never has its ``"sweep"`` entry), :meth:`runner`
     what the job's process advances (:class:`SweepRunner`)."""
@@ -316,8 +316,8 @@ class SweepJob:
 class SweepRunner:
     """The runner of a :class:`SweepJob`: :meth:`iter_run` yields :func:`iter_sweep`'s steps, each computed on
     ``n_threads`` BLAS threads (:mod:`ncld_core.threads`; the limit is never held across a yield), so the
-    dashboard's job machinery (``dashboard.live_run``, ``ncld_core.eval.chunk_process``) advances a sweep as it
-    advances a run's chunks."""
+    dashboard's job machinery (``dashboard.serving.live_run``, ``dashboard.serving.chunk_process``) advances a
+    sweep as it advances a run's chunks."""
 
     def __init__(self, job: SweepJob, n_threads="auto"):
         self.job = job

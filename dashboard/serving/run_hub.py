@@ -2,10 +2,10 @@
 active run per session, runs of closed sessions given up within seconds, and each run computed once.
 
 A run is a pure function of its configuration (and the upload it reads), its seeds and the code: finished
-runs are kept (bounded in number and age, :mod:`ncld_core.limits`) keyed by ``(configuration key, code
+runs are kept (bounded in number and age, :mod:`dashboard.serving.limits`) keyed by ``(configuration key, code
 fingerprint)``, and a visitor asking for a kept run gets it replayed (a :meth:`LiveRun.frozen` copy: nothing
 is computed); a visitor asking for a run being computed for another follows it (both pages wait on the same
-:class:`~dashboard.live_run.LiveRun`). Any other run takes a place in the queue and starts when it is first
+:class:`~dashboard.serving.live_run.LiveRun`). Any other run takes a place in the queue and starts when it is first
 in line and a slot is free (:meth:`LiveRun.begin` asks :meth:`RunHub.position`).
 
 A job of the hub is a run, or a β × γ sweep (its configuration a :class:`~ncld_core.eval.sweep.SweepJob`, whose
@@ -21,7 +21,7 @@ away) is detached by a watchdog thread every ``watch_s`` seconds once it has bee
 else follows is stopped. No Streamlit here (``tests/test_run_hub.py`` drives it with threads).
 
 >>> from ncld_core.config import RunConfig
->>> from ncld_core.limits import Limits
+>>> from dashboard.serving.limits import Limits
 >>> hub = RunHub(Limits(max_concurrent_runs=1), use_process=False)
 >>> cfg = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=4, n_neighbors=3, models=["ELM-O"],
 ...                 references=False)
@@ -48,7 +48,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from ncld_core.code_version import code_fingerprint
-from ncld_core.limits import LIMITS, Limits
+from .limits import LIMITS, Limits
 from ncld_core.threads import threads_for
 
 from .live_run import LiveRun
@@ -61,7 +61,7 @@ Role = str
 
 def role_text(role: Role | None, *, status: str, others: int) -> str | None:
     """What a page says of how its run came (None: computed for it): ``status`` the run's
-    (:attr:`~dashboard.live_run.LiveRun.status`), ``others`` the other pages showing it now
+    (:attr:`~dashboard.serving.live_run.LiveRun.status`), ``others`` the other pages showing it now
     (:meth:`RunHub.others_watching`).
 
     >>> role_text("following", status="running", others=2)

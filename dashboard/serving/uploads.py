@@ -17,7 +17,7 @@ A watchdog thread looks every ``watch_s`` seconds (0: no watchdog, :meth:`Upload
 memory is released with no visitor left to trigger it, and handed back to the system (glibc keeps freed heap
 pages otherwise: :func:`return_freed_memory`). No Streamlit here (``tests/test_uploads.py`` drives it).
 
->>> from ncld_core.limits import Limits
+>>> from dashboard.serving.limits import Limits
 >>> alive = {"a", "b"}
 >>> cache = UploadCache(Limits(session_grace_s=0), session_alive=alive.__contains__, watch_s=0)
 >>> parse = lambda arff, xml, name: f"parsed {name}"
@@ -39,7 +39,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from ncld_core.limits import LIMITS, Limits
+from .limits import LIMITS, Limits
 
 __all__ = ["UploadCache", "upload_digest", "return_freed_memory"]
 

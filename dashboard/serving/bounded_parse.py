@@ -44,10 +44,11 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..fork_server import end_with, process_context
-from ..limits import LIMITS
-from .arff import load_arff_bytes
-from .dataset import Dataset
+from ncld_core.data.arff import load_arff_bytes
+from ncld_core.data.dataset import Dataset
+
+from .fork_server import end_with, process_context
+from .limits import LIMITS
 
 __all__ = ["load_arff_bytes_bounded", "PARSES_AT_ONCE", "FOLDER_PREFIX", "parse_folder_prefix",
            "remove_orphaned_folders"]
