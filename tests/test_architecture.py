@@ -451,9 +451,16 @@ def test_the_library_installs_and_imports_without_the_app(tmp_path):
     import sys
     import venv
 
+    import shutil
+
+    # a copy of what the package is made of: pip builds in the source folder (build/, *.egg-info), not in ours
+    source = tmp_path / "src"
+    shutil.copytree(ROOT / "ncld_core", source / "ncld_core", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     venv.EnvBuilder(with_pip=True).create(tmp_path / "v")
     py = str(tmp_path / "v" / "bin" / "python")
-    install = subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-compile", str(ROOT)],
+    install = subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-compile", str(source)],
                              capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert install.returncode == 0, install.stderr[-3000:]
     check = subprocess.run([py, "-c", "import importlib.util as u, ncld_core; "
