@@ -42,6 +42,9 @@ WITHIN_TOLD = 0.02
 RECOVERED = 0.5
 #: ... on at least this many of the shared datasets (paper's noise); 1 % trusted within WITHIN_TOLD on this many.
 RECOVERED_ON, WITHIN_ON = 6, 7
+#: The recovered share is reported only where telling the rates gains at least this much micro-F1 (a share of a
+#: smaller gap is noise: -653 % on a gap of 0.002).
+MIN_GAP = 0.01
 QUICK = ["medical", "enron"]
 #: The protocol as the report states it (the module docstring's paragraph).
 PROTOCOL = __doc__.split("\n\n")[2]
@@ -120,10 +123,10 @@ def targets(df: pd.DataFrame) -> list[tuple[str, str, str]]:
     if "paper" in set(real.index.get_level_values("family")):
         m = real.loc["paper"]
         span = m[TOLD] - m[IGNORING]
-        share = (m[none] - m[IGNORING]) / span.where(span > 1e-9)
+        share = (m[none] - m[IGNORING]) / span.where(span >= MIN_GAP)
         reached = int((share >= RECOVERED).sum())
         out.append((f"paper: no clean labels recover >= {RECOVERED:.0%} of (told - ignoring), on >= {RECOVERED_ON} "
-                    "of the 8 shared datasets", f"{reached} of {len(m)} here (" + ", ".join(
+                    f"of the 8 shared datasets (— : told gains under {MIN_GAP})", f"{reached} of {len(m)} here (" + ", ".join(
                         f"{d} {fnum(100 * s, 0)} %" for d, s in share.items()) + ")",
                     "met" if reached >= min(RECOVERED_ON, len(m)) else "missed"))
     worse = real[real[none] < real[IGNORING]]
@@ -139,8 +142,8 @@ def targets(df: pd.DataFrame) -> list[tuple[str, str, str]]:
         + (f"; lower at {', '.join(drops)}" if drops else ""), "met" if not drops else "missed"))
     secs = df.groupby("model")["chunk_seconds"].mean()
     ratio = secs[[c for c in secs.index if c.startswith("no rates")]].max() / secs[TOLD]
-    out.append(("per-chunk cost with rates estimated, against told (the slowest trusted share)", f"{ratio:.2f}x",
-                "measured"))
+    out.append(("per-chunk seconds with the rates estimated, against the model told them (the slowest trusted share; "
+                "the issue's 1.5x is against the code before it: `make bench`)", f"{ratio:.2f}x", "measured"))
     return out
 
 
@@ -178,11 +181,11 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, max_instances, wor
                 continue
             r = means.loc[(family, d)]
             span = r[TOLD] - r[IGNORING]
-            share = (r[estimated_name(0.0)] - r[IGNORING]) / span if span > 1e-9 else float("nan")
-            rows.append([d, *(fnum(r[m]) for m in models), fnum(100 * share, 0) + (" %" if span > 1e-9 else "")])
+            share = (r[estimated_name(0.0)] - r[IGNORING]) / span if span >= MIN_GAP else float("nan")
+            rows.append([d, *(fnum(r[m]) for m in models), fnum(100 * share, 0) + (" %" if span >= MIN_GAP else "")])
         lines += [md_table(["dataset", *models, "recovered, no clean labels"], rows), ""]
-    lines += ["The last column: (no rates, 0 % - ignoring) / (told - ignoring); — where telling the rates gains "
-              "nothing.", ""]
+    lines += [f"The last column: (no rates, 0 % - ignoring) / (told - ignoring); — where telling the rates gains less "
+              f"than {MIN_GAP} micro-F1.", ""]
     return "\n".join(lines)
 
 
@@ -196,6 +199,7 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--quick", action="store_true", help="2 datasets, 1 seed, the paper's noise; report to /tmp")
     p.add_argument("--doc", default=None, help="report path (default docs/rates-unknown.md; --quick: /tmp)")
+    p.add_argument("--save", type=Path, default=None, help="also write the rows as a CSV file")
     a = p.parse_args(argv)
     datasets = a.datasets or (QUICK if a.quick else ["synthetic", *benchmark_datasets()])
     families = a.families or (["paper"] if a.quick else list(NOISE_FAMILIES))
@@ -204,9 +208,12 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     rows = [r for cell in map_parallel(run_cell, jobs, a.workers, progress=True, desc="streams") for r in cell]
     df = pd.DataFrame(rows)
+    seconds = time.perf_counter() - t0
+    if a.save:
+        df.to_csv(a.save, index=False)
     doc = Path(a.doc) if a.doc else (Path("/tmp/rates-unknown.md") if a.quick else REPO / "docs" / "rates-unknown.md")
     text = report(df, command=command_line("benchmarks.rates_unknown", sys.argv[1:] if argv is None else argv),
-                  seconds=time.perf_counter() - t0, max_instances=a.max_instances, workers=a.workers)
+                  seconds=seconds, max_instances=a.max_instances, workers=a.workers)
     write_atomic(doc, text + "\n")
     print(text)
     return 0
