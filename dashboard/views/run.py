@@ -14,7 +14,7 @@ import time
 
 import streamlit as st
 
-from dashboard import compare, data, link, panels, report
+from dashboard import compare, data, link, live_page, panels, report
 from dashboard import figures as F
 from dashboard.controls import set_config
 from dashboard.labels import errors_text, settings_text
@@ -65,6 +65,7 @@ def _calibrate(run):
 
 
 def _stop():
+    ss[LIVE] = False  # the page waits for Run again: a knob moved after Stop starts nothing
     run = ss.get("run")
     if run is None:
         return
@@ -84,14 +85,26 @@ def _describe(cfg) -> str:
 #: run that reached the sidebar's end, so a click arriving with a control's new value (during its rerun, under
 #: load) started the previous settings (tests/test_dashboard_app.py: a new seed and the click in one script run).
 START_REQUESTED = "start_requested"
+#: Run was pressed in this session and Stop not since: a control changed then starts its run by itself
+#: (:func:`dashboard.live_page.starts_by_itself`); a link alone never does.
+LIVE = "live"
 
 
 def _request_start():
     ss[START_REQUESTED] = True
+    ss[LIVE] = True
+
+
+def _same_settings(run) -> bool:
+    """Whether ``run`` is of the settings on the controls (an upload: of the same file too)."""
+    return run.cfg == ctx.cfg and (run.cfg.dataset != data.UPLOAD
+                                   or ss.get(RUN_UPLOAD) == data.upload_identity(ctx.upload))
 
 
 if ss.get(START_REQUESTED) and ctx.ok:
     _start()
+elif live_page.starts_by_itself(live=bool(ss.get(LIVE)), ok=ctx.ok, run=ss.get("run"), same=_same_settings):
+    _start()  # a knob moved on a live page: the new settings' run, the stale one stopped (RunHub.start)
 # dropped once the run is started: a rerun arriving meanwhile (a control changed just after the click) interrupts
 # the script inside _start, and the click would be lost with the flag
 ss.pop(START_REQUESTED, None)
@@ -687,13 +700,10 @@ else:
         about = "" if presenting else f"This run: {md_escape(_describe(run.cfg) + upload)}"
         # a preset or a control changed after the run: its numbers are not the settings' above (said, not hidden:
         # the run stays readable until the next one)
-        same = run.cfg == ctx.cfg and (run.cfg.dataset != data.UPLOAD
-                                       or ss.get(RUN_UPLOAD) == data.upload_identity(ctx.upload))
+        same = _same_settings(run)
         # Run is disabled while a run is under way (this one, or one this page follows): Stop comes first
-        changed = None if presenting or same else (
-            "**The settings have changed since this run**: "
-            + ("press Stop, then Run for them" if running else "press Run for them") if ctx.ok
-            else "**The settings have changed since this run**")
+        changed = None if presenting else live_page.changed_note(same=same, ok=ctx.ok, running=running,
+                                                                 live=bool(ss.get(LIVE)))
         line = [changed, about]  # what follows the role, which _loop redraws as visitors come and go
         if role or about or changed:
             run_caption.caption(" · ".join(t for t in (role and f"**{role}**", *line) if t))
