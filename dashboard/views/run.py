@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import streamlit as st
 
@@ -111,57 +112,8 @@ ss.pop(START_REQUESTED, None)
 run = ss.get("run")
 running = run is not None and run.active
 
-# Run and Stop keep their labels at any width (820 px included): their columns never shrink below the label.
-# Every other label in the page wraps where its column is narrow instead of being cut to "…" (Streamlit's
-# default for widget and button labels).
-LAYOUT_CSS = """<style>
-[data-testid="stColumn"]:has(.st-key-run_button), [data-testid="stColumn"]:has(.st-key-stop_button) {
-  min-width: 6.5rem; flex: 0 0 auto; width: auto; }
-.st-key-run_button button, .st-key-stop_button button { white-space: nowrap; }
-.stMainBlockContainer .stMarkdownEllipsis, .stMainBlockContainer .stMarkdownEllipsis p {
-  white-space: normal; overflow: visible; text-overflow: clip; }
-</style>"""
-# Presentation mode: large type for a projector, one panel at a time, no explanations beside the panels.
-PRESENT_CSS = """<style>
-.stMainBlockContainer { font-size: 1.3rem; }
-.stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer td, .stMainBlockContainer th,
-.stMainBlockContainer button, .stMainBlockContainer label { font-size: 1.3rem !important; }
-.stMainBlockContainer h2 { font-size: 1.7rem; padding: 0; }
-.stMainBlockContainer h5 { font-size: 1.3rem; padding: 0.1rem 0 1rem; line-height: 1.25; }
-.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1rem !important; line-height: 1.35; }
-.stMainBlockContainer .st-key-run_status [data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
-.stMainBlockContainer { padding-top: 0.25rem; padding-bottom: 0.5rem; max-width: 100%; }
-.stMainBlockContainer [data-testid="stVerticalBlock"] { gap: 0.4rem; }
-.stMainBlockContainer [data-testid="stHorizontalBlock"] { gap: 0.6rem; }
-.stMainBlockContainer table { width: 100%; table-layout: auto; }
-.stMainBlockContainer td, .stMainBlockContainer th { padding: 0.2rem 0.35rem !important; }
-section[data-testid="stSidebar"] { display: none; }
-.st-key-present_prev button, .st-key-present_next button { white-space: nowrap; }
-.st-key-present_panel input { font-size: 1.3rem; }
-.st-key-present_nav [data-testid="stColumn"]:has(.stButton) { min-width: 8.5rem; flex: 0 0 auto; width: auto; }
-.st-key-present_nav button { white-space: nowrap; }
-.st-key-present_nav [data-testid="stHorizontalBlock"], [data-testid="stHorizontalBlock"]:has(.st-key-run_button) {
-  flex-wrap: nowrap; }
-.st-key-present_nav [data-testid="stColumn"]:has(.st-key-present_panel), [data-testid="stColumn"]:has(.st-key-run_status) {
-  min-width: 0; flex: 1 1 0; }
-.st-key-lesson_step { padding: 0.5rem 0.75rem !important; }
-.st-key-lesson_step p { font-size: 1.1rem !important; line-height: 1.4; }
-header[data-testid="stHeader"] { display: none; }
-@media (max-width: 999px) {  /* too narrow for the lesson's step beside the panel: above it */
-  .st-key-present_with_lesson > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] {
-    flex-direction: column-reverse; flex-wrap: nowrap; }
-  .st-key-present_with_lesson > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {
-    width: 100% !important; flex: 1 1 auto !important; }
-  .st-key-lesson_step p { font-size: 0.95rem !important; line-height: 1.3; }
-  .st-key-present_with_lesson [data-testid="stCaptionContainer"] p { font-size: 0.9rem !important; line-height: 1.3; }
-  .st-key-present_with_lesson h5 { font-size: 1rem; }
-}
-.st-key-panel_summary td, .st-key-panel_summary th, .st-key-panel_summary td p, .st-key-panel_summary th p {
-  font-size: 0.95rem !important; overflow-wrap: anywhere; }
-@media (max-width: 900px) { .st-key-panel_summary td, .st-key-panel_summary th, .st-key-panel_summary td p,
-  .st-key-panel_summary th p { font-size: 0.8rem !important; } .st-key-panel_summary td, .st-key-panel_summary th {
-  padding: 0.15rem 0.2rem !important; } }
-</style>"""
+#: The page's stylesheets: its layout, and presentation mode's (large type for a projector, one panel at a time).
+STYLE, PRESENT_STYLE = (Path(__file__).resolve().parents[1] / "static" / n for n in ("run.css", "present.css"))
 #: Plotly font size (px) of the figures in presentation mode.
 PRESENT_FONT = 18
 #: Presentation mode: the plot area's height as sent (px; panel (d) takes more with many rows), which the page
@@ -223,7 +175,7 @@ def _lesson_select():
 def _lesson_box():
     """With a lesson chosen, its current step: setting, what to watch, what the run measured (the step buttons are
     on the panel's line, :func:`present_panel`). Beside the panel on a wide screen, above it on a narrow one
-    (PRESENT_CSS)."""
+    (dashboard/static/present.css)."""
     at = ss.get(link.LESSON)
     if at is None:
         return
@@ -235,7 +187,7 @@ def _lesson_box():
         st.markdown(step.text)
 
 
-st.html(LAYOUT_CSS)
+st.html(STYLE)
 hd, tg = st.columns([4, 2], vertical_alignment="bottom")
 if ss.get("presenting"):  # the page's heading gives its line to the lesson's chooser (the screen's height is short)
     with hd:
@@ -247,7 +199,7 @@ presenting = tg.toggle("Presentation mode", key="presenting",
                             "Previous / Next), the sidebar hidden; a panel, its caption and a lesson's step fit "
                             "1280 × 720, 1024 × 768 and 820 px wide screens without scrolling.")
 if presenting:
-    st.html(PRESENT_CSS)
+    st.html(PRESENT_STYLE)
 else:
     st.caption("Prequential test-then-train on a noisy stream: every chunk is scored against the ground truth, "
                "then learned from its noisy labels. Whatever a legend marks *oracle: hidden from the learner* (the "
