@@ -169,9 +169,13 @@ def _role(run) -> str | None:
 
 def _show(run, chunks, figures_shown: dict):
     """The status and the panels for ``chunks``; the graphs only when they show another number of chunks than
-    ``figures_shown`` says (what this page's graphs show since the page was drawn)."""
+    ``figures_shown`` says (what this page's graphs show since the page was drawn). The status comes first while
+    the run is active (it says which chunk is being drawn), last once it has ended (with the last redraw's time:
+    written once, it never changes under a reader)."""
     busy = int(run.computing_s()) if run.status == "running" else 0  # a slow chunk: how long it has computed
-    status.caption(run.status_text(len(chunks)) + (f" · computing chunk {len(chunks) + 1}: {busy} s" if busy else ""))
+    if run.active or not chunks:
+        status.caption(run.status_text(len(chunks)) + (f" · computing chunk {len(chunks) + 1}: {busy} s" if busy
+                                                       else ""))
     if not chunks:
         return
     t1 = time.perf_counter()
@@ -181,6 +185,8 @@ def _show(run, chunks, figures_shown: dict):
         ss[SHOWN] = (run.token, len(chunks))
         run.note_drawn(time.perf_counter() - t1)
         ss["timings"] = run.timings()
+    if not run.active:
+        status.caption(run.status_text(len(chunks)))
 
 
 def _live(run, line, figures_shown: dict):
