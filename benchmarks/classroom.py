@@ -20,6 +20,13 @@ visitor opens a link in a real page and presses Run: its page must answer within
 ``.st-key-run_status``, says "waiting" and a position). The server-wide limits come from the server's settings
 (``--server-env NAME=VALUE`` passes them; docs/deploy.md, "Limits of one server").
 
+Then ``--sweeps`` (6) visitors (websocket clients) open distinct heavy β × γ sweep links (:func:`sweep_link`) and
+press "Compute the sweep"; a visitor more opens a sweep link in a real page and presses it (its bar must say
+"waiting" and a position: one queue for runs and sweeps), and new visitors open the Live run page's link in real
+pages, one after another: each must answer within 3 s, and the server process's own CPU (psutil, without its
+children: the sweeps compute in processes of their own) is measured meanwhile. ``--case sweeps`` runs only this
+part (its section to /tmp/deploy.md unless ``--out``).
+
 Everything is bounded (``--timeout`` for the whole test, 60 s per page to load); the pages, the browser and the
 server are closed at the end. The results replace the section between the markers in ``--out``
 (docs/deploy.md; ``--quick``: 5 sessions, /tmp/deploy.md); the exit code is 1 when a target is missed. Needs Debian's Chromium at ``/usr/bin/chromium``
@@ -42,7 +49,7 @@ from benchmarks.common import argument_parser, command_line, git_revision, md_ta
 from benchmarks.socket_visitor import SocketVisitor
 from dashboard.serve import ROOT, serve
 from ncld_core.config import PRESETS, RunConfig
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -140,6 +147,82 @@ def link(base: str, cfg: RunConfig) -> str:
 def heavy_config(k: int) -> RunConfig:
     """The ``k``-th heavy run: long, a large hidden layer, its own seed (distinct runs, no shared cache)."""
     return RunConfig(n_instances=20000, chunk_size=500, n_hidden=1200, seed=100 + k)
+
+
+def sweep_link(base: str, k: int) -> str:
+    """The ``k``-th heavy sweep's link: enron, 900 hidden nodes, estimated rates (each grid point a run of its own),
+    its own shuffle (distinct sweeps, none replayed).
+
+    >>> sweep_link("http://127.0.0.1:1", 2)
+    'http://127.0.0.1:1/sweep?dataset=enron&n_hidden=900&model_rates=estimate&shuffle_seed=2'
+    """
+    return f"{base}/sweep?dataset=enron&n_hidden=900&model_rates=estimate&shuffle_seed={k}"
+
+
+#: The sweep page's button, and where its bar says how far the sweep has come (or its place in line).
+SWEEP_BUTTON = "Compute the sweep"
+SWEEP_NEW_PAGES = 3
+
+
+def sweep_check(url: str, browser, *, sweeps: int, deadline: float) -> dict:
+    """``sweeps`` heavy sweeps pressed by websocket visitors, then one more in a real page (its bar's text: its place
+    in line), then :data:`SWEEP_NEW_PAGES` new visitors' pages of the Live run link, one after another (their
+    answer times), the server process's own CPU (cores, without its children) measured from the first press to the
+    last page. Every visitor is closed at the end (their sweeps are given up)."""
+    import psutil
+
+    result = {"sweeps": sweeps, "answer_s": [], "status": "", "in_queue": False, "error": None, "server_cores": None}
+    busy = []
+    server = next((c for c in psutil.Process().children() if any("streamlit" in part for part in c.cmdline())), None)
+    try:
+        cpu0, t0 = (server.cpu_times(), time.monotonic()) if server else (None, None)
+        for k in range(sweeps):
+            visitor = SocketVisitor(sweep_link(url, k), deadline=deadline, run_label=SWEEP_BUTTON).start()
+            busy.append(visitor)
+            visitor.wait_answer(60)
+            visitor.press_run()
+        time.sleep(3.0)  # the sweeps have started (or queued)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        busy.append(context)
+        page = context.new_page()
+        page.goto(sweep_link(url, sweeps), timeout=_ms_left(deadline, 60))
+        page.get_by_role("button", name=SWEEP_BUTTON).click(timeout=_ms_left(deadline, 60))
+        until = min(deadline, time.monotonic() + 30)
+        while time.monotonic() < until:
+            texts = page.locator('[data-testid="stProgress"]').all_inner_texts()
+            result["status"] = " ".join(texts)
+            if re.search(r"waiting: \d+\w* in line", result["status"]):
+                result["in_queue"] = True
+                break
+            time.sleep(0.3)
+        for _ in range(SWEEP_NEW_PAGES):
+            new_page, answer = open_page(browser, url, deadline)
+            result["answer_s"].append(answer)
+            new_page.context.close()
+        if server is not None:
+            cpu1 = server.cpu_times()
+            result["server_cores"] = ((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)) / (time.monotonic() - t0)
+    except Exception as exc:  # noqa: BLE001 - reported as a missed target
+        result["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+    finally:
+        for who in busy:
+            who.close()
+    return result
+
+
+def sweep_verdicts(q: dict) -> list[tuple[str, str, str, bool]]:
+    """The rows of :func:`sweep_check`."""
+    n, answers = q["sweeps"], q["answer_s"]
+    worst = max(answers, default=math.nan)
+    cores = q.get("server_cores")
+    shown = q["error"] or repr(q["status"].strip()[:160])
+    return [
+        (f"a new visitor during {n} sweeps answers", f"≤ {ANSWER_S:.0f} s",
+         f"{len(answers)} pages one after another: " + ", ".join(f"{a:.2f} s" for a in answers)
+         + ("" if cores is None else f"; the server process's own CPU meanwhile {cores:.2f} cores"),
+         len(answers) == SWEEP_NEW_PAGES and worst <= ANSWER_S),
+        (f"sweep visitor {n + 1} sees its place in the queue", '"waiting" + a position', shown, q["in_queue"]),
+    ]
 
 
 def percentile(values, q: float) -> float:
@@ -489,6 +572,9 @@ def main(argv=None) -> int:
                         help="how many of the class are real Chromium pages (default 10; the others are websocket "
                              "clients)")
     parser.add_argument("--heavy", type=int, default=5, help="heavy runs before the visitor who queues (0: skip)")
+    parser.add_argument("--sweeps", type=int, default=6, help="heavy sweeps at once before new visitors (0: skip)")
+    parser.add_argument("--case", choices=["all", "sweeps"], default="all",
+                        help="all: the class, the queue and the sweeps; sweeps: only the sweeps")
     parser.add_argument("--memory-budget-mb", type=float, default=MEMORY_BUDGET_MB,
                         help=f"the server's memory budget (default {MEMORY_BUDGET_MB})")
     parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
@@ -502,13 +588,15 @@ def main(argv=None) -> int:
         args.sessions = min(args.sessions, 5)
         args.browser_pages = min(args.browser_pages, 2)
     if args.out is None:
-        args.out = Path(tempfile.gettempdir()) / "deploy.md" if args.quick else OUT
+        args.out = Path(tempfile.gettempdir()) / "deploy.md" if args.quick or args.case != "all" else OUT
     if not 1 <= args.sessions <= 100:
         parser.error("--sessions must be in [1, 100]")
     if not 1 <= args.browser_pages <= args.sessions:
         parser.error("--browser-pages must be in [1, --sessions]")
     if not 0 <= args.heavy <= 10:
         parser.error("--heavy must be in [0, 10]")
+    if not 0 <= args.sweeps <= 10 or (args.case == "sweeps" and not args.sweeps):
+        parser.error("--sweeps must be in [0, 10] (at least 1 with --case sweeps)")
     env = {}
     for item in args.server_env:
         name, sep, value = item.partition("=")
@@ -528,15 +616,25 @@ def main(argv=None) -> int:
         with serve(env=env, log=log) as url, MemorySampler() as memory, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
             try:
-                m = classroom(url, browser, sessions=args.sessions, preset=args.preset, heavy=args.heavy,
-                              deadline=deadline, browser_pages=args.browser_pages)
+                if args.case == "all":
+                    m = classroom(url, browser, sessions=args.sessions, preset=args.preset, heavy=args.heavy,
+                                  deadline=deadline, browser_pages=args.browser_pages)
+                else:  # the teacher's page first, not measured: it warms the server up
+                    page, warm_up_s = open_page(browser, url, deadline)
+                    page.context.close()
+                    m = {"warm_up_s": warm_up_s, "failed": [], "case": args.case}
+                if args.sweeps:
+                    m["sweeps"] = sweep_check(url, browser, sweeps=args.sweeps, deadline=deadline)
             finally:
                 browser.close()
             m["peak_mb"] = max(memory.peak_mb, memory.measure())
             m["load"] = (memory.load_before, memory.peak_load, os.cpu_count())
     finally:
         log.close()
-    rows = verdicts(m, sessions=args.sessions, budget_mb=args.memory_budget_mb, heavy=args.heavy)
+    rows = (verdicts(m, sessions=args.sessions, budget_mb=args.memory_budget_mb, heavy=args.heavy)
+            if args.case == "all" else [])
+    if m.get("sweeps") is not None:
+        rows += sweep_verdicts(m["sweeps"])
     write_section(args.out, section(rows, m, argv, seconds=time.monotonic() - t0))
     for target, goal, measured, ok in rows:
         print(f"{'ok  ' if ok else 'MISS'} {target}: {measured} (goal {goal})")

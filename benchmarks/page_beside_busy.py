@@ -7,8 +7,8 @@ the machine):
 
 - ``idle``: nothing else computes;
 - ``same-session``: two processes spin at niceness 10 in this command's session, as run processes did
-  before ``ncld_core.priority``;
-- ``own-group``: two processes spin, each having called ``ncld_core.priority.lower_priority(10)`` (a session
+  before ``dashboard.serving.priority``;
+- ``own-group``: two processes spin, each having called ``dashboard.serving.priority.lower_priority(10)`` (a session
   of its own whose scheduling group is at niceness 10), as run processes do now.
 
 Prints the median answer (s) per case and round; ``docs/deploy.md`` (section 5) quotes a run of it.
@@ -28,7 +28,7 @@ from dashboard.serve import ROOT, serve
 
 SPIN = {
     "same-session": "import os\nos.nice(10)\nwhile True:\n    pass\n",
-    "own-group": "from ncld_core.priority import lower_priority\nlower_priority(10)\nwhile True:\n    pass\n",
+    "own-group": "from dashboard.serving.priority import lower_priority\nlower_priority(10)\nwhile True:\n    pass\n",
 }
 CASES = ("idle", "same-session", "own-group")
 

@@ -54,6 +54,7 @@ class SocketVisitor:
         parts = urllib.parse.urlsplit(link)
         self.socket_url = f"ws://{parts.netloc}/_stcore/stream"
         self.query = parts.query
+        self.page_name = parts.path.strip("/")  # the page of a multipage app ("": the main page)
         self.deadline = deadline
         self.run_label = run_label
         self.answer_s: float | None = None
@@ -136,6 +137,7 @@ class SocketVisitor:
         msg = BackMsg()
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_script_hash = ""
+        msg.rerun_script.page_name = self.page_name
         if fragment_id is not None:  # a fragment's timed rerun, as the page's timer asks for it
             msg.rerun_script.fragment_id = fragment_id
             msg.rerun_script.is_auto_rerun = True

@@ -33,7 +33,7 @@ from ncld_core.eval.runner import RATE_MODES
 from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
 from ncld_core.model.decision import DECISIONS
 from ncld_core.model.detector import DETECTORS
-from ncld_core.stream.schedule import KINDS
+from ncld_core.stream.schedule import KINDS, MAX_SCHEDULE_POINTS
 from ncld_core.stream.noise_families import NOISE_FAMILIES
 
 from . import checks, compare, data, link
@@ -518,6 +518,8 @@ def _schedule_row_ids(schedule: str) -> list[int]:
 
 def _add_change_point(ver: int):
     ss = st.session_state
+    if len(ss[f"schedule_rows_{ver}"]) >= MAX_SCHEDULE_POINTS:  # (a click on a button drawn before it was full)
+        return
     rid = ss[f"schedule_next_{ver}"]
     ss[f"schedule_next_{ver}"] = rid + 1
     ss[f"schedule_rows_{ver}"] = [*ss[f"schedule_rows_{ver}"], rid]
@@ -577,8 +579,10 @@ def _schedule_section(f: _Form):
         c3.button(f"Remove change {i}", key=f"sched_del_{ver}_{rid}", icon=":material/close:",
                   on_click=_remove_change_point, args=(ver, rid))
         rows.append({"kind": kind, "position": position})
+    full = len(ids) >= MAX_SCHEDULE_POINTS  # the schedule's bound (each row is three widgets of this sidebar)
     st.button("Add a change point", key=f"sched_add_{ver}", icon=":material/add:", on_click=_add_change_point,
-              args=(ver,))
+              args=(ver,), disabled=full,
+              help=f"a schedule has at most {MAX_SCHEDULE_POINTS} change points" if full else None)
     if bad:  # a position no schedule can hold: said, and the schedule stays the last one read (rows keep their order)
         text, sched_error = f.vals["schedule"], bad
     else:
@@ -723,7 +727,7 @@ def _validate(f: _Form, schedule_chart) -> Context:
 
 
 def start_failure(run, cfg: RunConfig):
-    """``(field, message)`` when the newest run (a :class:`dashboard.live_run.LiveRun`) of these settings
+    """``(field, message)`` when the newest run (a :class:`dashboard.serving.live_run.LiveRun`) of these settings
     failed before its first chunk, else None.
 
     The field is the setting the message names first (its internal name or its label), else the dataset.

@@ -1,23 +1,22 @@
 """Cached data access for the dashboard: dataset listing and loading, uploads, streams, sweeps.
 
 Everything here is ``st.cache_data``: shared across reruns and visitors, keyed by
-the arguments (file contents for uploads, the configuration's frozen
-:class:`~ncld_core.config.StreamSpec` for streams), so changing a model parameter never
-reloads a dataset.
+the arguments (the configuration's frozen :class:`~ncld_core.config.StreamSpec` for streams), so
+changing a model parameter never reloads a dataset. Uploads and their streams are kept apart
+(:func:`uploads`), released when the last session that showed them is gone.
 Per-session things (runs, models) live in ``st.session_state`` instead.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 
 import pandas as pd
 import streamlit as st
 
 from ncld_core.config import RunConfig, StreamSpec
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 
 UPLOAD = "upload"  #: RunConfig.dataset value for an uploaded file (cannot be put in a link)
 
@@ -102,33 +101,37 @@ def load_dataset(name: str):
     return _load(name, paths=False)
 
 
-@st.cache_data(max_entries=LIMITS.parse_cache_entries, ttl=LIMITS.parse_cache_ttl_s, show_spinner="Reading the upload…")
-def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
-    """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input
-    (also for features no model can learn from: ``ncld_core.data.check_features``)."""
+def _parse_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
     from ncld_core.data import check_features
-    from ncld_core.data.bounded_parse import load_arff_bytes_bounded
+    from dashboard.serving.bounded_parse import load_arff_bytes_bounded
 
     tag = "" if name == "upload" else f" ({name})"
-    ds = load_arff_bytes_bounded(arff_bytes, xml_bytes, name=name)  # in a child process, its memory capped
+    with st.spinner("Reading the upload…"):
+        ds = load_arff_bytes_bounded(arff_bytes, xml_bytes, name=name)  # in a child process, its memory capped
     check_features(ds, f"arff_bytes{tag}")  # values that would break the solve: refused here, not after chunk 1
     return ds
 
 
+def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
+    """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input
+    (also for features no model can learn from: ``ncld_core.data.check_features``). Parsed once and kept
+    while a session shows it (:func:`uploads`: released when the last such session is gone)."""
+    return uploads().load(session_id(), arff_bytes, xml_bytes, name, _parse_upload)
+
+
 def digest(*parts: bytes | None) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(b"\0" if p is None else hashlib.sha256(p).digest())
-    return h.hexdigest()
+    """The digest of an upload's files (:func:`dashboard.serving.uploads.upload_digest`)."""
+    from .serving.uploads import upload_digest
+
+    return upload_digest(*parts)
 
 
 @st.cache_data(max_entries=LIMITS.stream_cache_entries, ttl=LIMITS.stream_cache_ttl_s,
                show_spinner="Building the stream…")
-def _build_stream(spec: StreamSpec, upload_digest: str | None, _dataset=None):
+def _build_stream(spec: StreamSpec):
     if spec.dataset == "synthetic":
         return spec.build_stream()
-    dataset = _dataset if _dataset is not None else load_dataset(spec.dataset)
-    return spec.build_stream(dataset=dataset)
+    return spec.build_stream(dataset=load_dataset(spec.dataset))
 
 
 def stream_spec(cfg: RunConfig, upload=None) -> StreamSpec:
@@ -148,9 +151,11 @@ def build_stream(cfg: RunConfig, upload=None):
             raise ValueError("upload an ARFF file first")
         dataset, dig = upload
         cfg.check_budget(dataset=dataset)
-        return _build_stream(stream_spec(cfg, upload), dig, _dataset=dataset)
+        spec = stream_spec(cfg, upload)  # kept with the upload, released with it (not in st.cache_data)
+        return uploads().stream(dataset.name, dig, json.dumps(dataclasses.asdict(spec), sort_keys=True, default=str),
+                                lambda: spec.build_stream(dataset=dataset))
     cfg.check_budget(dataset=None if cfg.dataset == "synthetic" else load_dataset(cfg.dataset))
-    return _build_stream(cfg.stream, None)
+    return _build_stream(cfg.stream)
 
 
 def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) -> str:
@@ -164,35 +169,56 @@ def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) 
     return f"Sweeping β × γ: {n_points} grid points together, {100 * done / total:.0f} % of the stream"
 
 
-@st.cache_data(max_entries=16, ttl=LIMITS.run_cache_ttl_s, show_spinner=False)
-def run_sweep(spec: StreamSpec, params: str, variant: str, betas: tuple, gammas: tuple, upload_digest: str | None,
-              _stream=None):
-    """``ncld_core.eval.sweep.sweep`` with a progress bar; cached by stream, parameters and grid."""
-    from ncld_core.eval.dask_backend import configured_client
-    from ncld_core.eval.sweep import sweep
+def sweep_waiting_text(place: int, n_slots: int, n_points: int) -> str:
+    """The sweep bar's text before its first step: its ``place`` in the server's queue (1: first in line), or
+    (0) that its stream is being built; ``n_slots``: the jobs the server computes at once.
 
-    cfg = RunConfig(**dataclasses.asdict(spec), **json.loads(params))
-    # Created inside the cached function: on a cache hit the finished bar is replayed.
-    n_points = len(betas) * len(gammas)
-    if _stream is not None:  # the whole run with its grid within the budget, before any grid point is solved
-        X = _stream.X
-        cfg.check_budget(n_features=X.shape[1], n_labels=_stream.Y_true.shape[1], n_available=_stream.n_instances,
-                         sweep_points=n_points, features_bytes=(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
-                         if hasattr(X, "indptr") else None)
-    bar = st.progress(0.0, text=f"Sweeping β × γ: {n_points} grid points …")
-    # With estimated rates every grid point is a run of its own (ncld_core.eval.sweep: "runner"), counted one by
-    # one; otherwise all grid points advance together, chunk by chunk, and finish at once.
-    one_by_one = cfg.model_rates == "estimate"
+    >>> sweep_waiting_text(3, 2, 40)
+    'waiting: 3rd in line · the server computes 2 jobs (runs and sweeps) at once; this sweep starts when one ends'
+    """
+    from .serving.run_hub import ordinal
 
-    def progress(done, total):
-        bar.progress(done / total, text=sweep_progress_text(done, total, n_points, one_by_one))
+    if place:
+        return (f"waiting: {ordinal(place)} in line · the server computes {n_slots} job{'s' if n_slots != 1 else ''} "
+                "(runs and sweeps) at once; this sweep starts when one ends")
+    return f"starting · building the stream for {n_points} grid points…"
 
-    # NCLD_DASK_SCHEDULER set: the grid's points are tasks on that Dask cluster (same numbers as here).
-    df = sweep(cfg, list(betas), list(gammas), progress=progress, stream=_stream, model=variant,
-               client=configured_client())
-    bar.progress(1.0, text=f"Sweep done: {len(df)} grid points on {df.attrs['chunks']} chunks "
-                           f"in {df.attrs['seconds']:.1f} s — kept in the cache for identical settings")
-    return df
+
+def sweep_config(cfg: RunConfig, params: str) -> RunConfig:
+    """What a sweep of ``cfg`` computes with: its stream and ``params`` (the model parameters the sweep page
+    passes, as JSON: every one but the swept beta and gamma), so that settings the sweep does not read (the
+    sidebar's variants, beta and gamma) make no other sweep."""
+    return RunConfig(**dataclasses.asdict(cfg.stream), **json.loads(params))
+
+
+def check_sweep_budget(cfg: RunConfig, stream, n_points: int) -> None:
+    """The whole sweep with its grid of ``n_points`` within the memory budget (``RunConfig.check_budget``, with
+    the stream's own sizes), before any grid point is solved: a ValueError naming what to change."""
+    X = stream.X
+    cfg.check_budget(n_features=X.shape[1], n_labels=stream.Y_true.shape[1], n_available=stream.n_instances,
+                     sweep_points=n_points, features_bytes=(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+                     if hasattr(X, "indptr") else None)
+
+
+def sweep_stream(cfg: RunConfig, upload, params: str, n_points: int):
+    """The stream of a sweep of ``cfg`` (:func:`build_stream`, cached), its grid of ``n_points`` with ``params``
+    (:func:`sweep_config`) checked against the budget first."""
+    stream = build_stream(cfg, upload)
+    check_sweep_budget(sweep_config(cfg, params), stream, n_points)
+    return stream
+
+
+def start_sweep(cfg: RunConfig, upload, params: str, variant: str, betas: tuple, gammas: tuple):
+    """This session's sweep, a job of the server's :func:`run_hub` (queued with the runs, computed in a process of
+    its own, replayed or followed when another visitor asked for the same): ``(LiveRun, role)``. Each step the
+    job receives is a :class:`~ncld_core.eval.sweep.SweepStep` (grid points, or chunks of all points together);
+    the last one carries the table. The session's previous job (a run, or a sweep) is stopped unless followed."""
+    from ncld_core.eval.sweep import SweepJob
+
+    job = SweepJob(sweep_config(cfg, params), variant, tuple(betas), tuple(gammas))
+    n_points = job.n_points
+    return run_hub().start(session_id(), job, extra=upload_identity(upload),
+                           build_stream=lambda: sweep_stream(cfg, upload, params, n_points))
 
 
 @st.cache_resource(show_spinner=False)
@@ -201,10 +227,15 @@ def warm_up() -> bool:
 
     Read-only and shared: it only imports modules and fills their lazy caches (plotly's
     validators, scipy's LAPACK wrappers) and starts the fork server of the runs' processes
-    (``ncld_core.eval.chunk_process``); nothing of a visitor is kept.
+    (``dashboard.serving.chunk_process``); nothing of a visitor is kept. First it removes the upload parse
+    folders a killed server left in the temporary folder
+    (``dashboard.serving.bounded_parse.remove_orphaned_folders``; a running server's stay).
     """
+    from dashboard.serving.bounded_parse import remove_orphaned_folders
+
+    remove_orphaned_folders()
     try:
-        from ncld_core.eval.chunk_process import start_fork_server
+        from dashboard.serving.chunk_process import start_fork_server
 
         start_fork_server()
         from ncld_core.model.detector import DETECTORS
@@ -251,10 +282,33 @@ def session_alive(session: str) -> bool:
     return not Runtime.exists() or Runtime.instance().is_active_session(session)
 
 
+def close_session(session: str) -> None:
+    """Close a session found gone (its upload released): Streamlit drops its stored state and its uploaded files.
+    Streamlit keeps a disconnected session for a reconnect (``server.disconnectedSessionTTL``) and, once that
+    expires, never removes its uploaded files; closing it is the public, thread-safe
+    ``Runtime.clear_user_info_for_session`` (for a session that is no longer connected: closed on the event loop,
+    never resumed). Nothing where there is no server."""
+    from streamlit.runtime import Runtime
+
+    if Runtime.exists() and not session_alive(session):
+        Runtime.instance().clear_user_info_for_session(session)
+
+
+@st.cache_resource(show_spinner=False)
+def uploads():
+    """The server's parsed uploads (:class:`dashboard.serving.uploads.UploadCache`), shared by every visitor: an upload
+    is parsed once, kept with its streams while a session shows it, and released (with that session's Streamlit
+    state and files: :func:`close_session`) when the last is gone for ``session_grace_s``, or after
+    ``parse_cache_ttl_s`` unused."""
+    from .serving.uploads import UploadCache
+
+    return UploadCache(LIMITS, session_alive=session_alive, forget=close_session, watch_s=LIMITS.session_check_s)
+
+
 @st.cache_resource(show_spinner=False)
 def run_hub():
-    """The server's runs, shared by every visitor (:class:`dashboard.run_hub.RunHub`): the queue, the one run
+    """The server's runs, shared by every visitor (:class:`dashboard.serving.run_hub.RunHub`): the queue, the one run
     per session, the closed sessions' runs stopped, each run computed once."""
-    from .run_hub import RunHub
+    from .serving.run_hub import RunHub
 
     return RunHub(LIMITS, session_alive=session_alive, watch_s=LIMITS.session_check_s)

@@ -34,9 +34,9 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from ncld_core.config import RunConfig
+from ncld_core.config import MAX_LINK_VALUE_CHARS, RunConfig
 from ncld_core.eval.sweep import DEFAULT_BETA_RANGE, PAPER_GAMMAS, SWEEPABLE
-from ncld_core.validation import shown_value
+from ncld_core.validation import NestingError, parse_json, shown_value
 
 from . import checks, data
 from .labels import label_of, worded
@@ -98,6 +98,14 @@ def _number_like(value) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
+def too_long(raw) -> str | None:
+    """Why a link's raw value is refused unread (longer than :data:`ncld_core.config.MAX_LINK_VALUE_CHARS`), or
+    None: checked before any parsing, for every parameter a link carries."""
+    if isinstance(raw, str) and len(raw) > MAX_LINK_VALUE_CHARS:
+        return f"{len(raw):,} characters, past the bound of {MAX_LINK_VALUE_CHARS:,}: not read"
+    return None
+
+
 def _read_values(params: dict) -> tuple[dict, list[Note]]:
     """The link values that can be read (as strings, the way the URL carries them), and notes on the others."""
     kept, notes = {}, []
@@ -107,8 +115,15 @@ def _read_values(params: dict) -> tuple[dict, list[Note]]:
         if key not in FIELDS:
             notes.append(Note(f"{key}={_shown(raw)}", "not a setting: ignored"))
             continue
+        why = too_long(raw)
+        if why:
+            notes.append(Note(f"{key}={_shown(raw)}", f"{label_of(key)}: {why}", "the default is used"))
+            continue
         try:
             value = getattr(RunConfig.from_query_params({key: raw}), key)
+        except NestingError as exc:
+            notes.append(Note(f"{key}={_shown(raw)}", worded(exc), "the default is used"))
+            continue
         except (ValueError, TypeError):
             value, readable = None, False
         else:
@@ -136,10 +151,28 @@ def _past_a_number_box(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_BOX_INTEGER
 
 
+def _choices(name: str) -> int:
+    """How many items a list setting can hold at most: each model, or each detector, once."""
+    if name == "monitors":
+        from ncld_core.model.detector import DETECTORS
+
+        return len(DETECTORS)
+    from ncld_core.eval.baselines import BASELINES
+    from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
+
+    return len(ELM_VARIANTS) + len(ORACLES) + len(BASELINES)
+
+
 def _kept_items(cfg: RunConfig, name: str, what: str) -> tuple[list, list[Note]]:
-    """The items of a list setting (models, monitors) that RunConfig accepts one by one, and notes on the others."""
+    """The items of a list setting (models, monitors) that RunConfig accepts one by one, and notes on the others.
+    A list longer than there are choices is dropped whole, with one note: item by item, its checks and notes grow
+    with its length (a link's 13,000 models took a second and a note of 1.2 MB)."""
+    items = getattr(cfg, name)
+    if len(items) > _choices(name):
+        return [], [Note(f"{name} {_shown(items)}", f"{len(items):,} {what}s, more than the {_choices(name)} there are",
+                         "dropped")]
     kept, notes = [], []
-    for item in getattr(cfg, name):
+    for item in items:
         error = dataclasses.replace(cfg, **{name: [*kept, item]}).errors().get(name)
         if error:
             notes.append(Note(f"{what} {_shown(item)}", worded(error), "dropped"))
@@ -222,8 +255,13 @@ def read_baseline(raw: str | None) -> tuple[RunConfig | None, list[Note]]:
     """The pinned run a link carries, usable as it is, or None and why not (nothing is run here)."""
     if raw is None:
         return None, []
+    why = too_long(raw)
+    if why:
+        return None, [Note(f"{LINK_PARAM}={_shown(raw)}", f"the pinned run: {why}", "no baseline is pinned")]
     try:
-        values = json.loads(raw)
+        values = parse_json(raw, "the pinned run")
+    except NestingError as exc:
+        return None, [Note(f"{LINK_PARAM}={_shown(raw)}", str(exc), "no baseline is pinned")]
     except ValueError:
         values = None
     if not isinstance(values, dict):
@@ -312,6 +350,12 @@ def read_sweep(params: dict) -> tuple[dict, list[Note]]:
     def refuse(key, why):
         notes.append(Note(f"{key}={_shown(params[key])}", why, "the default is used"))
 
+    params = dict(params)
+    for key in SWEEP_PARAMS:
+        if key in params and too_long(params[key]):
+            refuse(key, too_long(params[key]))
+            del params[key]
+
     if "sweep_variant" in params:
         if params["sweep_variant"] in SWEEPABLE:
             out["variant"] = params["sweep_variant"]
@@ -332,8 +376,8 @@ def read_sweep(params: dict) -> tuple[dict, list[Note]]:
                 out["beta"] = (round(lo, 2), round(hi, 2), step)
     if "sweep_gammas" in params:
         try:
-            gammas = [float(g) for g in json.loads(params["sweep_gammas"])]
-        except (ValueError, TypeError, RecursionError):  # (RecursionError: a list nested thousands deep)
+            gammas = [float(g) for g in parse_json(params["sweep_gammas"], "sweep_gammas")]
+        except (ValueError, TypeError):  # (a NestingError too: a list nested thousands deep)
             gammas = None
         if gammas is None or not all(any(abs(g - p) < 1e-12 for p in PAPER_GAMMAS) for g in gammas):
             refuse("sweep_gammas", "the sweep's γ values must be a list of the offered values (0, 2^-8 ... 2^-3)")

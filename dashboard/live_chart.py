@@ -30,7 +30,7 @@ import plotly
 import streamlit as st
 
 from dashboard.figures import fix_y_ranges
-from ncld_core.limits import LIMITS
+from dashboard.serving.limits import LIMITS
 
 STATIC = Path(__file__).resolve().parent / "static"
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
@@ -96,7 +96,7 @@ def serialized(figs: dict) -> dict:
 class SharedDrawings:
     """The serialized figures of a run's chunk, shared by every session that draws that chunk with the same options.
 
-    A class opening one preset follows or replays one run (``dashboard/run_hub.py``): each session drew the same
+    A class opening one preset follows or replays one run (``dashboard/serving/run_hub.py``): each session drew the same
     figures again, 40-60 ms of the server's Python per chunk and session, in the process that also answers every
     page. Entries are keyed by the chunk's record (the object, which the entry keeps alive, so its ``id`` is
     never another's while cached) and the drawing options; the least recently used go first past ``max_bytes``

@@ -2,7 +2,7 @@
 
 A *live* page is one whose visitor has pressed Run in this session (and not Stop since): there a control that
 moves starts the run of its new settings by itself (:func:`starts_by_itself`), the run of the stale settings is
-stopped (``dashboard.run_hub.RunHub.start`` detaches the session from it), and settings computed before are
+stopped (``dashboard.serving.run_hub.RunHub.start`` detaches the session from it), and settings computed before are
 replayed (the hub's finished runs). A link only fills the controls: a page opened from one is not live until Run
 is pressed, so a link never starts work. The changes are debounced by Streamlit's reruns: a change arriving while
 the page starts or draws a run ends that script run, and the next one starts the newest settings only.
@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dashboard import figures as F
 from dashboard import panels
 from dashboard.labels import settings_text
-from dashboard.live_run import duration_text
-from dashboard.run_hub import ordinal
+from dashboard.serving.live_run import duration_text
+from dashboard.serving.run_hub import ordinal
 from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.model.cost import MEMORY_BUDGET_BYTES
 

@@ -1,9 +1,9 @@
 """The Live run of this session: started, stopped and started again by itself, in Streamlit's session state.
 
-The Live run page (``dashboard/views/run.py``) keeps its run (a :class:`dashboard.live_run.LiveRun`) in
+The Live run page (``dashboard/views/run.py``) keeps its run (a :class:`dashboard.serving.live_run.LiveRun`) in
 ``st.session_state["run"]`` and how it came in ``["run_role"]``; every run goes through the server's
-:class:`dashboard.run_hub.RunHub` (:func:`start`). :func:`start_wanted` is called at the top of each script run of
-the page: it starts the run a click on Run asked for, or, on a live page (:mod:`dashboard.live_page`), the run of
+:class:`dashboard.serving.run_hub.RunHub` (:func:`start`). :func:`start_wanted` is called at the top of each script
+run of the page: it starts the run a click on Run asked for, or, on a live page (:mod:`dashboard.live_page`), the run of
 settings a control has just changed.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import data, live_page
-from dashboard.live_run import LiveRun
+from dashboard.serving.live_run import LiveRun
 
 __all__ = ["RUN_UPLOAD", "RUN_COST", "START_REQUESTED", "LIVE", "start", "start_wanted", "request_start", "stop",
            "same_settings", "calibrate"]
@@ -33,7 +33,7 @@ LIVE = "live"
 
 
 def start():
-    """The server's run of these settings (dashboard.run_hub): replayed when computed for an earlier visitor,
+    """The server's run of these settings (dashboard.serving.run_hub): replayed when computed for an earlier visitor,
     followed when being computed for another, else queued for a free slot. This session's previous run is
     stopped (unless other visitors follow it)."""
     cfg, upload = ss["ctx"].cfg, ss["ctx"].upload

@@ -1,9 +1,9 @@
 """A small static figure as inline SVG: what the sidebar's schedule preview needs of a Plotly figure.
 
-The sidebar's preview of the drift schedule was an ``st.plotly_chart``: the first element of the page that
-needs plotly.js, whose evaluation (0.7-1 s of the browser's main thread, measured by the classroom test's page
-breakdown) came before the Run button was drawn. This draws the same figure (``figures.schedule_figure``, the one
-description of the preview) as an SVG string in the page: nothing to load, drawn with the page.
+The sidebar's preview of the drift schedule is drawn without plotly.js, whose evaluation would otherwise come
+before the Run button (what it cost is measured in ``docs/deploy.md``, ``python -m benchmarks.classroom``). This
+draws the same figure (``figures.schedule_figure``, the one description of the preview) as an SVG string in the
+page: nothing to load, drawn with the page.
 
 It draws the subset the preview uses, in the figure's own coordinates: the x axis's range with a few round ticks
 and its title, rectangles spanning the plot's height (``shapes``, x in data units), texts (``annotations``) and
@@ -59,13 +59,18 @@ def _tick_text(value) -> str:
 
 
 def svg_of(fig, *, width: int = 300, label: str = "") -> str:
-    """``fig`` (a Plotly figure of the subset above) drawn ``width`` px wide, scaling with its container."""
-    layout = fig.layout
-    height = int(layout.height or 130)
-    margin = layout.margin
-    left, right = int(margin.l or 10), int(margin.r or 10)
-    top, bottom = int(margin.t or 10), int(margin.b or 30)
-    x_low, x_high = (layout.xaxis.range or (0, 1))
+    """``fig`` (a Plotly figure of the subset above) drawn ``width`` px wide, scaling with its container.
+
+    The figure is read once as plain data (``to_plotly_json``): reading its annotations and markers one by one
+    through Plotly's objects costs time quadratic in their number."""
+    spec = fig.to_plotly_json()
+    layout = spec.get("layout") or {}
+    height = int(layout.get("height") or 130)
+    margin = layout.get("margin") or {}
+    left, right = int(margin.get("l") or 10), int(margin.get("r") or 10)
+    top, bottom = int(margin.get("t") or 10), int(margin.get("b") or 30)
+    xaxis = layout.get("xaxis") or {}
+    x_low, x_high = (xaxis.get("range") or (0, 1))
     x_low, x_high = float(x_low), float(x_high)
     plot_w, plot_h = width - left - right, height - top - bottom
     if x_high <= x_low:
@@ -79,13 +84,14 @@ def svg_of(fig, *, width: int = 300, label: str = "") -> str:
 
     parts = [f'<svg role="img" aria-label="{html.escape(label)}" xmlns="http://www.w3.org/2000/svg" '
              f'viewBox="0 0 {width} {height}" width="100%" style="display:block;max-width:{width * 2}px">']
-    for shape in layout.shapes or ():
-        if shape.type != "rect":
+    for shape in layout.get("shapes") or ():
+        if shape.get("type") != "rect":
             continue
-        x0, x1 = sorted((px(shape.x0), px(shape.x1)))
-        y0, y1 = sorted((py(shape.y1 if shape.y1 is not None else 1), py(shape.y0 if shape.y0 is not None else 0)))
+        x0, x1 = sorted((px(shape.get("x0")), px(shape.get("x1"))))
+        y_top, y_bottom = shape.get("y1"), shape.get("y0")
+        y0, y1 = sorted((py(y_top if y_top is not None else 1), py(y_bottom if y_bottom is not None else 0)))
         parts.append(f'<rect x="{x0}" y="{y0}" width="{round(x1 - x0, 1)}" height="{round(y1 - y0, 1)}" '
-                     f'fill="{html.escape(shape.fillcolor or "none")}"/>')
+                     f'fill="{html.escape(shape.get("fillcolor") or "none")}"/>')
     # the x axis: its line, round ticks with their labels, its title
     base = py(0)
     parts.append(f'<line x1="{left}" y1="{base}" x2="{left + plot_w}" y2="{base}" stroke="{_AXIS_COLOR}"/>')
@@ -96,25 +102,30 @@ def svg_of(fig, *, width: int = 300, label: str = "") -> str:
         parts.append(f'<line x1="{x}" y1="{base}" x2="{x}" y2="{base + 4}" stroke="{_AXIS_COLOR}"/>'
                      f'<text x="{x}" y="{base + 14}" text-anchor="{anchor}" font-size="10" {_FONT} '
                      f'fill="{_AXIS_COLOR}">{_tick_text(tick)}</text>')
-    title = layout.xaxis.title.text if layout.xaxis.title else None
+    title = (xaxis.get("title") or {}).get("text")
     if title:
         parts.append(f'<text x="{left + plot_w / 2}" y="{height - 3}" text-anchor="middle" font-size="11" {_FONT} '
                      f'fill="{_AXIS_COLOR}">{_text(title)}</text>')
-    for note in layout.annotations or ():
-        x = px(note.x) if note.xref == "x" else left + float(note.x or 0) * plot_w
-        size = note.font.size if note.font and note.font.size else 11
-        parts.append(f'<text x="{round(x, 1)}" y="{py(note.y if note.y is not None else 0.5)}" text-anchor="middle" '
+    for note in layout.get("annotations") or ():
+        x = px(note.get("x")) if note.get("xref") == "x" else left + float(note.get("x") or 0) * plot_w
+        size = (note.get("font") or {}).get("size") or 11
+        y = note.get("y")
+        parts.append(f'<text x="{round(x, 1)}" y="{py(y if y is not None else 0.5)}" text-anchor="middle" '
                      f'dominant-baseline="middle" font-size="{size}" {_FONT} fill="rgba(49,51,63,0.9)">'
-                     f'{_text(note.text)}</text>')
-    for trace in fig.data:
-        if getattr(trace, "type", None) != "scatter" or trace.x is None:
+                     f'{_text(note.get("text"))}</text>')
+    for trace in spec.get("data") or ():
+        xs = trace.get("x")
+        if trace.get("type") != "scatter" or xs is None:
             continue
-        marker = trace.marker
-        symbols = marker.symbol if isinstance(marker.symbol, (list, tuple)) else [marker.symbol] * len(trace.x)
-        texts = trace.text if isinstance(trace.text, (list, tuple)) else [trace.text] * len(trace.x)
-        r = (marker.size or 10) / 2
-        color = html.escape(marker.color if isinstance(marker.color, str) else "#d62728")
-        for x, y, symbol, tip in zip(trace.x, trace.y, symbols, texts):
+        xs, ys = list(xs), list(trace.get("y"))
+        marker = trace.get("marker") or {}
+        symbol, text = marker.get("symbol"), trace.get("text")
+        symbols = list(symbol) if isinstance(symbol, (list, tuple)) else [symbol] * len(xs)
+        texts = list(text) if isinstance(text, (list, tuple)) else [text] * len(xs)
+        r = (marker.get("size") or 10) / 2
+        color = marker.get("color")
+        color = html.escape(color if isinstance(color, str) else "#d62728")
+        for x, y, symbol, tip in zip(xs, ys, symbols, texts):
             cx, cy = px(x), py(y)
             fill = "white" if str(symbol).endswith("-open") else color
             parts.append(f'<path d="M{cx},{round(cy - r, 1)} L{round(cx + r, 1)},{cy} L{cx},{round(cy + r, 1)} '

@@ -8,15 +8,22 @@ attributes, and only after every attribute has been checked.
 
 Reading a file is bounded and checked before anything large is allocated:
 
+* only a regular file is read: a directory, a FIFO or a device (``/dev/zero``) is refused before any read,
+  as is an archive that names a member twice (which of the two is meant?);
 * only the members the header refers to are read; each one's size in the zip directory must
   equal what its ``.npy`` header and the checkpoint header declare (dtype and shape), before
   its data is read; the arrays read together stay under ``max_bytes`` (:data:`MAX_ARRAY_BYTES`),
   compressed members under :data:`MAX_DEFLATED_BYTES` (what they declare once decompressed);
 * the JSON header is at most :data:`MAX_HEADER_BYTES` and nested at most :data:`MAX_DEPTH` deep;
-* every object's attributes are checked against its class (:data:`SCHEMAS`): only its
+* every object's attributes are checked against what its class saves (:func:`saved_state_of`: the
+  class's ``saved_state`` declaration, next to its code, or its :data:`SCHEMAS` entry): only its
   parameters and known fitted attributes, of the right types and matching shapes, nothing that
-  would hide a method; the parameters' values go through the class's own validation
-  (``check_params()``, or its constructor);
+  would hide a method; every array's values finite and within the ranges declared with the class's
+  attributes (:class:`~ncld_core.saved_state.ValueRange`: counts and sums of squares >= 0, flip rates in
+  [0, 1), the hidden weights in [-1, 1], ...), a model's decision function finite; the parameters' values go
+  through the class's own validation (``check_params()``, or its constructor).  A class registered without
+  a declaration (a new detector in ``DETECTORS``, the peers of ``BASELINES``) keeps any attribute of plain
+  values (every array finite) or ncld objects, and a fitted estimator's decision function must be finite;
 * any failure is a :class:`CheckpointError` (a ``ValueError``) naming the file and what is wrong.
 
 The header records the format version (:data:`VERSION`) and the ncld version that wrote it.
@@ -46,46 +53,64 @@ ncld_core.checkpoint.CheckpointError: checkpoint ...model.npz: its ELMNCLD: n_hi
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import math
-import re
+import os
+import stat
 import struct
 import zipfile
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from . import __version__ as NCLD_VERSION
 from .files import atomic_writer
+from .validation import nesting_depth  # the one nesting scan of every JSON and TOML read
+from .eval.baselines import BASELINES, baseline_class
 from .eval.metrics import MetricAccumulator
 from .eval.references import AllNegative, NoisyPrior
 from .eval.runner import ChunkResult, RunState
 from .model.capacity import alpha_grid, start_alpha
-from .model.detector import (
-    DETECTORS,
-    AdaptiveWindowDetector,
-    CombinedDetector,
-    GLRDetector,
-    HoeffdingCardinalityDetector,
-    LabelDistributionDetector,
-    AdaptiveSequentialLabelDetector,
-    SequentialCombinedDetector,
-    SequentialLabelDetector,
-    WelchDetector,
-)
+from .model.detector import DETECTORS
 from .model.elm import RandomHiddenLayer
 from .model.elm_ncld import ELMNCLD
 from .model.flip_rates import FlipRateEstimator
 from .model.record import ModelChunkRecord
 from .model.statistics import SufficientStatistics
+from .saved_state import (
+    COUNT,
+    FINITE,
+    FITTED_INPUTS,
+    INT,
+    NONNEGATIVE,
+    NPY_KINDS,
+    PLAIN,
+    POSITIVE,
+    PROPORTION,
+    RATE,
+    REAL,
+    STR,
+    SavedState,
+    Spec,
+    ValueRange,
+    array,
+    dict_of,
+    first_error,
+    instance_of,
+    is_int,
+    list_of,
+    number,
+    optional,
+    shape_error,
+)
 
 __all__ = [
     "save_checkpoint", "load_checkpoint", "save_run", "load_run", "checkpointable", "CheckpointError",
-    "FORMAT", "VERSION", "OLDEST_READABLE", "MIGRATIONS", "SCHEMAS",
+    "FORMAT", "VERSION", "OLDEST_READABLE", "MIGRATIONS", "SCHEMAS", "saved_state_of",
     "MAX_HEADER_BYTES", "MAX_DEPTH", "MAX_ARRAY_BYTES", "MAX_DEFLATED_BYTES",
 ]
 
@@ -113,7 +138,7 @@ MAX_ARRAY_BYTES = 8 * 1024**3
 #: none, and a small compressed file must not expand into a large allocation.
 MAX_DEFLATED_BYTES = 64 * 1024**2
 _NPY_HEADER_MAX = 4096  # the .npy header of one array (NumPy writes ~120 bytes)
-_NPY_KINDS = "biufcUS"  # booleans, numbers and fixed-width text; never objects, records, void
+_NPY_KINDS = NPY_KINDS  # booleans, numbers and fixed-width text; never objects, records, void
 _META = "__meta__"
 _READ_BLOCK = 1 << 20
 
@@ -122,11 +147,24 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be read or written: the message names the file and what is wrong."""
 
 
+@functools.lru_cache(maxsize=1)
+def _peer_classes() -> tuple:
+    """The classes of :data:`~ncld_core.eval.baselines.BASELINES` (the paper's baselines and peers) whose
+    modules import here; what each saves is derived (:func:`saved_state_of`)."""
+    classes = []
+    for name in BASELINES:
+        try:
+            classes.append(baseline_class(name))
+        except ValueError:  # an optional dependency missing: its runs cannot be made here either
+            pass
+    return tuple(classes)
+
+
 def _classes() -> dict:
     return {
         cls.__name__: cls
         for cls in (ELMNCLD, SufficientStatistics, RandomHiddenLayer, *DETECTORS.values(), FlipRateEstimator,
-                    MetricAccumulator, AllNegative, NoisyPrior)
+                    MetricAccumulator, AllNegative, NoisyPrior, *_peer_classes())
     }
 
 
@@ -136,105 +174,10 @@ def checkpointable(obj) -> bool:
 
 
 # ---------------------------------------------------------------------------------------- schemas
-@dataclass(frozen=True)
-class _Spec:
-    """What one stored value must be: a description for the message and a test."""
-
-    what: str
-    test: Callable[[object], bool]
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_real(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-_KIND_NAMES = {"f": "float", "i": "integer", "b": "boolean", "fi": "numeric", _NPY_KINDS: ""}
-
-INT = _Spec("an integer", _is_int)
-COUNT = _Spec("an integer >= 1", lambda v: _is_int(v) and v >= 1)
-REAL = _Spec("a number", _is_real)
-STR = _Spec("a string", lambda v: isinstance(v, str))
-SCALAR = _Spec("a number, string, boolean or None", lambda v: v is None or isinstance(v, (bool, int, float, str)))
-
-
-def _array(ndim: int, kinds: str = "f") -> _Spec:
-    name = _KIND_NAMES.get(kinds, kinds)
-    return _Spec(f"a {ndim}-D {name + ' ' if name else ''}array",
-                 lambda v: isinstance(v, np.ndarray) and v.ndim == ndim and v.dtype.kind in kinds)
-
-
-def _optional(spec: _Spec) -> _Spec:
-    return _Spec(f"None or {spec.what}", lambda v: v is None or spec.test(v))
-
-
-def _either(*specs: _Spec) -> _Spec:
-    return _Spec(" or ".join(s.what for s in specs), lambda v: any(s.test(v) for s in specs))
-
-
-def _instance(*classes) -> _Spec:
-    return _Spec("a " + " or ".join(c.__name__ for c in classes), lambda v: type(v) in classes)
-
-
-def _list_of(spec: _Spec, length: int | None = None) -> _Spec:
-    size = "" if length is None else f"{length} "
-    return _Spec(f"a list of {size}({spec.what})",
-                 lambda v: isinstance(v, list) and (length is None or len(v) == length) and all(map(spec.test, v)))
-
-
-def _dict_of(spec: _Spec) -> _Spec:
-    return _Spec(f"a dict of ({spec.what})", lambda v: isinstance(v, dict) and all(map(spec.test, v.values())))
-
-
-def _one_of(*values: str) -> _Spec:
-    return _Spec(f"one of {', '.join(map(repr, values))}", lambda v: isinstance(v, str) and v in values)
-
-
-def _is_plain(v) -> bool:
-    if v is None or isinstance(v, (bool, int, float, str, np.ndarray)):
-        return True
-    if isinstance(v, list):
-        return all(map(_is_plain, v))
-    if isinstance(v, dict):
-        return all(map(_is_plain, v.values()))
-    return False
-
-
-#: Numbers, strings, arrays and lists / dicts of them: no objects.
-PLAIN = _Spec("numbers, strings and arrays (no objects)", _is_plain)
-_FLOATS = _array(1)
-_DETECTOR = _instance(*DETECTORS.values())
-
-
-@dataclass(frozen=True)
-class _Schema:
-    """What a checkpoint may hold of one class's instance (besides its parameters).
-
-    ``state``: always present; ``fitted``: present together once the object is fitted, or none of
-    them; ``optional``: may be absent.  ``params``: type specs of some parameters (their values
-    are checked by the class itself).  ``check``: consistency of the whole state (shapes), an
-    error message or None.  ``smoke``: public reads that must work on the rebuilt object.
-    """
-
-    state: dict = field(default_factory=dict)
-    fitted: dict = field(default_factory=dict)
-    optional: dict = field(default_factory=dict)
-    params: dict = field(default_factory=dict)
-    check: Callable[[dict], str | None] | None = None
-    smoke: Callable[[object], object] | None = None
-
-
-def _shape_error(name: str, value, shape: tuple) -> str | None:
-    if value is not None and value.shape != shape:
-        return f"{name} has shape {value.shape}, expected {shape}"
-    return None
-
-
-def _first_error(*errors) -> str | None:
-    return next((e for e in errors if e), None)
+_COUNTS = array(1, rng=NONNEGATIVE)
+#: A detector of :data:`~ncld_core.model.detector.DETECTORS` (read when checked: a detector registered after
+#: this module was imported counts).
+_DETECTOR = Spec("a detector of DETECTORS", lambda v: type(v) in DETECTORS.values())
 
 
 def _check_elmncld(s: dict) -> str | None:
@@ -247,48 +190,38 @@ def _check_elmncld(s: dict) -> str | None:
     errors = [
         None if hidden.n_features_in_ == d else f"hidden_ was fitted on {hidden.n_features_in_} features, "
                                                 f"the model on {d}",
-        _shape_error("coef_", s["coef_"], (L, q)),
-        _shape_error("psi_", s["psi_"], (L, q)),
-        _shape_error("statistics_.HtY", s["statistics_"].HtY, (L, q)),
-        _shape_error("chunk_statistics_.HtY", s["chunk_statistics_"].HtY, (L, q)),
-        *(_shape_error(f"_records[{i}].prevalence_hat", np.asarray(r.prevalence_hat), (q,))
+        shape_error("coef_", s["coef_"], (L, q)),
+        shape_error("psi_", s["psi_"], (L, q)),
+        shape_error("statistics_.HtY", s["statistics_"].HtY, (L, q)),
+        shape_error("chunk_statistics_.HtY", s["chunk_statistics_"].HtY, (L, q)),
+        *(shape_error(f"_records[{i}].prevalence_hat", np.asarray(r.prevalence_hat), (q,))
           for i, r in enumerate(s["_records"]) if r.prevalence_hat is not None),
-        *(_shape_error(f"_rates[{i}]", r, (q,)) for i, pair in enumerate(s["_rates"]) for r in pair),
+        *(shape_error(f"_rates[{i}]", r, (q,)) for i, pair in enumerate(s["_rates"]) for r in pair),
     ]
     estimator = s["flip_rate_estimator_"]
     if estimator is not None and hasattr(estimator, "rho_pos_"):
-        errors.append(_shape_error("flip_rate_estimator_.rho_pos_", estimator.rho_pos_, (q,)))
+        errors.append(shape_error("flip_rate_estimator_.rho_pos_", estimator.rho_pos_, (q,)))
     if s["_binary_classes"] is not None:
-        errors.append(_shape_error("_binary_classes", s["_binary_classes"], (2,)))
+        errors.append(shape_error("_binary_classes", s["_binary_classes"], (2,)))
         errors.append(None if q == 1 else f"a binary model has 1 label, not {q}")
     grid, losses = s["alpha_grid_"], s["alpha_losses_"]
     if grid is not None and losses is not None:
-        errors.append(_shape_error("alpha_losses_", losses, grid.shape))
-    return _first_error(*errors)
+        errors.append(shape_error("alpha_losses_", losses, grid.shape))
+    return first_error(*errors)
 
 
 def _smoke_elmncld(model):
     if model.is_fitted:
-        model.decide(model.decision_function(np.zeros((2, model.n_features_in_))))
+        # a probe of zeros and ones: finite values in, finite margins out (a coefficient of 1e308 is finite, but
+        # what it predicts is not)
+        probe = np.vstack([np.zeros(model.n_features_in_), np.ones(model.n_features_in_)])
+        with np.errstate(over="ignore", invalid="ignore"):
+            margins = model.decision_function(probe)
+        if not np.isfinite(margins).all():
+            raise ValueError(f"its decision function is not finite on a probe of zeros and ones ({margins.ravel()[:4]})")
+        model.decide(margins)
         return model.history_, model.flip_rates_history_, model.last_record_
     return None
-
-
-def _check_hidden(s: dict) -> str | None:
-    if "weights_" not in s:
-        return None
-    d, L = s["n_features_in_"], s["n_hidden"]
-    standard = s["mode_"] == "standard"
-    if standard != ("mean_" in s and "scale_" in s):
-        return "mean_ and scale_ are kept exactly when mode_ is 'standard'"
-    return _first_error(_shape_error("weights_", s["weights_"], (d, L)), _shape_error("bias_", s["bias_"], (L,)),
-                        *(_shape_error(k, s[k], (d,)) for k in ("mean_", "scale_") if standard))
-
-
-def _check_statistics(s: dict) -> str | None:
-    L, q = s["HtY"].shape
-    return _first_error(_shape_error("HtH", s["HtH"], (L, L)), _shape_error("EtE", s["EtE"], (L, L)),
-                        _shape_error("HtA", s["HtA"], (L, q)))
 
 
 def _check_rates(s: dict) -> str | None:
@@ -298,111 +231,97 @@ def _check_rates(s: dict) -> str | None:
     names = ["low_positives_", "anchor_sum_", "rho_neg_",
              *(k for k in ("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_") if k in s)]
     n_trusted = s["trusted_Y_"].shape[0] if "trusted_Y_" in s else 0
-    return _first_error(*(_shape_error(k, s[k], (q,)) for k in names),
-                        *((_shape_error("trusted_counts_", s["trusted_counts_"], (4, q)),
-                           _shape_error("trusted_Y_", s["trusted_Y_"], (n_trusted, q)),
-                           _shape_error("trusted_cardinality_", s.get("trusted_cardinality_"), (n_trusted,)),
-                           _shape_error("trusted_weight_", s.get("trusted_weight_"), (n_trusted,)))
+    return first_error(*(shape_error(k, s[k], (q,)) for k in names),
+                        *((shape_error("trusted_counts_", s["trusted_counts_"], (4, q)),
+                           shape_error("trusted_Y_", s["trusted_Y_"], (n_trusted, q)),
+                           shape_error("trusted_cardinality_", s.get("trusted_cardinality_"), (n_trusted,)),
+                           shape_error("trusted_weight_", s.get("trusted_weight_"), (n_trusted,)))
                           if "trusted_counts_" in s else ()),
-                        *(_shape_error(k, s[k], (q, 2)) for k in ("mix_rates_", "mix_weights_") if k in s),
+                        *(shape_error(k, s[k], (q, 2)) for k in ("mix_rates_", "mix_weights_") if k in s),
                         None if "hist_" not in s or s["hist_"].shape[0] == q else "hist_ has a row per label")
 
 
-#: The label test's pooled within-chunk scatter (absent from files written before it: the test restarts it).
-_LABELS_SCATTER = {"scatter_": _optional(_array(2)), "scatter_df_": REAL}
-
-
-def _check_labels_detector(s: dict) -> str | None:
-    counts = s["counts_"]
-    if counts is not None and counts.shape[0] != s["sizes_"].shape[0]:
-        return f"counts_ has {counts.shape[0]} rows for {s['sizes_'].shape[0]} chunk sizes"
-    return None
-
-
-def _check_prior(s: dict) -> str | None:
-    if "n_labels_" not in s:
-        return None
-    q = s["n_labels_"]
-    return _first_error(_shape_error("counts_", s.get("counts_"), (q,)), _shape_error("prior_", s.get("prior_"), (q,)))
-
-
-_REFERENCE_FITTED = {"n_features_in_": COUNT, "n_labels_": COUNT, "n_seen_": INT,
-                     "_binary_classes": _optional(_array(1, _NPY_KINDS))}
-#: What scikit-learn's contract added to every fitted model (the fitted Y's label values, the fitted
-#: DataFrame's column names); absent from files written before it, whose models predict 0/1 int8.
-_INPUTS_OPTIONAL = {"_label_values": _optional(_array(1, _NPY_KINDS)), "_feature_names": _optional(_list_of(STR))}
-
-#: Per class, what a checkpoint may set on its instances (see :class:`_Schema`).
+#: What a checkpoint may set on the instances of the classes whose declaration is kept here, the model and
+#: the flip-rate estimator (see :class:`SavedState`); the others declare theirs as ``saved_state``.
 SCHEMAS = {
-    ELMNCLD: _Schema(
-        params={"random_state": _optional(INT), "scaling": STR},
+    ELMNCLD: SavedState(
+        params={"random_state": optional(INT), "scaling": STR},
         fitted={
-            "hidden_": _instance(RandomHiddenLayer),
+            "hidden_": instance_of(RandomHiddenLayer),
             "n_features_in_": COUNT,
             "n_labels_": COUNT,
-            "_binary_classes": _optional(_array(1, _NPY_KINDS)),
-            "_records": _list_of(_instance(ModelChunkRecord)),
-            "_rates": _list_of(_list_of(_FLOATS, 2)),
-            "flip_rate_estimator_": _optional(_instance(FlipRateEstimator)),
+            "_binary_classes": optional(array(1, _NPY_KINDS)),
+            "_records": list_of(instance_of(ModelChunkRecord)),
+            "_rates": list_of(list_of(array(1, rng=RATE), 2)),  # each chunk's (rho_+, rho_-)
+            "flip_rate_estimator_": optional(instance_of(FlipRateEstimator)),
             "detector_": _DETECTOR,
-            "monitors_": _dict_of(_DETECTOR),
-            "statistics_": _instance(SufficientStatistics),
-            "chunk_statistics_": _instance(SufficientStatistics),
-            "coef_": _array(2),
-            "psi_": _array(2),
-            "decision_state_": _optional(_dict_of(PLAIN)),
-            "alpha_": REAL,
-            "alpha_losses_": _optional(_FLOATS),
-            "alpha_grid_": _optional(_FLOATS),
+            "monitors_": dict_of(_DETECTOR),
+            "statistics_": instance_of(SufficientStatistics),
+            "chunk_statistics_": instance_of(SufficientStatistics),
+            "coef_": array(2),
+            "psi_": array(2),
+            "decision_state_": optional(dict_of(PLAIN)),
+            "alpha_": number(POSITIVE),
+            # the grid's discounted losses (the "rank" criterion's are negative gains): +inf where a ridge is not
+            # admissible (capacity.prequential_losses), never NaN or -inf
+            "alpha_losses_": optional(array(1, rng=ValueRange(low=-math.inf, low_open=True, infinite=True))),
+            "alpha_grid_": optional(array(1, rng=POSITIVE)),
         },
-        optional=dict(_INPUTS_OPTIONAL),
+        optional=dict(FITTED_INPUTS),
         check=_check_elmncld,
         smoke=_smoke_elmncld,
     ),
-    RandomHiddenLayer: _Schema(
-        params={"n_hidden": COUNT, "scaling": STR, "random_state": _optional(INT)},
-        fitted={"n_features_in_": COUNT, "weights_": _array(2), "bias_": _FLOATS,
-                "mode_": _one_of("l2", "standard", "none")},  # RandomHiddenLayer.fit resolves "auto"
-        optional={"mean_": _FLOATS, "scale_": _FLOATS},
-        check=_check_hidden,
-    ),
-    SufficientStatistics: _Schema(
-        params={k: _array(2) for k in ("HtH", "EtE", "HtY", "HtA")}, check=_check_statistics),
-    HoeffdingCardinalityDetector: _Schema(state={"previous_": _optional(REAL)}),
-    WelchDetector: _Schema(state={"previous_": _optional(_list_of(REAL, 3))}),
-    AdaptiveWindowDetector: _Schema(state={"window_": _array(2)},
-                                    check=lambda s: None if s["window_"].shape[1:] == (3,) else
-                                    "window_ must have 3 columns (n, mean, sum of squares)"),
-    LabelDistributionDetector: _Schema(state={"sizes_": _FLOATS, "counts_": _optional(_array(2))},
-                                       optional=_LABELS_SCATTER, check=_check_labels_detector),
-    SequentialLabelDetector: _Schema(state={"sizes_": _FLOATS, "counts_": _optional(_array(2))},
-                                     optional=_LABELS_SCATTER, check=_check_labels_detector),
-    CombinedDetector: _Schema(state={"cardinality_": _instance(AdaptiveWindowDetector),
-                                     "labels_": _instance(LabelDistributionDetector)}),
-    GLRDetector: _Schema(state={"window_": _array(2)},
-                         check=lambda s: None if s["window_"].shape[1:] == (3,) else
-                         "window_ must have 3 columns (n, mean, sum of squares)"),
-    AdaptiveSequentialLabelDetector: _Schema(state={"cardinality_": _instance(AdaptiveWindowDetector),
-                                                    "labels_": _instance(SequentialLabelDetector)}),
-    SequentialCombinedDetector: _Schema(state={"cardinality_": _instance(GLRDetector),
-                                               "labels_": _instance(SequentialLabelDetector)}),
-    FlipRateEstimator: _Schema(
-        fitted={"low_positives_": _FLOATS, "low_count_": REAL, "anchor_sum_": _FLOATS, "anchor_weight_": REAL,
-                "n_chunks_": INT, "rho_neg_": _FLOATS, "rho_pos_": _FLOATS},
-        optional={"hist_": _array(2), "mix_rates_": _array(2), "mix_weights_": _array(2),  # negative_anchor="mixture"
+    FlipRateEstimator: SavedState(
+        # counts and sums of bounds in [0, 1] are >= 0; rates in [0, 1); the mixture's rates and weights in [0, 1]
+        fitted={"low_positives_": _COUNTS, "low_count_": number(NONNEGATIVE), "anchor_sum_": _COUNTS,
+                "anchor_weight_": number(NONNEGATIVE), "n_chunks_": number(NONNEGATIVE, integer=True),
+                "rho_neg_": array(1, rng=RATE), "rho_pos_": array(1, rng=RATE)},
+        optional={"hist_": array(2, rng=NONNEGATIVE), "mix_rates_": array(2, rng=PROPORTION),
+                  "mix_weights_": array(2, rng=PROPORTION),  # negative_anchor="mixture"
                   # format 4 (absent from older files until their next chunk): rate intervals, trusted sample
-                  **dict.fromkeys(("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_"), _FLOATS),
-                  "trusted_counts_": _array(2), "trusted_Y_": _array(2, "i"), "trusted_cardinality_": _FLOATS,
-                  "trusted_weight_": _FLOATS},
+                  **dict.fromkeys(("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_"),
+                                  array(1, rng=RATE)),
+                  "trusted_counts_": array(2, rng=NONNEGATIVE), "trusted_Y_": array(2, "i", rng=PROPORTION),
+                  "trusted_cardinality_": _COUNTS, "trusted_weight_": _COUNTS},
         check=_check_rates,
     ),
-    MetricAccumulator: _Schema(state={"_stats": _optional(_dict_of(PLAIN))},
-                               smoke=lambda acc: acc.cumulative() if acc.n_instances else None),
-    AllNegative: _Schema(fitted=dict(_REFERENCE_FITTED), optional=dict(_INPUTS_OPTIONAL)),
-    NoisyPrior: _Schema(fitted={**_REFERENCE_FITTED, "counts_": _array(1, "i"), "prior_": _FLOATS},
-                        optional=dict(_INPUTS_OPTIONAL),
-                        check=_check_prior),
 }
+
+
+def _is_saved_value(v) -> bool:
+    """Numbers, strings, arrays, ncld objects, and lists / dicts of them."""
+    if isinstance(v, (list, tuple)):
+        return all(map(_is_saved_value, v))
+    if isinstance(v, dict):
+        return all(map(_is_saved_value, v.values()))
+    return PLAIN.test(v) or checkpointable(v)
+
+
+def _smoke_undeclared(obj):
+    """A fitted estimator (``n_features_in_`` and ``decision_function``) must give finite scores on a probe."""
+    d = getattr(obj, "n_features_in_", None)
+    if not is_int(d) or d < 1 or not callable(getattr(obj, "decision_function", None)):
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = np.asarray(obj.decision_function(np.vstack([np.zeros(d), np.ones(d)])), dtype=float)
+    if not np.isfinite(scores).all():
+        raise ValueError("its decision function is not finite on a probe of zeros and ones")
+    return scores
+
+
+#: What a class that declares no ``saved_state`` may keep: any attribute (none hiding a method) of
+#: plain values (every array finite) or ncld objects (each checked by its own class); once fitted, its
+#: decision function must be finite on a probe.
+_UNDECLARED = SavedState(others=Spec("numbers, strings, arrays, ncld objects, or lists / dicts of them",
+                                     _is_saved_value, PLAIN.values), smoke=_smoke_undeclared)
+
+
+def saved_state_of(cls) -> SavedState:
+    """What a checkpoint may hold of an instance of ``cls``: :data:`SCHEMAS`' entry, else the class's own
+    ``saved_state`` declaration (the detectors of :data:`~ncld_core.model.detector.DETECTORS`), else any
+    attribute of plain values or ncld objects (a class registered without a declaration)."""
+    declared = SCHEMAS.get(cls, getattr(cls, "saved_state", None))
+    return declared if isinstance(declared, SavedState) else _UNDECLARED
 
 
 def _param_names(cls) -> list[str]:
@@ -502,6 +421,11 @@ class _Archive:
     def __init__(self, path: Path, zf: zipfile.ZipFile, file_size: int, max_bytes: int):
         self.path, self.zf, self.file_size = path, zf, file_size
         self.budget, self.deflated_budget = max_bytes, MAX_DEFLATED_BYTES
+        seen = set()
+        for name in zf.namelist():  # zipfile would read the last of two members of one name: which is meant?
+            if name in seen:
+                raise self.error(f"member {name} appears twice in the archive; a checkpoint names each member once")
+            seen.add(name)
 
     def error(self, message: str) -> CheckpointError:
         return CheckpointError(f"checkpoint {self.path}: {message}")
@@ -548,7 +472,7 @@ class _Archive:
             descr, fortran, shape = d["descr"], d["fortran_order"], d["shape"]
             if set(d) != {"descr", "fortran_order", "shape"} or not isinstance(descr, str) \
                     or not isinstance(fortran, bool) or not isinstance(shape, tuple) or len(shape) > 32 \
-                    or not all(_is_int(n) and n >= 0 for n in shape):
+                    or not all(is_int(n) and n >= 0 for n in shape):
                 raise ValueError
             dtype = np.dtype(descr)
         except (ValueError, TypeError, SyntaxError, KeyError, MemoryError, RecursionError, UnicodeDecodeError):
@@ -581,26 +505,6 @@ class _Archive:
         return buffer.view(member.dtype).reshape(member.shape, order="F" if member.fortran else "C")
 
 
-# JSON strings (skipped whole) or a bracket: the only tokens that change the nesting depth
-_DEPTH_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
-
-
-def _json_depth(text: bytes, limit: int) -> int:
-    """The nesting depth of the JSON ``text``, counted without recursion; stops past ``limit``."""
-    depth = deepest = 0
-    for match in _DEPTH_TOKENS.finditer(text):
-        token = match.group()
-        if token in (b"[", b"{"):
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    break
-        elif token in (b"]", b"}"):
-            depth -= 1
-    return deepest
-
-
 def _parse_header(archive: _Archive) -> dict:
     if f"{_META}.npy" not in archive.zf.namelist():
         raise CheckpointError(f"{archive.path} is not an ncld checkpoint (no header)")
@@ -610,7 +514,7 @@ def _parse_header(archive: _Archive) -> dict:
     if member.nbytes > MAX_HEADER_BYTES:
         raise archive.error(f"its header has {member.nbytes} bytes; at most {MAX_HEADER_BYTES} are read")
     text = archive.read(member).tobytes()
-    if _json_depth(text, MAX_DEPTH) > MAX_DEPTH:
+    if nesting_depth(text, MAX_DEPTH) > MAX_DEPTH:
         raise archive.error(f"its header is nested more than {MAX_DEPTH} levels deep")
     try:
         meta = json.loads(text.decode("utf-8"))
@@ -623,7 +527,7 @@ def _parse_header(archive: _Archive) -> dict:
 
 def _check_version(meta: dict, path: Path) -> int:
     version = meta.get("version")
-    if not _is_int(version):
+    if not is_int(version):
         raise CheckpointError(f"checkpoint {path} has no readable format version ({version!r})")
     if OLDEST_READABLE <= version <= VERSION:
         return version
@@ -833,10 +737,17 @@ def _describe(value) -> str:
     return f"a {type(value).__name__}"
 
 
-def _check_state(cls, state: dict, where: str) -> None:
-    schema = SCHEMAS[cls]
+def _member_of(array, members: dict) -> str:
+    """`` (member a3.npy)``: the zip member ``array`` was read from, for a message; empty if none."""
+    key = members.get(id(array)) if array is not None else None
+    return "" if key is None else f" (member {key}.npy)"
+
+
+def _check_state(cls, state: dict, where: str, members: dict) -> None:
+    schema = saved_state_of(cls)
     params = _param_names(cls)
     known = {*params, *schema.state, *schema.fitted, *schema.optional}
+    others = {name: schema.others for name in state if name not in known and schema.others is not None}
 
     def fail(message):
         raise CheckpointError(f"{where}: {message}")
@@ -844,7 +755,7 @@ def _check_state(cls, state: dict, where: str) -> None:
     for name in state:
         if name.startswith("__") or inspect.getattr_static(cls, name, None) is not None:
             fail(f"the attribute {name!r} would hide {cls.__name__}.{name}")
-        if name not in known:
+        if name not in known and name not in others:
             fail(f"{name!r} is not a parameter or fitted attribute of {cls.__name__}")
     missing = [n for n in (*params, *schema.state) if n not in state]
     fitted = [n for n in schema.fitted if n in state]
@@ -852,9 +763,13 @@ def _check_state(cls, state: dict, where: str) -> None:
         missing += [n for n in schema.fitted if n not in state]
     if missing:
         fail(f"missing {', '.join(missing)}")
-    for name, spec in {**schema.params, **schema.state, **schema.fitted, **schema.optional}.items():
+    for name, spec in {**schema.params, **schema.state, **schema.fitted, **schema.optional, **others}.items():
         if name in state and not spec.test(state[name]):
             fail(f"{name} must be {spec.what}; got {_describe(state[name])}")
+        refused = spec.refusal(state[name]) if name in state else None
+        if refused is not None:
+            sub, found, why = refused
+            fail(f"{name}{sub}{_member_of(found, members)} {why}")
     if schema.check is not None:
         try:
             message = schema.check(state)
@@ -875,19 +790,23 @@ def _check_params(obj, cls, where: str) -> None:
         raise CheckpointError(f"{where}: {exc}") from None
 
 
-def _build(node, where: str):
-    """Objects from a decoded (and migrated) tree, each checked before it is made."""
+def _build(node, where: str, members: dict, checked: bool = False):
+    """Objects from a decoded (and migrated) tree, each checked before it is made.
+
+    ``members``: ``{id(array): member key}`` of the arrays read, to name them in messages.  An array in an
+    object's state is checked by the object's schema (``checked``); any other array must be finite.
+    """
     if isinstance(node, _Stored):
         cls = _classes().get(node.cls)
         if cls is None:
             raise CheckpointError(f"it names an unknown class {node.cls!r} (only ncld classes are rebuilt)")
-        state = {name: _build(value, _join(where, name)) for name, value in node.state.items()}
+        state = {name: _build(value, _join(where, name), members, True) for name, value in node.state.items()}
         label = f"the {cls.__name__} at {where}" if where else f"its {cls.__name__}"
-        _check_state(cls, state, label)
+        _check_state(cls, state, label, members)
         obj = cls.__new__(cls)
         obj.__dict__.update(state)
         _check_params(obj, cls, label)
-        schema = SCHEMAS[cls]
+        schema = saved_state_of(cls)
         if schema.smoke is not None:
             try:
                 schema.smoke(obj)
@@ -897,13 +816,17 @@ def _build(node, where: str):
         return obj
     if isinstance(node, _StoredRecord):
         try:
-            return ModelChunkRecord.from_dict(_build(node.fields, where))
+            return ModelChunkRecord.from_dict(_build(node.fields, where, members))
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise CheckpointError(f"a chunk record at {where}: {exc}") from None
     if isinstance(node, dict):
-        return {k: _build(v, _join(where, k)) for k, v in node.items()}
+        return {k: _build(v, _join(where, k), members, checked) for k, v in node.items()}
     if isinstance(node, list):
-        return [_build(v, f"{where}[{i}]") for i, v in enumerate(node)]
+        return [_build(v, f"{where}[{i}]", members, checked) for i, v in enumerate(node)]
+    if isinstance(node, np.ndarray) and not checked:
+        why = FINITE.error(node)
+        if why is not None:
+            raise CheckpointError(f"the array at {where or 'its top'}{_member_of(node, members)} {why}")
     return node
 
 
@@ -916,7 +839,7 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
     """
     path = Path(path)
     try:
-        with open(path, "rb") as fh:
+        with _open_regular(path) as fh:
             file_size = fh.seek(0, 2)
             fh.seek(0)
             with zipfile.ZipFile(fh) as zf:
@@ -933,8 +856,10 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
     except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, TypeError, KeyError,
             struct.error, zlib.error, NotImplementedError, RuntimeError, OverflowError, MemoryError) as exc:
         # RuntimeError: an encrypted member; NotImplementedError: an unknown zip feature
+        # (a checkpoint is a zip archive: "not a zip file" says nothing to a user)
         why = ("cut short, or not a checkpoint at all" if isinstance(exc, (zipfile.BadZipFile, EOFError))
-               else str(exc))  # (a checkpoint is a zip archive: "not a zip file" says nothing to a user)
+               else "reading it needs more memory than there is" if isinstance(exc, MemoryError)
+               else str(exc) or type(exc).__name__)
         raise CheckpointError(f"checkpoint {path} is corrupt or not an ncld checkpoint ({why})") from None
     if "payload" not in meta:
         raise CheckpointError(f"checkpoint {path} is incomplete (no payload)")
@@ -943,8 +868,9 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
         extra = _decode(meta.get("extra", {"__dict__": {}}), arrays, "extra")
         for v in range(version, VERSION):
             payload, extra = MIGRATIONS[v](payload, extra)
-        obj = _build(payload, "")
-        extra = _build(extra, "extra")
+        members = {id(array): key for key, array in arrays.items()}
+        obj = _build(payload, "", members)
+        extra = _build(extra, "extra", members)
     except CheckpointError as exc:
         raise CheckpointError(f"checkpoint {path}: {exc}") from None
     if not isinstance(extra, dict):
@@ -954,15 +880,42 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
     return (obj, extra) if with_extra else obj
 
 
+#: What a path that is not a regular file is, by its ``stat.S_IFMT`` type.
+_FILE_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device",
+               stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+
+
+def _open_regular(path: Path):
+    """``path`` opened for binary reading if it is a regular file (a symbolic link to one is followed), else a
+    :class:`CheckpointError`: a directory, a FIFO or a device (``/dev/zero``) has no size to bound a read by
+    and may never end.  Opened without blocking (a FIFO without a writer), then checked on the open file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise CheckpointError(f"checkpoint {path} is {kind}, not a regular file; a checkpoint is a file "
+                                  "ncld wrote")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 # ---------------------------------------------------------------------------------------- runs
 #: What a run checkpoint's models may be (RunState.models).
-_RUN_MODELS = (ELMNCLD, AllNegative, NoisyPrior)
-_METRICS = _dict_of(_dict_of(_optional(REAL)))
+def _run_models() -> tuple:
+    """What a run checkpoint's models may be (RunState.models): the model, the references, the peers."""
+    return (ELMNCLD, AllNegative, NoisyPrior, *_peer_classes())
+
+
+_METRICS = dict_of(dict_of(optional(REAL)))
 #: The fields of a saved ChunkResult (dataclasses.asdict) and what they must be.
 _CHUNK_FIELDS = {"chunk": INT, "start": INT, "stop": INT, "true_cardinality": REAL, "observed_cardinality": REAL,
-                 "is_change": _Spec("True or False", lambda v: isinstance(v, bool)), "metrics": _METRICS,
-                 "cumulative": _METRICS, "diagnostics": _dict_of(_Spec("a dict", lambda v: isinstance(v, dict))),
-                 "seconds": _dict_of(REAL)}
+                 "is_change": Spec("True or False", lambda v: isinstance(v, bool)), "metrics": _METRICS,
+                 "cumulative": _METRICS, "diagnostics": dict_of(Spec("a dict", lambda v: isinstance(v, dict))),
+                 "seconds": dict_of(REAL)}
 
 
 def save_run(path, state: RunState, chunks: list, *, config: dict | None = None, chunk_size: int | None = None):
@@ -990,16 +943,16 @@ def load_run(path):
     if not isinstance(payload, dict) or set(payload) != {"models", "accumulators"}:
         fail("it holds no models and accumulators")
     models, accumulators = payload["models"], payload["accumulators"]
-    if not isinstance(models, dict) or not models or not all(type(m) in _RUN_MODELS for m in models.values()):
+    if not isinstance(models, dict) or not models or not all(type(m) in _run_models() for m in models.values()):
         fail("its models are not ncld models")
     if not isinstance(accumulators, dict) or set(accumulators) != set(models) \
             or not all(type(a) is MetricAccumulator for a in accumulators.values()):
         fail("it does not hold one metric accumulator per model")
     next_chunk, chunks = extra.get("next_chunk"), extra.get("chunks")
     chunk_size, config = extra.get("chunk_size"), extra.get("config", {})
-    if not _is_int(next_chunk) or not isinstance(chunks, list) or len(chunks) != next_chunk:
+    if not is_int(next_chunk) or not isinstance(chunks, list) or len(chunks) != next_chunk:
         fail(f"next_chunk {next_chunk!r} does not count its chunks")
-    if not isinstance(config, dict) or not (chunk_size is None or (_is_int(chunk_size) and chunk_size >= 1)):
+    if not isinstance(config, dict) or not (chunk_size is None or (is_int(chunk_size) and chunk_size >= 1)):
         fail("its configuration is not readable")
     for i, chunk in enumerate(chunks):
         if not isinstance(chunk, dict):

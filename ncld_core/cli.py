@@ -15,17 +15,18 @@ as ``error: ...`` with exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
-from .config import MODEL_PARAMS, RunConfig
+from .config import RunConfig
 from .eval.runner import RATE_MODES
 from .files import check_writable
 from .model.detector import DETECTORS
 from .stream.noise_families import NOISE_FAMILIES
-from .threads import check_n_threads, set_budget
+from .threads import available_cores, check_n_threads, set_budget
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "config_from_args", "capped_threads", "FIELD_FLAGS"]
 
 _SHOWN = ["hamming_loss", "micro_f1", "average_precision", "macro_f1", "example_f1", "ranking_loss"]
 
@@ -37,6 +38,84 @@ def _threads_arg(text: str):
         return check_n_threads(int(text), "--threads")
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be 'auto' or a positive integer, got {text!r}") from None
+
+
+def _list_arg(text: str) -> list:
+    return [m.strip() for m in text.split(",") if m.strip()]
+
+
+def _rates_arg(text: str) -> list:
+    try:
+        return [float(v) for v in _list_arg(text)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be comma-separated numbers, one per label, got {text!r}") from None
+
+
+def _alpha_arg(text: str):
+    from .model.capacity import ALPHA_MODES
+
+    if text in ALPHA_MODES:
+        return text
+    try:
+        values = [float(v) for v in _list_arg(text)]
+    except ValueError:
+        values = []
+    if not values:
+        raise argparse.ArgumentTypeError(f"must be a positive number, one of {', '.join(ALPHA_MODES)} or "
+                                         f"comma-separated numbers (a grid), got {text!r}")
+    return values[0] if len(values) == 1 and "," not in text else values
+
+
+def _choices():
+    from .model.decision import DECISIONS
+
+    return {"noise": ["none", "range", "table", *NOISE_FAMILIES], "detector": list(DETECTORS),
+            "decision": list(DECISIONS), "model_rates": list(RATE_MODES)}
+
+
+#: Help of the fields' flags (the others are their name and type).
+_HELP = {
+    "dataset": "'synthetic' or a dataset name (see 'ncld datasets')",
+    "noise": "none, a range (--rho-range), a table (--rates-csv) or a noise family",
+    "model_rates": "what the ELM-NCLD variants are told about the noise: the true rates (known), nothing "
+                   "(estimate: estimated online) or rates 0 (ignore)",
+    "trusted_fraction": "a trusted sample: reveal the clean labels of this share of each chunk (e.g. 0.01) to the "
+                        "variants that estimate the rates",
+    "schedule": "drift points, e.g. 'growth@600, shift@900, reduction@1500', or 'growth' (paper)",
+    "models": "comma-separated: ELM-O, ELM-I, ELM-II, 'ELM (plain)'",
+    "detector": "the drift test the variants act on",
+    "monitors": "comma-separated detectors recorded beside it, e.g. 'paper,welch'",
+    "decision": "how the variants turn scores into labels (ncld_core.model.decision.DECISIONS)",
+    "alpha": "the ridge: a positive number, 'auto' (chosen online) or comma-separated numbers (a grid)",
+    "rho_pos": "per-label rates, comma-separated (a table: the noise is 'table' unless --noise says)",
+    "rho_neg": "per-label rates, comma-separated (a table: the noise is 'table' unless --noise says)",
+    "seed": "model seed",
+    "shuffle_seed": "stream order and noise seed",
+}
+#: The flag of every :class:`~ncld_core.config.RunConfig` field but ``references`` (``--no-references``): its
+#: name with dashes, the type of its default, choices from the registries (tests/test_cli.py walks every field).
+FIELD_FLAGS = tuple(f.name for f in dataclasses.fields(RunConfig) if f.name != "references")
+
+
+def _add_field_flags(run):
+    default, choices = RunConfig(), _choices()
+    for name in FIELD_FLAGS:
+        flag, value, kw = f"--{name.replace('_', '-')}", getattr(default, name), {"help": _HELP.get(name)}
+        if name in choices:
+            kw["choices"] = choices[name]
+        elif name == "alpha":
+            kw["type"] = _alpha_arg
+        elif name in ("rho_pos", "rho_neg"):
+            kw["type"] = _rates_arg
+        elif isinstance(value, list):
+            kw["type"] = _list_arg
+        elif isinstance(value, bool):
+            raise TypeError(f"{name}: a true/false field needs its flag written out")  # (references has its own)
+        elif isinstance(value, int) or value is None:  # (n_instances: None is the whole dataset)
+            kw["type"] = int
+        elif isinstance(value, float):
+            kw["type"] = float
+        run.add_argument(flag, **kw)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,33 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run models prequentially on one stream")
     run.add_argument("--config", type=Path, help="TOML file with RunConfig fields (flags override it)")
-    run.add_argument("--dataset", help="'synthetic' or a dataset name (see 'ncld datasets')")
-    run.add_argument("--n-instances", type=int)
-    run.add_argument("--chunk-size", type=int)
-    run.add_argument("--noise", choices=["none", "range", "table", *NOISE_FAMILIES],
-                     help="none, a range (--rho-range), a table (--rates-csv) or a noise family")
+    _add_field_flags(run)
     run.add_argument("--rho-range", nargs=2, type=float, metavar=("LOW", "HIGH"),
                      help="draw each label's rho_pos and rho_neg from U[LOW, HIGH] (paper: 0.2 0.4)")
     run.add_argument("--rates-csv", type=Path, help="per-label flip rates: CSV with columns rho_pos, rho_neg")
-    run.add_argument("--model-rates", choices=list(RATE_MODES),
-                     help="what the ELM-NCLD variants are told about the noise: the true rates (known), nothing "
-                          "(estimate: estimated online) or rates 0 (ignore)")
-    run.add_argument("--trusted-fraction", type=float, metavar="F",
-                     help="a trusted sample: reveal the clean labels of this share of each chunk (e.g. 0.01) to "
-                          "the variants that estimate the rates")
-    run.add_argument("--schedule", help="drift points, e.g. 'growth@600, shift@900, reduction@1500', or 'growth' (paper)")
-    run.add_argument("--models", help="comma-separated: ELM-O, ELM-I, ELM-II, 'ELM (plain)'")
     run.add_argument("--no-references", action="store_true", help="leave out all-negative and noisy-prior")
-    for name in MODEL_PARAMS:
-        if name == "detector":
-            run.add_argument("--detector", choices=list(DETECTORS), help="the drift test the variants act on")
-        elif name == "monitors":
-            run.add_argument("--monitors", type=lambda text: [m.strip() for m in text.split(",") if m.strip()],
-                             help="comma-separated detectors recorded beside it, e.g. 'paper,welch'")
-        else:
-            run.add_argument(f"--{name.replace('_', '-')}", type=int if name in ("n_hidden", "n_neighbors") else float)
-    run.add_argument("--seed", type=int, help="model seed")
-    run.add_argument("--shuffle-seed", type=int, help="stream order and noise seed")
     run.add_argument("--out", type=Path, help="folder for chunks.csv and summary.json")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--checkpoint", type=Path, help="checkpoint file, rewritten every --checkpoint-every chunks")
@@ -105,26 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args) -> RunConfig:
     data = {}
     if args.config is not None:
-        try:
-            text = args.config.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValueError(f"cannot read --config {args.config}: {exc.strerror}") from None
-        data = RunConfig.from_toml(text).to_dict()
-    flags = {
-        "dataset": args.dataset,
-        "n_instances": args.n_instances,
-        "chunk_size": args.chunk_size,
-        "noise": args.noise,
-        "schedule": args.schedule,
-        "seed": args.seed,
-        "shuffle_seed": args.shuffle_seed,
-        "model_rates": args.model_rates,
-        "trusted_fraction": args.trusted_fraction,
-        **{name: getattr(args, name) for name in MODEL_PARAMS},
-    }
-    data.update({k: v for k, v in flags.items() if v is not None})
-    if args.models is not None:
-        data["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
+        data = RunConfig.read_toml(args.config, "--config").to_dict()
+    data.update({name: getattr(args, name) for name in FIELD_FLAGS if getattr(args, name, None) is not None})
+    for key in ("rho_pos", "rho_neg"):  # a rate table given as numbers is the table noise (unless --noise says)
+        if getattr(args, key) is not None and args.noise is None:
+            data["noise"] = "table"
     if args.no_references:
         data["references"] = False
     if args.rho_range is not None:
@@ -239,9 +281,21 @@ def format_datasets() -> str:
     return table.to_string(index=False)
 
 
+def capped_threads(n_threads):
+    """``--threads`` at most the cores this process may use (more threads only oversubscribe them), with a note
+    on stderr when it is lowered; ``"auto"`` as it is."""
+    cores = available_cores()
+    if n_threads != "auto" and n_threads > cores:
+        print(f"note: --threads {n_threads} is more than the {cores} core{'s' if cores > 1 else ''} this process "
+              f"may use: using {cores}", file=sys.stderr)
+        return cores
+    return n_threads
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    set_budget(None if args.threads == "auto" else args.threads)
+    threads = capped_threads(args.threads)
+    set_budget(None if threads == "auto" else threads)
     try:
         if args.command == "datasets":
             print(format_datasets())

@@ -17,20 +17,21 @@ True
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import math
 import numbers
 from dataclasses import dataclass, field
 
-from .validation import Range, check_flip_rates
+from .validation import MAX_TEXT_BYTES, NestingError, Range, check_flip_rates, decode_text, parse_json, parse_toml, shown_value
 from .stream.noise_families import NOISE_FAMILIES
 from .eval.runner import RATE_MODES, PrequentialRunner
 from .eval.variants import ELM_VARIANTS, ORACLES
 from .model.elm_ncld import ELMNCLD, PARAM_RANGES
 
 __all__ = ["RunConfig", "errors_text", "StreamSpec", "ModelParams", "MODEL_PARAMS", "STREAM_FIELDS", "PRESETS", "MAX_INSTANCES",
-           "SYNTHETIC_BUDGET_BYTES"]
+           "SYNTHETIC_BUDGET_BYTES", "MAX_LINK_VALUE_CHARS"]
 
 #: Length of the synthetic stream when ``n_instances`` is not given.
 SYNTHETIC_DEFAULT_LENGTH = 5000
@@ -39,6 +40,11 @@ MAX_INSTANCES = 1_000_000
 #: The memory the synthetic generator's arrays may take (``ncld_core.stream.synthetic.synthetic_bytes``):
 #: its sizes (length, features, labels) are bounded together, not only one by one.
 SYNTHETIC_BUDGET_BYTES = 512 * 1024**2
+
+#: The longest value a link may give one parameter, in characters, refused before it is parsed. The longest a
+#: real link carries is its pinned run (``baseline=``, every setting as JSON) with two flip-rate tables of 1,000
+#: labels (the most a configuration has) at full precision: about 45,000 characters.
+MAX_LINK_VALUE_CHARS = 64 * 1024
 
 _DEFAULTS = ELMNCLD()
 
@@ -376,7 +382,10 @@ class RunConfig(ModelParams, StreamSpec):
                 err["models"] = "choose at least one model"
             unknown = [m for m in self.models if m not in ELM_VARIANTS and m not in ORACLES and m not in BASELINES]
             if unknown:
-                err["models"] = f"unknown model(s): {', '.join(unknown)}"
+                unknown = list(dict.fromkeys(unknown))  # each name once, the first few said (a list can be long)
+                named = ", ".join(shown_value(m) if len(m) > 40 else m for m in unknown[:5])
+                more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
+                err["models"] = f"unknown model(s): {named}{more}"
         for name in MODEL_PARAMS:
             if name == "alpha" and isinstance(self.alpha, (str, list, tuple)):  # chosen online: "auto" or a grid
                 from .model.capacity import alpha_grid
@@ -427,7 +436,7 @@ class RunConfig(ModelParams, StreamSpec):
             return f"monitors must be a list of detector names from {', '.join(detectors)}"
         if self.detector in self.monitors:
             return f"monitors must not repeat the acting detector {self.detector!r} (it is recorded already)"
-        twice = sorted({m for m in self.monitors if self.monitors.count(m) > 1})
+        twice = sorted(m for m, n in collections.Counter(self.monitors).items() if n > 1)  # (linear: a list can be long)
         if twice:
             return f"monitors must name each detector once ({', '.join(map(repr, twice))} more than once)"
         return None
@@ -563,17 +572,22 @@ class RunConfig(ModelParams, StreamSpec):
                 continue
             raw = params[f.name]
             current = getattr(default, f.name)
+            if isinstance(raw, str) and len(raw) > MAX_LINK_VALUE_CHARS:  # refused before any parsing
+                raise ValueError(f"{f.name}: the link's value has {len(raw):,} characters, past the bound of "
+                                 f"{MAX_LINK_VALUE_CHARS:,}")
             try:
                 if isinstance(current, (list, bool)) or current is None or raw in ("null", "true", "false") or raw.startswith("["):
-                    kw[f.name] = json.loads(raw)
+                    kw[f.name] = parse_json(raw, f.name)
                 elif isinstance(current, int):
                     kw[f.name] = int(raw)
                 elif isinstance(current, float):
                     kw[f.name] = float(raw)
                 else:
                     kw[f.name] = str(raw)
-            except (ValueError, TypeError, json.JSONDecodeError):
-                raise ValueError(f"{f.name}: cannot read {raw!r} from the link") from None
+            except NestingError:
+                raise
+            except (ValueError, TypeError, AttributeError):
+                raise ValueError(f"{f.name}: cannot read {shown_value(raw, 80)} from the link") from None
         return cls(**kw)
 
     def to_toml(self) -> str:
@@ -585,14 +599,45 @@ class RunConfig(ModelParams, StreamSpec):
         return "\n".join(lines) + "\n"
 
     @classmethod
-    def from_toml(cls, text: str) -> "RunConfig":
-        import tomllib
+    def from_toml(cls, text: str, source: str = "configuration file") -> "RunConfig":
+        """The configuration a TOML text gives: its fields at the top level, or all of them in a ``[run]`` table.
 
+        Every error is a ValueError naming ``source``: a text that does not parse or nests too deep
+        (:func:`ncld_core.validation.parse_toml`), a ``run`` that is not a table, a key beside the ``[run]``
+        table (it would be ignored), an unknown key.
+
+        >>> RunConfig.from_toml("beta = 0.9\\n[run]\\nchunk_size = 300", "run.toml")
+        Traceback (most recent call last):
+        ...
+        ValueError: run.toml: beta outside the [run] table: put it under [run] (or leave out the [run] header)
+        """
+        data = parse_toml(text, source)
+        if "run" in data:
+            run = data["run"]
+            if not isinstance(run, dict):
+                raise ValueError(f"{source}: 'run' must be a table ([run]) of configuration keys, got "
+                                 f"{shown_value(run)}")
+            outside = sorted(set(data) - {"run"})
+            if outside:
+                keys = ", ".join(outside)
+                raise ValueError(f"{source}: {keys} outside the [run] table: put {'it' if len(outside) == 1 else 'them'} "
+                                 "under [run] (or leave out the [run] header)")
+            data = run
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"configuration file is not valid TOML: {exc}") from None
-        return cls.from_dict(data.get("run", data))
+            return cls.from_dict(data)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
+
+    @classmethod
+    def read_toml(cls, path, param: str = "config") -> "RunConfig":
+        """The configuration in the TOML file ``path`` (:meth:`from_toml`), read only if it is a regular file of at
+        most :data:`ncld_core.validation.MAX_TEXT_BYTES`; UTF-8, a byte-order mark accepted. Every error is a ValueError naming
+        ``param`` and the file."""
+        from .data.paths import as_path, read_file
+
+        path = as_path(path, param)
+        source = f"{param} {path}"
+        return cls.from_toml(decode_text(read_file(path, param, max_bytes=MAX_TEXT_BYTES), source), source)
 
 
 def _toml_value(value) -> str:

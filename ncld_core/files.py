@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -104,13 +105,24 @@ def write_atomic(path, data: str | bytes) -> None:
         fh.write(payload)
 
 
+def _kind(path: Path) -> str:
+    """What a path that is neither a folder nor a regular file is, in words."""
+    mode = path.stat().st_mode
+    for test, words in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                        (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return "not a file"
+
+
 def check_writable(path, name: str, *, folder: bool) -> Path:
     """``path`` as a :class:`~pathlib.Path` if a run can write there, else a ValueError naming ``name``: checked
     before any work, so that a run is never computed only to fail at its last step.
 
     ``folder``: ``path`` is a folder to write files in (``--out``), else a file to write (``--checkpoint``).
     Refused: a file where a folder is meant and a folder where a file is; a path through a file; a folder the
-    process cannot write in.  Folders that do not exist yet are fine (they are created when written).
+    process cannot write in; a device, pipe or socket where a file is meant (the atomic write would replace it).
+    Folders that do not exist yet are fine (they are created when written).
 
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile() as f:
@@ -124,6 +136,9 @@ def check_writable(path, name: str, *, folder: bool) -> Path:
         if path.exists() and path.is_dir() != folder:
             raise ValueError(f"{name} {path} is a {'file' if folder else 'folder'}, not a "
                              f"{'folder' if folder else 'file'}")
+        if not folder and path.exists() and not path.is_file():
+            # a device, pipe or socket: the atomic write would replace it with a regular file (as root, /dev/zero)
+            raise ValueError(f"{name} {path} is {_kind(path)}, not a regular file")
         existing = path if folder else path.parent  # the folder the files go in, or its first existing ancestor
         while not existing.exists():
             existing = existing.parent

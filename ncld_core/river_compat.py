@@ -57,6 +57,8 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from .validation import check_dtype
+
 try:
     from river import base as river_base
 except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -153,19 +155,22 @@ class RiverMultiLabelClassifier(river_base.MultiLabelClassifier):
             seen.add(name)
         return current
 
-    def _matrix(self, xs) -> np.ndarray:
-        index = {f: i for i, f in enumerate(self.features_)}
-        X = np.zeros((len(xs), len(self.features_)))
-        for r, x in enumerate(xs):
-            for name, value in x.items():
-                X[r, index[name]] = value
-        return X
+    def _matrix(self, xs, features=None) -> np.ndarray:
+        """The feature dicts as rows (columns: ``features``, default ``features_``), their values checked as
+        every X is (:func:`~ncld_core.validation.check_dtype`: no strings, dates or durations)."""
+        raw = np.array([[x.get(name, 0.0) for name in features or self.features_] for x in xs], dtype=object)
+        check_dtype(raw, "x")
+        return raw.astype(np.float64)
 
-    def _label_matrix(self, ys) -> np.ndarray:
-        return np.array([[bool(y.get(label, False)) for label in self.labels_] for y in ys], dtype=np.int8)
+    def _label_matrix(self, ys, labels=None) -> np.ndarray:
+        raw = np.array([[y.get(label, False) for label in labels or self.labels_] for y in ys], dtype=object)
+        check_dtype(raw, "y")  # a label "0" is a string (bool("0") is True), refused as in every Y
+        return raw.astype(bool).astype(np.int8)
 
     def _frame(self, X: pd.DataFrame) -> np.ndarray:
-        return X.reindex(columns=self.features_, fill_value=0.0).to_numpy(dtype=np.float64)
+        raw = X.reindex(columns=self.features_, fill_value=0.0).to_numpy()
+        check_dtype(raw, "X")
+        return raw.astype(np.float64)
 
     # ------------------------------------------------------------------ learning
     def _learn_chunk(self, X: np.ndarray, Y: np.ndarray) -> None:
@@ -180,8 +185,12 @@ class RiverMultiLabelClassifier(river_base.MultiLabelClassifier):
         self.n_chunks_ += 1
 
     def learn_one(self, x: dict, y: dict) -> None:
-        """Buffer ``(x, y)``; learn the buffer as one chunk once it holds ``chunk_size`` instances."""
-        self.features_, self.labels_ = self._known("feature", x), self._known("label", y)
+        """Buffer ``(x, y)``; learn the buffer as one chunk once it holds ``chunk_size`` instances. Values that
+        are no numbers (strings, dates) are refused here, before the buffer ("column": the feature's or label's
+        place in ``features_`` / ``labels_``)."""
+        features, labels = self._known("feature", x), self._known("label", y)
+        self._matrix([x], features), self._label_matrix([y], labels)
+        self.features_, self.labels_ = features, labels
         self._buffer.append((dict(x), dict(y)))
         if len(self._buffer) >= self.chunk_size:
             xs, ys = zip(*self._buffer)
@@ -192,8 +201,9 @@ class RiverMultiLabelClassifier(river_base.MultiLabelClassifier):
         """Learn the frame ``(X, Y)`` as one chunk (labels: bool or 0/1 columns); the buffer is untouched."""
         features, labels = self._known("feature", X.columns), self._known("label", Y.columns)
         self.features_, self.labels_ = features, labels
-        Ym = Y.reindex(columns=self.labels_, fill_value=False).fillna(False).to_numpy().astype(bool)
-        self._learn_chunk(self._frame(X), Ym.astype(np.int8))
+        Ym = Y.reindex(columns=self.labels_, fill_value=False).fillna(False).to_numpy()
+        check_dtype(Ym, "Y")  # as every Y: no strings (they would all be True), dates or durations
+        self._learn_chunk(self._frame(X), Ym.astype(bool).astype(np.int8))
 
     # ------------------------------------------------------------------ prediction
     def _check_features(self, names) -> None:

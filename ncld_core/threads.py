@@ -32,7 +32,7 @@ import os
 import threading
 
 __all__ = ["THREADED_FROM", "threads_for", "set_budget", "budget", "resolve", "limit", "limited",
-           "current_blas_threads", "check_n_threads"]
+           "current_blas_threads", "check_n_threads", "available_cores"]
 
 #: Hidden-layer size from which a run's BLAS calls get more than one thread (below it one thread was
 #: faster at every load measured; ``docs/performance.md``).
@@ -53,7 +53,8 @@ def _active() -> list[int]:
     return stack
 
 
-def _cores() -> int:
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity; the machine's count where that is not known)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -62,7 +63,7 @@ def _cores() -> int:
 
 def threads_for(*, n_hidden: int = 300, cores: int | None = None, concurrent_runs: int = 1) -> int:
     """The BLAS threads one run gets: 1 for small hidden layers, else the cores per concurrent run."""
-    cores = _cores() if cores is None else int(cores)
+    cores = available_cores() if cores is None else int(cores)
     if n_hidden < THREADED_FROM:
         return 1
     return max(1, cores // max(1, int(concurrent_runs)))

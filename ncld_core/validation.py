@@ -6,14 +6,18 @@ caller (the API, the command line or the dashboard) can show it as it is.
 
 from __future__ import annotations
 
+import datetime
 import math
 import numbers
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_X", "check_feature_values", "MAX_FEATURE", "check_random_state", "check_Y", "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "shown_value", "Range", "InputTypeError"]
+__all__ = ["check_X", "check_dtype", "check_feature_values", "MAX_FEATURE", "check_random_state", "check_Y",
+           "label_matrix", "check_XY", "check_flip_rates", "check_in_range", "shown_value", "Range", "InputTypeError",
+           "MAX_NESTING", "MAX_TEXT_BYTES", "NestingError", "nesting_depth", "parse_json", "parse_toml", "decode_text"]
 
 
 class InputTypeError(ValueError, TypeError):
@@ -29,36 +33,70 @@ class InputTypeError(ValueError, TypeError):
 MAX_FEATURE = 1e100
 
 
-def _first_string(raw: np.ndarray):
-    """``(row, column, value)`` of the first str / bytes in an object array, or None."""
+#: Values in an object array that numpy would turn into numbers silently, yet are no numbers to learn from.
+_NOT_NUMBERS = (str, bytes, np.datetime64, np.timedelta64, datetime.date, datetime.time, datetime.timedelta)
+
+
+def _first_refused(raw: np.ndarray):
+    """``(row, column, value)`` of the first str / bytes / date / duration in an object array, or None."""
     flat = raw.reshape(-1)
     for k, value in enumerate(flat):
-        if isinstance(value, (str, bytes)):
+        if isinstance(value, _NOT_NUMBERS):
             if raw.ndim == 2:
                 return (*divmod(k, raw.shape[1]), value)
             return (k, None, value)
     return None
 
 
-def _refuse_strings(raw: np.ndarray, name: str, given=None) -> None:
-    """Strings are refused in ``X``, numeric ones too: a column read as text is a mistake to fix at its
-    source (e.g. a CSV read without ``dtype``), not a number to guess."""
+def check_dtype(raw: np.ndarray, name: str, given=None) -> None:
+    """The one dtype check of features and labels alike (:func:`check_X`, :func:`label_matrix`, so
+    :func:`check_Y`): a ValueError naming ``name`` for values that are not numbers, though numpy would
+    convert them.
+
+    * strings and bytes, numeric ones too (``'2.5'``, ``'1'``): a column read as text is a mistake to fix at
+      its source (e.g. a CSV read without ``dtype``), not a number to guess; in an object array as well;
+    * dates and durations (``datetime64`` / ``timedelta64``, or such values in an object array): numpy
+      would count days or seconds since 1970;
+    * complex numbers.
+
+    ``raw``: ``np.asarray`` of the input; ``given``: the input itself (numpy turns the numbers beside a
+    string into strings: the message shows the values as given). Numbers in an object array pass.
+
+    >>> check_dtype(np.array([["0", "1"]]), "Y")
+    Traceback (most recent call last):
+    ...
+    ValueError: Y must be numeric: found the string '0' at row 0, column 0; strings are refused, numeric ones too (convert the data to numbers explicitly)
+    >>> check_dtype(np.array(["2024-01-01"], dtype="datetime64[D]"), "X")
+    Traceback (most recent call last):
+    ...
+    ValueError: X must be numeric: found dates (dtype datetime64[D]); dates and durations are refused (convert them to numbers explicitly)
+    """
+    if np.iscomplexobj(raw):
+        raise ValueError(f"{name}: Complex data not supported")
+    if raw.dtype.kind in "mM":
+        what = "dates" if raw.dtype.kind == "M" else "durations"
+        raise ValueError(f"{name} must be numeric: found {what} (dtype {raw.dtype}); dates and durations are "
+                         "refused (convert them to numbers explicitly)")
     if raw.dtype.kind in "USa":
         try:  # the values as given (numpy turned the numbers among them into strings too)
             original = np.asarray(given, dtype=object)
         except (TypeError, ValueError):
             original = None
-        hit = _first_string(original if original is not None and original.shape == raw.shape else raw.astype(object))
+        hit = _first_refused(original if original is not None and original.shape == raw.shape else raw.astype(object))
     elif raw.dtype == object:
-        hit = _first_string(raw)
+        hit = _first_refused(raw)
     else:
         return
     if hit is None:
         return
     row, col, value = hit
     where = f"row {row}" if col is None else f"row {row}, column {col}"
-    raise ValueError(f"{name} must be numeric: found the string {value!r} at {where}; strings are refused, "
-                     "numeric ones too (convert the data to numbers explicitly)")
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be numeric: found the string {value!r} at {where}; strings are refused, "
+                         "numeric ones too (convert the data to numbers explicitly)")
+    what = "duration" if isinstance(value, (np.timedelta64, datetime.timedelta)) else "date"
+    raise ValueError(f"{name} must be numeric: found the {what} {shown_value(value)} at {where}; dates and "
+                     "durations are refused (convert them to numbers explicitly)")
 
 
 def check_feature_values(X, *, source: str = "X", feature_names=None, data_rows: bool = False,
@@ -122,7 +160,8 @@ def check_X(X, *, name: str = "X", n_features: int | None = None, owner: str = "
             learning: bool = False):
     """Return ``X`` as a float64 ndarray or CSR matrix, finite, 2-D, non-empty, numbers only.
 
-    Strings are refused (numeric strings too); so are the values of :func:`check_feature_values`
+    Strings, dates and durations are refused (numeric strings too: :func:`check_dtype`); so are the values of
+    :func:`check_feature_values`
     (``|x| > MAX_FEATURE``, and with ``learning`` a chunk whose features are all constant).
     ``n_features``: the count the model was fitted with (``owner`` names the model in the message,
     worded as scikit-learn's ``validate_data``).
@@ -150,9 +189,7 @@ def check_X(X, *, name: str = "X", n_features: int | None = None, owner: str = "
             raw = np.asarray(X)
         except (TypeError, ValueError) as exc:  # e.g. ragged rows
             raise ValueError(f"{name} must be numeric: {exc}") from None
-        if np.iscomplexobj(raw):
-            raise ValueError(f"{name}: Complex data not supported")
-        _refuse_strings(raw, name, X)
+        check_dtype(raw, name, X)
         try:
             X = np.asarray(raw, dtype=np.float64)
         except TypeError as exc:  # e.g. a dict among the values
@@ -184,23 +221,29 @@ def check_X(X, *, name: str = "X", n_features: int | None = None, owner: str = "
 
 def label_matrix(Y, name: str = "Y") -> np.ndarray:
     """``Y`` as a 2-D numeric array (instances x labels; a 1-D one as a column), its dtype kept when numeric,
-    or a ValueError naming it. The shape checks every label input shares (:func:`check_Y`, the metrics).
+    or a ValueError naming it. The shape checks every label input shares (:func:`check_Y`, the metrics);
+    its values' type is checked as features' are (:func:`check_dtype`: no strings, not even ``'0'`` /
+    ``'1'``, no dates or durations).
 
     >>> label_matrix([1, 0, 1]).shape
     (3, 1)
-    >>> label_matrix([["a"]])
+    >>> label_matrix([["1", "0"]])
     Traceback (most recent call last):
     ...
-    ValueError: Y must be numeric: could not convert string to float: 'a'
+    ValueError: Y must be numeric: found the string '1' at row 0, column 0; strings are refused, numeric ones too (convert the data to numbers explicitly)
     """
     if sp.issparse(Y):
         Y = Y.toarray()
     try:
         A = np.asarray(Y)
-        if A.dtype.kind not in "biuf":
-            A = np.asarray(Y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:  # e.g. ragged rows
         raise ValueError(f"{name} must be numeric: {exc}") from None
+    check_dtype(A, name, Y)
+    if A.dtype.kind not in "biuf":
+        try:
+            A = np.asarray(A, dtype=np.float64)
+        except (TypeError, ValueError) as exc:  # e.g. a dict among the values
+            raise ValueError(f"{name} must be numeric: {exc}") from None
     if A.ndim == 1:
         A = A[:, None]
     if A.ndim != 2:
@@ -403,3 +446,137 @@ def check_flip_rates(rho_pos, rho_neg, n_labels: int | None = None, *, label_nam
             f"but {describe_label(j, label_names)} has {pos[j]:g} + {neg[j]:g}"
         )
     return pos.copy(), neg.copy()
+
+
+# --------------------------------------------------------------------------- text formats read from users
+#: The deepest nesting (``[`` / ``{`` inside each other, or TOML tables inside tables) any JSON or TOML text read
+#: from a user may have: a run configuration is 2 deep, a checkpoint's header about 14. Python's JSON and TOML
+#: parsers recurse once per level (or more), so a text thousands deep would end in a RecursionError.
+MAX_NESTING = 64
+#: The largest text file read from a user (a run configuration, a flip-rate table), in bytes: a configuration with
+#: two flip-rate tables of 1,000 labels (the most a configuration has) takes about 45 KB.
+MAX_TEXT_BYTES = 1024**2
+
+# A JSON string (skipped whole, an unterminated one to the end) or a bracket: the only tokens that change the depth.
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.S)
+_JSON_TOKENS_BYTES = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.S)
+# TOML: strings of its four kinds and comments are skipped whole; brackets remain (a table header is one level).
+_TOML_TOKENS = re.compile(r'"""[\s\S]*?(?:"""|$)|\'\'\'[\s\S]*?(?:\'\'\'|$)|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?'
+                          r'|#[^\n]*|[\[\]{}]')
+
+
+class NestingError(ValueError):
+    """A JSON or TOML text nested deeper than :data:`MAX_NESTING` (a ``ValueError`` naming the input)."""
+
+
+def nesting_depth(text: str | bytes, limit: int = MAX_NESTING, *, toml: bool = False) -> int:
+    """How deep ``text``'s brackets nest (JSON, or TOML with ``toml``), counted by one scan without recursion;
+    the count stops once past ``limit``. Brackets inside strings (and TOML comments) do not count.
+
+    >>> nesting_depth('{"a": [1, [2]], "b": "[[["}'), nesting_depth("[" * 5000, 64)
+    (3, 65)
+    """
+    if isinstance(text, bytes):
+        tokens, opening, closing = _JSON_TOKENS_BYTES, (b"[", b"{"), (b"]", b"}")
+    else:
+        tokens, opening, closing = (_TOML_TOKENS if toml else _JSON_TOKENS), ("[", "{"), ("]", "}")
+    depth = deepest = 0
+    for match in tokens.finditer(text):
+        token = match.group()
+        if token in opening:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    break
+        elif token in closing:
+            depth -= 1
+    return deepest
+
+
+def _object_depth(value) -> int:
+    """How deep dicts and lists nest in a parsed value (TOML's dotted keys nest without brackets); no recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_NESTING:
+                break
+            stack.extend((v, depth) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _too_deep(source: str) -> NestingError:
+    return NestingError(f"{source}: nested more than {MAX_NESTING} levels deep (brackets or tables inside each "
+                        "other); a run configuration needs 2")
+
+
+def parse_json(text: str, source: str):
+    """``json.loads(text)``, once its nesting is within :data:`MAX_NESTING` (else a :class:`NestingError` naming
+    ``source``): the one JSON reader of what a user sends (a link's values, its pinned run). Other errors are
+    ``json.JSONDecodeError`` (a ValueError).
+
+    >>> parse_json("[1, 2]", "models")
+    [1, 2]
+    >>> parse_json("[" * 1200, "dataset")
+    Traceback (most recent call last):
+    ...
+    ncld_core.validation.NestingError: dataset: nested more than 64 levels deep (brackets or tables inside each other); a run configuration needs 2
+    """
+    import json
+
+    if nesting_depth(text) > MAX_NESTING:
+        raise _too_deep(source)
+    try:
+        return json.loads(text)
+    except RecursionError:  # (not reached within the bound: kept so that no text can end in one)
+        raise _too_deep(source) from None
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """``data`` as UTF-8 text (a leading byte-order mark dropped), else a ValueError naming ``source`` and the
+    line and column of the first byte that is not UTF-8.
+
+    >>> decode_text(b"\\xef\\xbb\\xbfbeta = 0.3", "run.toml")
+    'beta = 0.3'
+    >>> decode_text(b'beta = 0.3\\ndataset = "caf\\xe9"', "run.toml")
+    Traceback (most recent call last):
+    ...
+    ValueError: run.toml: not UTF-8 text: byte 0xe9 at line 2, column 15 (save the file as UTF-8)
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ValueError(f"{source}: not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, column {column} "
+                         "(save the file as UTF-8)") from None
+
+
+def parse_toml(text: str, source: str) -> dict:
+    """``tomllib.loads(text)`` within :data:`MAX_NESTING` (a leading byte-order mark dropped): the one TOML reader
+    of what a user sends. Every error is a ValueError naming ``source`` (and the line, for a syntax error).
+
+    >>> parse_toml("[run]\\nbeta = 0.3", "run.toml")
+    {'run': {'beta': 0.3}}
+    >>> parse_toml("beta = = 1", "run.toml")
+    Traceback (most recent call last):
+    ...
+    ValueError: run.toml is not valid TOML: Invalid value (at line 1, column 8)
+    """
+    import tomllib
+
+    text = text.removeprefix("\ufeff")
+    if nesting_depth(text, toml=True) > MAX_NESTING:
+        raise _too_deep(source)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{source} is not valid TOML: {exc}") from None
+    except RecursionError:  # (a form the scan does not count; not known to exist)
+        raise _too_deep(source) from None
+    if _object_depth(data) > MAX_NESTING:  # dotted keys ([a.b.c...] headers) nest without brackets
+        raise _too_deep(source)
+    return data

@@ -88,6 +88,44 @@ def _checkpoint_case(tmp: Path, damage: str):
     load_checkpoint(path, expected=ELMNCLD)
 
 
+def _checkpoint_values_case(tmp: Path, damage: str):
+    """A real checkpoint with its arrays rewritten: every float array ``value``, or a member written twice."""
+    import warnings
+    import zipfile
+
+    from ncld_core.checkpoint import load_checkpoint, save_checkpoint
+
+    path = tmp / "values.npz"
+    save_checkpoint(_fitted()[0], path)
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    if damage == "duplicate":  # the later copy of a member, all zeros, was the one loaded
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # zipfile's "Duplicate name": the point of the case
+            with zipfile.ZipFile(path, "a") as out, out.open("a0.npy", "w") as member:
+                np.lib.format.write_array(member, np.zeros_like(arrays["a0"]))
+    else:
+        value = {"nan": np.nan, "huge": 1e308}[damage]
+        np.savez(path, **{k: np.full_like(v, value) if k != "__meta__" and v.dtype.kind == "f" else v
+                          for k, v in arrays.items()})
+    load_checkpoint(path)
+
+
+def _checkpoint_file_case(tmp: Path, kind: str):
+    """``ncld resume`` (its reader) on what is not a regular file."""
+    import os
+
+    from ncld_core.checkpoint import load_run
+
+    if kind == "fifo":
+        path = tmp / "pipe.npz"
+        if not path.exists():
+            os.mkfifo(path)
+    else:
+        path = {"directory": tmp, "device": Path("/dev/zero")}[kind]
+    load_run(path)
+
+
 def _only_folder(folder: Path, fn):
     """``fn()`` with the data folders reduced to ``folder`` (the doc must not depend on this machine's datasets)."""
     import os
@@ -205,6 +243,10 @@ def cases(tmp: Path):
         ("model", "an unknown monitored detector", lambda: _model(monitors=("paper", "kswin")).partial_fit(*f()[1:]), "monitors: each must be one of"),
         ("model", "the paper's Hessian at beta <= 1/2", lambda: _model(hessian="paper", beta=0.3).partial_fit(*f()[1:]), "makes K indefinite at beta=0.3"),
         ("model", "a string in X (a numeric one too)", lambda: chunk(lambda X, Y: (with_string(X), Y)), "found the string '2.5' at row 0, column 1"),
+        ("model", "labels given as the strings '0'/'1' (bytes, or strings in an object array, too)", lambda: chunk(lambda X, Y: (X, Y.astype(str))), "Y must be numeric: found the string '0' at row 0, column 0"),
+        ("model", "labels given as dates or durations (datetime64 / timedelta64)", lambda: chunk(lambda X, Y: (X, Y.astype("timedelta64[s]"))), "Y must be numeric: found durations (dtype timedelta64[s])"),
+        ("model", "features given as dates (datetime64, or dates in an object array)", lambda: chunk(lambda X, Y: ((X * 100).astype("datetime64[D]"), Y)), "X must be numeric: found dates (dtype datetime64[D])"),
+        ("model", "trusted labels given as strings (Y_trusted)", lambda: _model().partial_fit(*f()[1:], trusted=np.arange(20) < 2, Y_trusted=f()[2][:2].astype(str)), "Y_trusted must be numeric: found the string"),
         ("model", "a feature of 1e308 (finite; its square overflows)", lambda: chunk(lambda X, Y: (nan_at(X, 1e308), Y)), "value 1e+308 at row 2, column 1 is too large"),
         ("model", "a chunk whose features are all constant", lambda: chunk(lambda X, Y: (np.ones_like(X), Y)), "every feature is constant"),
         ("model", "random_state that cannot seed a generator", lambda: _model().set_params(random_state="abc").partial_fit(*f()[1:]), "random_state must be None, an integer"),
@@ -218,6 +260,7 @@ def cases(tmp: Path):
         ("data", "an empty file", lambda: _arff("", XML_AB), "the file is empty"),
         ("data", "label XML naming labels the ARFF lacks", lambda: _arff(GOOD_ARFF, XML_AB.replace(b'"b"', b'"zz"')), "zz"),
         ("data", "label XML with a DOCTYPE / ENTITY (billion laughs)", lambda: _arff(GOOD_ARFF, b'<!DOCTYPE l [<!ENTITY x "y">]><labels/>'), "DOCTYPE"),
+        ("data", "a label XML in an encoding the parser cannot read (UTF-7)", lambda: _arff(GOOD_ARFF, b'<?xml version="1.0" encoding="UTF-7"?>' + XML_AB), "xml_bytes: the label XML declares the encoding 'UTF-7'"),
         ("data", "label values other than 0/1", lambda: _arff(GOOD_ARFF.replace("{0,1}", "numeric").replace("2,1,0", "2,5,0"), XML_AB), "5"),
         ("data", "a sparse ARFF row naming an attribute twice ({2 1.0,2 5.0})", lambda: load_arff_bytes(b"@relation 'toy: -C 2'\n@attribute a {0,1}\n@attribute b {0,1}\n@attribute x numeric\n@data\n{0 1,2 3.5}\n{2 1.0,2 5.0}\n"), "data row 2 (line 7) gives attribute index 2 twice"),
         ("data", "an upload with a feature of 1e308", lambda: check_features(_arff(GOOD_ARFF.replace("2,1,0", "1e308,1,0"), XML_AB), "arff_bytes"), "feature 'f', data row 2: value 1e+308 is too large"),
@@ -233,6 +276,9 @@ def cases(tmp: Path):
         ("config", "rho_high >= 0.5 (pairs could reach 1)", lambda: RunConfig(rho_high=0.6).check(), "keep rho_high below 0.5"),
         ("config", "a TOML file that does not parse", lambda: RunConfig.from_toml("beta = = 1"), "not valid TOML"),
         ("config", "an unknown key in the configuration", lambda: RunConfig.from_toml("betta = 1"), "unknown configuration key(s): betta"),
+        ("config", "TOML keys beside the [run] table (they would be ignored)", lambda: RunConfig.from_toml("beta = 0.9\nn_hidden = 7\n[run]\nchunk_size = 300\n"), "beta, n_hidden outside the [run] table"),
+        ("config", "a TOML 'run' that is not a table (run = 5)", lambda: RunConfig.from_toml("run = 5"), "'run' must be a table ([run])"),
+        ("config", "a TOML table nested 5,000 deep ([a.a.a...])", lambda: RunConfig.from_toml("[" + ".".join(["a"] * 5000) + "]"), "nested more than 64 levels deep"),
         ("config", "a stream length past the bound (n_instances = 10^13)", lambda: RunConfig(n_instances=10**13).check(), "n_instances must be in [2, 1000000]"),
         ("config", "a seed past 2^64 (a link's or a flag's 20 digits)", lambda: RunConfig(seed=10**20).check(), "seed must be in [0, 4294967295], got 100000000000000000000"),
         ("config", "a synthetic stream past the memory budget (1,000,000 instances x 100 features)", lambda: RunConfig(n_instances=10**6, n_features=100).check(), "past the budget of 512 MB"),
@@ -241,10 +287,19 @@ def cases(tmp: Path):
         ("link", "a dataset named by a path that does not exist", lambda: _stream_from_path(tmp, "/no/such/file.arff"), "unknown dataset: choose one of the listed datasets"),
         ("link", "a dataset named by the path of a valid ARFF outside the data folders", lambda: (tmp.joinpath("outside.arff").write_text(GOOD_ARFF), _stream_from_path(tmp, str(tmp / "outside.arff"))), "unknown dataset: choose one of the listed datasets"),
         ("config", "a link (URL) with a malformed value", lambda: RunConfig.from_query_params({"chunk_size": "ten"}), "chunk_size: cannot read 'ten' from the link"),
+        ("link", "a link value nested 1,200 deep (?dataset=[[[...)", lambda: RunConfig.from_query_params({"dataset": "[" * 1200}), "dataset: nested more than 64 levels deep"),
+        ("link", "a link value of more than 64 Ki characters (a 7,100-point schedule)", lambda: RunConfig.from_query_params({"schedule": "growth@10," * 7100}), "schedule: the link's value has 71,000 characters, past the bound of 65,536"),
+        ("link", "a drift schedule of 5,000 points (link, TOML or flag)", lambda: RunConfig(schedule=", ".join(f"{'growth' if i % 2 == 0 else 'reduction'}@{i + 1}" for i in range(5000))).check(), "a drift schedule has at most 100 change points, got 5,000"),
         ("cli", "a dataset whose features are all constant", constant_dataset_run, "dataset 'flat': every feature is constant"),
         ("cli", "--out naming a file, not a folder (refused before the run)", lambda: (tmp.joinpath("afile").write_text(""), cli_error(["run", "--n-instances", "200", "--chunk-size", "50", "--out", str(tmp / "afile")])), "is a file, not a folder"),
         ("cli", "--checkpoint under a file (refused before the run)", lambda: (tmp.joinpath("afile").write_text(""), cli_error(["run", "--n-instances", "200", "--chunk-size", "50", "--checkpoint", str(tmp / "afile" / "x.ckpt")])), "is a file, not a folder"),
-        ("cli", "a missing --config file", lambda: cli_error(["run", "--config", str(tmp / "none.toml")]), "cannot read --config"),
+        ("cli", "--checkpoint naming a device (/dev/null; refused before the run)", lambda: cli_error(["run", "--n-instances", "200", "--chunk-size", "50", "--checkpoint", "/dev/null"]), "--checkpoint /dev/null is a character device, not a regular file"),
+        ("cli", "a missing --config file", lambda: cli_error(["run", "--config", str(tmp / "none.toml")]), "--config: no such file"),
+        ("cli", "--config naming a device (/dev/zero)", lambda: cli_error(["run", "--config", "/dev/zero"]), "--config: not a regular file: /dev/zero"),
+        ("cli", "a --config file past 1 MiB", lambda: (tmp.joinpath("big.toml").write_bytes(b"#" * (2**20 + 1)), cli_error(["run", "--config", str(tmp / "big.toml")])), "past the bound of 1,048,576 bytes"),
+        ("cli", "a --config file in latin-1", lambda: (tmp.joinpath("latin1.toml").write_bytes(b'dataset = "caf\xe9"\n'), cli_error(["run", "--config", str(tmp / "latin1.toml")])), "not UTF-8 text: byte 0xe9 at line 1, column 15"),
+        ("cli", "a --config table nested 5,000 deep", lambda: (tmp.joinpath("deep.toml").write_text("x = " + "{a = " * 5000 + "1" + "}" * 5000), cli_error(["run", "--config", str(tmp / "deep.toml")])), "nested more than 64 levels deep"),
+        ("cli", "--rates-csv naming a folder", lambda: cli_error(["run", "--rates-csv", str(tmp)]), "flip rates file: not a regular file"),
         ("cli", "a rates CSV without rho_pos/rho_neg columns", lambda: (tmp.joinpath("r.csv").write_text("a,b\n1,2\n"), cli_error(["run", "--rates-csv", str(tmp / "r.csv")])), "missing column(s) rho_pos, rho_neg"),
         ("checkpoint", "a truncated checkpoint", lambda: _checkpoint_case(tmp, "truncated"), "corrupt or not an ncld checkpoint"),
         ("checkpoint", "a checkpoint of another format version", lambda: _checkpoint_case(tmp, "version"), "checkpoint format 99 written by ncld 9.9; this ncld"),
@@ -254,6 +309,12 @@ def cases(tmp: Path):
         ("checkpoint", "a checkpoint array declaring 1 GiB it does not hold", lambda: _checkpoint_case(tmp, "bomb"), "holds 64 bytes of data but its header declares 1073741824"),
         ("checkpoint", "a checkpoint giving a model a parameter of the wrong type", lambda: _checkpoint_case(tmp, "parameter"), "n_hidden must be"),
         ("checkpoint", "a checkpoint setting an attribute named after a method", lambda: _checkpoint_case(tmp, "method"), "would hide ELMNCLD.decision_function"),
+        ("checkpoint", "a checkpoint whose float arrays are all NaN", lambda: _checkpoint_values_case(tmp, "nan"), "(member a0.npy) holds nan"),
+        ("checkpoint", "a checkpoint whose float arrays are all 1e308", lambda: _checkpoint_values_case(tmp, "huge"), "holds 1e+308 at (0, 0) (1200 of 1200 values refused); its values must be finite and in [-1, 1]"),
+        ("checkpoint", "a checkpoint naming one member twice", lambda: _checkpoint_values_case(tmp, "duplicate"), "member a0.npy appears twice"),
+        ("checkpoint", "resuming from /dev/zero", lambda: _checkpoint_file_case(tmp, "device"), "is a character device, not a regular file"),
+        ("checkpoint", "resuming from a FIFO (named pipe)", lambda: _checkpoint_file_case(tmp, "fifo"), "is a FIFO (named pipe), not a regular file"),
+        ("checkpoint", "resuming from a directory", lambda: _checkpoint_file_case(tmp, "directory"), "is a directory, not a regular file"),
     ]
 
 

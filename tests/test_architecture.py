@@ -21,7 +21,7 @@ PACKAGES = ("ncld_core", "dashboard", "benchmarks")
 #: ``sklearn_compat`` sit below everything).
 LAYERS = {
     "ncld_core.validation": 0, "ncld_core.files": 0, "ncld_core.sklearn_compat": 0, "ncld_core.threads": 0,
-    "ncld_core.limits": 0, "ncld_core.fork_server": 0, "ncld_core.code_version": 0,
+    "ncld_core.limits": 0, "ncld_core.code_version": 0, "ncld_core.saved_state": 0,
     "ncld_core.data": 1, "ncld_core.stream": 2, "ncld_core.model": 3, "ncld_core.eval": 4,
     "ncld_core.river_compat": 4, "ncld_core.config": 5, "ncld_core.checkpoint": 5, "ncld_core.cli": 6,
 }
@@ -312,6 +312,107 @@ def test_the_layer_check_orders_the_core():
     assert _layer("ncld_core.validation") < _layer("ncld_core.data.arff")
 
 
+# --- the library is the method: no process or scheduler machinery ------------------------------------
+
+#: Modules whose only use is starting, signalling, limiting or waiting on processes or scheduling work: the
+#: serving layer's (``dashboard/serving/``), never the library's.
+PROCESS_MODULES = ("multiprocessing", "subprocess", "signal", "resource", "select", "selectors", "sched",
+                   "asyncio", "concurrent", "_thread")
+#: What the library may take of ``threading``: locks and per-thread state (a model shared by a server's
+#: threads, ``ncld_core.threads``' BLAS budgets), never a thread, timer or event of its own.
+THREADING_ALLOWED = frozenset({"Lock", "RLock", "local"})
+#: ``os`` functions that make, end, signal or reprioritise processes.
+OS_PROCESS_CALLS = frozenset({
+    "fork", "forkpty", "register_at_fork", "setsid", "setpgid", "setpgrp", "nice", "setpriority", "getpriority",
+    "kill", "killpg", "pidfd_open", "waitpid", "wait", "wait3", "wait4", "system", "popen", "posix_spawn",
+    "posix_spawnp", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "setrlimit",
+    "spawnl", "spawnle", "spawnlp", "spawnv", "spawnve", "spawnvp", "execv", "execve", "execvp",
+})
+#: Words only scheduler code has (Linux's autogroup niceness, a fork server).
+SCHEDULER_WORDS = ("autogroup", "forkserver", "fork_server")
+
+
+def process_machinery(modules: dict[str, Path]) -> list[str]:
+    """Every use of process or scheduler machinery in ``modules``, as ``"module: what (line N)"``: an import of
+    a :data:`PROCESS_MODULES` module, a name of ``threading`` outside :data:`THREADING_ALLOWED`, an ``os``
+    call of :data:`OS_PROCESS_CALLS`, or a word of :data:`SCHEDULER_WORDS` anywhere in the source."""
+    bad = []
+    for module, path in modules.items():
+        text = path.read_text()
+        tree = ast.parse(text, filename=str(path))
+        bound = {}  # local name -> "threading" or "os"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    top = alias.name.split(".")[0]
+                    if top in PROCESS_MODULES:
+                        bad.append(f"{module}: import {alias.name} (line {node.lineno})")
+                    elif alias.name in ("threading", "os"):
+                        bound[alias.asname or alias.name] = alias.name
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                top = node.module.split(".")[0]
+                names = [a.name for a in node.names]
+                if top in PROCESS_MODULES:
+                    bad.append(f"{module}: from {node.module} import {', '.join(names)} (line {node.lineno})")
+                elif node.module == "threading":
+                    bad += [f"{module}: threading.{n} (line {node.lineno})" for n in names
+                            if n not in THREADING_ALLOWED]
+                elif node.module == "os":
+                    bad += [f"{module}: os.{n} (line {node.lineno})" for n in names if n in OS_PROCESS_CALLS]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
+                owner = bound[node.value.id]
+                if (owner == "threading" and node.attr not in THREADING_ALLOWED) or \
+                        (owner == "os" and node.attr in OS_PROCESS_CALLS):
+                    bad.append(f"{module}: {owner}.{node.attr} (line {node.lineno})")
+        for word in SCHEDULER_WORDS:
+            if word in text.lower():
+                bad.append(f"{module}: mentions {word!r}")
+    return sorted(set(bad))
+
+
+def test_the_library_holds_no_process_or_scheduler_machinery():
+    """Process runs, the fork server, niceness and autogroups, the run queue and upload parses under limits are
+    the server's (``dashboard/serving/``): ``ncld_core`` computes in the caller's process."""
+    core = {m: p for m, p in MODULES.items() if _inside(m, "ncld_core")}
+    assert not process_machinery(core), "\n".join(process_machinery(core))
+
+
+def test_the_checker_finds_process_machinery(tmp_path):
+    modules = _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/mp.py": "import multiprocessing as mp\n",
+        "pkg/sub.py": "def f():\n    from subprocess import run\n",
+        "pkg/res.py": "import resource\n",
+        "pkg/fut.py": "from concurrent.futures import ThreadPoolExecutor\n",
+        "pkg/thread.py": "import threading\nt = threading.Thread(target=print)\n",
+        "pkg/event.py": "from threading import Event, Lock\n",
+        "pkg/nice.py": "import os\nos.nice(10)\nos.setsid()\n",
+        "pkg/group.py": "AUTOGROUP = '/proc/self/autogroup'\n",
+        "pkg/fine.py": "import os\nimport threading\nfrom threading import RLock\n"
+                       "_lock = threading.Lock()\n_scopes = threading.local()\nos.path.join('a')\n",
+    })
+    assert process_machinery(modules) == [
+        "pkg.event: threading.Event (line 1)",
+        "pkg.fut: from concurrent.futures import ThreadPoolExecutor (line 1)",
+        "pkg.group: mentions 'autogroup'",
+        "pkg.mp: import multiprocessing (line 1)",
+        "pkg.nice: os.nice (line 2)",
+        "pkg.nice: os.setsid (line 3)",
+        "pkg.res: import resource (line 1)",
+        "pkg.sub: from subprocess import run (line 2)",
+        "pkg.thread: threading.Thread (line 2)",
+    ]
+
+
+def test_the_rule_flags_the_library_as_it_was_before_the_move():
+    """The modules that moved to ``dashboard/serving/``, as they were in ``ncld_core``, break the rule."""
+    moved = {f"ncld_core.{name}": ROOT / "dashboard" / "serving" / f"{name}.py"
+             for name in ("fork_server", "priority", "chunk_process", "bounded_parse", "dask_run")}
+    found = {line.split(":")[0] for line in process_machinery(moved)}
+    assert found == set(moved), set(moved) - found
+
+
 # --- the library is the method: no dashboard dependency ----------------------------------------------
 
 #: What only the dashboard needs (the ``app`` extra); the library neither declares nor imports them.
@@ -350,9 +451,16 @@ def test_the_library_installs_and_imports_without_the_app(tmp_path):
     import sys
     import venv
 
+    import shutil
+
+    # a copy of what the package is made of: pip builds in the source folder (build/, *.egg-info), not in ours
+    source = tmp_path / "src"
+    shutil.copytree(ROOT / "ncld_core", source / "ncld_core", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     venv.EnvBuilder(with_pip=True).create(tmp_path / "v")
     py = str(tmp_path / "v" / "bin" / "python")
-    install = subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-compile", str(ROOT)],
+    install = subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-compile", str(source)],
                              capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert install.returncode == 0, install.stderr[-3000:]
     check = subprocess.run([py, "-c", "import importlib.util as u, ncld_core; "

@@ -438,3 +438,25 @@ def test_threads_benchmark_builds_its_chunks(data_dir):
     # every setting is timed on as many chunks, the short stream's chunks taken again
     rates = rates_by_setting(stream, chunks, [1, "auto"], samples=3)
     assert set(rates) == {1, "auto"} and all(np.isfinite(r) and r > 0 for r in rates.values()), rates
+
+
+def test_rates_unknown_runs_every_model_and_states_each_target():
+    """benchmarks.rates_unknown (issue 39): one stream per model side by side; the targets are computed from the
+    rows (a model below ignoring the noise is counted), and the report names every model."""
+    rates_unknown = script("rates_unknown")
+    rows = rates_unknown.run_cell(("synthetic", "paper", 0, 1000))
+    df = pd.DataFrame(rows)
+    names = [rates_unknown.TOLD, rates_unknown.IGNORING,
+             *(rates_unknown.estimated_name(f) for f in rates_unknown.FRACTIONS)]
+    assert list(df.model) == names and (df.n_instances == 1000).all()
+    assert df.micro_f1.between(0, 1).all() and (df.chunk_seconds > 0).all()
+    rows = {r[0]: r for r in rates_unknown.targets(df)}
+    below = next(v for k, v in rows.items() if k.startswith("1 % trusted never below"))
+    one = df.set_index("model").micro_f1
+    assert below[2] == ("missed" if one[names[3]] < one[rates_unknown.IGNORING] else "met")
+    worse = df.assign(micro_f1=np.where(df.model == names[3], 0.0, df.micro_f1))  # a collapse must be seen
+    assert next(v for k, v in {r[0]: r for r in rates_unknown.targets(worse)}.items()
+                if k.startswith("1 % trusted never below"))[2] == "missed"
+    text = rates_unknown.report(df, command="python -m benchmarks.rates_unknown", seconds=1.0, max_instances=1000,
+                                workers=1)
+    assert all(n in text for n in names) and "## Targets" in text

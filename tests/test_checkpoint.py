@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import struct
 import tracemalloc
 import zipfile
@@ -28,6 +29,8 @@ from ncld_core.cli import main
 from ncld_core.config import RunConfig
 from ncld_core.eval.runner import RunResult
 from ncld_core.model import ELMNCLD
+from ncld_core.eval.baselines import BASELINES
+from ncld_core.model.detector import DETECTORS
 
 CFG = RunConfig(n_instances=1500, chunk_size=150, schedule="growth@750", models=["ELM-O", "ELM-I", "ELM-II"])
 TIMING = ["seconds", "diag_seconds"]
@@ -552,10 +555,13 @@ def test_the_schemas_cover_every_attribute_a_model_has(tmp_path):
     must be added there, with a migration for the files without it); each round-trips."""
     import inspect
 
-    from ncld_core.checkpoint import SCHEMAS
+    from ncld_core.checkpoint import SCHEMAS, saved_state_of
     from ncld_core.eval.metrics import MetricAccumulator
+    from ncld_core.model.detector import DETECTORS
     from ncld_core.eval.references import AllNegative, NoisyPrior
+    from ncld_core.model.elm import RandomHiddenLayer
     from ncld_core.model.flip_rates import FlipRateEstimator
+    from ncld_core.model.statistics import SufficientStatistics
 
     rng = np.random.default_rng(1)
     X, Y = rng.normal(size=(120, 5)), (rng.random((120, 3)) < 0.3).astype(int)
@@ -578,7 +584,7 @@ def test_the_schemas_cover_every_attribute_a_model_has(tmp_path):
     fitted.append(acc)
 
     def objects(value, out):
-        if type(value) in SCHEMAS:
+        if saved_state_of(type(value)).others is None:
             out.append(value)
             for v in vars(value).values():
                 objects(v, out)
@@ -593,16 +599,19 @@ def test_the_schemas_cover_every_attribute_a_model_has(tmp_path):
     seen = set()
     for i, model in enumerate(fitted):
         for obj in objects(model, []):
-            schema = SCHEMAS[type(obj)]
+            schema = saved_state_of(type(obj))
+            assert schema.others is None, f"{type(obj).__name__} declares no saved_state"
             known = {*schema.state, *schema.fitted, *schema.optional, *schema.params}
             params = {p for p in inspect.signature(type(obj).__init__).parameters if p != "self"}
             unknown = set(vars(obj)) - known - params
-            assert not unknown, f"{type(obj).__name__}: add {sorted(unknown)} to checkpoint.SCHEMAS (and a migration)"
+            assert not unknown, (f"{type(obj).__name__}: add {sorted(unknown)} to its saved_state or checkpoint.SCHEMAS "
+                                 "(and a migration)")
             seen.add(type(obj))
         save_checkpoint(model, tmp_path / f"{i}.npz")
         again = load_checkpoint(tmp_path / f"{i}.npz")
         assert type(again) is type(model) and set(vars(again)) == set(vars(model))
-    assert seen == set(SCHEMAS)
+    assert seen == set(SCHEMAS) | set(DETECTORS.values()) | {RandomHiddenLayer, SufficientStatistics,
+                                                              MetricAccumulator, AllNegative, NoisyPrior}
 
 
 def test_an_array_held_by_several_models_is_stored_once(tmp_path):
@@ -696,3 +705,328 @@ def test_a_run_checkpoint_is_checked_as_a_run(tmp_path, capsys):
                     extra={"next_chunk": 0, "chunks": []})
     with pytest.raises(CheckpointError, match="its models are not ncld models"):
         load_run(path)
+
+
+# ------------------------------------------------------------------ values and files refused (issue 41, items 4, 5)
+def _rewrite_arrays(path, change) -> dict:
+    """Rewrite the checkpoint's array members through ``change(key, array) -> array`` (same dtype and shape; the
+    header kept); returns ``{attribute path: member key}`` of the arrays."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["__meta__"].tobytes())
+    where = {}
+
+    def walk(node, at):
+        if isinstance(node, dict):
+            if set(node) == {"__array__"}:
+                where.setdefault(at, node["__array__"])
+            for k, v in node.items():
+                walk(v, at if k in ("__dict__", "__list__", "state", "__object__") else f"{at}.{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{at}[{i}]")
+
+    walk(meta["payload"], "")
+    np.savez(path, **{k: (v if k == "__meta__" else change(k, v)) for k, v in arrays.items()})
+    return where
+
+
+def _fitted_with_rates(tmp_path):
+    rng = np.random.default_rng(2)
+    X, Y = rng.normal(size=(80, 4)), (rng.random((80, 3)) < 0.4).astype(int)
+    model = ELMNCLD(n_hidden=20, n_neighbors=5, rho_pos=0.1, rho_neg=0.2, random_state=0)
+    model.partial_fit(X[:40], Y[:40]).partial_fit(X[40:], Y[40:])
+    path = tmp_path / "m.npz"
+    save_checkpoint(model, path)
+    return path
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, 1e308])
+def test_a_checkpoint_whose_float_arrays_are_all_non_finite_or_huge_is_refused(tmp_path, value, capsys):
+    # The issue's file: every float array set to one value. It loaded; decision_function gave NaN / inf.
+    path = _fitted_with_rates(tmp_path)
+    _rewrite_arrays(path, lambda k, a: np.full_like(a, value) if a.dtype.kind == "f" else a)
+    with pytest.raises(CheckpointError) as caught:
+        load_checkpoint(path)
+    message = str(caught.value)
+    assert message.startswith(f"checkpoint {path}: ") and re.search(r"\(member a\d+\.npy\) holds ", message), message
+    assert "its values must be finite" in message
+    assert main(["resume", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: checkpoint ") and "Traceback" not in err
+
+
+def test_one_nan_in_the_hidden_weights_is_refused_naming_the_member_and_the_entry(tmp_path):
+    path = _fitted_with_rates(tmp_path)
+    key = None
+
+    def one_nan(k, a):
+        if a.ndim == 2 and a.shape == (4, 20):  # W (d, L)
+            a = a.copy()
+            a[1, 2] = np.nan
+        return a
+
+    where = _rewrite_arrays(path, one_nan)
+    key = where[".hidden_.weights_"]
+    with pytest.raises(CheckpointError, match=rf"the RandomHiddenLayer at \['hidden_'\]: weights_ \(member {key}\.npy\) "
+                                              r"holds nan at \(1, 2\) \(1 of 80 values refused\); its values must be "
+                                              r"finite and in \[-1, 1\]"):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("target, value, message", [
+    (".coef_", 1e308, r"its ELMNCLD does not work as loaded: ValueError: its decision function is not finite"),
+    ("._rates[0][1]", 1.5, r"its ELMNCLD: _rates\[0\]\[1\] \(member a\d+\.npy\) holds 1.5 at 0 \(3 of 3 values "
+                           r"refused\); its values must be finite and in \[0, 1\)"),
+    (".statistics_.HtH", -1.0, r"HtH \(its diagonal\) \(member a\d+\.npy\) holds -1.0 at 0 .*must be finite and >= 0"),
+    # the default detector's window of chunk summaries (instances, mean, sum of squares) and label counts
+    (".detector_.cardinality_.window_", -5.0, r"\['detector_'\]\['cardinality_'\]: window_\[:, 0\] \(member a\d+\.npy\) "
+                                              r"holds -5.0 at 0 .*must be finite and >= 0"),
+    (".detector_.labels_.counts_", -1.0, r"counts_ \(member a\d+\.npy\) holds -1.0 at \(0, 0\) .*must be finite and >= 0"),
+    (".decision_state_.prevalence", np.nan, r"decision_state_\['prevalence'\] \(member a\d+\.npy\) holds nan at 0"),
+])
+def test_an_array_outside_its_declared_range_is_refused(tmp_path, target, value, message):
+    path = _fitted_with_rates(tmp_path)
+    key = _rewrite_arrays(path, lambda k, a: a)[target]
+    _rewrite_arrays(path, lambda k, a: np.full_like(a, value) if k == key else a)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
+def test_a_flip_rate_estimate_outside_0_1_is_refused(tmp_path):
+    rng = np.random.default_rng(5)
+    X, Y = rng.normal(size=(80, 4)), (rng.random((80, 3)) < 0.4).astype(int)
+    model = ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0).partial_fit(X[:40], Y[:40]).partial_fit(X[40:], Y[40:])
+    assert model.flip_rate_estimator_ is not None
+    path = tmp_path / "m.npz"
+    save_checkpoint(model, path)
+    key = _rewrite_arrays(path, lambda k, a: a)[".flip_rate_estimator_.rho_pos_"]
+    _rewrite_arrays(path, lambda k, a: np.full_like(a, 1e308) if k == key else a)
+    with pytest.raises(CheckpointError, match=rf"FlipRateEstimator at \['flip_rate_estimator_'\]: rho_pos_ \(member "
+                                              rf"{key}\.npy\) holds 1e\+308 at 0 .*in \[0, 1\)"):
+        load_checkpoint(path)
+
+
+def test_a_duplicate_member_is_refused(tmp_path):
+    # zipfile reads the later of two members of one name: a file could show one array to a reader and another to ncld
+    model, _ = _small_model()
+    path = tmp_path / "m.npz"
+    save_checkpoint(model, path)
+    members = _members(path)
+    name, method, raw, crc, size = members[1]
+    other = np.lib.format.read_array(io.BytesIO(raw)) * 0
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, other)
+    twin = buffer.getvalue()
+    _write_zip(path, members + [(name, method, twin, zlib.crc32(twin), len(twin))])
+    with zipfile.ZipFile(path) as z:
+        assert z.namelist().count(name) == 2
+    with pytest.raises(CheckpointError, match=rf"checkpoint {re.escape(str(path))}: member {name} appears twice"):
+        load_checkpoint(path)
+
+
+def test_a_directory_is_refused_as_not_a_regular_file(tmp_path):
+    with pytest.raises(CheckpointError, match=rf"checkpoint {re.escape(str(tmp_path))} is a directory, not a regular "
+                                              "file"):
+        load_checkpoint(tmp_path)
+
+
+def _resume_in_a_child(path, tmp_path):
+    """``ncld resume path`` in a child process capped at 2 GiB of address space and 60 s: a read without bound
+    ends in the child (out of memory, or killed) instead of taking the machine."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    try:
+        return subprocess.run([sys.executable, "-m", "ncld_core", "resume", str(path), "--quiet"], cwd=tmp_path,
+                              preexec_fn=cap, capture_output=True, text=True, timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"ncld resume {path} still ran after 60 s (a read that never ends)")
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo"])
+def test_a_device_or_fifo_is_refused_before_any_read(tmp_path, kind):
+    # /dev/zero grew ncld resume to 23.8 GB until the kernel killed it; a FIFO without a writer blocked for ever
+    import os
+
+    if kind == "fifo":
+        path = tmp_path / "run.npz"
+        os.mkfifo(path)
+        what = "a FIFO (named pipe)"
+    else:
+        path, what = Path("/dev/zero"), "a character device"
+    done = _resume_in_a_child(path, tmp_path)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == f"error: checkpoint {path} is {what}, not a regular file; a checkpoint is a file ncld wrote\n"
+    with pytest.raises(CheckpointError, match=f"is {re.escape(what)}, not a regular file"):
+        load_checkpoint(path)
+
+
+def test_a_failure_without_a_message_still_names_its_reason(tmp_path, monkeypatch):
+    # under a 3 GB limit /dev/zero ended in "...corrupt or not an ncld checkpoint ()": a MemoryError has no text
+    model, _ = _small_model()
+    save_checkpoint(model, tmp_path / "m.npz")
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(zipfile, "ZipFile", no_memory)
+    with pytest.raises(CheckpointError, match=r"corrupt or not an ncld checkpoint \(reading it needs more memory "
+                                              r"than there is\)"):
+        load_checkpoint(tmp_path / "m.npz")
+
+
+# ------------------------------------------------------------------ every detector, every model (issue 40, item 4)
+def _continues_exactly(model, tmp_path, X, Y, chunks=3, size=60):
+    """``model`` fitted on ``chunks`` chunks, saved and loaded: the copy learns the next chunk as the model does."""
+    for i in range(chunks):
+        model.partial_fit(X[i * size:(i + 1) * size], Y[i * size:(i + 1) * size])
+    path = tmp_path / f"{id(model)}.npz"
+    save_checkpoint(model, path)
+    again = load_checkpoint(path)
+    assert type(again) is type(model) and set(vars(again)) == set(vars(model))
+    rest = slice(chunks * size, (chunks + 1) * size)
+    np.testing.assert_array_equal(again.decision_function(X[rest]), model.decision_function(X[rest]))
+    model.partial_fit(X[rest], Y[rest])
+    again.partial_fit(X[rest], Y[rest])
+    return model, again
+
+
+@pytest.mark.parametrize("name", sorted(DETECTORS))
+def test_every_registered_detector_round_trips_and_continues_exactly(tmp_path, name):
+    rng = np.random.default_rng(6)
+    X, Y = rng.normal(size=(240, 5)), (rng.random((240, 3)) < 0.35).astype(int)
+    model, again = _continues_exactly(ELMNCLD(n_hidden=20, n_neighbors=5, detector=name, random_state=0), tmp_path, X, Y)
+    assert type(again.detector_) is DETECTORS[name]
+    np.testing.assert_array_equal(again.coef_, model.coef_)
+    pd.testing.assert_frame_equal(again.history_.drop(columns="seconds"), model.history_.drop(columns="seconds"))
+
+
+#: Peers whose state a checkpoint cannot hold without a new stored type: a sparse window (scipy's CSR matrix)
+#: or a River model object (pickle only).
+UNSAVED_PEERS = {"MW": "csr_matrix", "ML-kNN (window)": "csr_matrix", "MLSAMPkNN": "csr_matrix",
+                 "River BR-LR": "PerOutputClassifier"}
+
+
+@pytest.mark.parametrize("name", sorted(BASELINES))
+def test_every_peer_round_trips_or_is_refused_by_name_when_saved(tmp_path, name):
+    from ncld_core.eval.baselines import make_baseline
+
+    rng = np.random.default_rng(8)
+    X, Y = rng.normal(size=(240, 5)), (rng.random((240, 3)) < 0.35).astype(int)
+    peer = make_baseline(name, random_state=0)
+    if name in UNSAVED_PEERS:
+        peer.partial_fit(X[:60], Y[:60])
+        with pytest.raises(ValueError, match=f"cannot checkpoint {UNSAVED_PEERS[name]} at obj"):
+            save_checkpoint(peer, tmp_path / "peer.npz")
+        assert not list(tmp_path.iterdir())
+        return
+    peer, again = _continues_exactly(peer, tmp_path, X, Y)
+    np.testing.assert_array_equal(again.decision_function(X), peer.decision_function(X))
+    np.testing.assert_array_equal(again.predict(X), peer.predict(X))
+
+
+def test_every_model_of_a_run_resumes_bit_identically(tmp_path):
+    """Every entry of VARIANTS (the ELM-NCLD variants, the oracle, the references) and every peer a checkpoint
+    holds, in one run, saved midway."""
+    from ncld_core.eval.variants import VARIANTS
+
+    models = [*VARIANTS, *(name for name in BASELINES if name not in UNSAVED_PEERS)]
+    cfg = RunConfig(n_instances=900, chunk_size=150, schedule="growth@450", models=models)
+    stream = cfg.build_stream()
+    full = list(cfg.runner().iter_run(stream))
+    runner, first = cfg.runner(), []
+    for chunk in runner.iter_run(stream):
+        first.append(chunk)
+        if chunk.chunk == 2:
+            break
+    save_run(tmp_path / "run.npz", runner.state_, first, config=cfg.to_dict(), chunk_size=cfg.chunk_size)
+    state, chunks, config, _ = load_run(tmp_path / "run.npz")
+    assert set(state.models) == set(models)
+    rest = list(RunConfig.from_dict(config).runner().iter_run(stream, state=state))
+    frame = lambda cs: RunResult(cs, stream, cfg.chunk_size).records.drop(columns=TIMING, errors="ignore")
+    pd.testing.assert_frame_equal(frame(chunks + rest), frame(full), check_exact=True)
+
+
+class _Toy:
+    """A drift detector added as docs/architecture.md says: this class and its DETECTORS entry, nothing else.
+
+    Its state: a count, the chunk means seen (an array) and a dict of plain values; no ``saved_state``."""
+
+    name = "toy"
+
+    def __init__(self, delta: float = 0.05):
+        from ncld_core.validation import check_in_range
+
+        check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
+        self.delta = delta
+        self.seen = 0
+        self.means_ = np.zeros(0)
+        self.notes_ = {"last": None}
+
+    def update(self, signal):
+        from ncld_core.model.detector import DetectorResult
+
+        mean = float(np.mean(signal.unbiased))
+        self.seen += 1
+        self.means_ = np.append(self.means_, mean)
+        self.notes_ = {"last": mean, "spread": float(np.ptp(self.means_))}
+        fired = bool(len(self.means_) > 1 and abs(mean - self.means_[:-1].mean()) > 0.3)
+        return DetectorResult(abs(mean - self.means_[0]), 0.3, fired, mean)
+
+
+def test_a_detector_registered_in_detectors_alone_round_trips(tmp_path, monkeypatch):
+    # On main: saved, then "KeyError: <class ...>" on loading (checkpoint.SCHEMAS had no entry for it).
+    from ncld_core.model import detector as detector_module
+
+    monkeypatch.setitem(detector_module.DETECTORS, "toy", _Toy)
+    rng = np.random.default_rng(7)
+    X, Y = rng.normal(size=(240, 5)), (rng.random((240, 3)) < 0.35).astype(int)
+    model, again = _continues_exactly(ELMNCLD(n_hidden=20, n_neighbors=5, detector="toy", monitors=("toy",),
+                                              random_state=0), tmp_path, X, Y)
+    for det, twin in ((model.detector_, again.detector_), (model.monitors_["toy"], again.monitors_["toy"])):
+        assert type(twin) is _Toy and twin.seen == det.seen == 4 and twin.notes_ == det.notes_
+        np.testing.assert_array_equal(twin.means_, det.means_)
+    np.testing.assert_array_equal(again.coef_, model.coef_)
+
+    # and its values are checked as any array is: finite; its parameters by its own constructor
+    path = tmp_path / "toy.npz"
+    save_checkpoint(model, path)
+    key = _rewrite_arrays(path, lambda k, a: a)[".detector_.means_"]
+    _rewrite_arrays(path, lambda k, a: np.where(np.arange(a.size) == 1, np.nan, a) if k == key else a)
+    with pytest.raises(CheckpointError, match=rf"the _Toy at \['detector_'\]: means_ \(member {key}\.npy\) holds nan "
+                                              r"at 1"):
+        load_checkpoint(path)
+    save_checkpoint(model, path)
+    _rewrite_state(path, lambda s, m: s["detector_"]["state"]["__dict__"].update(delta=7.0))
+    with pytest.raises(CheckpointError, match=r"the _Toy at \['detector_'\]: delta must be in \(0, 1\), got 7.0"):
+        load_checkpoint(path)
+    save_checkpoint(model, path)
+    _rewrite_state(path, lambda s, m: s["detector_"]["state"]["__dict__"].update(update=1))
+    with pytest.raises(CheckpointError, match="would hide _Toy.update"):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("name, target, value, message", [
+    ("FALT", ".weights_", np.nan, r"its FALT: weights_ \(member a\d+\.npy\) holds nan at \(0, 0\)"),
+    ("OSML-ELM", ".coef_", 1e308, r"its OSMLELM does not work as loaded: ValueError: its decision function is not "
+                                  r"finite"),
+    ("MCIC", "._w", np.inf, r"its MCIC: _w \(member a\d+\.npy\) holds inf"),
+])
+def test_a_peer_with_non_finite_state_is_refused(tmp_path, name, target, value, message):
+    from ncld_core.eval.baselines import make_baseline
+
+    rng = np.random.default_rng(9)
+    X, Y = rng.normal(size=(120, 5)), (rng.random((120, 3)) < 0.35).astype(int)
+    path = tmp_path / "peer.npz"
+    save_checkpoint(make_baseline(name, random_state=0).partial_fit(X[:60], Y[:60]).partial_fit(X[60:], Y[60:]), path)
+    key = _rewrite_arrays(path, lambda k, a: a)[target]
+    _rewrite_arrays(path, lambda k, a: np.full_like(a, value) if k == key else a)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)

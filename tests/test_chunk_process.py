@@ -1,4 +1,4 @@
-"""A run advanced in a process of its own (ncld_core.eval.chunk_process): same chunks, Stop, errors,
+"""A run advanced in a process of its own (dashboard.serving.chunk_process): same chunks, Stop, errors,
 and no deadlock of the caller's BLAS while its other threads multiply matrices."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from ncld_core.config import RunConfig
-from ncld_core.eval.chunk_process import ChunkProcess, advance, process_context
-from ncld_core.priority import autogroups_on
+from dashboard.serving.chunk_process import ChunkProcess, advance, process_context
+from dashboard.serving.priority import autogroups_on
 
 needs_fork_server = pytest.mark.skipif(process_context() is None, reason="this platform has no fork server")
 
@@ -93,7 +93,7 @@ def test_advance_reports_the_end_and_errors_without_raising():
 
 
 def test_a_platform_without_a_fork_server_gets_a_clear_error(monkeypatch):
-    import ncld_core.eval.chunk_process as chunk_process
+    from dashboard.serving import chunk_process
 
     monkeypatch.setattr(chunk_process, "process_context", lambda: None)
     with pytest.raises(ValueError, match="context: this platform has no fork server"):
@@ -108,7 +108,7 @@ _HARNESS = textwrap.dedent("""
     import multiprocessing, sys, threading, time
     import numpy as np
     from ncld_core.config import RunConfig
-    from ncld_core.eval.chunk_process import ChunkProcess
+    from dashboard.serving.chunk_process import ChunkProcess
 
     context = multiprocessing.get_context(sys.argv[1]) if sys.argv[1] == "fork" else None
     cfg = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=4, n_neighbors=3, models=["ELM-O"],
@@ -212,7 +212,7 @@ _SLOW_RUNNER = textwrap.dedent("""
 """)
 _SERVER = textwrap.dedent("""
     from slow_runner import SlowRunner
-    from ncld_core.eval.chunk_process import ChunkProcess
+    from dashboard.serving.chunk_process import ChunkProcess
 
     proc = ChunkProcess(SlowRunner(), None)
     print(proc.process.pid, flush=True)
@@ -271,13 +271,13 @@ def test_a_run_process_ends_when_the_server_is_killed_in_the_middle_of_a_chunk(t
 def test_end_with_ends_the_process_when_the_watched_one_ends(pidfd):
     """Both ways of waiting (a pid file descriptor; looking every POLL_S where there is none): the process
     ends with code 1 soon after the one it watches, not before, and says so on stderr."""
-    from ncld_core.fork_server import end_with
+    from dashboard.serving.fork_server import end_with
 
     with pytest.raises(ValueError, match="^pid: a process cannot wait for its own end"):
         end_with(os.getpid())
     script = textwrap.dedent(f"""
         import os, subprocess, sys, time
-        from ncld_core import fork_server
+        from dashboard.serving import fork_server
         if not {pidfd} and hasattr(os, "pidfd_open"):
             del os.pidfd_open  # a platform without it
         elif {pidfd}:  # the pid file descriptor is the way waited on (not the polling fallback)

@@ -86,3 +86,18 @@ def test_the_browser_pages_are_reported_apart_and_spread_through_the_class():
     assert "2 of the class's pages real Chromium sessions" in section(rows, m, [], seconds=1.0)
     assert browser_sessions(30, 10) == {2, 5, 8, 11, 14, 17, 20, 23, 26, 29}
 
+
+
+def test_the_sweeps_case_reports_the_new_visitors_pages_and_the_queue():
+    from benchmarks.classroom import SWEEP_NEW_PAGES, sweep_verdicts
+
+    met = {"sweeps": 6, "answer_s": [2.2] * SWEEP_NEW_PAGES, "status": "waiting: 5th in line · the server computes",
+           "in_queue": True, "error": None, "server_cores": 0.16}
+    rows = sweep_verdicts(met)
+    assert [r[0] for r in rows] == ["a new visitor during 6 sweeps answers", "sweep visitor 7 sees its place in the queue"]
+    assert all(ok for *_, ok in rows) and "the server process's own CPU meanwhile 0.16 cores" in rows[0][2]
+    slow = dict(met, answer_s=[2.0, 4.3, 2.0], in_queue=False, status="Sweeping β × γ: grid point 1 of 160 done")
+    assert [ok for *_, ok in sweep_verdicts(slow)] == [False, False]
+    failed = dict(met, answer_s=[], error="TimeoutError: no Run button within 60 s", in_queue=False)
+    rows = sweep_verdicts(failed)
+    assert not rows[0][3] and rows[1][2] == "TimeoutError: no Run button within 60 s"

@@ -73,7 +73,9 @@ def test_rates_csv_is_read_like_every_rates_table(tmp_path, data_dir):
         (["run", "--chunk-size", "1"], "chunk_size: chunk size must be at least 2"),
         (["run", "--schedule", "growth@999999"], "beyond"),
         (["run", "--rho-range", "0.3", "0.6"], "below 0.5"),
-        (["run", "--config", "/nonexistent.toml"], "cannot read --config"),
+        (["run", "--config", "/nonexistent.toml"], "--config: no such file: /nonexistent.toml"),
+        (["run", "--config", "/dev/zero"], "--config: not a regular file: /dev/zero"),
+        (["run", "--rates-csv", "/"], "flip rates file: not a regular file: /"),
         (["run", "--trusted-fraction", "0.9"], "trusted_fraction"),
     ],
 )
@@ -148,3 +150,129 @@ def test_a_real_parameter_past_a_float_is_refused_before_the_run():
 
     with pytest.raises(ValueError, match=r"alpha must be a finite number"):
         RunConfig(alpha=10**400).check()
+
+
+#: A value of every RunConfig field, not its default, as flags give it (``--no-references`` for references).
+FLAG_EXAMPLES = {
+    "dataset": (["--dataset", "medical"], "medical"),
+    "n_instances": (["--n-instances", "700"], 700),
+    "chunk_size": (["--chunk-size", "100"], 100),
+    "shuffle_seed": (["--shuffle-seed", "3"], 3),
+    "n_features": (["--n-features", "7"], 7),
+    "n_labels": (["--n-labels", "6"], 6),
+    "cardinality": (["--cardinality", "1.5"], 1.5),
+    "label_correlation": (["--label-correlation", "0.25"], 0.25),
+    "noise": (["--noise", "missing"], "missing"),
+    "rho_low": (["--rho-low", "0.1"], 0.1),
+    "rho_high": (["--rho-high", "0.3"], 0.3),
+    "rho_pos": (["--rho-pos", "0.1,0.2"], [0.1, 0.2]),
+    "rho_neg": (["--rho-neg", "0.3,0.05"], [0.3, 0.05]),
+    "schedule": (["--schedule", "growth@300"], "growth@300"),
+    "trusted_fraction": (["--trusted-fraction", "0.02"], 0.02),
+    "beta": (["--beta", "0.5"], 0.5),
+    "gamma": (["--gamma", "0.25"], 0.25),
+    "delta": (["--delta", "0.01"], 0.01),
+    "detector": (["--detector", "paper"], "paper"),
+    "monitors": (["--monitors", "welch,cardinality"], ["welch", "cardinality"]),
+    "decision": (["--decision", "f1"], "f1"),
+    "alpha": (["--alpha", "auto"], "auto"),
+    "n_hidden": (["--n-hidden", "40"], 40),
+    "n_neighbors": (["--n-neighbors", "4"], 4),
+    "model_rates": (["--model-rates", "estimate"], "estimate"),
+    "models": (["--models", "ELM-O,ELM (plain)"], ["ELM-O", "ELM (plain)"]),
+    "references": (["--no-references"], False),
+    "seed": (["--seed", "9"], 9),
+}
+
+
+def test_every_run_config_field_has_a_flag():
+    """Issue 41 item 6: `--decision f1` was read as a float; every field is settable on the command line, a choice
+    by its name. A new RunConfig field fails here until it has an example (and so a flag)."""
+    import dataclasses
+
+    from ncld_core.cli import build_parser, config_from_args
+    from ncld_core.config import RunConfig
+
+    fields = [f.name for f in dataclasses.fields(RunConfig)]
+    assert sorted(FLAG_EXAMPLES) == sorted(fields)
+    default = RunConfig()
+    for name in fields:
+        argv, value = FLAG_EXAMPLES[name]
+        assert value != getattr(default, name), name
+        cfg = config_from_args(build_parser().parse_args(["run", *argv]))
+        assert getattr(cfg, name) == value, (name, argv)
+    assert config_from_args(build_parser().parse_args(["run", "--alpha", "1,4"])).alpha == [1.0, 4.0]
+    assert config_from_args(build_parser().parse_args(["run", "--rho-pos", "0.1"])).noise == "table"
+
+
+def test_a_decision_rule_is_chosen_by_name(capsys):
+    from ncld_core.model.decision import DECISIONS
+
+    assert main(["run", "--decision", "f1", "--n-instances", "600", "--chunk-size", "200", "--models", "ELM-O",
+                 "--quiet"]) == 0
+    with pytest.raises(SystemExit):
+        main(["run", "--decision", "f2"])
+    err = capsys.readouterr().err
+    assert "argument --decision: invalid choice: 'f2'" in err and all(name in err for name in DECISIONS)
+
+
+def test_threads_are_capped_at_the_cores(monkeypatch, capsys):
+    """Issue 41 item 10: `--threads 64` on 2 cores took the load to 41; it is capped, and a note says so."""
+    import ncld_core.cli as cli
+    from ncld_core import threads
+
+    monkeypatch.setattr(cli, "available_cores", lambda: 2)
+    budgets = []
+    monkeypatch.setattr(cli, "set_budget", budgets.append)
+    assert main(["--threads", "64", "datasets"]) == 0
+    assert budgets == [2]
+    assert "note: --threads 64 is more than the 2 cores this process may use: using 2" in capsys.readouterr().err
+    assert main(["--threads", "2", "datasets"]) == 0 and budgets[-1] == 2
+    assert "note" not in capsys.readouterr().err
+    assert threads.available_cores() == len(__import__("os").sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("content, text", [
+    ("beta = 0.9\nn_hidden = 7\n[run]\nchunk_size = 300\n",
+     "beta, n_hidden outside the [run] table: put them under [run] (or leave out the [run] header)"),
+    ("run = 5\n", "'run' must be a table ([run]) of configuration keys, got 5"),
+    ("[run]\nbetta = 0.3\n", "unknown configuration key(s): betta"),
+    ("x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n", "nested more than 64 levels deep"),
+    ("[run]\nmodels = " + "[" * 5000 + "]" * 5000 + "\n", "nested more than 64 levels deep"),
+    ("[" + ".".join(["a"] * 5000) + "]\n", "nested more than 64 levels deep"),
+    (b'dataset = "caf\xe9"\n', "not UTF-8 text: byte 0xe9 at line 1, column 15"),
+    ("beta = = 1\n", "is not valid TOML: Invalid value (at line 1, column 8)"),
+])
+def test_a_config_file_is_refused_naming_the_file_and_why(tmp_path, capsys, content, text):
+    """Issue 41 items 3, 7, 11: keys beside [run] were ignored, deep tables a RecursionError, `run = 5` a TypeError,
+    a latin-1 file's message did not name it."""
+    path = tmp_path / "run.toml"
+    (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+    assert main(["run", "--config", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --config {path}") and text in err and "Traceback" not in err
+
+
+def test_a_config_file_with_a_byte_order_mark_is_read(tmp_path):
+    from ncld_core.config import RunConfig
+
+    path = tmp_path / "run.toml"
+    path.write_bytes(b"\xef\xbb\xbf[run]\nbeta = 0.3\n")
+    assert RunConfig.read_toml(path).beta == 0.3
+
+
+def test_a_config_file_past_the_byte_bound_is_not_read(tmp_path, monkeypatch):
+    """Issue 41 item 5: `--config /dev/zero` ended in a MemoryError; a regular file past the bound is refused too."""
+    from pathlib import Path
+
+    from ncld_core.config import RunConfig
+    from ncld_core.validation import MAX_TEXT_BYTES
+
+    path = tmp_path / "big.toml"
+    with path.open("wb") as fh:
+        fh.truncate(MAX_TEXT_BYTES + 1)
+    read = []
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self))
+    with pytest.raises(ValueError, match=r"^config: .*big.toml has 1,048,577 bytes, past the bound of 1,048,576"):
+        RunConfig.read_toml(path)
+    assert not read

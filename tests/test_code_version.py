@@ -39,7 +39,7 @@ def test_a_missing_file_is_named_not_raised(package_copy):
 
 def test_the_dashboard_and_the_benchmarks_share_it():
     from benchmarks import grid
-    from dashboard import run_hub
+    from dashboard.serving import run_hub
 
     assert grid.code_fingerprint is code_version.code_fingerprint
     assert run_hub.RunHub.__init__.__kwdefaults__["fingerprint"] is code_version.code_fingerprint

@@ -234,3 +234,56 @@ def test_a_trusted_fraction_marks_the_stream_and_reaches_the_models():
     result = cfg.runner().run(stream)
     last = result.chunks[-1].diagnostics["ELM-O"]
     assert last.n_trusted == stream.n_trusted and last.lcard_identified
+
+
+@pytest.mark.parametrize("key", ["dataset", "n_instances", "models", "rho_pos", "references"])
+def test_a_link_value_nested_thousands_deep_is_a_named_error(key):
+    """Issue 41 item 3: `?dataset=[[[...` (1,200 deep) or a 5,000-deep object was a RecursionError."""
+    from ncld_core.validation import NestingError
+
+    deep = ["[" * 1200] + (['{"a": ' * 5000 + "1" + "}" * 5000] if key != "dataset" else [])  # ({...: a name)
+    for raw in deep:
+        with pytest.raises(NestingError, match=rf"^{key}: nested more than 64 levels deep"):
+            RunConfig.from_query_params({key: raw})
+
+
+def test_a_link_value_past_the_length_bound_is_refused_before_it_is_parsed(monkeypatch):
+    """Issue 41 item 1: a link's value is bounded in characters before any parsing; the longest real one (a pinned
+    run with two full-precision flip-rate tables of 1,000 labels) fits."""
+    import json
+
+    import ncld_core.config as config
+    from ncld_core.config import MAX_LINK_VALUE_CHARS
+
+    rates = list(np.random.default_rng(0).uniform(0.01, 0.3, 1000))
+    longest = RunConfig(n_labels=1000, noise="table", rho_pos=rates, rho_neg=rates[::-1], schedule=", ".join(
+        f"{'growth' if i % 2 == 0 else 'reduction'}@{100_000 + i}" for i in range(100)))
+    baseline = json.dumps(longest.to_query_params(), sort_keys=True, separators=(",", ":"))
+    assert len(baseline) < MAX_LINK_VALUE_CHARS
+    parsed = []
+    monkeypatch.setattr(config, "parse_json", lambda *a: parsed.append(a))
+    with pytest.raises(ValueError, match=r"^rho_pos: the link's value has 65,537 characters, past the bound of 65,536$"):
+        RunConfig.from_query_params({"rho_pos": "[" + "1," * 32767 + "1]"})
+    with pytest.raises(ValueError, match=r"^schedule: the link's value has 71,"):
+        RunConfig.from_query_params({"schedule": "growth@10," * 7100})
+    assert not parsed
+
+
+def test_a_malformed_link_value_is_quoted_short():
+    with pytest.raises(ValueError, match=r"^n_hidden: cannot read 'x{19}… \(5002 characters\) from the link$"):
+        RunConfig.from_query_params({"n_hidden": "x" * 5000})
+
+
+def test_long_model_and_monitor_lists_are_checked_in_linear_time_and_said_short():
+    """A TOML file or a link can carry thousands of list items: 'unknown model(s)' listed every one (a 1 MB
+    message) and the monitors' repeat check counted each item over the whole list (20,000 items: 0.6 s)."""
+    assert RunConfig(models=["x"] * 200_000).errors()["models"] == "unknown model(s): x"
+    assert RunConfig(models=[f"m{i}" for i in range(9)]).errors()["models"] == "unknown model(s): m0, m1, m2, m3, m4 and 4 more"
+    counted = []
+
+    class Items(list):
+        def count(self, item):  # the repeat check must not count item by item
+            counted.append(item)
+            return super().count(item)
+
+    assert "more than once" in RunConfig(monitors=Items(["paper"] * 1000)).errors()["monitors"] and not counted

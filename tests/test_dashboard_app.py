@@ -1333,3 +1333,77 @@ def test_a_preset_leaves_only_its_own_schedule_rows_in_the_session():
         assert _schedule_text_shown(at) == PRESETS[name].schedule
     kept = [k for k in at.session_state if k.startswith("schedule_rows_")]
     assert len(kept) == 1, kept
+
+
+def test_the_sweep_page_says_its_place_in_the_servers_queue():
+    from dashboard.data import sweep_waiting_text
+
+    assert sweep_waiting_text(3, 2, 40).startswith("waiting: 3rd in line · the server computes 2 jobs")
+    assert sweep_waiting_text(1, 1, 40).startswith("waiting: 1st in line · the server computes 1 job (")
+    assert sweep_waiting_text(0, 2, 40) == "starting · building the stream for 40 grid points…"
+
+
+def test_a_sweep_asked_again_by_another_visitor_is_replayed_not_recomputed():
+    """The sweep is a job of the server's run hub: a second visitor asking for the same sweep gets it replayed
+    (nothing computed), and the page says so."""
+    from dashboard.data import run_hub
+
+    run_hub.clear()
+    pages = []
+    for _ in range(2):
+        at = _app()
+        _small(at)
+        at.run()
+        at.switch_page("views/sweep.py").run()
+        at.slider(key="sweep_beta_range").set_value((0.5, 0.9))
+        at.select_slider(key="sweep_beta_step").set_value(0.2)
+        at.multiselect(key="sweep_gammas").set_value([0.0])
+        at.checkbox(key="sweep_include").uncheck()
+        at.run()
+        at.button(key="sweep_go").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        pages.append(at)
+    first, second = (at.session_state["sweep"] for at in pages)
+    assert second["df"].equals(first["df"]) and len(first["df"]) == 3
+    assert run_hub().computations == 1
+    assert first.get("role") is None
+    assert second["role"] == "replayed: computed for an earlier visitor, nothing was recomputed"
+    assert any(c.value.startswith("**replayed: computed for an earlier visitor") for c in pages[1].caption)
+    assert pages[1].button(key="sweep_stop").disabled and not pages[1].button(key="sweep_go").disabled
+
+
+def test_a_sweep_started_in_a_script_run_that_ends_before_the_page_keeps_it_is_started_again():
+    """A rerun that interrupts the script between the hub's start and the session state: the click is not lost
+    (the next script run starts the sweep again) and the first job, which no page shows, is given up (the session
+    holds one job) rather than holding a slot until it is abandoned."""
+    from dashboard import data
+
+    data.run_hub.clear()
+    at = _app()
+    _small(at)
+    at.switch_page("views/sweep.py").run()
+    at.select_slider(key="sweep_beta_step").set_value(0.2)
+    at.multiselect(key="sweep_gammas").set_value([0.0])
+    at.run()
+    seen = []
+    real = data.start_sweep
+
+    def start_and_lose(*args, **kwargs):  # the hub starts the sweep; the script run ends before the page keeps it
+        import streamlit as st
+
+        seen.append(real(*args, **kwargs)[0])
+        if len(seen) == 1:
+            st.stop()
+        return seen[-1], "computing"
+
+    try:
+        data.start_sweep = start_and_lose
+        at.button(key="sweep_go").click().run()
+        assert "sweep_job" not in at.session_state and "sweep" not in at.session_state
+        at.run()
+    finally:
+        data.start_sweep = real
+    assert not at.exception, [e.value for e in at.exception]
+    first, second = seen
+    assert first.status == "stopped" and second.status == "done" and data.run_hub().computations == 2
+    assert at.session_state["sweep"]["df"].equals(second.chunks[-1].table)

@@ -397,7 +397,7 @@ def test_a_control_changed_after_a_preset_draws_its_run_without_a_run_click(brow
 def test_the_sweeps_stop_ends_a_sweep_and_is_disabled_when_idle(browser, server):
     """Stop is enabled only while a sweep is computed; pressed then, the sweep ends and the page says so."""
     # rates estimated: every grid point is a run of its own, 60 short ones: long enough to press Stop during the
-    # sweep, and the point under way when Stop lands (computed to its end before the script stops) is short
+    # sweep (a job of the run hub, in a process of its own: Stop kills it where it is)
     page = browser.new_page(viewport={"width": 1500, "height": 1200})
     page.set_default_timeout(30_000)
     page.goto(f"{server}/sweep?n_instances=4000&chunk_size=200&model_rates=estimate&sweep_beta=0.05,0.95,0.1",

@@ -507,7 +507,8 @@ def test_a_sweep_that_fails_says_why_until_its_settings_change(monkeypatch):
     def refuse(*args, **kwargs):
         raise ValueError("the sweep cannot run: a reason")
 
-    monkeypatch.setattr(data, "run_sweep", refuse)
+    monkeypatch.setattr(data, "sweep_stream", refuse)  # the job's stream, built when it begins
+    data.run_hub.clear()  # computed here, not replayed from an earlier test's sweep of the same settings
     at = _app({"n_instances": "600", "chunk_size": "100", "sweep_beta": "0.5,0.6,0.1", "sweep_gammas": "[0.0]"},
               page="views/sweep.py")
     at.button(key="sweep_go").click().run()
@@ -517,3 +518,103 @@ def test_a_sweep_that_fails_says_why_until_its_settings_change(monkeypatch):
     assert _errors(at) == ["the sweep cannot run: a reason"]  # a rerun keeps it
     at.slider(key="sweep_beta_range").set_value((0.4, 0.6)).run()
     assert not _errors(at)  # other settings: that failure is not theirs
+
+
+# --------------------------------------------------------------------------- bounded links (issue 41, items 1 and 3)
+def _long_schedule(n: int) -> str:
+    return ",".join(f"{'growth' if i % 2 == 0 else 'reduction'}@{10 * (i + 1)}" for i in range(n))
+
+
+def test_a_schedule_past_the_bound_is_a_note_and_the_other_values_are_kept(work):
+    from ncld_core.stream.schedule import MAX_SCHEDULE_POINTS
+
+    cfg, notes = L.read_settings({"schedule": _long_schedule(2000), "n_instances": "1000000", "beta": "0.3"})
+    assert cfg.schedule == "" and cfg.n_instances == 1_000_000 and cfg.beta == 0.3
+    texts = [n.text() for n in notes]
+    assert len(texts) == 1 and texts[0].startswith("schedule 'growth@10,reduction") and texts[0].endswith(
+        f"(cannot read it: a drift schedule has at most {MAX_SCHEDULE_POINTS} change points, got 2,000; using none)")
+    # past the link's length bound (5,000 points: 71 KB), the value is not even counted
+    cfg, notes = L.read_settings({"schedule": _long_schedule(5000), "n_instances": "1000000"})
+    assert cfg.schedule == "" and cfg.n_instances == 1_000_000
+    assert notes[0].text().endswith("(Drift schedule: 71,392 characters, past the bound of 65,536: not read; the "
+                                    "default is used)"), notes[0].text()
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_a_link_with_5000_drift_points_fills_the_controls_and_names_the_schedule(work):
+    """Issue 41 item 1: /?schedule=<5,000 points>&n_instances=1000000 (71 KB) never showed Run within 300 s and cost
+    the server 123 s of CPU (1,000 points: 31 s). The schedule is refused by counting; the stream length is kept."""
+    at = _app({"schedule": _long_schedule(5000), "n_instances": "1000000", "beta": "0.3"})
+    errors = " ".join(_errors(at))
+    assert "schedule='growth@10" in errors and "Drift schedule: 71,392 characters, past the bound" in errors
+    assert at.session_state[L.CANON]["schedule"] == "" and at.session_state[L.CANON]["n_instances"] == 1_000_000
+    assert at.button(key="run_button") is not None and not [s for s in at.selectbox if "change" in (s.label or "")]
+    assert not at.exception and not any("went wrong" in e for e in _errors(at))
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_the_sidebar_adds_no_change_point_past_the_bound(work):
+    from ncld_core.stream.schedule import MAX_SCHEDULE_POINTS
+
+    at = _app({"schedule": _long_schedule(MAX_SCHEDULE_POINTS), "n_instances": "5000"})
+    add = next(b for b in at.button if b.label == "Add a change point")
+    assert add.disabled and len([s for s in at.selectbox if (s.label or "").startswith("change ")]) == MAX_SCHEDULE_POINTS
+    assert at.session_state[L.CANON]["schedule"].count("@") == MAX_SCHEDULE_POINTS and not at.exception
+
+
+@pytest.mark.parametrize("key", ["dataset", "n_instances", "models", "monitors", "rho_pos", "alpha"])
+def test_a_link_value_nested_thousands_deep_is_a_note(work, key):
+    """Issue 41 item 3: `?dataset=` and 1,200 `[` (or a 5,000-deep object in n_instances, models, ...) was a
+    RecursionError: "Something went wrong while drawing the settings"."""
+    for raw in ("[" * 1200, '{"a": ' * 5000 + "1" + "}" * 5000):
+        cfg, notes = L.read_settings({key: raw, "beta": "0.3"})
+        assert cfg.beta == 0.3 and getattr(cfg, key) == getattr(RunConfig(), key), key
+        texts = " ".join(n.text() for n in notes)
+        # "[...": parsed as JSON; "{...": as JSON where a list or null goes, else a name (dataset) or a number
+        said = "nested more than 64 levels deep" if raw.startswith("[") or key not in ("dataset", "alpha") else (
+            "unknown dataset" if key == "dataset" else "cannot read it")
+        assert texts.startswith(key) and said in texts, texts
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_a_pinned_run_nested_thousands_deep_is_refused():
+    for raw in ('{"a": ' * 5000 + "1" + "}" * 5000, json.dumps({"models": "x"})[:-1] + "," + '"n": ' + "[" * 5000):
+        cfg, notes = L.read_baseline(raw)
+        assert cfg is None and notes[0].text().startswith("baseline=") and "nested more than 64 levels deep" in notes[0].text()
+    inner = json.dumps({"n_instances": '{"a": ' * 5000 + "1" + "}" * 5000})  # (a string: its depth is the field's)
+    cfg, notes = L.read_baseline(inner)
+    assert cfg is None and "n_instances='{" in notes[0].text() and "(stream length: nested more than 64" in notes[0].text()
+
+
+def test_a_deep_link_draws_the_page_with_a_note(work):
+    at = _app({"dataset": "[" * 1200, "models": '{"a": ' * 5000 + "1" + "}" * 5000})
+    errors = " ".join(_errors(at))
+    assert "went wrong" not in errors and "nested more than 64 levels deep" in errors, errors
+    assert at.button(key="run_button") is not None and not at.exception
+    assert work == {"stream": 0, "load": 0, "run": 0}
+
+
+def test_a_link_value_past_the_length_bound_is_not_read(work, monkeypatch):
+    from ncld_core.config import MAX_LINK_VALUE_CHARS
+
+    parsed = []
+    monkeypatch.setattr(L, "parse_json", lambda *a: parsed.append(a))
+    monkeypatch.setattr(RunConfig, "from_query_params", classmethod(lambda cls, p: parsed.append(p) or cls()))
+    long = "[" + "0.1," * (MAX_LINK_VALUE_CHARS // 4) + "0.1]"
+    _, notes = L.read_settings({"rho_pos": long, "schedule": "growth@1," * (MAX_LINK_VALUE_CHARS // 9 + 1)})
+    assert [n.what.split("=")[0].split(" ")[0] for n in notes[:2]] == ["rho_pos", "schedule"]
+    assert all("characters, past the bound of 65,536: not read; the default is used" in n.text() for n in notes[:2])
+    _, more = L.read_baseline(json.dumps({"models": long}))
+    assert "the pinned run: 65,5" in more[0].text() and "past the bound of 65,536" in more[0].text()
+    _, sweep = L.read_sweep({"sweep_gammas": long})
+    assert "past the bound of 65,536" in sweep[0].text()
+    assert parsed == [{}], parsed  # only the empty settings were parsed
+
+
+def test_a_list_longer_than_its_choices_is_dropped_with_one_note(work):
+    """A link's 13,000 models were checked and noted one by one: a second of the server and a 1.2 MB note."""
+    cfg, notes = L.read_settings({"models": json.dumps(["x"] * 13000), "monitors": json.dumps(["paper"] * 7000)})
+    assert cfg.models == RunConfig().models and cfg.monitors == []
+    texts = [n.text() for n in notes]
+    assert len(texts) == 2 and all(len(t) < 400 for t in texts), texts
+    assert "13,000 models, more than the" in texts[0] and "7,000 monitors, more than the" in texts[1]

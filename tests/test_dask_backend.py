@@ -1,5 +1,5 @@
-"""Runs and sweeps on a Dask cluster (ncld_core.eval.dask_backend): the same records and numbers as the local
-path, Stop at once, and clear messages when the setting is on but dask is missing."""
+"""Runs and sweeps on a Dask cluster (ncld_core.eval.dask_backend, dashboard.serving.dask_run): the same records
+and numbers as the local path, Stop at once, and clear messages when the setting is on but dask is missing."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dashboard.live_run import LiveRun
+from dashboard.serving import dask_run
+from dashboard.serving.dask_run import SCHEDULER_ENV, DaskChunkRun
+from dashboard.serving.live_run import LiveRun
 from ncld_core.config import RunConfig
 from ncld_core.eval import dask_backend
-from ncld_core.eval.dask_backend import SCHEDULER_ENV, DaskChunkRun, as_finished
+from ncld_core.eval.dask_backend import as_finished
 from ncld_core.eval.sweep import sweep
 
 distributed = pytest.importorskip("distributed")
@@ -67,7 +69,7 @@ def configured(process_cluster, monkeypatch):
     """The setting on, pointing at a cluster of processes; the server's shared client closed afterwards."""
     monkeypatch.setenv(SCHEDULER_ENV, process_cluster.scheduler_address)
     yield process_cluster.scheduler_address
-    dask_backend.shared_client(process_cluster.scheduler_address).close()
+    dask_run.shared_client(process_cluster.scheduler_address).close()
 
 
 def _is_nan(v):
@@ -204,9 +206,9 @@ def test_the_benchmarks_share_the_cluster_handling():
 
 def test_no_setting_means_the_local_path(monkeypatch):
     monkeypatch.delenv(SCHEDULER_ENV, raising=False)
-    assert dask_backend.scheduler_address() is None and dask_backend.configured_client() is None
+    assert dask_run.scheduler_address() is None and dask_run.configured_client() is None
     monkeypatch.setenv(SCHEDULER_ENV, "  ")
-    assert dask_backend.scheduler_address() is None
+    assert dask_run.scheduler_address() is None
     run = LiveRun(_config(), use_process=False)
     run.begin()
     assert run.mode == "thread"
@@ -217,7 +219,7 @@ def test_the_setting_without_dask_is_a_clear_message(monkeypatch):
     monkeypatch.setenv(SCHEDULER_ENV, "tcp://127.0.0.1:1")
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed now fails
     with pytest.raises(ValueError, match=f"{SCHEDULER_ENV} is set, but dask.distributed is not installed"):
-        dask_backend.configured_client()
+        dask_run.configured_client()
     run = LiveRun(_config())
     run.begin()
     assert run.status == "error" and "dask.distributed is not installed" in run.error
@@ -225,6 +227,6 @@ def test_the_setting_without_dask_is_a_clear_message(monkeypatch):
 
 def test_a_scheduler_nobody_runs_is_a_clear_message(monkeypatch):
     monkeypatch.setenv(SCHEDULER_ENV, "tcp://127.0.0.1:1")
-    monkeypatch.setattr(dask_backend, "CONNECT_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(dask_run, "CONNECT_TIMEOUT_S", 0.5)
     with pytest.raises(ValueError, match=f"{SCHEDULER_ENV}: no Dask scheduler answers"):
-        dask_backend.configured_client()
+        dask_run.configured_client()

@@ -283,6 +283,19 @@ def test_doctype_and_entities_refused(tmp_path):
         load_arff(tmp_path / "t.arff")
 
 
+@pytest.mark.parametrize("encoding", ["UTF-7", "Shift_JIS", "no-such-encoding"])
+def test_a_label_xml_in_an_unreadable_encoding_is_refused_naming_its_file(tmp_path, encoding):
+    xml = _xml("y").replace('encoding="utf-8"', f'encoding="{encoding}"').encode()
+    text = b"@relation r\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n"
+    message = rf"the label XML declares the encoding '{encoding}', which cannot be read \(.+\); save it as UTF-8"
+    with pytest.raises(ValueError, match=r"xml_bytes \(up\): " + message):
+        load_arff_bytes(text, xml, name="up")
+    (tmp_path / "t.arff").write_bytes(text)
+    (tmp_path / "t.xml").write_bytes(xml)
+    with pytest.raises(ValueError, match=r"t\.xml: " + message):
+        load_arff(tmp_path / "t.arff")
+
+
 @pytest.mark.parametrize(
     ("arff_bytes", "kwargs", "pattern"),
     [

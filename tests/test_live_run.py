@@ -1,4 +1,4 @@
-"""The Live run's worker without the page (dashboard/live_run.py): a run delivers the core's chunks, in its
+"""The Live run's worker without the page (dashboard/serving/live_run.py): a run delivers the core's chunks, in its
 own process or in a thread; Stop takes effect at once and keeps what was received; failures are a status;
 a run nobody shows pauses, resumes when shown, and is stopped when abandoned."""
 
@@ -13,8 +13,8 @@ import time
 import numpy as np
 import pytest
 
-from dashboard import live_run
-from dashboard.live_run import LiveRun
+from dashboard.serving import live_run
+from dashboard.serving.live_run import LiveRun
 from ncld_core.config import RunConfig
 
 SMALL = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, models=["ELM-O", "ELM-II"],
@@ -56,7 +56,7 @@ def test_doctests():
 
 
 def test_it_imports_without_streamlit():
-    code = "import sys, dashboard.live_run, dashboard.panels; sys.exit('streamlit' in sys.modules)"
+    code = "import sys, dashboard.serving.live_run, dashboard.panels; sys.exit('streamlit' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=str(live_run.__file__).rsplit("/dashboard/", 1)[0],
                           timeout=120).returncode == 0
 

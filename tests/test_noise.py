@@ -226,8 +226,15 @@ class TestParseFlipRates:
             parse_flip_rates(text, 2)
         with pytest.raises(ValueError, match="no rates for label 'news'"):
             parse_flip_rates(text, 2, label_names=["sports", "news"])
-        with pytest.raises(ValueError, match="does not exist"):
+        with pytest.raises(ValueError, match="^flip rates file: no such file: .*missing.csv$"):
             parse_flip_rates(tmp_path / "missing.csv", 2)
+        # a folder "did not exist" (issue 41 item 11): it is named for what it is, and never read
+        with pytest.raises(ValueError, match=f"^flip rates file: not a regular file: {tmp_path}$"):
+            parse_flip_rates(tmp_path, 2)
+        latin = tmp_path / "latin.csv"
+        latin.write_bytes(b"label,rho_pos,rho_neg\ncaf\xe9,0.1,0.1\n")
+        with pytest.raises(ValueError, match=r"latin.csv'?: not UTF-8 text: byte 0xe9 at line 2, column 4"):
+            parse_flip_rates(latin, 1)
 
     def test_label_names_count_checked(self):
         with pytest.raises(ValueError, match="label_names has 1 names"):

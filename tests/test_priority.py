@@ -1,4 +1,4 @@
-"""ncld_core.priority: a run's process below the machine's interactive work."""
+"""dashboard.serving.priority: a run's process below the machine's interactive work."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import builtins
 
 import pytest
 
-from ncld_core import priority
+from dashboard.serving import priority
 
 
 def test_a_bad_niceness_is_named():

@@ -87,13 +87,18 @@ def test_more_hidden_nodes_name_n_hidden(monkeypatch):
 
 
 def test_limits_are_read_from_the_environment_and_bad_values_are_named():
+    from dashboard.serving.limits import Limits as ServerLimits
+
     assert Limits.from_env({"NCLD_RUN_MEMORY_BYTES": "1e9"}).run_memory_bytes == 10**9
+    with pytest.raises(ValueError, match="NCLD_PARSED_DISK_DAYS must be positive"):
+        Limits.from_env({"NCLD_PARSED_DISK_DAYS": "-1"})
     with pytest.raises(ValueError, match="NCLD_SESSION_CHECK_S must be positive"):
-        Limits.from_env({"NCLD_SESSION_CHECK_S": "-1"})
-    assert Limits.from_env({}).run_niceness == 10 and Limits.from_env({"NCLD_RUN_NICENESS": "0"}).run_niceness == 0
+        ServerLimits.from_env({"NCLD_SESSION_CHECK_S": "-1"})
+    assert ServerLimits.from_env({}).run_niceness == 10
+    assert ServerLimits.from_env({"NCLD_RUN_NICENESS": "0"}).run_niceness == 0
     for bad in ("20", "2.5", "-1"):
         with pytest.raises(ValueError, match=rf"NCLD_RUN_NICENESS must be in \[0, 19\], got '{bad}'"):
-            Limits.from_env({"NCLD_RUN_NICENESS": bad})
+            ServerLimits.from_env({"NCLD_RUN_NICENESS": bad})
 
 
 def test_the_parsed_cache_on_disk_is_bounded_in_size_and_age(tmp_path, monkeypatch):
@@ -138,6 +143,17 @@ def test_a_sweep_counts_its_grid_points_and_is_refused_before_solving_any(monkey
     assert grid.memory_bytes - one.memory_bytes == 399 * (300 * 300 + 300 * 4) * 8
     monkeypatch.setattr(limits, "LIMITS", Limits(run_memory_bytes=(one.memory_bytes + grid.memory_bytes) // 2))
     params = json.dumps({"n_hidden": 300, "n_neighbors": 5, "seed": 0, "model_rates": "known"})
-    betas = tuple(0.05 * i for i in range(20))
     with pytest.raises(ValueError, match=r"^n_hidden: .*sweep: an L x L system per \(beta, gamma\) point"):
-        data.run_sweep.__wrapped__(cfg.stream, params, "ELM-O", betas, betas, None, _stream=stream)
+        data.check_sweep_budget(data.sweep_config(cfg, params), stream, 20 * 20)
+
+
+def test_each_limit_is_declared_once_library_or_server():
+    """The library's limits (ncld_core.limits) and the server's (dashboard.serving.limits) share no name, and
+    the library's are the ones it reads: a run's budget and the parsed-dataset folder."""
+    import dataclasses
+
+    from dashboard.serving.limits import Limits as ServerLimits
+
+    library = {f.name for f in dataclasses.fields(Limits)}
+    assert library == {"run_memory_bytes", "parsed_disk_bytes", "parsed_disk_days"}
+    assert not library & {f.name for f in dataclasses.fields(ServerLimits)}

@@ -1,4 +1,4 @@
-"""The server's runs without Streamlit (dashboard/run_hub.py): a FIFO queue with a limit on the runs computing
+"""The server's runs without Streamlit (dashboard/serving/run_hub.py): a FIFO queue with a limit on the runs computing
 at once and the place in line of each, one run per session, a closed session's run stopped and its slot freed
 within seconds, and a run computed once (followed while it computes, replayed once finished, recomputed for
 a new code version)."""
@@ -13,10 +13,10 @@ import time
 import numpy as np
 import pytest
 
-from dashboard import run_hub
-from dashboard.run_hub import RunHub, ordinal
+from dashboard.serving import run_hub
+from dashboard.serving.run_hub import RunHub, ordinal
 from ncld_core.config import RunConfig
-from ncld_core.limits import Limits
+from dashboard.serving.limits import Limits
 
 TINY = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=4, n_neighbors=3, models=["ELM-O"],
                  references=False)
@@ -33,11 +33,12 @@ def _slow(seed: int) -> RunConfig:
 
 
 def _watch(run, timeout: float = 120) -> str:
-    """Show the run as a page does until it ends."""
+    """Show the run as a page does until it ends (a run still starting, begun by the hub's watchdog, is waited
+    for too)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         _, status = run.wait(len(run.chunks), timeout=0.2)
-        if status != "running":
+        if status not in ("starting", "running"):
             return status
     pytest.fail(f"the run did not end within {timeout} s")
 
@@ -100,13 +101,15 @@ def test_a_closed_session_frees_its_slot_within_seconds():
     hub = RunHub(Limits(max_concurrent_runs=1), use_process=False, watch_s=0.2, session_alive=lambda s: s in alive)
     a, _ = hub.start("a", dataclasses.replace(_slow(0), n_instances=60000))  # still running after the grace
     b, _ = hub.start("b", _cfg(3))
-    assert a.begin() and b.queue_position() == 1
+    a.begin()  # (the hub's watchdog may have begun it already: it begins the jobs it admits)
+    assert _until(lambda: a.status == "running", timeout=10) and b.queue_position() == 1
     alive.discard("a")  # a's browser goes away (its Streamlit session ends)
     t0 = time.monotonic()
     assert _until(lambda: b.queue_position() == 0, timeout=grace + 5)
     assert grace <= time.monotonic() - t0 < grace + 3
     assert a.status == "stopped" and a.join(30)
-    assert b.begin() and _watch(b) == "done"
+    b.begin()  # (the hub's watchdog may have begun it already: it begins the jobs it admits)
+    assert _watch(b) == "done"
 
 
 def test_a_session_whose_connection_drops_and_comes_back_keeps_its_run():
@@ -227,7 +230,7 @@ def test_a_new_code_version_recomputes_and_kept_runs_are_bounded_in_number_and_a
 
 def test_the_hub_gives_each_run_its_share_of_blas_threads():
     from ncld_core.config import RunConfig
-    from ncld_core.limits import Limits
+    from dashboard.serving.limits import Limits
     from ncld_core.threads import threads_for
 
     hub = RunHub(Limits(max_concurrent_runs=2), session_alive=lambda _: True, use_process=False)
@@ -243,7 +246,7 @@ def test_the_hub_gives_each_run_its_share_of_blas_threads():
 
 def test_the_hub_gives_each_run_the_servers_niceness():
     from ncld_core.config import RunConfig
-    from ncld_core.limits import Limits
+    from dashboard.serving.limits import Limits
 
     for niceness in (0, 12):
         hub = RunHub(Limits(run_niceness=niceness), session_alive=lambda _: True, use_process=False)
@@ -252,3 +255,80 @@ def test_the_hub_gives_each_run_the_servers_niceness():
             assert run.niceness == niceness
         finally:
             hub.detach("a")
+
+
+# --------------------------------------------------------------------------- sweeps: jobs of the same hub
+def _sweep(n_betas: int = 2, *, estimate: bool = False, slow: bool = False):
+    """A sweep asked of the hub: ``estimate``: every grid point a run of its own (progress per grid point);
+    ``slow``: each point a run of 4 chunks like :func:`_slow`'s (still running when stopped)."""
+    from ncld_core.eval.sweep import SweepJob
+
+    cfg = dataclasses.replace(_slow(0), n_instances=1200) if slow else TINY
+    if estimate:
+        cfg = dataclasses.replace(cfg, model_rates="estimate")
+    return SweepJob(cfg, "ELM-O", tuple(round(0.1 * (i + 1), 3) for i in range(n_betas)), (0.0,))
+
+
+def test_a_sweep_waits_in_line_behind_a_run_and_the_hub_begins_it_when_its_slot_frees():
+    """One queue for runs and sweeps: a sweep asked while the only slot computes a run is 1st in line; when the run
+    ends, the hub's watchdog begins the sweep itself (nobody calls begin), and its steps come per grid point."""
+    hub = RunHub(Limits(max_concurrent_runs=1), use_process=False, watch_s=0.1)
+    run, _ = hub.start("a", _slow(1))
+    sweep, role = hub.start("b", _sweep(3, estimate=True))
+    assert role == "computing" and run.begin()
+    assert sweep.queue_position() == 1 and hub.position_of("b") == 1 and hub.waiting == 1
+    time.sleep(0.5)
+    assert sweep.status == "starting" and not sweep.chunks  # waiting: not begun by the watchdog
+    hub.detach("a")  # the run's page pressed Stop: its slot frees
+    assert _until(lambda: sweep.status != "starting", timeout=5), "the hub did not begin the sweep"
+    assert _watch(sweep) == "done"
+    steps = sweep.chunks
+    assert [(s.done, s.total) for s in steps] == [(1, 3), (2, 3), (3, 3)] and sweep.n_chunks == 3
+    table = steps[-1].table
+    assert len(table) == 3 and table["gm"].between(0, 1).all()
+    assert hub.computations == 2
+
+
+def test_the_same_sweep_is_computed_once_followed_then_replayed():
+    hub = RunHub(Limits(max_concurrent_runs=2), use_process=False, watch_s=0)
+    first, role = hub.start("a", _sweep(2))
+    assert role == "computing" and first.begin()
+    second, role = hub.start("b", _sweep(2))
+    assert role == "following" and second is first
+    other, role = hub.start("c", _sweep(3))  # another grid: another sweep
+    assert role == "computing" and other is not first
+    assert _watch(first) == "done"
+    hub.reap()
+    replay, role = hub.start("d", _sweep(2))
+    assert role == "replayed" and replay.status == "done"
+    assert replay.chunks[-1].table.equals(first.chunks[-1].table)
+    # a run of the sweep's own configuration is not the sweep
+    _, role = hub.start("e", TINY)
+    assert role == "computing"
+    assert hub.computations == 3
+
+
+def test_stop_ends_a_sweeps_process_within_a_second():
+    """The sweep is computed in a process of its own (not the server's): Stop kills it mid-grid-point."""
+    hub = RunHub(Limits(max_concurrent_runs=1), use_process=True, watch_s=0)
+    sweep, _ = hub.start("a", _sweep(8, estimate=True, slow=True))
+    assert sweep.begin() and sweep.mode == "process"
+    assert _until(lambda: sweep.wait(0, timeout=0.2)[0], timeout=120), "no grid point came"
+    assert sweep.status == "running" and sweep.process_alive
+    t0 = time.monotonic()
+    hub.detach("a", job=sweep)
+    assert _until(lambda: not sweep.process_alive, timeout=1.0), "the sweep's process outlived Stop by 1 s"
+    assert time.monotonic() - t0 < 1.0 and sweep.status == "stopped"
+    assert sweep.join(5) and len(sweep.chunks) < 8
+
+
+def test_a_pages_stop_detaches_only_its_own_job():
+    """A session holds one job: the sweep page's Stop (``job=``) leaves a run its session started since alone."""
+    hub = RunHub(Limits(max_concurrent_runs=2), use_process=False, watch_s=0)
+    sweep, _ = hub.start("a", _sweep(2))
+    run, _ = hub.start("a", _cfg(5))  # the same session's Run: the sweep is given up
+    assert sweep.status == "stopped" and hub.held("a") is run
+    hub.detach("a", job=sweep)
+    assert hub.held("a") is run and run.status == "starting"
+    hub.detach("a", job=run)
+    assert hub.held("a") is None and run.status == "stopped"

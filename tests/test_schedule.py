@@ -332,3 +332,44 @@ def test_run_summary_and_cli_report_left_out_instances(tmp_path, capsys):
     import json
     doc = json.loads(result.summary_json())
     assert doc["n_left_out"] == 25 and "25 single-label" in doc["coverage_note"]
+
+
+def _alternating(n: int, step: int = 10) -> str:
+    return ", ".join(f"{'growth' if i % 2 == 0 else 'reduction'}@{step * (i + 1)}" for i in range(n))
+
+
+def test_a_schedule_has_at_most_max_points_counted_before_parsing(monkeypatch):
+    """Issue 41 item 1: a link's schedule of 5,000 points held the server; the bound is counted on the text
+    before any parsing (the module's regular expressions are not used), for text and pairs alike."""
+    import ncld_core.stream.schedule as schedule
+    from ncld_core.stream.schedule import MAX_SCHEDULE_POINTS
+
+    assert len(DriftSchedule.parse(_alternating(MAX_SCHEDULE_POINTS))) == MAX_SCHEDULE_POINTS
+    message = rf"^a drift schedule has at most {MAX_SCHEDULE_POINTS} change points, got 5,000$"
+    with pytest.raises(ValueError, match=message):
+        DriftSchedule([(10 * (i + 1), "growth" if i % 2 == 0 else "reduction") for i in range(5000)])
+    with pytest.raises(ValueError, match=message):
+        DriftSchedule.from_chunks(range(1, 5001), 10, first="growth")
+
+    class NoRegex:
+        def __getattr__(self, name):
+            raise AssertionError(f"re.{name} used before the points were counted")
+
+    monkeypatch.setattr(schedule, "re", NoRegex())
+    with pytest.raises(ValueError, match=message):
+        DriftSchedule.parse(_alternating(5000))
+    with pytest.raises(ValueError, match=rf"got {MAX_SCHEDULE_POINTS + 1}$"):
+        DriftSchedule.parse("growth@1;" * MAX_SCHEDULE_POINTS + "x")
+
+
+def test_the_schedule_bound_is_the_configs_and_the_command_lines(capsys):
+    from ncld_core.cli import main
+    from ncld_core.config import RunConfig
+    from ncld_core.stream.schedule import MAX_SCHEDULE_POINTS
+
+    too_many = _alternating(MAX_SCHEDULE_POINTS + 1)
+    assert RunConfig(n_instances=100_000, schedule=too_many).errors()["schedule"] == (
+        f"a drift schedule has at most {MAX_SCHEDULE_POINTS} change points, got {MAX_SCHEDULE_POINTS + 1}")
+    assert RunConfig(n_instances=100_000, schedule=_alternating(MAX_SCHEDULE_POINTS)).errors() == {}
+    assert main(["run", "--schedule", too_many, "--n-instances", "100000", "--quiet"]) == 2
+    assert f"error: schedule: a drift schedule has at most {MAX_SCHEDULE_POINTS}" in capsys.readouterr().err

@@ -144,6 +144,83 @@ def test_strings_in_x_are_refused_even_numeric_ones(name):
         est.predict([["1.5"] + [0.0] * (X.shape[1] - 1)])
 
 
+def _with(A, where, value):
+    A[where] = value
+    return A
+
+
+#: Labels numpy would read as numbers, yet no labels: each refused as strings are in X (one check, check_dtype).
+BAD_LABELS = {
+    "strings '0'/'1'": (lambda Y: Y.astype(str), r"Y must be numeric: found the string '[01]' at row 0, column 0"),
+    "bytes b'0'/b'1'": (lambda Y: Y.astype(bytes), r"Y must be numeric: found the string b'[01]' at row 0, column 0"),
+    "objects holding strings": (lambda Y: np.where(Y == 1, "1", Y.astype(object)),
+                                r"Y must be numeric: found the string '1' at row \d+, column \d+"),
+    "datetime64": (lambda Y: Y.astype("datetime64[D]"), r"Y must be numeric: found dates \(dtype datetime64\[D\]\)"),
+    "timedelta64": (lambda Y: Y.astype("timedelta64[s]"), r"Y must be numeric: found durations \(dtype timedelta64\[s\]\)"),
+}
+BAD_FEATURES = {
+    "datetime64": (lambda X: (X * 100).astype("datetime64[D]"), r"X must be numeric: found dates"),
+    "timedelta64": (lambda X: (X * 100).astype("timedelta64[s]"), r"X must be numeric: found durations"),
+    "objects holding a date": (lambda X: _with(X.astype(object), (slice(None), 2), np.datetime64("2024-01-01")),
+                               r"X must be numeric: found the date np.datetime64\('2024-01-01'\) at row 0, column 2"),
+}
+
+
+@pytest.mark.parametrize("name", ["ELMNCLD", "OSML-ELM", "AllNegative"])
+@pytest.mark.parametrize("bad", list(BAD_LABELS))
+def test_labels_that_are_no_numbers_are_refused_as_features_are(name, bad):
+    X, Y = multilabel_data(100, seed=14)
+    make, message = BAD_LABELS[bad]
+    for fit in ("fit", "partial_fit"):
+        with pytest.raises(ValueError, match=message):
+            getattr(MODELS[name](), fit)(X, make(Y))
+    MODELS[name]().fit(X, Y.astype(object))  # numbers in an object array pass, as in X
+
+
+@pytest.mark.parametrize("name", ["ELMNCLD", "OSML-ELM", "AllNegative"])
+@pytest.mark.parametrize("bad", list(BAD_FEATURES))
+def test_dates_and_durations_in_x_are_refused(name, bad):
+    X, Y = multilabel_data(100, seed=14)
+    make, message = BAD_FEATURES[bad]
+    with pytest.raises(ValueError, match=message):
+        MODELS[name]().partial_fit(make(X), Y)
+    est = MODELS[name]().fit(X, Y)
+    with pytest.raises(ValueError, match=message):
+        est.predict(make(X))
+
+
+def test_the_trusted_labels_and_a_dataset_are_checked_the_same_way():
+    from ncld_core.data import Dataset
+
+    X, Y = multilabel_data(100, seed=14)
+    trusted = np.arange(len(X)) < 10
+    with pytest.raises(ValueError, match=r"Y_trusted must be numeric: found the string '[01]' at row 0, column 0"):
+        ELMNCLD().partial_fit(X, Y, trusted=trusted, Y_trusted=Y[trusted].astype(str))
+    with pytest.raises(ValueError, match=r"Dataset 'd': Y must be numeric: found the string '[01]'"):
+        Dataset("d", X, Y.astype(str))
+    with pytest.raises(ValueError, match=r"Dataset 'd': X must be numeric: found dates"):
+        Dataset("d", (X * 100).astype("datetime64[D]"), Y)
+    with pytest.raises(ValueError, match=r"Dataset 'd': X must be numeric: found the string '2.5'"):
+        Dataset("d", np.full(X.shape, "2.5"), Y)
+
+
+def test_river_refuses_string_labels_and_features_before_buffering():
+    from ncld_core.river_compat import RiverMultiLabelClassifier
+
+    model = RiverMultiLabelClassifier(ELMNCLD(random_state=0), chunk_size=3)
+    model.learn_one({"a": 1.0, "b": 2.0}, {"l": True})
+    with pytest.raises(ValueError, match=r"y must be numeric: found the string '0'"):  # bool("0") is True
+        model.learn_one({"a": 1.0, "b": 2.0}, {"l": "0"})
+    with pytest.raises(ValueError, match=r"x must be numeric: found the string '2.5' at row 0, column 1"):
+        model.learn_one({"a": 1.0, "b": "2.5"}, {"l": True})
+    assert model.n_buffered_ == 1  # neither was kept
+    with pytest.raises(ValueError, match=r"Y must be numeric: found the string '1'"):
+        model.learn_many(pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.0, 1.0, 0.0]}), pd.DataFrame({"l": ["1", "0", "1"]}))
+    with pytest.raises(ValueError, match=r"X must be numeric: found the date Timestamp\('2024-01-01 00:00:00'\)"):
+        model.learn_many(pd.DataFrame({"a": pd.to_datetime(["2024-01-01"] * 3), "b": [0.0, 1.0, 0.0]}),
+                         pd.DataFrame({"l": [1, 0, 1]}))
+
+
 def test_predictions_follow_the_label_values_and_dtype_of_the_target():
     X, Y = multilabel_data(300, seed=15)
     for Yt, values in ((Y.astype(np.int64), {0, 1}), (Y.astype(bool), {False, True}),

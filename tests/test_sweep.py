@@ -149,3 +149,37 @@ def test_the_fast_path_solves_each_label_at_its_own_ridge_as_the_forward_model_d
     cols = [c for c in fast.columns if c not in ("beta", "gamma")]
     np.testing.assert_allclose(fast[cols].to_numpy(), slow[cols].to_numpy(), rtol=0, atol=1e-9)
     assert np.abs(fast["average_precision"].to_numpy() - backward["average_precision"].to_numpy()).max() > 1e-3
+
+
+@pytest.mark.parametrize("method", ["fast", "runner"])
+def test_a_sweep_job_steps_as_its_runner_says_and_ends_with_the_sweeps_table(drifting, method):
+    """The dashboard's job (SweepJob's runner, advanced step by step in a process of its own) yields as many steps
+    as it announces (per chunk on the fast path, per grid point with one run each), its last carrying the very
+    table :func:`sweep` computes."""
+    from ncld_core.eval.sweep import SweepJob
+
+    cfg, stream = drifting
+    job = SweepJob(cfg, "ELM-I", (0.2, 0.7), (0.0, 2**-6), method=method)
+    runner = job.runner()
+    steps = list(runner.iter_run(stream))
+    assert len(steps) == runner.n_steps(stream) == (4 if method == "runner" else stream.n_chunks(cfg.chunk_size))
+    assert [s.done for s in steps] == list(range(1, len(steps) + 1)) and {s.total for s in steps} == {len(steps)}
+    assert all(s.table is None for s in steps[:-1]) and steps[-1].n_points == 4
+    assert steps[-1].one_by_one == (method == "runner") and runner.model_names == ["ELM-I"]
+    expected = sweep(cfg, [0.2, 0.7], [0.0, 2**-6], stream=stream, model="ELM-I", method=method)
+    got = steps[-1].table
+    pd.testing.assert_frame_equal(got, expected)
+    assert {k: v for k, v in got.attrs.items() if k != "seconds"} == \
+        {k: v for k, v in expected.attrs.items() if k != "seconds"}
+    # a job's identity: its grid, variant and configuration (a run's never has the "sweep" entry)
+    assert job.to_dict()["sweep"] == {"variant": "ELM-I", "betas": [0.2, 0.7], "gammas": [0.0, 2**-6],
+                                      "method": method}
+    assert SweepJob(cfg, "ELM-I", (0.2,), (0.0,)).to_dict() != job.to_dict()
+
+
+def test_a_sweep_jobs_bad_grid_fails_at_its_first_step(drifting):
+    from ncld_core.eval.sweep import SweepJob
+
+    cfg, stream = drifting
+    with pytest.raises(ValueError, match="betas: every value must be in"):
+        next(SweepJob(cfg, "ELM-O", (1.5,), (0.0,)).runner().iter_run(stream))

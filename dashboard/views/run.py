@@ -1,13 +1,13 @@
 """Live run: press Run, watch every chunk arrive, stop at any time, download the results.
 
-Layout only. The run is a :class:`dashboard.live_run.LiveRun` in ``st.session_state["run"]`` (this visitor only),
-started through the server's :class:`dashboard.run_hub.RunHub` and computed in a process of its own. While it is
-active, the live part (:func:`_live`) is a fragment rerun every :data:`POLL_S` seconds (``st.fragment(run_every=...)``):
-it begins the run once the server has a slot, reads the run's snapshot and draws what arrived; a click (Stop, a
-control, a page switch) is a rerun like any other, and the run's end reruns the page (its buttons, the summary). What
-the page decides and says is :mod:`dashboard.live_page`, the session's run :mod:`dashboard.live_session`, its panels'
-places and drawing :mod:`dashboard.run_panels`, presentation mode's widgets :mod:`dashboard.present_view`; the
-panels are those of :data:`dashboard.panels.PANELS`.
+Layout only. The run is a :class:`dashboard.serving.live_run.LiveRun` in ``st.session_state["run"]`` (this visitor
+only), started through the server's :class:`dashboard.serving.run_hub.RunHub` and computed in a process of its own.
+While it is active, the live part (:func:`_live`) is a fragment rerun every :data:`POLL_S` seconds
+(``st.fragment(run_every=...)``): it begins the run once the server has a slot, reads the run's snapshot and draws
+what arrived; a click (Stop, a control, a page switch) is a rerun like any other, and the run's end reruns the page
+(its buttons, the summary). What the page decides and says is :mod:`dashboard.live_page`, the session's run
+:mod:`dashboard.live_session`, its panels' places and drawing :mod:`dashboard.run_panels`, presentation mode's
+widgets :mod:`dashboard.present_view`; the panels are those of :data:`dashboard.panels.PANELS`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import streamlit as st
 from dashboard import compare, data, link, live_page, live_session, panels, present_view
 from dashboard.labels import errors_text
 from dashboard.live_chart import preload_plotly
-from dashboard.run_hub import role_text
 from dashboard.run_panels import LivePanels, summary
+from dashboard.serving.limits import LIMITS
+from dashboard.serving.run_hub import role_text
 from dashboard.ui import md_escape, teach
-from ncld_core.limits import LIMITS
 
 ss = st.session_state
 ctx = ss["ctx"]

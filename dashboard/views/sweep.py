@@ -1,12 +1,15 @@
 """β × γ sweep: the paper's sensitivity figure, GM = sqrt((1 - HL) × micro-F1) as a heat map.
 
-Computed on demand (ncld_core.eval.sweep, cached by stream, parameters and grid) on the
-stream configured in the sidebar; the current (β, γ) and the best grid point are marked.
+Computed on demand on the stream configured in the sidebar, as a job of the server's run hub
+(``dashboard.data.start_sweep``: queued with the runs, in a process of its own that Stop kills, followed or
+replayed when another visitor asked for the same sweep); the page draws the job's steps as they come. The
+current (β, γ) and the best grid point are marked.
 """
 
 from __future__ import annotations
 
 import json
+import time
 
 import streamlit as st
 
@@ -14,10 +17,12 @@ from dashboard import data, link
 from dashboard import figures as F
 from dashboard.controls import set_config
 from dashboard.labels import errors_text
-from dashboard.live_run import duration_text
+from dashboard.serving.live_run import duration_text
+from dashboard.serving.run_hub import role_text
 from dashboard.teaching import SWEEP
 from dashboard.ui import md_escape, teach
 from ncld_core.config import MODEL_PARAMS
+from dashboard.serving.limits import LIMITS
 from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas, sweep_runs
 
 ss = st.session_state
@@ -28,8 +33,14 @@ st.markdown("## β × γ sweep")
 st.caption("The paper's parameter-sensitivity analysis (Fig. Sens): one prequential run per grid point on the "
            "stream of the sidebar, scored by GM = √((1 − HL) × micro-F1) of the cumulative metrics.")
 
-ss["sweep_running"] = False  # (a sweep runs only inside the script run its click starts: none is under way now)
-teach(SWEEP)  # drawn at once: opening a lazy one reruns the page, which would end a sweep under way
+#: This session's sweep job while it is under way: ``{"job": LiveRun, "role", "basis", "chosen", "variant"}``.
+SWEEP_JOB = "sweep_job"
+#: How often the waiting script thread looks at the job (seconds): a click interrupts it within this.
+POLL_S = 0.1
+
+held = ss.get(SWEEP_JOB)
+ss["sweep_running"] = held is not None and held["job"].active  # a job queued or computing for this page
+teach(SWEEP)  # drawn at once: opening a lazy one would rerun the page (a sweep under way goes on, followed again)
 c1, c2, c3 = st.columns([1, 2, 2])
 variants = [m for m in cfg.models if m in SWEEPABLE] or list(SWEEPABLE)
 if "sweep_beta_range" not in ss:  # the controls start where the link puts them (dashboard/link.py)
@@ -61,21 +72,55 @@ if not gammas:
 n_points = len(betas) * len(gammas)
 
 
+# Every setting of the run but the swept beta and gamma (also the sweep's identity in the run hub): the stream
+# spec, then the model parameters and what the models are told.
+swept = {"beta", "gamma"}
+params = json.dumps({k: getattr(cfg, k) for k in (*MODEL_PARAMS, "seed", "model_rates") if k not in swept},
+                    sort_keys=True)
+request = (data.stream_spec(cfg, ctx.upload), params, variant, tuple(betas), tuple(gammas),
+           ctx.upload[1] if ctx.upload else None)
+# what makes a computed sweep stale: its stream, parameters, variant or grid; the sidebar's (beta, gamma) only when
+# it is off the computed grid ("Use the best point" moves it onto a point of it)
+basis = (request[0], params, variant, grid, request[5])
+
+#: Compute was clicked: the sweep starts in the script run, once the controls above have been read (a click that
+#: arrives with a control's new value computes the new value), and before the buttons are drawn (Stop then ends it).
+SWEEP_REQUESTED = "sweep_requested"
+
+
+def _request():
+    ss[SWEEP_REQUESTED] = True
+
+
 def _stop():
-    # the click's rerun ends a sweep under way where it is (at its next progress step); with none, nothing to say
-    ss["sweep_stopped"] = bool(ss.get("sweep_running"))
+    """End this page's sweep (its process killed at once; it goes on for other visitors following it)."""
+    ss.pop(SWEEP_REQUESTED, None)
+    held = ss.pop(SWEEP_JOB, None)
+    job = held["job"] if held else None
+    running = job is not None and job.active
+    if running:
+        data.run_hub().detach(data.session_id(), job=job)
+    ss["sweep_stopped"] = running  # with none under way, nothing to say
 
 
-b1, b2 = st.columns([3, 1], vertical_alignment="center")
-pressed = b1.button("Compute the sweep", type="primary", icon=":material/grid_on:", disabled=bool(problems),
-                    key="sweep_go")
-# Stop is enabled only in the script run that computes a sweep (the click's run): idle, it has nothing to end
-b2.button("Stop", icon=":material/stop:", key="sweep_stop", on_click=_stop, disabled=not pressed,
-          help="Ends a sweep being computed; the grid points done so far are not kept.")
-if pressed:  # this script run computes the sweep: a Stop clicked from here on ends it and says so
-    ss["sweep_running"] = True  # left True if the script run is ended mid-sweep (Stop, or a control moved)
+started = bool(ss.get(SWEEP_REQUESTED)) and not problems
+if started:
     ss["sweep_stopped"] = False
     ss.pop("sweep_error", None)
+    job, role = data.start_sweep(cfg, ctx.upload, params, variant, tuple(betas), tuple(gammas))
+    ss[SWEEP_JOB] = {"job": job, "role": role, "basis": basis, "chosen": (float(cfg.beta), float(cfg.gamma)),
+                     "variant": variant}
+    ss["sweep_running"] = job.active
+# dropped once the sweep is started: a rerun arriving meanwhile interrupts the script inside start_sweep, and the
+# click would be lost with the flag
+ss.pop(SWEEP_REQUESTED, None)
+
+b1, b2 = st.columns([3, 1], vertical_alignment="center")
+# Compute is disabled while this page's sweep is under way (Stop comes first), Stop while none is
+b1.button("Compute the sweep", type="primary", icon=":material/grid_on:", on_click=_request,
+          disabled=bool(problems) or ss["sweep_running"], key="sweep_go")
+b2.button("Stop", icon=":material/stop:", key="sweep_stop", on_click=_stop, disabled=not ss["sweep_running"],
+          help="Ends a sweep being computed or waiting for its turn; the grid points done so far are not kept.")
 estimate = ""
 if ctx.cost is not None and ctx.cost.n_chunks:
     one = ctx.cost.one_model()
@@ -91,28 +136,66 @@ st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the
 if problems:
     st.warning("Fix the settings first: " + errors_text(problems), icon=":material/block:")
 
-# Every setting of the run but the swept beta and gamma (also the cache key): the stream spec, then
-# the model parameters and what the models are told.
-swept = {"beta", "gamma"}
-params = json.dumps({k: getattr(cfg, k) for k in (*MODEL_PARAMS, "seed", "model_rates") if k not in swept},
-                    sort_keys=True)
-request = (data.stream_spec(cfg, ctx.upload), params, variant, tuple(betas), tuple(gammas),
-           ctx.upload[1] if ctx.upload else None)
-# what makes a computed sweep stale: its stream, parameters, variant or grid; the sidebar's (beta, gamma) only when
-# it is off the computed grid ("Use the best point" moves it onto a point of it)
-basis = (request[0], params, variant, grid, request[5])
-if pressed:
-    try:
-        stream = data.build_stream(cfg, ctx.upload)
-        # At the page's top level: the cached function draws its own progress bar (replayed on a hit).
-        df = data.run_sweep(*request, _stream=stream)
-    except ValueError as exc:
-        ss["sweep_error"] = (basis, str(exc))
-    else:
-        ss["sweep"] = {"basis": basis, "df": df, "chosen": (float(cfg.beta), float(cfg.gamma)), "variant": variant,
-                       "stream": stream.name}
-    ss["sweep_running"] = False
-    st.rerun()  # the page again, from what the sweep left: Stop drawn disabled now that nothing is computed
+
+def _waiting_text(job) -> str:
+    return data.sweep_waiting_text(job.queue_position(), LIMITS.max_concurrent_runs, job.cfg.n_points)
+
+
+def _follow(held) -> None:
+    """Draw the job's steps as they come, until it ends; every wait reads the session state, where Streamlit
+    interrupts the script for a click (Stop, or a control moved: the job goes on, and the next script run
+    follows it again)."""
+    job = held["job"]
+    line = st.empty()
+    bar = st.progress(0.0, text=_waiting_text(job))
+    shown = -1
+    while True:
+        ss.get(SWEEP_JOB)  # a yield point: a pending click interrupts the script here
+        if job.status == "starting":  # queued, or its stream being built (the hub begins it when admitted)
+            if not job.begin():
+                bar.progress(0.0, text=_waiting_text(job))
+                time.sleep(POLL_S)
+            continue
+        steps, state = job.wait(shown, timeout=POLL_S)
+        if len(steps) != shown:
+            shown = len(steps)
+            role = role_text(held["role"], status=state, others=data.run_hub().others_watching(data.session_id()))
+            if role:
+                line.caption(f"**{role}**")
+            if steps:
+                last = steps[-1]
+                bar.progress(last.done / last.total,
+                             text=data.sweep_progress_text(last.done, last.total, last.n_points, last.one_by_one))
+            else:
+                bar.progress(0.0, text=f"Sweeping β × γ: {job.cfg.n_points} grid points …")
+        if state != "running":
+            return
+
+
+def _finish(held) -> None:
+    """The job has ended: keep its table (the heat map below), its failure (said while its settings stay) or
+    that it stopped."""
+    ss.pop(SWEEP_JOB, None)
+    job = held["job"]
+    steps, state = job.snapshot()
+    if state == "done" and steps and steps[-1].table is not None:
+        ss["sweep"] = {"basis": held["basis"], "df": steps[-1].table, "chosen": held["chosen"],
+                       "variant": held["variant"], "stream": job.stream_name,
+                       "role": role_text(held["role"], status="done", others=0)}
+    elif state == "error":
+        ss["sweep_error"] = (held["basis"], job.error or "the sweep failed")
+    else:  # stopped: by another page of this session (it holds one job), or given up
+        ss["sweep_stopped"] = True
+
+
+held = ss.get(SWEEP_JOB)
+if held is not None:
+    under_way = held["job"].active
+    if under_way:
+        _follow(held)
+    _finish(held)
+    if under_way:
+        st.rerun()  # the page again, from what the sweep left: Stop drawn disabled now that nothing is computed
 failed = ss.get("sweep_error")
 if failed and failed[0] == basis:  # the last Compute's failure, while its settings stay
     st.error(md_escape(failed[1]), icon=":material/error:")
@@ -131,7 +214,7 @@ def _stale(result) -> bool:
     return include and not problems and _point_rows(result["df"], (float(cfg.beta), float(cfg.gamma))).empty
 
 
-if ss.get("sweep_stopped") and not pressed and (result is None or _stale(result)):
+if ss.get("sweep_stopped") and not started and (result is None or _stale(result)):
     st.info("The sweep was stopped: press Compute to run it again.", icon=":material/stop_circle:")
 if result is not None:
     df = result["df"]
@@ -154,7 +237,8 @@ if result is not None:
     else:
         m2.caption(f"The sidebar's β={chosen[0]:g}, γ={chosen[1]:g} is not on this grid.")
     m3.metric("drift firings (same for every point)", len(df.attrs.get("firings", [])))
-    st.caption(f"{result['variant']} on {md_escape(result['stream'])}: {len(df)} points, "
+    how = f"**{result['role']}** · " if result.get("role") else ""  # followed or replayed: said
+    st.caption(f"{how}{result['variant']} on {md_escape(result['stream'])}: {len(df)} points, "
                f"{df.attrs.get('chunks')} chunks, {df.attrs.get('seconds', 0):.1f} s.")
 
     def _use_best():

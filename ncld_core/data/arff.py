@@ -112,6 +112,7 @@ def _check_label_args(label_count, label_location):
 # Label XML (MULAN)
 # ---------------------------------------------------------------------------
 _XML_DANGEROUS = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+_XML_ENCODING = re.compile(rb"""<\?xml[^>]*?encoding\s*=\s*["']([^"']{1,40})["']""")
 
 
 def _parse_label_xml(data: bytes, source: str) -> tuple[str, ...]:
@@ -129,6 +130,10 @@ def _parse_label_xml(data: bytes, source: str) -> tuple[str, ...]:
         line, col = getattr(exc, "position", (0, -1))
         msg = re.sub(r":\s*line \d+, column \d+$", "", str(exc))
         raise ValueError(f"{source}: malformed XML at line {line}, column {col + 1}: {msg}") from None
+    except (ValueError, LookupError) as exc:  # expat: an encoding it cannot read (UTF-7, Shift_JIS, unknown)
+        declared = _XML_ENCODING.search(data)
+        what = f"declares the encoding {declared[1].decode('ascii', 'replace')!r}" if declared else "is not UTF-8"
+        raise ValueError(f"{source}: the label XML {what}, which cannot be read ({exc}); save it as UTF-8") from None
     names = []
     for el in root.iter():
         if isinstance(el.tag, str) and el.tag.rsplit("}", 1)[-1] == "label":

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..validation import check_dtype
+
 
 # ---------------------------------------------------------------------------
 # The dataset
@@ -56,7 +58,12 @@ class Dataset:
                 X = sp.csr_matrix(X, dtype=np.float64)
         else:
             try:
-                X = np.asarray(X, dtype=np.float64)
+                raw = np.asarray(X)
+            except (TypeError, ValueError) as exc:  # e.g. ragged rows
+                raise ValueError(f"Dataset {self.name!r}: X must be numeric: {exc}") from None
+            check_dtype(raw, f"Dataset {self.name!r}: X", X)  # no strings, dates: as the models check
+            try:
+                X = np.asarray(raw, dtype=np.float64)
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"Dataset {self.name!r}: X must be numeric: {exc}") from None
         if X.ndim != 2:
@@ -64,6 +71,7 @@ class Dataset:
         if X.shape[0] == 0:
             raise ValueError(f"Dataset {self.name!r}: X has no instances")
         Y = np.asarray(self.Y)
+        check_dtype(Y, f"Dataset {self.name!r}: Y", self.Y)  # labels' values checked as features' are
         if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
             raise ValueError(
                 f"Dataset {self.name!r}: Y must have shape (n_instances, n_labels) with "

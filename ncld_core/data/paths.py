@@ -34,13 +34,23 @@ def as_path(value, param: str) -> Path:
     raise ValueError(f"{param} must be a path (str or os.PathLike), got {value!r}")
 
 
-def read_file(path: Path, param: str) -> bytes:
-    """The bytes of the regular file ``path``; a missing, non-regular or unreadable file is a ``ValueError``."""
+def read_file(path: Path, param: str, *, max_bytes: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``; a missing, non-regular or unreadable file is a ``ValueError``, and so
+    is one of more than ``max_bytes`` bytes (when given: checked before it is read, and what is read is bounded
+    too, should the file grow meanwhile). A device, a pipe or a folder is never read: ``/dev/zero`` has no end."""
     if not path.exists():
         raise ValueError(f"{param}: no such file: {path}")
     if not path.is_file():
         raise ValueError(f"{param}: not a regular file: {path}")
     try:
-        return path.read_bytes()
+        if max_bytes is None:
+            return path.read_bytes()
+        with path.open("rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            data = fh.read(max_bytes + 1) if size <= max_bytes else b""
     except OSError as exc:
         raise ValueError(f"{param}: cannot read {path}: {exc.strerror or exc}") from None
+    if size > max_bytes or len(data) > max_bytes:
+        has = f"{size:,} bytes" if size > max_bytes else f"more than {max_bytes:,} bytes"
+        raise ValueError(f"{param}: {path} has {has}, past the bound of {max_bytes:,} bytes (not read)")
+    return data

@@ -61,6 +61,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from ..saved_state import PLAIN, SavedState, dict_of, optional
 from ..validation import label_matrix
 
 __all__ = [
@@ -447,3 +448,9 @@ class MetricAccumulator:
         if self._stats is None:
             raise ValueError("MetricAccumulator has seen no chunk yet: call update first")
         return _from_stats(self._stats, self.zero_division)
+
+
+#: What a checkpoint keeps (:mod:`ncld_core.saved_state`): the sufficient statistics (finite arrays); a loaded
+#: accumulator must give its cumulative metrics.
+MetricAccumulator.saved_state = SavedState(state={"_stats": optional(dict_of(PLAIN))},
+                                           smoke=lambda acc: acc.cumulative() if acc.n_instances else None)

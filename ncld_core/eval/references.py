@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..saved_state import COUNT, FITTED_INPUTS, NONNEGATIVE, NPY_KINDS, PROPORTION, SavedState, array, first_error, \
+    number, optional, shape_error
 from ..validation import check_in_range
 from ..sklearn_compat import ChunkClassifier
 
@@ -194,3 +196,22 @@ class NoisyPrior(_Reference):
 
     def _row(self) -> np.ndarray:
         return self.prior_ - float(self.threshold)
+
+
+#: What a checkpoint keeps of a fitted reference (:mod:`ncld_core.saved_state`).
+_FITTED = {"n_features_in_": COUNT, "n_labels_": COUNT, "n_seen_": number(NONNEGATIVE, integer=True),
+           "_binary_classes": optional(array(1, NPY_KINDS))}
+
+
+def _check_prior(s: dict) -> str | None:
+    if "n_labels_" not in s:
+        return None
+    q = s["n_labels_"]
+    return first_error(shape_error("counts_", s.get("counts_"), (q,)), shape_error("prior_", s.get("prior_"), (q,)))
+
+
+AllNegative.saved_state = SavedState(fitted=dict(_FITTED), optional=dict(FITTED_INPUTS))
+#: Its counts (>= 0) and prior (a proportion) besides.
+NoisyPrior.saved_state = SavedState(fitted={**_FITTED, "counts_": array(1, "i", rng=NONNEGATIVE),
+                                            "prior_": array(1, rng=PROPORTION)},
+                                    optional=dict(FITTED_INPUTS), check=_check_prior)

@@ -281,6 +281,10 @@ class PrequentialRunner:
             names += [name for name in REFERENCES if name not in names]
         return names
 
+    def n_steps(self, stream: Stream) -> int:
+        """The items :meth:`iter_run` yields on ``stream``: its chunks."""
+        return stream.n_chunks(self.chunk_size)
+
     def _build(self, stream: Stream) -> dict:
         rates = told_rates(self.flip_rates, stream)
         if isinstance(self.models, dict):

@@ -45,11 +45,12 @@ from ..model.decision import decide, update_state
 from ..model.noisy_targets import noisy_scale, ridge_scale
 from ..model.ridge import solve_ridge
 from ..model.statistics import accumulate, drift_action
+from ..threads import check_n_threads, limit as limit_threads, resolve as resolve_threads
 from .metrics import MetricAccumulator
 from .runner import told_rates
 from .variants import ELM_VARIANTS, VARIANT_STRATEGY, make_model
 
-__all__ = ["sweep", "sweep_runs", "DEFAULT_BETA_RANGE", "best_point", "geometric_mean", "PAPER_GAMMAS",
+__all__ = ["sweep", "iter_sweep", "SweepStep", "SweepJob", "SweepRunner", "sweep_runs", "DEFAULT_BETA_RANGE", "best_point", "geometric_mean", "PAPER_GAMMAS",
            "default_betas", "SWEEPABLE"]
 
 #: gamma in {0, 2^-8, ..., 2^-3}, the paper's grid.
@@ -168,6 +169,22 @@ def sweep(config, betas, gammas=PAPER_GAMMAS, progress=None, *, stream=None, mod
         ``df.attrs`` holds ``model``, ``stream``, ``chunks``, ``firings`` (chunk
         indices where the detector fired), ``method`` and ``seconds``.
     """
+    if client is None:  # here, step by step
+        for step in iter_sweep(config, betas, gammas, stream=stream, model=model, method=method):
+            if progress is not None:
+                progress(step.done, step.total)
+        return step.table
+    betas, gammas, model, stream, method = _prepare(config, betas, gammas, stream, model, method)
+    t0 = time.perf_counter()
+    if method == "runner":
+        rows, firings, n_chunks = _sweep_runner(config, stream, model, betas, gammas, progress, client)
+    else:
+        rows, firings, n_chunks = _sweep_fast_blocks(config, stream, model, betas, gammas, progress, client)
+    return _table(rows, model, stream, n_chunks, firings, method, t0)
+
+
+def _prepare(config, betas, gammas, stream, model, method):
+    """The sweep's arguments checked: ``(betas, gammas, model, stream, method)`` (the method actually run)."""
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
     betas = _check_grid(betas, "betas", 0.0, 1.0)
@@ -176,17 +193,16 @@ def sweep(config, betas, gammas=PAPER_GAMMAS, progress=None, *, stream=None, mod
     if stream is None:
         stream = config.build_stream()
     config.check(n_available=stream.n_instances, n_labels_available=stream.n_labels)
-    t0 = time.perf_counter()
-    if config.model_rates == "estimate":
-        # Estimated rates rank each chunk by the model's own prequential scores, which depend on
-        # beta and gamma: the fast path's shared firings and weights would be wrong.
-        method = "runner"
-    if method == "runner":
-        rows, firings, n_chunks = _sweep_runner(config, stream, model, betas, gammas, progress, client)
-    elif client is None:
-        rows, firings, n_chunks = _sweep_fast(config, stream, model, betas, gammas, progress)
-    else:
-        rows, firings, n_chunks = _sweep_fast_blocks(config, stream, model, betas, gammas, progress, client)
+    return betas, gammas, model, stream, _method(config, method)
+
+
+def _method(config, method: str) -> str:
+    # Estimated rates rank each chunk by the model's own prequential scores, which depend on
+    # beta and gamma: the fast path's shared firings and weights would be wrong.
+    return "runner" if config.model_rates == "estimate" else method
+
+
+def _table(rows, model, stream, n_chunks, firings, method, t0) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     df.insert(2, "gm", geometric_mean(df["hamming_loss"], df["micro_f1"]))
     df = df.sort_values(["beta", "gamma"], kind="stable").reset_index(drop=True)
@@ -195,6 +211,139 @@ def sweep(config, betas, gammas=PAPER_GAMMAS, progress=None, *, stream=None, mod
         seconds=time.perf_counter() - t0,
     )
     return df
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepStep:
+    """How far a sweep computed step by step (:func:`iter_sweep`) has come: ``done`` of ``total`` steps, each a
+    grid point when ``one_by_one`` (one run per point), else a chunk that every one of the ``n_points`` grid
+    points advances through together; ``table`` is :func:`sweep`'s table on the last step (None before)."""
+
+    done: int
+    total: int
+    n_points: int
+    one_by_one: bool
+    table: pd.DataFrame | None = None
+
+
+def iter_sweep(config, betas, gammas=PAPER_GAMMAS, *, stream=None, model=None, method: str = "fast"):
+    """:func:`sweep` (without a cluster) one step at a time: yields a :class:`SweepStep` per grid point (one run
+    per point: estimated rates, or ``method="runner"``) or per chunk (the fast path); the last step carries the
+    table. Bad arguments raise at the first step, as :func:`sweep` raises them.
+
+    >>> from ncld_core.config import RunConfig
+    >>> cfg = RunConfig(n_instances=600, chunk_size=200, n_features=5, n_labels=4, models=["ELM-O"])
+    >>> steps = list(iter_sweep(cfg, [0.2, 1.0], [0.0], method="runner"))
+    >>> [(s.done, s.total, s.table is None) for s in steps]
+    [(1, 2, True), (2, 2, False)]
+    """
+    betas, gammas, model, stream, method = _prepare(config, betas, gammas, stream, model, method)
+    t0 = time.perf_counter()
+    n_points = len(betas) * len(gammas)
+    if method == "runner":
+        points = [(b, g) for b in betas for g in gammas]
+        answers = []
+        for point in points:
+            answers.append(_runner_point(point, config, stream, model))
+            if len(answers) < len(points):
+                yield SweepStep(len(answers), len(points), n_points, True)
+        rows = [row for row, _, _ in answers]
+        _, firings, n_chunks = answers[-1]
+        total = len(points)
+    else:
+        steps = _sweep_fast_steps(config, stream, model, betas, gammas)
+        total = None
+        while True:
+            try:
+                done, total = next(steps)
+            except StopIteration as end:
+                rows, firings, n_chunks = end.value
+                break
+            if done < total:
+                yield SweepStep(done, total, n_points, False)
+    yield SweepStep(total, total, n_points, method == "runner",
+                    _table(rows, model, stream, n_chunks, firings, method, t0))
+
+
+def sweep_steps(config, stream, betas, gammas, method: str = "fast") -> int:
+    """How many steps :func:`iter_sweep` yields for this grid on ``stream``: its grid points when each is a run of
+    its own, else its chunks."""
+    if _method(config, method) == "runner":
+        return len(set(betas)) * len(set(gammas))
+    return stream.n_chunks(int(config.chunk_size))
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepJob:
+    """A sweep asked of the dashboard's run hub (``dashboard.serving.run_hub``), in place of a run's configuration: the
+    sweep's ``config`` (its stream and model parameters; its own beta and gamma unused), the ``variant`` and the
+    grid. :meth:`to_dict` is its identity (a run's configuration never has its ``"sweep"`` entry), :meth:`runner`
+    what the job's process advances (:class:`SweepRunner`)."""
+
+    config: object
+    variant: str
+    betas: tuple
+    gammas: tuple
+    method: str = "fast"
+
+    @property
+    def dataset(self) -> str:
+        return self.config.dataset
+
+    @property
+    def chunk_size(self) -> int:
+        return self.config.chunk_size
+
+    @property
+    def n_hidden(self) -> int:
+        return self.config.n_hidden
+
+    @property
+    def n_points(self) -> int:
+        return len(set(self.betas)) * len(set(self.gammas))
+
+    def to_dict(self) -> dict:
+        return {**self.config.to_dict(), "sweep": {"variant": self.variant, "betas": list(self.betas),
+                                                   "gammas": list(self.gammas), "method": self.method}}
+
+    def build_stream(self):
+        return self.config.build_stream()
+
+    def runner(self) -> "SweepRunner":
+        return SweepRunner(self)
+
+
+class SweepRunner:
+    """The runner of a :class:`SweepJob`: :meth:`iter_run` yields :func:`iter_sweep`'s steps, each computed on
+    ``n_threads`` BLAS threads (:mod:`ncld_core.threads`; the limit is never held across a yield), so the
+    dashboard's job machinery (``dashboard.serving.live_run``, ``dashboard.serving.chunk_process``) advances a
+    sweep as it advances a run's chunks."""
+
+    def __init__(self, job: SweepJob, n_threads="auto"):
+        self.job = job
+        self.n_threads = check_n_threads(n_threads)
+
+    @property
+    def model_names(self) -> list[str]:
+        return [self.job.variant]
+
+    def n_steps(self, stream) -> int:
+        """The steps :meth:`iter_run` yields on ``stream``."""
+        job = self.job
+        return sweep_steps(job.config, stream, job.betas, job.gammas, job.method)
+
+    def iter_run(self, stream):
+        job = self.job
+        steps = iter_sweep(job.config, list(job.betas), list(job.gammas), stream=stream, model=job.variant,
+                           method=job.method)
+        n_threads = resolve_threads(self.n_threads, n_hidden=int(job.config.n_hidden))
+        while True:
+            with limit_threads(n_threads):
+                try:
+                    step = next(steps)
+                except StopIteration:
+                    return
+            yield step
 
 
 def best_point(df: pd.DataFrame) -> dict:
@@ -264,6 +413,18 @@ def _sweep_fast_blocks(config, stream, model, betas, gammas, progress, client):
 
 # --------------------------------------------------------------------------- fast path
 def _sweep_fast(config, stream, model, betas, gammas, progress):
+    steps = _sweep_fast_steps(config, stream, model, betas, gammas)
+    while True:
+        try:
+            done, total = next(steps)
+        except StopIteration as end:
+            return end.value
+        if progress is not None:
+            progress(done, total)
+
+
+def _sweep_fast_steps(config, stream, model, betas, gammas):
+    """The fast path, yielding ``(done, total)`` after each chunk; returns ``(rows, firings, n_chunks)``."""
     params = config.model_params()
     rates = told_rates(config.model_rates, stream)  # never None here: "estimate" takes the runner path
     # One probe learns the stream; its per-chunk sufficient statistics (which depend on neither beta
@@ -329,8 +490,7 @@ def _sweep_fast(config, stream, model, betas, gammas, progress):
                         noisy_scale(probe.loss_in_use(), scores[:, gi * q:(gi + 1) * q], rho_pos, rho_neg), Y_noisy, rho_pos, rho_neg,
                         cardinality=record.lcard_hat, prevalence=record.prevalence_hat,
                         calibrate=False)  # predictions only: the calibration does not change their sign
-        if progress is not None:
-            progress(index + 1, len(bounds))
+        yield index + 1, len(bounds)
     rows = []
     for bi, b in enumerate(betas):
         for gi, g in enumerate(gammas):

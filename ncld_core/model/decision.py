@@ -35,6 +35,14 @@ and each is an estimate of a decision that is right for the *clean* labels:
     as ``"f1"`` with ``|T| <= P``: never more predicted positives than estimated clean ones.
     Then ``FP + FN = |T| + P - 2 TP <= 2 P (1 - F1)``, i.e. the Hamming loss stays below
     ``2 (1 - F1)`` times the all-negative predictor's (whose Hamming loss is ``P / (N q)``).
+    With *estimated* rates and a cardinality a trusted sample pins down (the regression estimate
+    ``c`` of :mod:`ncld_core.model.cardinality`, unbiased whatever the rates), the counts above rest on
+    per-label rates the noisy labels do not identify (a ``rho_-`` biased up on a frequent label lowers
+    both ``P`` and its ``u``, and the top-``m`` set shrinks to nearly nothing, issue 39): the rule then
+    predicts the top ``round(c N)`` entries by ``u``, the count the trusted sample vouches for.
+``"f1-bounded-rates"``
+    ``"f1-bounded"`` reading the estimated rates' counts even where a trusted sample pins the
+    cardinality (the rule before issue 39, kept for comparison).
 ``"f1-budget"``
     as ``"f1"`` with the estimated Hamming loss at most :data:`HL_BUDGET` times the all-negative
     predictor's: ``|T| + P - 2 TP(T) <= HL_BUDGET * P``.
@@ -103,7 +111,9 @@ DECISIONS = {
     "topk": "per instance the round(running clean cardinality) labels of largest corrected score",
     "prevalence": "per-label score quantile matching the running clean prevalence",
     "f1": "one corrected-score threshold maximising micro-F1 estimated from the noisy labels",
-    "f1-bounded": "as f1, predicting at most the estimated number of clean positives",
+    "f1-bounded": "as f1, predicting at most the estimated number of clean positives (with estimated rates and "
+                  "a trusted sample: the top entries, as many as the trusted cardinality estimate)",
+    "f1-bounded-rates": "f1-bounded reading the estimated rates' counts even with a trusted sample (before issue 39)",
     "f1-budget": "as f1, with the estimated Hamming loss at most HL_BUDGET x the all-negative one",
     "hamming": "one corrected-score threshold minimising the Hamming loss estimated from the noisy labels",
 }
@@ -256,8 +266,19 @@ def _count_thresholds(U, C, bound=None) -> tuple[float, float, float, float]:
     return tau(best), (tau(best_bounded) if allowed >= 1 else float(u[0])), tau_budget, tau_hl
 
 
+def _count_threshold(U, count: int) -> float:
+    """The threshold on ``U`` halfway between its ``count``-th and ``count + 1``-th largest entries (above every
+    entry for ``count`` 0, below every one for all of them)."""
+    u = np.sort(U.ravel())[::-1]
+    if count <= 0:
+        return float(u[0])
+    if count >= u.size:
+        return float(u[-1] - 1.0)
+    return float((u[count - 1] + u[count]) / 2.0)
+
+
 def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalence, rates_estimated=False,
-                 calibrate=True) -> dict:
+                 cardinality_identified=False, calibrate=True) -> dict:
     """The running state after one chunk; ``state`` None starts afresh (first chunk, or after a drift reset).
 
     ``scores`` (N, q): the chunk's scores (the model's prequential ones, see the module doc);
@@ -268,6 +289,15 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     predicted positives by the most clean positives the rates allow, ``sum (y / (1 - rho_+))`` (``rho_-``
     = 0), not by the count at the estimated ``rho_-``: biased up, that count shrank the bound and with it
     micro-F1 (``docs/flip-rates.md``).
+    ``cardinality_identified``: with ``rates_estimated``, ``cardinality`` is pinned down without the rates (a
+    trusted sample's regression estimate); ``"f1-bounded"`` then predicts the chunk's top ``round(cardinality
+    N)`` entries by ``u`` (the module doc), ``"f1-bounded-rates"`` keeps the counts of the estimated rates.
+    Without it, ``"f1-bounded"`` predicts at least that many, or, if larger, the plug-in cardinality with each
+    label's ``rho_-`` capped at the labels' upper quartile (the anchor estimate of ``rho_-`` errs upward, most on
+    frequent labels, and an upward ``rho_-`` shrinks the plug-in cardinality).  With
+    ``rates_estimated`` the ``"f1-bounded"`` threshold is the latest chunk's, not a running average: the
+    estimated rates, and with them the scale of ``u``, move from chunk to chunk, and an average dragged the
+    first chunk's in-sample threshold along.
     ``calibrate``: fit the calibration of the probabilities (:func:`fit_calibration`) on this chunk; without
     it the state keeps its calibration (a sweep that only counts predictions: their sign does not depend on
     it).  Pure: ``state`` is not modified.
@@ -294,6 +324,14 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     C = (Y - rho_neg) / (1.0 - rho_pos - rho_neg)  # unbiased clean-label counts per entry
     bound = float((Y / (1.0 - rho_pos)).sum()) if rates_estimated else None  # the identified set's largest count
     tau, tau_bounded, tau_budget, tau_hl = _count_thresholds(U, C, bound)
+    tau_rates = tau_bounded
+    if rates_estimated:
+        floor = cardinality
+        if not cardinality_identified:  # the plug-in with rho_- capped at the labels' upper quartile (docstring)
+            capped = np.minimum(rho_neg, np.quantile(rho_neg, 0.75))
+            floor = max(cardinality, float(np.clip((Y.mean(axis=0) - capped) / (1.0 - rho_pos - capped), 0, 1).sum()))
+        at_cardinality = _count_threshold(U, int(round(floor * S.shape[0])))
+        tau_bounded = at_cardinality if cardinality_identified else min(tau_bounded, at_cardinality)
     previous = DEFAULT_CALIBRATION if state is None else _calibration(state)
     slope, intercept = fit_calibration(U, Y, rho_pos, rho_neg, start=previous) if calibrate else previous
     return {
@@ -305,7 +343,9 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
         "label_thresholds": np.asarray(run("label_thresholds", _prevalence_thresholds(S, prevalence_run)),
                                        dtype=np.float64),
         "f1_threshold": float(run("f1_threshold", tau)),
-        "f1_bounded_threshold": float(run("f1_bounded_threshold", tau_bounded)),
+        "f1_bounded_threshold": float(tau_bounded if rates_estimated else run("f1_bounded_threshold", tau_bounded)),
+        "f1_bounded_rates_threshold": float(tau_rates if state is None else (1.0 - w) * state.get(
+            "f1_bounded_rates_threshold", state["f1_bounded_threshold"]) + w * tau_rates),
         "f1_budget_threshold": float(run("f1_budget_threshold", tau_budget)),
         "hamming_threshold": float(run("hamming_threshold", tau_hl)),
         "calibration_slope": float(slope if state is None else (1.0 - w) * previous[0] + w * slope),
@@ -366,8 +406,10 @@ def decision_margin(rule, state, scores) -> np.ndarray:
         M = a * (U - tau[:, None])
     else:
         key = {"bayes": None, "f1": "f1_threshold", "f1-bounded": "f1_bounded_threshold",
+               "f1-bounded-rates": "f1_bounded_rates_threshold",
                "f1-budget": "f1_budget_threshold", "hamming": "hamming_threshold"}[rule]
-        tau = 0.5 if key is None else float(state[key])
+        # a state from before "f1-bounded-rates" existed held its threshold as "f1-bounded"'s
+        tau = 0.5 if key is None else float(state.get(key, state.get("f1_bounded_threshold", 0.5)))
         M = a * (U - tau)
     return M[:, 0] if S.ndim == 1 else M
 

@@ -68,6 +68,16 @@ from scipy.special import ndtr, stdtr
 from scipy.stats import f as fdist
 from scipy.stats import hypergeom
 
+from ..saved_state import (
+    FINITE,
+    NONNEGATIVE,
+    SavedState,
+    array,
+    instance_of,
+    number,
+    optional,
+    tuple_of,
+)
 from ..validation import check_in_range
 from .glr import glr_p_value, glr_threshold, split_z
 
@@ -92,6 +102,9 @@ _NAN = float("nan")
 #: The joint label test (:class:`LabelDistributionDetector`) runs up to this many labels (a q x q system per
 #: chunk); beyond, the per-label test alone.
 GRAM_MAX_LABELS = 256
+#: A window of chunk summaries as saved (:mod:`ncld_core.saved_state`): rows (instances, mean, sum of squared
+#: deviations), the first and last >= 0.
+_WINDOW = array(2, columns=(NONNEGATIVE, FINITE, NONNEGATIVE))
 
 
 @dataclass(frozen=True)
@@ -171,6 +184,8 @@ class HoeffdingCardinalityDetector:
     """``"paper"``: adjacent chunks' Eq. (card) estimates against the Hoeffding bound (Eq. Hfd)."""
 
     name = "paper"
+    #: What a checkpoint keeps besides ``delta`` (:mod:`ncld_core.saved_state`).
+    saved_state = SavedState(state={"previous_": optional(number())})
 
     def __init__(self, delta: float = 0.05):
         check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
@@ -206,6 +221,7 @@ class WelchDetector:
     """``"welch"``: Welch's t-test between adjacent chunks' per-instance unbiased cardinalities."""
 
     name = "welch"
+    saved_state = SavedState(state={"previous_": optional(tuple_of(number(NONNEGATIVE), number(), number(NONNEGATIVE)))})
 
     def __init__(self, delta: float = 0.05):
         check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
@@ -231,6 +247,7 @@ class AdaptiveWindowDetector:
     """
 
     name = "adaptive"
+    saved_state = SavedState(state={"window_": _WINDOW})
 
     def __init__(self, delta: float = 0.05, max_window: int = 32):
         check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
@@ -296,6 +313,13 @@ class LabelDistributionDetector:
 
     name = "labels"
     splits: tuple = (1,)
+    #: The reference (instances and positives per chunk, >= 0); the pooled within-chunk scatter, a sum of squares
+    #: (its diagonal >= 0) and its degrees of freedom, absent from files written before it (the test restarts it).
+    saved_state = SavedState(
+        state={"sizes_": array(1, rng=NONNEGATIVE), "counts_": optional(array(2, rng=NONNEGATIVE))},
+        optional={"scatter_": optional(array(2, diagonal=NONNEGATIVE)), "scatter_df_": number(NONNEGATIVE)},
+        check=lambda s: None if s["counts_"] is None or s["counts_"].shape[0] == s["sizes_"].shape[0] else
+        f"counts_ has {s['counts_'].shape[0]} rows for {s['sizes_'].shape[0]} chunk sizes")
 
     def __init__(self, delta: float = 0.05, max_window: int = 32):
         check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
@@ -431,6 +455,7 @@ class GLRDetector:
     """
 
     name = "glr"
+    saved_state = SavedState(state={"window_": _WINDOW})
 
     def __init__(self, delta: float = 0.05, max_window: int = 32):
         check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
@@ -466,6 +491,10 @@ class CombinedDetector:
     name = "adaptive+labels"
     parts: tuple = (AdaptiveWindowDetector, LabelDistributionDetector)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.saved_state = _parts_state(cls.parts)
+
     def __init__(self, delta: float = 0.05, max_window: int = 32):
         check_in_range(delta, "delta", 0, 1, low_open=True, high_open=True)
         self.max_window = max_window
@@ -498,6 +527,14 @@ class CombinedDetector:
         return result
 
 
+def _parts_state(parts) -> SavedState:
+    """A combined detector's saved state: its two parts, of the classes ``parts``."""
+    return SavedState(state={"cardinality_": instance_of(parts[0]), "labels_": instance_of(parts[1])})
+
+
+CombinedDetector.saved_state = _parts_state(CombinedDetector.parts)
+
+
 class AdaptiveSequentialLabelDetector(CombinedDetector):
     """``"adaptive+labels-glr"``: the adaptive window on the cardinality or the label test at every dyadic change
     place, each at ``delta / 2``."""
@@ -514,7 +551,9 @@ class SequentialCombinedDetector(CombinedDetector):
     parts = (GLRDetector, SequentialLabelDetector)
 
 
-#: Detector names accepted by :func:`make_detector` and ``ELMNCLD(detector=...)``.
+#: Detector names accepted by :func:`make_detector` and ``ELMNCLD(detector=...)``.  A class's ``saved_state``
+#: (:mod:`ncld_core.saved_state`) says what a checkpoint keeps of it besides ``delta``; a class without one
+#: keeps any attribute of plain values (finite arrays) or ncld objects.
 DETECTORS = {
     "paper": HoeffdingCardinalityDetector,
     "welch": WelchDetector,

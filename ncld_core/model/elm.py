@@ -30,6 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from ..saved_state import COUNT, INT, POSITIVE, STR, SavedState, ValueRange, array, first_error, one_of, optional, \
+    shape_error
 from ..validation import check_random_state
 
 __all__ = ["RandomHiddenLayer"]
@@ -128,3 +130,27 @@ class RandomHiddenLayer:
         """``H`` (N, L); pass ``scaled=True`` when ``X`` already went through :meth:`scale`."""
         Xs = X if scaled else self.scale(X)
         return expit(np.asarray(Xs @ self.weights_) + self.bias_)
+
+
+def _check_saved(s: dict) -> str | None:
+    """A saved layer's shapes agree with its parameters (and its scaling's arrays with its mode)."""
+    if "weights_" not in s:
+        return None
+    d, L = s["n_features_in_"], s["n_hidden"]
+    standard = s["mode_"] == "standard"
+    if standard != ("mean_" in s and "scale_" in s):
+        return "mean_ and scale_ are kept exactly when mode_ is 'standard'"
+    return first_error(shape_error("weights_", s["weights_"], (d, L)), shape_error("bias_", s["bias_"], (L,)),
+                       *(shape_error(k, s[k], (d,)) for k in ("mean_", "scale_") if standard))
+
+
+_DRAWN = ValueRange(low=-1.0, high=1.0)
+#: What a checkpoint keeps (:mod:`ncld_core.saved_state`): ``W`` and ``b`` as drawn, uniform in [-1, 1]; the mode
+#: ``fit`` resolved "auto" to; the standard scaling's mean and (positive) scale.
+RandomHiddenLayer.saved_state = SavedState(
+    params={"n_hidden": COUNT, "scaling": STR, "random_state": optional(INT)},
+    fitted={"n_features_in_": COUNT, "weights_": array(2, rng=_DRAWN), "bias_": array(1, rng=_DRAWN),
+            "mode_": one_of("l2", "standard", "none")},
+    optional={"mean_": array(1), "scale_": array(1, rng=POSITIVE)},
+    check=_check_saved,
+)

@@ -61,7 +61,10 @@ read them mapped back through Eq. (NR) (:func:`~ncld_core.model.noisy_targets.no
 Decisions (``decision=``, :mod:`ncld_core.model.decision`): ``"paper"`` predicts ``H Phi > 0``; the
 other rules read the scores on the noise-corrected scale and keep a running state of the
 clean cardinality, prevalences and thresholds (:attr:`decision_state_`), updated with each
-chunk learnt and restarted by a drift acted on.
+chunk learnt and restarted by a drift acted on.  With estimated rates the default ``"f1-bounded"``
+predicts at least the top ``round(c N)`` entries of a chunk, ``c`` the cardinality estimate, and with a
+trusted sample (whose regression estimate of ``c`` needs no rates) exactly that many: per-label rates the
+noisy labels do not identify no longer decide how many labels are predicted (issue 39).
 
 ``hessian="paper"`` reproduces the published form ``R = b I + (1-b)(S^T S - S^T - S)``.
 For ``b > 1/2`` it equals the exact form at ``b' = (2b-1)/b``, ``g' = g(2b-1)/b^2``,
@@ -725,7 +728,8 @@ class ELMNCLD(ChunkClassifier):
             self._noisy_scale(terms.H @ (coef if action in ("init", "retrain", "adjust") else self.coef_),
                               terms.rho_pos, terms.rho_neg), Y01, terms.rho_pos,
             terms.rho_neg, cardinality=terms.cardinality.estimate, prevalence=terms.cardinality.prevalence,
-            rates_estimated=terms.estimator is not None)
+            rates_estimated=terms.estimator is not None,
+            cardinality_identified=terms.estimator is not None and terms.cardinality.n_trusted > 0)
         record = ModelChunkRecord(
             chunk=0 if first else len(self._chunk_records()),
             n_instances=terms.n_instances,

@@ -70,10 +70,13 @@ A trusted sample
 ----------------
 Rows whose clean labels are revealed (``updated(..., trusted=mask, Y_trusted=...)``)
 give direct, unbiased counts of flips: per label, the clean positives observed negative
-(``rho_+``) and the clean negatives observed positive (``rho_-``), summed over chunks, with
-Wilson intervals.  They are pooled with the anchor evidence: each rate's interval is the
+(``rho_+``) and the clean negatives observed positive (``rho_-``), summed over chunks.  Most labels
+have few trusted positives, so each label's counts make a Beta posterior under a prior pooled across
+labels (:func:`pooled_posterior`, empirical Bayes): a handful of rows cannot swing a rate (two trusted
+positives, none missed, no longer read as ``rho_+`` near 0).  The posterior is pooled with the anchor
+evidence (:func:`pool_intervals`): each rate's interval is the
 intersection of the two (or the trusted one alone where they disagree: then the anchor's
-assumption failed), its value the precision-weighted mean of the trusted proportion and the
+assumption failed), its value the precision-weighted mean of the posterior mean and the
 anchor value (``rho_+``'s centre counted as uniform over its bounds) where the trusted interval is
 the narrower, else the anchor value, kept inside the interval.  The trusted rows themselves (observed
 labels and clean cardinality, at most ``max_trusted_rows``, the newest) are kept for the
@@ -107,10 +110,10 @@ import copy
 import numpy as np
 from scipy.special import gammaln, ndtri, xlogy
 
-from ..validation import check_in_range
+from ..validation import check_dtype, check_in_range
 
 __all__ = ["FlipRateEstimator", "TRUSTED_COUNTS", "binomial_mixture_em", "check_trusted", "estimate_errors",
-           "pool_intervals", "wilson_interval"]
+           "pool_intervals", "pooled_posterior", "wilson_interval"]
 
 
 def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int = 200, tol: float = 1e-6):
@@ -229,6 +232,49 @@ def pool_intervals(anchor, trusted, anchor_var, trusted_var):
     pooled = np.where((t_hi - t_lo) < (a_hi - a_lo), (wa * a_val + wt * t_val) / (wa + wt), a_val)
     value = np.where(disjoint, t_val, pooled)
     return np.clip(value, lo, hi), lo, hi
+
+
+#: The least spread (standard deviation) of a rate across labels the pooled prior assumes: a prior never claims
+#: that labels share their rate more exactly than this.
+PRIOR_MIN_SD = 0.03
+
+
+def pooled_posterior(successes, trials, level: float = 0.95):
+    """Per label, the Beta posterior of a proportion under a prior pooled across labels (empirical Bayes).
+
+    The prior ``Beta(s m, s (1 - m))`` has the labels' pooled proportion ``m = (sum k + 1) / (sum n + 2)`` as
+    its mean and as its variance the spread of the labels' proportions beyond their binomial noise (method of
+    moments, at least :data:`PRIOR_MIN_SD` squared) plus the uncertainty of ``m`` itself (``m (1 - m) / sum n``):
+    few counts in all make a weak prior, many labels that agree a strong one.  A label with a handful of
+    counts (2 positives, none missed) is then pulled to what the other labels show instead of to 0.
+
+    Returns ``(mean, low, high, var)``: the posterior mean, its equal-tailed ``level`` interval and variance,
+    arrays of the labels' shape; a label with no trials gets the prior.
+
+    >>> m, lo, hi, v = pooled_posterior(np.array([0.0, 30.0, 29.0]), np.array([2.0, 100.0, 100.0]))
+    >>> bool(0.2 < m[0] < 0.31), bool(lo[0] < 0.29 < hi[0]), bool(abs(m[1] - 0.3) < 0.01)
+    (True, True, True)
+    """
+    from scipy.stats import beta as beta_dist
+
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    total_n = float(n.sum())
+    m = (float(k.sum()) + 1.0) / (total_n + 2.0)
+    seen = n > 0
+    if seen.sum() >= 2:
+        p = k[seen] / n[seen]
+        w = n[seen] / n[seen].sum()
+        spread = float(np.sum(w * (p - m) ** 2)) - float(np.sum(w * m * (1 - m) / n[seen]))
+    else:
+        spread = 0.0
+    var = max(spread, PRIOR_MIN_SD ** 2) + m * (1.0 - m) / max(total_n, 1.0)
+    strength = max(m * (1.0 - m) / var - 1.0, 1e-3)
+    a, b = strength * m + k, strength * (1.0 - m) + (n - k)
+    tail = (1.0 - level) / 2.0
+    mean = a / (a + b)
+    post_var = a * b / ((a + b) ** 2 * (a + b + 1.0))
+    return mean, beta_dist.ppf(tail, a, b), beta_dist.ppf(1.0 - tail, a, b), post_var
 
 
 def _proportion_var(successes, trials):
@@ -465,16 +511,15 @@ class FlipRateEstimator:
         counts = getattr(self, "trusted_counts_", None)
         if counts is not None:
             positives, missed, negatives, added = counts
-            # The trusted proportions, their variances from the smoothed proportion (never 0 at 0 flips).
-            t_pos, t_neg = missed / np.maximum(positives, 1e-12), added / np.maximum(negatives, 1e-12)
-            v_pos = _proportion_var(missed, positives)
-            v_neg = _proportion_var(added, negatives)
+            # The trusted counts' posterior per label under a prior pooled across labels (pooled_posterior): a
+            # handful of rows on a rare label moves its rate toward what they show only as far as they weigh
+            # against the other labels' counts (their raw proportion and Wilson interval swung it, issue 39).
+            t_pos, t_pos_lo, t_pos_hi, v_pos = pooled_posterior(missed, positives, self.level)
+            t_neg, t_neg_lo, t_neg_hi, v_neg = pooled_posterior(added, negatives, self.level)
             # The anchor values' variances: rho_+'s centre is uniform over [0, bound]; rho_-'s a proportion.
-            pos, pos_lo, pos_hi = pool_intervals((pos, pos_lo, pos_hi),
-                                                 (t_pos, *wilson_interval(missed, positives, self.level)),
+            pos, pos_lo, pos_hi = pool_intervals((pos, pos_lo, pos_hi), (t_pos, t_pos_lo, t_pos_hi),
                                                  bound**2 / 12.0, v_pos)
-            neg, neg_lo, neg_hi = pool_intervals((neg, neg_lo, neg_hi),
-                                                 (t_neg, *wilson_interval(added, negatives, self.level)),
+            neg, neg_lo, neg_hi = pool_intervals((neg, neg_lo, neg_hi), (t_neg, t_neg_lo, t_neg_hi),
                                                  _proportion_var(self.low_positives_, self.low_count_), v_neg)
         # max_rate < 1/2 keeps rho_+ + rho_- < 1 (Eq. NR's inverse) for every value in the intervals.
         self.rho_pos_, self.rho_pos_low_, self.rho_pos_high_ = (np.clip(v, 0.0, top) for v in (pos, pos_lo, pos_hi))
@@ -533,7 +578,15 @@ def check_trusted(trusted, Y_trusted, shape):
                          f"shape {mask.shape}")
     if Y_trusted is None:
         raise ValueError("trusted was given without Y_trusted (the clean labels of the marked rows)")
-    G = np.asarray(Y_trusted, dtype=np.float64)
+    try:
+        raw = np.asarray(Y_trusted)
+    except (TypeError, ValueError) as exc:  # e.g. ragged rows
+        raise ValueError(f"Y_trusted must be numeric: {exc}") from None
+    check_dtype(raw, "Y_trusted", Y_trusted)  # the one dtype check of labels and features
+    try:
+        G = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Y_trusted must be numeric: {exc}") from None
     k = int(mask.sum())
     if G.ndim == 1 and q == 1:
         G = G[:, None]

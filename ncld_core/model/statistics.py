@@ -38,6 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..saved_state import NONNEGATIVE, SavedState, array, first_error, shape_error
+
 __all__ = ["SufficientStatistics", "accumulate", "drift_action", "ACTIONS"]
 
 #: What a chunk does to the sums: the first chunk, no firing, a firing not acted on, ELM-I, ELM-II.
@@ -91,3 +93,16 @@ def accumulate(total: SufficientStatistics | None, chunk: SufficientStatistics, 
     if action == "adjust":
         return total.without_ranking() + chunk
     return total + chunk
+
+
+def _check_saved(s: dict) -> str | None:
+    L, q = s["HtY"].shape
+    return first_error(shape_error("HtH", s["HtH"], (L, L)), shape_error("EtE", s["EtE"], (L, L)),
+                       shape_error("HtA", s["HtA"], (L, q)))
+
+
+#: What a checkpoint keeps (:mod:`ncld_core.saved_state`): the four sums; H'H and E'E are sums of squares (their
+#: diagonals >= 0).
+SufficientStatistics.saved_state = SavedState(
+    params={**{k: array(2, diagonal=NONNEGATIVE) for k in ("HtH", "EtE")}, "HtY": array(2), "HtA": array(2)},
+    check=_check_saved)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numbers
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -202,13 +203,19 @@ def parse_flip_rates(spec, n_labels: int, label_names=None):
             raise ValueError(f"label_names has {len(label_names)} names but there are {n_labels} labels")
 
     if isinstance(spec, (str, os.PathLike)):
+        import io
+
+        from ncld_core.data.paths import read_file
+        from ncld_core.validation import MAX_TEXT_BYTES, decode_text
+
         path = os.fspath(spec)
-        if not os.path.isfile(path):
-            raise ValueError(f"flip rates file {path!r} does not exist")
+        where = f"flip rates file {path!r}"
+        # a regular file within the bound, UTF-8 (a byte-order mark accepted): each refusal names the file
+        text = decode_text(read_file(Path(path), "flip rates file", max_bytes=MAX_TEXT_BYTES), where)
         try:
-            df = pd.read_csv(path, skipinitialspace=True)
+            df = pd.read_csv(io.StringIO(text), skipinitialspace=True)
         except Exception as exc:  # pandas raises several types for malformed files
-            raise ValueError(f"flip rates file {path!r} could not be read as CSV: {exc}") from None
+            raise ValueError(f"{where} could not be read as CSV: {exc}") from None
         df.columns = [str(c).strip() for c in df.columns]
         return _rates_from_frame(df, n_labels, label_names, source=f"flip rates file {path!r}")
 

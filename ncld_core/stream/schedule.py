@@ -60,12 +60,20 @@ __all__ = [
     "apply_label_shifts",
     "KINDS",
     "REGIME_KINDS",
+    "MAX_SCHEDULE_POINTS",
 ]
 
 #: The kinds of change of the true label distribution: ``growth`` (to multi-label
 #: instances), ``reduction`` (to single-label instances) and ``shift`` (other labels
 #: relevant, same cardinality).
 KINDS = ("growth", "reduction", "shift")
+
+#: The most change points a schedule may have. The presets have one, the drift benchmark's streams a handful; 100
+#: is a change every 1 % of any stream, more than a detector can be told apart on (each change needs chunks before
+#: the next) or a reader can follow. Every point is a row of the dashboard's sidebar (its widgets' cost grows
+#: faster than the rows: a link of 1,000 points took 31 s before Run) and a mark of its preview. Checked by
+#: counting, before any parsing (RunConfig, the link, the command line and the sidebar all parse through here).
+MAX_SCHEDULE_POINTS = 100
 
 #: The kinds that change the single-/multi-label regime; they must alternate.
 REGIME_KINDS = ("growth", "reduction")
@@ -100,6 +108,18 @@ def _check_position(position, where: str) -> int:
             f"got {position}"
         )
     return int(position)
+
+
+def _check_count(n: int) -> None:
+    """A schedule of ``n`` points (or separated parts of a text) past :data:`MAX_SCHEDULE_POINTS`: a ValueError.
+
+    >>> _check_count(101)
+    Traceback (most recent call last):
+    ...
+    ValueError: a drift schedule has at most 100 change points, got 101
+    """
+    if n > MAX_SCHEDULE_POINTS:
+        raise ValueError(f"a drift schedule has at most {MAX_SCHEDULE_POINTS} change points, got {n:,}")
 
 
 def _fmt(point: ChangePoint) -> str:
@@ -154,6 +174,7 @@ class DriftSchedule:
             raw = list(points)
         except TypeError:
             raise ValueError(f"points must be an iterable of (position, kind) pairs, got {points!r}") from None
+        _check_count(len(raw))
         if not raw:
             raise ValueError("a DriftSchedule needs at least one point; use schedule=None for a stream without drift")
         out = []
@@ -233,6 +254,7 @@ class DriftSchedule:
         """
         check_in_range(chunk_size, "chunk_size", 1, np.inf, integer=True)
         items = list(chunks)
+        _check_count(len(items))
         pairs = []
         if first is not None:
             kind = _check_kind(first, "first (bare chunk indices alternate; give (chunk, 'shift') pairs for shifts)",
@@ -278,6 +300,7 @@ class DriftSchedule:
         """
         if not isinstance(text, str):
             raise ValueError(f"schedule text must be a string, got {text!r}")
+        _check_count(text.count(",") + text.count(";") + 1)  # counted before any other work on the text
         tokens = [t.strip() for t in re.split(r"[,;]", text)]
         if not any(tokens):
             raise ValueError("schedule text is empty; expected e.g. 'growth@600, reduction@1500'")

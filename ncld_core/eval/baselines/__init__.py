@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["BASELINES", "make_baseline", "OPTIONAL"]
+__all__ = ["BASELINES", "make_baseline", "baseline_class", "OPTIONAL"]
 
 BASELINES = {
     "OSML-ELM": "osml_elm:OSMLELM",
@@ -36,8 +36,9 @@ BASELINES = {
 OPTIONAL = {"River BR-LR": "river"}
 
 
-def make_baseline(name: str, *, random_state=None, **params):
-    """A fresh baseline by display name (``random_state`` passed when the class takes it)."""
+def baseline_class(name: str) -> type:
+    """The class of a baseline by display name; a ValueError if the name is unknown or its module cannot be
+    imported (an optional dependency missing)."""
     try:
         spec = BASELINES[name]
     except KeyError:
@@ -49,7 +50,12 @@ def make_baseline(name: str, *, random_state=None, **params):
         extra = OPTIONAL.get(name)
         hint = f" (install the optional dependency: pip install {extra})" if extra else ""
         raise ValueError(f"baseline {name!r} is not available: {exc}{hint}") from None
-    cls = getattr(module, cls_name)
+    return getattr(module, cls_name)
+
+
+def make_baseline(name: str, *, random_state=None, **params):
+    """A fresh baseline by display name (``random_state`` passed when the class takes it)."""
+    cls = baseline_class(name)
     import inspect
 
     if "random_state" in inspect.signature(cls.__init__).parameters:

@@ -2,11 +2,16 @@
 active run per session, runs of closed sessions given up within seconds, and each run computed once.
 
 A run is a pure function of its configuration (and the upload it reads), its seeds and the code: finished
-runs are kept (bounded in number and age, :mod:`ncld_core.limits`) keyed by ``(configuration key, code
+runs are kept (bounded in number and age, :mod:`dashboard.serving.limits`) keyed by ``(configuration key, code
 fingerprint)``, and a visitor asking for a kept run gets it replayed (a :meth:`LiveRun.frozen` copy: nothing
 is computed); a visitor asking for a run being computed for another follows it (both pages wait on the same
-:class:`~dashboard.live_run.LiveRun`). Any other run takes a place in the queue and starts when it is first
+:class:`~dashboard.serving.live_run.LiveRun`). Any other run takes a place in the queue and starts when it is first
 in line and a slot is free (:meth:`LiveRun.begin` asks :meth:`RunHub.position`).
+
+A job of the hub is a run, or a β × γ sweep (its configuration a :class:`~ncld_core.eval.sweep.SweepJob`, whose
+steps the same :class:`LiveRun` computes in a process of its own): both share the queue, the slots, the one job
+per session and the replays. With a watchdog (``watch_s`` > 0), the hub begins a job itself when it is admitted
+(its slot free; :meth:`RunHub.admit`): no page needs to be polling for it to start.
 
 A session holds one run at a time (computing, queued, followed or replayed): starting another detaches it
 from the one it held, which stops unless another session follows it. A session that is gone
@@ -16,7 +21,7 @@ away) is detached by a watchdog thread every ``watch_s`` seconds once it has bee
 else follows is stopped. No Streamlit here (``tests/test_run_hub.py`` drives it with threads).
 
 >>> from ncld_core.config import RunConfig
->>> from ncld_core.limits import Limits
+>>> from dashboard.serving.limits import Limits
 >>> hub = RunHub(Limits(max_concurrent_runs=1), use_process=False)
 >>> cfg = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=4, n_neighbors=3, models=["ELM-O"],
 ...                 references=False)
@@ -43,7 +48,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from ncld_core.code_version import code_fingerprint
-from ncld_core.limits import LIMITS, Limits
+from .limits import LIMITS, Limits
 from ncld_core.threads import threads_for
 
 from .live_run import LiveRun
@@ -56,7 +61,7 @@ Role = str
 
 def role_text(role: Role | None, *, status: str, others: int) -> str | None:
     """What a page says of how its run came (None: computed for it): ``status`` the run's
-    (:attr:`~dashboard.live_run.LiveRun.status`), ``others`` the other pages showing it now
+    (:attr:`~dashboard.serving.live_run.LiveRun.status`), ``others`` the other pages showing it now
     (:meth:`RunHub.others_watching`).
 
     >>> role_text("following", status="running", others=2)
@@ -119,6 +124,7 @@ class RunHub:
         self._gone_since: dict[str, float] = {}  # session -> when it was first seen disconnected
         self._watch_s = watch_s
         self._watchdog: threading.Thread | None = None
+        self._admitted: list[LiveRun] = []  # jobs begun by admit() whose begin may not have ended yet
 
     # ------------------------------------------------------------------ runs
     def key(self, cfg, extra: str | None = None) -> tuple:
@@ -186,10 +192,20 @@ class RunHub:
         with self._lock:
             return max(len(self._line) - self.limits.max_concurrent_runs, 0)
 
-    def detach(self, session_id: str, *, stop: bool = True) -> None:
-        """The session no longer shows its run: a run nobody else shows is stopped (``stop``) and its place
-        freed (kept for replay when it had finished); a run others follow goes on for them."""
+    def held(self, session_id: str) -> LiveRun | None:
+        """The computation the session holds (computing, queued or followed), or None."""
         with self._lock:
+            key = self._sessions.get(session_id)
+            return None if key is None else self._runs.get(key)
+
+    def detach(self, session_id: str, *, stop: bool = True, job: LiveRun | None = None) -> None:
+        """The session no longer shows its run: a run nobody else shows is stopped (``stop``) and its place
+        freed (kept for replay when it had finished); a run others follow goes on for them. ``job``: only if
+        the session holds that one (a page's Stop ends its own job, never one another page of the session
+        started since)."""
+        with self._lock:
+            if job is not None and self.held(session_id) is not job:
+                return
             key = self._sessions.pop(session_id, None)
             if key is None:
                 return
@@ -233,6 +249,18 @@ class RunHub:
             for key in [k for k, (t, _) in self._finished.items() if now - t > self.limits.run_cache_ttl_s]:
                 del self._finished[key]
 
+    def admit(self) -> list[LiveRun]:
+        """Begin, each in a thread of its own, the jobs that hold a slot and were not yet begun (their stream
+        is built there, not in the watchdog's thread); the watchdog calls it after each :meth:`reap`. Returns
+        the jobs begun now (a page's own :meth:`LiveRun.begin` meanwhile makes the hub's a no-op)."""
+        with self._lock:
+            admitted = [run for key, run in self._line[:self.limits.max_concurrent_runs]
+                        if run.status == "starting" and run not in self._admitted]
+            self._admitted = [run for run in self._admitted if run.status == "starting"] + admitted
+        for run in admitted:
+            threading.Thread(target=run.begin, name="ncld-admit", daemon=True).start()
+        return admitted
+
     # ------------------------------------------------------------------ finished runs
     def _keep(self, key, run: LiveRun) -> None:
         self._finished[key] = (self.clock(), LiveRun.frozen(run, "done"))
@@ -265,5 +293,6 @@ class RunHub:
             time.sleep(self._watch_s)
             try:
                 self.reap()
+                self.admit()
             except Exception:  # noqa: BLE001 - a session_alive that fails must not end the watchdog
                 pass

@@ -1,8 +1,13 @@
 """A Live run without the page: start it, receive each chunk as soon as it is computed, stop it at any time.
 
-The runner's generator is advanced in a process of its own (``ncld_core.eval.chunk_process``, started by
+What a LiveRun computes is what its configuration's ``runner()`` yields: a run's chunks (a
+:class:`~ncld_core.config.RunConfig`), or a β × γ sweep's steps (a :class:`~ncld_core.eval.sweep.SweepJob`:
+its grid points, or its chunks when every grid point advances through the stream together; the last step
+carries the sweep's table). ``n_chunks`` is then the number of steps, ``chunks`` the steps received.
+
+The runner's generator is advanced in a process of its own (``dashboard.serving.chunk_process``, started by
 a fork server; where the platform has none, or ``NCLD_DASHBOARD_THREADS`` is set, in a worker thread; with
-``NCLD_DASK_SCHEDULER`` set, on a worker of that Dask cluster: ``ncld_core.eval.dask_backend.DaskChunkRun``),
+``NCLD_DASK_SCHEDULER`` set, on a worker of that Dask cluster: ``dashboard.serving.dask_run.DaskChunkRun``),
 one chunk per request of a relay thread, which keeps each ChunkResult under the run's lock as soon as it
 is complete; nothing else advances the generator. Whoever shows the run only waits for new chunks
 (:meth:`LiveRun.wait`), so it can be interrupted at once, even in the middle of a chunk that takes a
@@ -37,10 +42,11 @@ import uuid
 from collections.abc import Callable
 from typing import Literal
 
-from ncld_core.eval.chunk_process import ChunkProcess, advance, process_context
-from ncld_core.eval.dask_backend import DaskChunkRun, configured_client
 from ncld_core.eval.runner import RunResult
 from ncld_core.model.cost import extrapolate
+
+from .chunk_process import ChunkProcess, advance, process_context
+from .dask_run import DaskChunkRun, configured_client
 
 __all__ = ["LiveRun", "Status", "duration_text"]
 
@@ -86,7 +92,7 @@ class LiveRun:
         #: BLAS threads of the run's chunks (``PrequentialRunner(n_threads=...)``; the hub sets it from the
         #: runs that share the server, ``ncld_core.threads.threads_for``).
         self.n_threads = n_threads
-        #: The run's place in the server's queue (0: it may start; ``dashboard.run_hub.RunHub``), or None.
+        #: The run's place in the server's queue (0: it may start; ``dashboard.serving.run_hub.RunHub``), or None.
         self.waiting = waiting
         self.token = uuid.uuid4().hex
         self.status: Status = "starting"
@@ -181,7 +187,7 @@ class LiveRun:
                     proc.close()
                 return
             self.stream, self.stream_name = stream, stream.name
-            self.n_chunks = stream.n_chunks(cfg.chunk_size)
+            self.n_chunks = runner.n_steps(stream)  # a run's chunks, or a sweep's steps
             self.change_points = [(cp.position, cp.kind) for cp in stream.change_points]
             self.models = runner.model_names
             self.stream_s = time.perf_counter() - t0
@@ -263,7 +269,7 @@ class LiveRun:
 
     def _drive(self, compute) -> None:
         """The worker's loop: while the run is shown, ``compute()`` one chunk (``(kind, value, seconds)``, see
-        :func:`~ncld_core.eval.chunk_process.advance`) and store it; a result arriving after a Stop is discarded."""
+        :func:`~dashboard.serving.chunk_process.advance`) and store it; a result arriving after a Stop is discarded."""
         try:
             while True:
                 with self._cond:

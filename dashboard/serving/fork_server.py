@@ -1,7 +1,7 @@
 """The fork server: the processes of runs and upload parses are forked from a small process started once.
 
 Forking the dashboard's server itself (dozens of threads) deadlocked it: OpenBLAS's at-fork handler stops
-the BLAS thread pool while another thread's matrix product runs on it (``ncld_core.eval.chunk_process``
+the BLAS thread pool while another thread's matrix product runs on it (``dashboard.serving.chunk_process``
 tells the story; ``tests/test_chunk_process.py`` reproduces it). A fork server is single-threaded, and
 it imports :data:`PRELOAD` once, so each child starts without importing them.
 
@@ -25,7 +25,7 @@ import threading
 __all__ = ["PRELOAD", "process_context", "start_fork_server", "end_with"]
 
 #: Imported once by the fork server, so each child starts without importing them.
-PRELOAD = ["ncld_core.eval.runner"]
+PRELOAD = ["ncld_core.eval.runner", "dashboard.serving.chunk_process", "dashboard.serving.bounded_parse"]
 
 #: Seconds between two looks at the asking process where the platform cannot wait on it (no ``pidfd_open``).
 POLL_S = 1.0

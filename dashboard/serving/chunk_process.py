@@ -28,8 +28,8 @@ from __future__ import annotations
 import os
 import time
 
-from ..fork_server import end_with, process_context, start_fork_server
-from ..priority import check_niceness, lower_priority
+from .fork_server import end_with, process_context, start_fork_server
+from .priority import check_niceness, lower_priority
 
 __all__ = ["ChunkProcess", "advance", "process_context", "start_fork_server"]
 
@@ -72,7 +72,7 @@ class ChunkProcess:
     user's file); ``context`` is a multiprocessing context (default :func:`process_context`).
     :meth:`next` is called by one thread; :meth:`kill` may come from another (Stop). ``niceness`` (0-19) is
     added to the process's niceness, in a session (scheduling group) of its own at that niceness
-    (:func:`ncld_core.priority.lower_priority`), so that the process computing gives way to other work of the
+    (:func:`dashboard.serving.priority.lower_priority`), so that the process computing gives way to other work of the
     machine (a dashboard server's pages, browsers); 0 leaves it as the caller's.
     """
 

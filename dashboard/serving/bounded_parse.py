@@ -13,6 +13,13 @@ after start-up plus ``memory_bytes``, one upload at a time (:data:`PARSES_AT_ONC
 
 Where the platform has no fork server (Windows) the parse runs in-process, unbounded.
 
+The upload is handed to the child in a temporary folder named for the process that made it
+(:func:`parse_folder_prefix`: ``ncld-parse-<pid>-<start>-``, the pid and start time of that process), so no
+folder stays behind for long: it goes when the parse ends or at the process's orderly end (even mid-parse:
+``tempfile.TemporaryDirectory`` cleans up at exit), and :func:`remove_orphaned_folders` (called at the first
+parse of a process and by the dashboard's start-up) removes those whose process is gone (a server killed with
+SIGKILL mid-parse). A folder of a process still running (another server on the same machine) is kept.
+
 >>> arff = b"@relation 'r: -C 1'\\n@attribute y {0,1}\\n@attribute x numeric\\n@data\\n1,2.5\\n0,1\\n"
 >>> ds = load_arff_bytes_bounded(arff, name="r")
 >>> ds.Y.ravel().tolist(), ds.X.ravel().tolist(), ds.source
@@ -25,8 +32,11 @@ ValueError: arff_bytes (r): malformed ARFF at line 2: @data before any @attribut
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -34,16 +44,79 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..fork_server import end_with, process_context
-from ..limits import LIMITS
-from .arff import load_arff_bytes
-from .dataset import Dataset
+from ncld_core.data.arff import load_arff_bytes
+from ncld_core.data.dataset import Dataset
 
-__all__ = ["load_arff_bytes_bounded", "PARSES_AT_ONCE"]
+from .fork_server import end_with, process_context
+from .limits import LIMITS
+
+__all__ = ["load_arff_bytes_bounded", "PARSES_AT_ONCE", "FOLDER_PREFIX", "parse_folder_prefix",
+           "remove_orphaned_folders"]
 
 #: Uploads parsed at the same time on one server (the others wait their turn).
 PARSES_AT_ONCE = 1
 _TURN = threading.BoundedSemaphore(PARSES_AT_ONCE)
+#: The start of every parse folder's name (then the owner's pid and start time: :func:`parse_folder_prefix`).
+FOLDER_PREFIX = "ncld-parse-"
+_FOLDER = re.compile(re.escape(FOLDER_PREFIX) + r"(\d+)-(\d+)-")
+_SWEPT: set = set()  # (pid, folder): orphans removed there at this process's first parse
+_SWEEP_LOCK = threading.Lock()
+
+
+def _start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, Linux's ``/proc/<pid>/stat``), None if unknown or gone:
+    with the pid it names one process, even after the pid is reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2:].split()[19])  # field 22, after "pid (comm) "
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _alive(pid: int, start: int) -> bool:
+    """Whether the process ``pid`` that started at ``start`` (0: unknown) still runs."""
+    if start and Path("/proc/self/stat").is_file():
+        return _start_time(pid) == start
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, another user's
+        return True
+    return True
+
+
+def parse_folder_prefix(pid: int | None = None) -> str:
+    """The name every parse folder of process ``pid`` (default: this one) starts with:
+    ``ncld-parse-<pid>-<start time>-`` (start time 0 where the platform does not tell it)."""
+    pid = os.getpid() if pid is None else pid
+    return f"{FOLDER_PREFIX}{pid}-{_start_time(pid) or 0}-"
+
+
+def remove_orphaned_folders(folder=None) -> list[Path]:
+    """Remove the parse folders in ``folder`` (default: the temporary folder, ``tempfile.gettempdir()``) whose
+    process is gone (killed mid-parse); the folders of running processes stay. The folders removed."""
+    root = Path(tempfile.gettempdir() if folder is None else folder)
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in root.iterdir():
+            m = _FOLDER.match(entry.name)
+            if m is None or not entry.is_dir() or entry.is_symlink() or _alive(int(m[1]), int(m[2])):
+                continue
+            shutil.rmtree(entry, ignore_errors=True)
+            if not entry.exists():
+                removed.append(entry)
+    return removed
+
+
+def _first_parse_here(folder: str) -> None:
+    """Once per process and temporary folder: the orphans there are removed."""
+    key = (os.getpid(), folder)
+    with _SWEEP_LOCK:
+        if key in _SWEPT:
+            return
+        _SWEPT.add(key)
+    remove_orphaned_folders(folder)
 
 
 def _vm_size_bytes() -> int | None:
@@ -104,7 +177,8 @@ def load_arff_bytes_bounded(arff_bytes, xml_bytes=None, *, name: str = "upload",
     if not isinstance(arff_bytes, (bytes, bytearray)):
         return load_arff_bytes(arff_bytes, xml_bytes, name=name)  # its own message names the argument
     tag = "" if name == "upload" else f" ({name})"
-    with _TURN, tempfile.TemporaryDirectory(prefix="ncld-parse-") as folder:
+    _first_parse_here(tempfile.gettempdir())
+    with _TURN, tempfile.TemporaryDirectory(prefix=parse_folder_prefix()) as folder:
         out = Path(folder)
         (out / "in.arff").write_bytes(arff_bytes)
         if xml_bytes is not None:

@@ -1,0 +1,223 @@
+"""What the model decides with the flip rates unknown (issue 39); writes ``docs/rates-unknown.md``.
+
+    python -m benchmarks.rates_unknown                      # the benchmark suite + the generator, streams cut to
+                                                            # 5000 instances, seeds 0-2, every noise family
+    python -m benchmarks.rates_unknown --max-instances 0 --seeds 5   # issue 39's protocol: whole streams, 5 seeds
+    python -m benchmarks.rates_unknown --quick              # 2 datasets, 1 seed, the paper's noise; report to /tmp
+
+Protocol: per (dataset, noise family, seed) the stream is built by :class:`ncld_core.config.RunConfig` (random
+order, the family's per-label rates, chunks of 500, test-then-train, metrics against the ground truth), and ELM-O
+at the package defaults learns it side by side as the runner runs it: told the stream's true rates
+(``model_rates="known"``), told rates 0 (``"ignore"``: ignoring the noise), and with no rates
+(``"estimate"``) given a trusted sample of 0 %, 1 %, 5 % and 20 % of each chunk's rows (their clean labels
+revealed: ``RunConfig.trusted_fraction``; the samples are nested, drawn by one generator apart from the rest, so
+the streams are otherwise identical). Every number is the model's own ``predict`` (its default decision rule).
+
+The targets are issue 39's "Done when"; the report says for each whether it is met, and by how much it is
+missed where it is not.
+"""
+
+from __future__ import annotations
+
+from benchmarks import _env  # noqa: E402,F401  (before numpy: one BLAS thread, NCLD_DATA_DIR)
+
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from benchmarks.common import (  # noqa: E402
+    REPO, argument_parser, benchmark_datasets, command_line, fnum, git_revision, md_table, utc_now, write_atomic,
+)
+from benchmarks.parallel import map_parallel  # noqa: E402
+from ncld_core.stream.noise_families import NOISE_FAMILIES  # noqa: E402
+
+#: Trusted shares of each chunk given to the model that estimates the rates (0: no clean labels at all).
+FRACTIONS = (0.0, 0.01, 0.05, 0.2)
+#: Issue 39's tolerance: with 1 % trusted, micro-F1 within this of the model told the rates.
+WITHIN_TOLD = 0.02
+#: Issue 39: without clean labels, at least this share of (told - ignoring) recovered ...
+RECOVERED = 0.5
+#: ... on at least this many of the shared datasets (paper's noise); 1 % trusted within WITHIN_TOLD on this many.
+RECOVERED_ON, WITHIN_ON = 6, 7
+#: The recovered share is reported only where telling the rates gains at least this much micro-F1 (a share of a
+#: smaller gap is noise: -653 % on a gap of 0.002).
+MIN_GAP = 0.01
+QUICK = ["medical", "enron"]
+#: The protocol as the report states it (the module docstring's paragraph).
+PROTOCOL = __doc__.split("\n\n")[2]
+TOLD, IGNORING = "told the rates", "ignoring the noise (told 0)"
+
+
+def estimated_name(fraction: float) -> str:
+    """The column of the model with no rates and a trusted sample of ``fraction``.
+
+    >>> estimated_name(0.0), estimated_name(0.01)
+    ('no rates, 0 % trusted', 'no rates, 1 % trusted')
+    """
+    return f"no rates, {100 * fraction:g} % trusted"
+
+
+def run_cell(job) -> list[dict]:
+    """One stream ``(dataset, family, seed, max_instances)``: a row per model (module doc)."""
+    from ncld_core.config import RunConfig
+    from ncld_core.data import load_dataset
+
+    dataset, family, seed, max_instances = job
+    noise = {"noise": "range", "rho_low": 0.2, "rho_high": 0.4} if family == "paper" else {"noise": family}
+    cut = {}
+    if dataset == "synthetic":
+        cut = {"n_instances": int(max_instances or 5000)}
+    elif max_instances and load_dataset(dataset, paths=False).n_instances > max_instances:
+        cut = {"n_instances": int(max_instances)}
+    base = dict(dataset=dataset, chunk_size=500, models=["ELM-O"], references=False, shuffle_seed=seed, seed=seed,
+                **noise, **cut)
+    runs = [(TOLD, "known", 0.0), (IGNORING, "ignore", 0.0)] + [(estimated_name(f), "estimate", f) for f in FRACTIONS]
+    rows = []
+    for name, rates, fraction in runs:
+        cfg = RunConfig(**base, model_rates=rates, trusted_fraction=fraction)
+        stream = cfg.build_stream()
+        t0 = time.perf_counter()
+        result = cfg.runner().run(stream)
+        wall = time.perf_counter() - t0
+        scored = [c for c in result.chunks if c.metrics]
+        summary = result.summary()
+        rows.append({
+            "dataset": dataset, "family": family, "seed": seed, "model": name, "fraction": fraction,
+            "micro_f1": float(summary.loc["ELM-O", "micro_f1"]),
+            "hamming_loss": float(summary.loc["ELM-O", "hamming_loss"]),
+            "average_precision": float(summary.loc["ELM-O", "average_precision"]),
+            "chunk_seconds": float(np.mean([c.seconds["ELM-O"] for c in scored])) if scored else float("nan"),
+            "n_instances": int(stream.n_instances), "wall": wall,
+        })
+    return rows
+
+
+def _means(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean micro-F1 per (family, dataset) and model, the models as columns."""
+    return df.pivot_table(index=["family", "dataset"], columns="model", values="micro_f1", aggfunc="mean")
+
+
+def targets(df: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """Issue 39's targets as ``(target, measured, met)`` rows."""
+    means = _means(df)
+    one, none = estimated_name(0.01), estimated_name(0.0)
+    real = means[means.index.get_level_values("dataset") != "synthetic"]
+    out = []
+    for family in sorted(set(real.index.get_level_values("family")), key=list(NOISE_FAMILIES).index):
+        m = real.loc[family]
+        gap = m[TOLD] - m[one]
+        within = int((gap <= WITHIN_TOLD).sum())
+        worst = gap.idxmax()
+        out.append((f"{family}: 1 % trusted within {WITHIN_TOLD} of told, on >= {WITHIN_ON} of the 8 shared datasets",
+                    f"{within} of {len(m)} here (largest gap: {worst}, {gap.max():.3f})",
+                    "met" if within >= min(WITHIN_ON, len(m)) else "missed"))
+    cells = df.pivot_table(index=["family", "dataset", "seed"], columns="model", values="micro_f1")
+    below = cells[cells[one] < cells[IGNORING]]
+    depth = (below[IGNORING] - below[one]).max() if len(below) else 0.0
+    out.append(("1 % trusted never below ignoring the noise, any (dataset, seed, family)",
+                f"{len(below)} of {len(cells)} cells below" + (f" (by at most {depth:.3f})" if len(below) else ""),
+                "met" if below.empty else "missed"))
+    if "paper" in set(real.index.get_level_values("family")):
+        m = real.loc["paper"]
+        span = m[TOLD] - m[IGNORING]
+        share = (m[none] - m[IGNORING]) / span.where(span >= MIN_GAP)
+        reached = int((share >= RECOVERED).sum())
+        out.append((f"paper: no clean labels recover >= {RECOVERED:.0%} of (told - ignoring), on >= {RECOVERED_ON} "
+                    f"of the 8 shared datasets (— : told gains under {MIN_GAP})", f"{reached} of {len(m)} here (" + ", ".join(
+                        f"{d} {fnum(100 * s, 0)} %" for d, s in share.items()) + ")",
+                    "met" if reached >= min(RECOVERED_ON, len(m)) else "missed"))
+    worse = real[real[none] < real[IGNORING]]
+    out.append(("no clean labels never below ignoring the noise on a dataset's mean",
+                f"{len(worse)} of {len(real)} (dataset, family) means below" + (
+                    ": " + ", ".join(f"{f}/{d} by {r[IGNORING] - r[none]:.3f}" for (f, d), r in worse.iterrows())
+                    if len(worse) else ""), "met" if worse.empty else "missed"))
+    overall = df[df.model.str.startswith("no rates")].groupby("fraction")["micro_f1"].mean()
+    drops = [f"{100 * a:g} -> {100 * b:g} %" for a, b in zip(overall.index[:-1], overall.index[1:])
+             if overall[b] < overall[a]]
+    out.append(("more trusted rows never lower the mean micro-F1 (" + " / ".join(
+        f"{100 * f:g} %" for f in overall.index) + ")", " / ".join(f"{v:.4f}" for v in overall.values)
+        + (f"; lower at {', '.join(drops)}" if drops else ""), "met" if not drops else "missed"))
+    secs = df.groupby("model")["chunk_seconds"].mean()
+    ratio = secs[[c for c in secs.index if c.startswith("no rates")]].max() / secs[TOLD]
+    out.append(("per-chunk seconds with the rates estimated, against the model told them (the slowest trusted share; "
+                "the issue's 1.5x is against the code before it: `make bench`)", f"{ratio:.2f}x", "measured"))
+    return out
+
+
+def report(df: pd.DataFrame, *, command: str, seconds: float, max_instances, workers: int) -> str:
+    seeds = sorted(set(df.seed))
+    order = [d for d in ["synthetic", *benchmark_datasets()] if d in set(df.dataset)]
+    families = [f for f in NOISE_FAMILIES if f in set(df.family)]
+    cut = f"cut to their first {max_instances} instances after shuffling" if max_instances else "whole"
+    lines = [
+        "# Rates nobody told: what the model decides (issue 39)",
+        "",
+        f"_Generated by `{command}` on {utc_now()} at {git_revision()} in {seconds:.0f} s ({workers} workers); "
+        "do not edit by hand._",
+        "",
+        " ".join(PROTOCOL.split()),
+        "",
+        f"Streams: {', '.join(order)} ({cut}; the generator 5000 instances), seeds {', '.join(map(str, seeds))}, "
+        f"noise families {', '.join(f'`{f}`' for f in families)}. Issue 39 asks for whole streams and 5 seeds "
+        "(`--max-instances 0 --seeds 5`): this run is that protocol only where the flags say so.",
+        "",
+        "## Targets (issue 39, \"Done when\")",
+        "",
+        md_table(["target", "measured", ""], targets(df)),
+        "",
+        "## Micro-F1 per dataset (mean of the seeds)",
+        "",
+    ]
+    models = [TOLD, IGNORING, *(estimated_name(f) for f in FRACTIONS)]
+    means = _means(df)
+    for family in families:
+        lines += [f"### Noise family `{family}`", ""]
+        rows = []
+        for d in order:
+            if (family, d) not in means.index:
+                continue
+            r = means.loc[(family, d)]
+            span = r[TOLD] - r[IGNORING]
+            share = (r[estimated_name(0.0)] - r[IGNORING]) / span if span >= MIN_GAP else float("nan")
+            rows.append([d, *(fnum(r[m]) for m in models), fnum(100 * share, 0) + (" %" if span >= MIN_GAP else "")])
+        lines += [md_table(["dataset", *models, "recovered, no clean labels"], rows), ""]
+    lines += [f"The last column: (no rates, 0 % - ignoring) / (told - ignoring); — where telling the rates gains less "
+              f"than {MIN_GAP} micro-F1.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argument_parser("benchmarks.rates_unknown", __doc__)
+    p.add_argument("--datasets", nargs="+", default=None, help="default: the benchmark suite + synthetic")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--first-seed", type=int, default=0, help="held-out streams: seeds from here on")
+    p.add_argument("--families", nargs="+", default=None, choices=list(NOISE_FAMILIES))
+    p.add_argument("--max-instances", type=int, default=5000, help="0: whole streams")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--quick", action="store_true", help="2 datasets, 1 seed, the paper's noise; report to /tmp")
+    p.add_argument("--doc", default=None, help="report path (default docs/rates-unknown.md; --quick: /tmp)")
+    p.add_argument("--save", type=Path, default=None, help="also write the rows as a CSV file")
+    a = p.parse_args(argv)
+    datasets = a.datasets or (QUICK if a.quick else ["synthetic", *benchmark_datasets()])
+    families = a.families or (["paper"] if a.quick else list(NOISE_FAMILIES))
+    seeds = range(a.first_seed, a.first_seed + (1 if a.quick else a.seeds))
+    jobs = [(d, f, s, a.max_instances) for d in datasets for f in families for s in seeds]
+    t0 = time.perf_counter()
+    rows = [r for cell in map_parallel(run_cell, jobs, a.workers, progress=True, desc="streams") for r in cell]
+    df = pd.DataFrame(rows)
+    seconds = time.perf_counter() - t0
+    if a.save:
+        df.to_csv(a.save, index=False)
+    doc = Path(a.doc) if a.doc else (Path("/tmp/rates-unknown.md") if a.quick else REPO / "docs" / "rates-unknown.md")
+    text = report(df, command=command_line("benchmarks.rates_unknown", sys.argv[1:] if argv is None else argv),
+                  seconds=seconds, max_instances=a.max_instances, workers=a.workers)
+    write_atomic(doc, text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
