@@ -167,15 +167,18 @@ def _role(run) -> str | None:
     return role_text(ss.get("run_role"), status=run.status, others=others)
 
 
-def _show(run, chunks, figures_shown: dict):
+def _show(run, chunks, figures_shown: dict, live: bool = False):
     """The status and the panels for ``chunks``; the graphs only when they show another number of chunks than
-    ``figures_shown`` says (what this page's graphs show since the page was drawn). The status comes first while
+    ``figures_shown`` says (what this page's graphs show since the page was drawn); ``live``: drawn by the live
+    part (a run that has ended since its snapshot reruns the page instead). The status comes first while
     the run is active (it says which chunk is being drawn), last once it has ended (with the last redraw's time:
     written once, it never changes under a reader)."""
     busy = int(run.computing_s()) if run.status == "running" else 0  # a slow chunk: how long it has computed
+    text = run.status_text(len(chunks)) + (f" · computing chunk {len(chunks) + 1}: {busy} s" if busy else "")
+    if live and text.startswith(("done ·", "stopped ·", "failed ·")):  # ended since its snapshot: never "done"
+        st.rerun()  # at a chunk before the last; the page's full run says how it ended
     if run.active or not chunks:
-        status.caption(run.status_text(len(chunks)) + (f" · computing chunk {len(chunks) + 1}: {busy} s" if busy
-                                                       else ""))
+        status.caption(text)
     if not chunks:
         return
     t1 = time.perf_counter()
@@ -185,6 +188,8 @@ def _show(run, chunks, figures_shown: dict):
         ss[SHOWN] = (run.token, len(chunks))
         run.note_drawn(time.perf_counter() - t1)
         ss["timings"] = run.timings()
+    if live and not run.active:  # it ended during the draw: the page's full run says how, at its last chunk
+        st.rerun()
     if not run.active:
         status.caption(run.status_text(len(chunks)))
 
@@ -206,7 +211,7 @@ def _live(run, line, figures_shown: dict):
     if not chunks or not figures_shown:  # (the page's full run: every place the fragment's reruns write)
         lp.reserve(before)
         figures_shown[None] = 0
-    _show(run, chunks, figures_shown)
+    _show(run, chunks, figures_shown, live=True)
 
 
 lp.hub = st.empty()  # of no height: fetches plotly.js before Run, then carries each draw's figures (draw_charts)
