@@ -12,7 +12,10 @@ a visitor's wait:
 The protocol is the page's (``streamlit.proto``): a ``BackMsg`` asks for a script run with the link's query
 string; the server answers with ``ForwardMsg`` deltas; pressing Run is a script run whose widget states carry the
 Run button's trigger (the other widgets keep their values in the session, as when the page sends them all).
-A reader thread takes every message as it comes (the server never waits on a slow client), bounded by a deadline.
+A reader thread takes every message as it comes (the server never waits on a slow client), bounded by a deadline;
+a fragment the server asks to rerun every so often (``st.fragment(run_every=...)``: the Live run's live part) is
+asked for at that interval by a ticker thread, as the page's timer does, until a full script run no longer
+registers it.
 
 >>> SocketVisitor.status_of("done · chunk 20/20 · median update 51 ms")
 'done · chunk 20/20 · median update 51 ms'
@@ -70,6 +73,9 @@ class SocketVisitor:
         self._closing = threading.Event()
         self._socket = self._connection = None
         self._thread = threading.Thread(target=self._read, name="socket-visitor", daemon=True)
+        self._auto: dict[str, list[float]] = {}  # fragment id -> [interval, next due] (st.fragment's run_every)
+        self._auto_lock = threading.Lock()
+        self._ticker = threading.Thread(target=self._tick, name="socket-visitor-ticker", daemon=True)
 
     @staticmethod
     def status_of(text: str) -> str | None:
@@ -85,6 +91,7 @@ class SocketVisitor:
         try:
             self._send(rerun={})
             self._thread.start()
+            self._ticker.start()
         except BaseException:
             self.close()
             raise
@@ -118,18 +125,22 @@ class SocketVisitor:
         self._closing.set()
         if self._connection is not None:
             self._connection.__exit__(None, None, None)
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
+        for thread in (self._thread, self._ticker):
+            if thread.is_alive():
+                thread.join(timeout=5)
 
     # ------------------------------------------------------------------ protocol
     def _left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
 
-    def _send(self, *, rerun: dict) -> None:
+    def _send(self, *, rerun: dict, fragment_id: str | None = None) -> None:
         msg = BackMsg()
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_script_hash = ""
         msg.rerun_script.page_name = self.page_name
+        if fragment_id is not None:  # a fragment's timed rerun, as the page's timer asks for it
+            msg.rerun_script.fragment_id = fragment_id
+            msg.rerun_script.is_auto_rerun = True
         for widget_id, trigger in rerun.items():
             state = msg.rerun_script.widget_states.widgets.add()
             state.id = widget_id
@@ -152,9 +163,36 @@ class SocketVisitor:
             self._answered.set()  # nobody waits forever on a visitor whose connection ended
             self._ended.set()
 
+    def _tick(self) -> None:
+        """Ask for each registered fragment's rerun at its interval, until the visit ends."""
+        while not self._closing.is_set() and not self._ended.is_set() and self._left() > 0:
+            now = time.monotonic()
+            with self._auto_lock:
+                due = [f for f, (interval, at) in self._auto.items() if at <= now]
+                for f in due:
+                    self._auto[f][1] = now + self._auto[f][0]
+            for f in due:
+                try:
+                    self._send(rerun={}, fragment_id=f)
+                except Exception:  # noqa: BLE001 - a closed connection: the reader says so
+                    return
+            time.sleep(0.02)
+
     def _take(self, raw: bytes, now: float) -> None:
         msg = ForwardMsg()
         msg.ParseFromString(raw)
+        kind = msg.WhichOneof("type")
+        if kind == "new_session" and not msg.metadata.run.fragment_ids:  # a full script run: its fragments anew
+            with self._auto_lock:
+                self._auto.clear()
+        elif kind == "auto_rerun":
+            with self._auto_lock:
+                self._auto[msg.auto_rerun.fragment_id] = [msg.auto_rerun.interval,
+                                                          time.monotonic() + msg.auto_rerun.interval]
+        elif kind == "stop_auto_rerun":
+            with self._auto_lock:
+                for f in msg.stop_auto_rerun.fragment_ids:
+                    self._auto.pop(f, None)
         if msg.WhichOneof("type") == "script_finished":
             # the run that wrote "done" may still send the figures drawn below the status line: the visit has
             # ended when that script run has (a run cut short for a rerun draws them again)

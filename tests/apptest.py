@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -10,9 +11,37 @@ from streamlit.testing.v1 import AppTest
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 
 
+class LiveAppTest(AppTest):
+    """AppTest that, after each script run, runs the page again while the session's Live run is active.
+
+    In a browser the page's live part is a fragment that Streamlit reruns every ``POLL_S`` seconds while a run is
+    active (``dashboard/views/run.py``); AppTest has no browser to time those reruns, so each run of the page here
+    is followed by whole-page reruns (the fragment inside them) until the run has ended, as a browser left open
+    would show it. A run that stays active past the timeout is left active."""
+
+    #: Seconds between two reruns while the run is active (the page's ``POLL_S``).
+    POLL_S = 0.2
+
+    def _run(self, widget_state=None, timeout=None):
+        out = super()._run(widget_state, timeout)
+        deadline = time.monotonic() + (timeout or self.default_timeout)
+        while self._live_run_active() and time.monotonic() < deadline and not self.exception:
+            time.sleep(self.POLL_S)
+            out = super()._run(self._tree.get_widget_states(), timeout)
+        return out
+
+    def _live_run_active(self) -> bool:
+        try:
+            run = self.session_state["run"]
+        except KeyError:
+            return False
+        return run is not None and run.active
+
+
 def open_app(query: dict | None = None, *, timeout: float = 120) -> AppTest:
-    """The page opened with the link's ``query``, run once; an uncaught exception fails the test."""
-    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    """The page opened with the link's ``query``, run once (and while its run is active: :class:`LiveAppTest`); an
+    uncaught exception fails the test."""
+    at = LiveAppTest(APP, default_timeout=timeout)
     if query:
         at.query_params.update(query)
     at.run()

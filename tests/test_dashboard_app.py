@@ -259,21 +259,49 @@ def test_a_preset_gives_every_control_a_new_key():
 
 
 def test_a_finished_run_says_when_the_settings_changed_after_it():
-    """After a run, a preset (or any control) changes the settings: the run's numbers stay on the page, and its
-    caption says they are not of the settings shown; back on the run's settings, the note goes."""
+    """After a run on a page that is not live (Stop pressed since: the session's ``live`` flag off), a preset (or
+    any control) changes the settings: the run's numbers stay on the page, and its caption says they are not of
+    the settings shown; back on the run's settings, the note goes."""
     changed = "The settings have changed since this run"
     at = _app()
     _small(at)
     _run_button(at).click().run()
     assert at.session_state["run"].status == "done"
     assert not any(changed in c.value for c in at.caption)
+    at.session_state["live"] = False  # what Stop does (a run of three chunks ends before a click could stop it)
     at.number_input(key=wkey("seed", at.session_state)).set_value(7).run()
+    assert at.session_state["run"].cfg.seed != 7  # nothing started
     note = [_plain(c.value) for c in at.caption if changed in c.value]
     assert note and "press Run for them" in note[0] and "This run:" in note[0], note
     at.number_input(key=wkey("seed", at.session_state)).set_value(RunConfig().seed).run()
     assert not any(changed in c.value for c in at.caption)
     at.button_group(key="preset_pick").set_value("concept growth").run()
     assert any(changed in c.value for c in at.caption)
+
+
+def test_a_knob_moved_after_run_starts_its_run_without_a_click():
+    """Issue 38 item 1: once Run was pressed, a control that moves starts the run of its settings by itself (a
+    configuration computed before is replayed); a link fills the controls and starts nothing, and settings that
+    are not valid show their error and start nothing."""
+    at = _app({"seed": "3"})  # a link: the controls filled, no run
+    _small(at)
+    at.number_input(key=wkey("seed", at.session_state)).set_value(9).run()
+    assert at.session_state.get("run") is None
+    _run_button(at).click().run()
+    first = at.session_state["run"]
+    assert first.status == "done" and first.cfg.seed == 9
+    at.number_input(key=wkey("seed", at.session_state)).set_value(10).run()  # no click
+    assert not at.exception, [e.value for e in at.exception]
+    run = at.session_state["run"]
+    assert run is not first and run.cfg.seed == 10 and run.status == "done", (run.cfg.seed, run.status)
+    assert run.cfg == RunConfig(**at.session_state["cfg_values"])
+    assert not any("settings have changed" in c.value for c in at.caption)
+    at.number_input(key=wkey("seed", at.session_state)).set_value(9).run()  # computed before: replayed
+    assert at.session_state["run"].cfg.seed == 9 and at.session_state["run_role"] == "replayed"
+    # bad settings: their error, and the run shown stays the last valid one's
+    at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(10_000).run()
+    assert not at.exception and _run_button(at).disabled is True
+    assert at.session_state["run"].cfg.seed == 9 and at.session_state["run"].cfg.n_neighbors != 10_000
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
@@ -426,10 +454,14 @@ def test_upload_broken_and_good_files():
     pinned = next(_plain(c.value) for c in at.caption if c.value.startswith("Pinned baseline"))
     assert "it ran on an uploaded file, which cannot travel in a link" in pinned and "re-run" not in pinned, pinned
     # another file under the same settings: the run shown is not of it (no setting names the file)
+    # another file under the same settings: a new run of it (the page is live: Run was pressed), though no
+    # setting names the file
+    before = at.session_state["run"]
     at.file_uploader(key="w_upload_arff").upload("<i>tiny</i>.arff", arff.replace(b"0.5", b"0.75", 1))
     at.run()
+    assert at.session_state["run"] is not before and at.session_state["run"].status == "done"
     caption = next(_plain(c.value) for c in at.caption if "This run:" in c.value)
-    assert "The settings have changed since this run" in caption, caption
+    assert "The settings have changed since this run" not in caption, caption
 
 
 def test_a_replayed_upload_run_never_shows_another_visitors_file_name():

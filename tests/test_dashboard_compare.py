@@ -47,9 +47,9 @@ def test_pin_and_compare_round_trip_through_the_link():
     # the link carries the pinned run's settings
     assert RunConfig.from_query_params(json.loads(at.query_params[LINK_PARAM])) == SMALL
     assert at.button(key="pin_button").disabled is True
-    # change a setting, run again: the baseline's curves are under every panel, dimmed, named as the baseline's
+    # change a setting (the page is live since Run: its run starts by itself): the baseline's curves are under
+    # every panel, dimmed, named as the baseline's
     at.number_input(key=wkey("beta", at.session_state)).set_value(0.5).run()
-    at.button(key="run_button").click().run()
     assert not at.exception, [e.value for e in at.exception]
     for panel in ("metrics", "cardinality", "threshold"):
         fig = drawn_figure(at, panel)
@@ -73,8 +73,7 @@ def test_pin_and_compare_round_trip_through_the_link():
     assert table["pinned"].tolist() == ["pinned"] * 5 + [""] * 5
     # one chunk size: delays in chunks; in instances once the runs' chunk sizes differ (a chunk is not a chunk)
     assert "mean delay (chunks)" in table.columns and "mean delay (instances)" not in table.columns
-    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(SMALL.chunk_size // 2).run()
-    at.button(key="run_button").click().run()
+    at.number_input(key=wkey("chunk_size", at.session_state)).set_value(SMALL.chunk_size // 2).run()  # run #3
     wider = next(t.value for t in at.table if "run" in getattr(t.value, "columns", []))
     assert "mean delay (instances)" in wider.columns and "mean delay (chunks)" not in wider.columns
     at.button(key="unpin_button").click().run()

@@ -24,6 +24,7 @@ from dashboard import link as L
 from ncld_core.config import MAX_INSTANCES, StreamSpec, RunConfig
 from ncld_core.data import resolve_dataset
 from ncld_core.eval.runner import PrequentialRunner
+from tests.apptest import LiveAppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "dashboard" / "app.py"
@@ -63,7 +64,7 @@ def work(monkeypatch):
 
 
 def _app(query: dict | None = None, page: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
+    at = LiveAppTest(APP, default_timeout=120)
     if query:
         at.query_params.update(query)
     at.run()

@@ -1,0 +1,108 @@
+"""Presentation mode of the Live run page: the panel chosen or stepped through, and a guided lesson's steps.
+
+Widgets of ``dashboard/views/run.py`` in presentation mode (one panel at a time, large type): the lesson's
+chooser (:func:`lesson_select`), its current step (:func:`lesson_box`) and the panel's chooser with Previous /
+Next or a lesson's step buttons (:func:`panel_nav`). A lesson's link opens its step (``dashboard.link``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import link, panels
+from dashboard.controls import set_config
+from dashboard.teaching import LESSONS
+from dashboard.ui import md_escape
+from ncld_core.config import PRESETS
+
+__all__ = ["NO_LESSON", "lesson_select", "lesson_box", "panel_nav"]
+
+ss = st.session_state
+NO_LESSON = ""
+
+
+def _step_panel(delta: int):
+    keys = [p.key for p in panels.PANELS]
+    cur = ss.get("present_panel") if ss.get("present_panel") in keys else keys[0]
+    ss["present_panel"] = keys[(keys.index(cur) + delta) % len(keys)]
+
+
+def _go_to_step(at):
+    """Show step ``at = (slug, k)`` (None: no lesson): the link follows, and so does the panel of the step."""
+    link.set_lesson(at)
+    if at is not None:
+        step = LESSONS[at[0]].step(at[1])
+        if step.panel or at[1] == LESSONS[at[0]].n_steps:
+            ss["present_panel"] = step.panel or LESSONS[at[0]].panel
+    ss["lesson_pick"] = at[0] if at else NO_LESSON
+
+
+def _pick_lesson():
+    slug = ss.get("lesson_pick") or None
+    if slug is None:
+        _go_to_step(None)
+        return
+    preset = LESSONS[slug].preset
+    set_config(PRESETS[preset])  # the lesson runs its preset: every setting on a control
+    ss["preset_applied"] = preset
+    _go_to_step((slug, 1))
+
+
+def lesson_select():
+    """The chooser of a lesson (presentation mode: on the page heading's line), its label hidden."""
+    at = ss.get(link.LESSON)
+    if ss.get("lesson_pick") != (at[0] if at else NO_LESSON):
+        ss["lesson_pick"] = at[0] if at else NO_LESSON
+    if at is not None and ss.get("lesson_shown") != at:  # opened by a link: its step's panel
+        ss["lesson_shown"] = at
+        step = LESSONS[at[0]].step(at[1])
+        if step.panel:
+            ss["present_panel"] = step.panel
+    st.selectbox("Lesson", [NO_LESSON, *LESSONS], key="lesson_pick", on_change=_pick_lesson,
+                 format_func=lambda s: "no lesson: choose the panels yourself" if s == NO_LESSON
+                 else f"lesson: {LESSONS[s].preset}", label_visibility="collapsed",
+                 help="A preset as a short lecture: the setting, what to watch, then what this run measured. "
+                      "The link opens the same step.")
+
+
+def lesson_box(run, cfg):
+    """With a lesson chosen, its current step: setting, what to watch, what ``run`` measured when it is of the
+    settings ``cfg`` (the step buttons are on the panel's line, :func:`panel_nav`). Beside the panel on a wide
+    screen, above it on a narrow one (``dashboard/static/present.css``)."""
+    at = ss.get(link.LESSON)
+    if at is None:
+        return
+    lesson, k = LESSONS[at[0]], at[1]
+    shown = run if run is not None and run.cfg == cfg and run.chunks else None
+    step = lesson.step(k, shown.result() if shown else None, shown.stream if shown else None, cfg=cfg)
+    with st.container(border=True, key="lesson_step"):
+        st.markdown(f"**{md_escape(lesson.preset)}** · step {k} of {lesson.n_steps}: **{md_escape(step.title)}**")
+        st.markdown(step.text)
+
+
+def _present_label(key: str) -> str:
+    index = next(i for i, p in enumerate(panels.PANELS) if p.key == key)
+    return f"({panels.letter(index)}) {panels.PANELS[index].label}"
+
+
+def panel_nav():
+    """The chooser of the panel, Previous / Next (a lesson's Previous / Next step instead); the panel shown."""
+    keys = [p.key for p in panels.PANELS]
+    if ss.get("present_panel") not in keys:
+        ss["present_panel"] = keys[0]
+    p1, p2, p3 = st.container(key="present_nav").columns([4, 1, 1], vertical_alignment="bottom")
+    with p1:
+        st.selectbox("Panel", keys, key="present_panel", format_func=_present_label, label_visibility="collapsed")
+    at = ss.get(link.LESSON)
+    if at is not None:  # a lesson steps through its panels: its step buttons take the panel buttons' place
+        lesson, k = LESSONS[at[0]], at[1]
+        p2.button("Previous step", icon=":material/chevron_left:", key="lesson_prev", disabled=k <= 1,
+                  on_click=_go_to_step, args=((lesson.slug, k - 1),), width="stretch")
+        p3.button("Next step", icon=":material/chevron_right:", key="lesson_next", disabled=k >= lesson.n_steps,
+                  on_click=_go_to_step, args=((lesson.slug, k + 1),), width="stretch")
+    else:
+        p2.button("Previous", icon=":material/chevron_left:", on_click=_step_panel, args=(-1,), key="present_prev",
+                  width="stretch")
+        p3.button("Next", icon=":material/chevron_right:", on_click=_step_panel, args=(1,), key="present_next",
+                  width="stretch")
+    return panels.by_key(ss.get("present_panel") or keys[0])

@@ -1,0 +1,293 @@
+// The live panels' graphs (dashboard/live_chart.py): one plotly graph per slot, updated in place with
+// Plotly.react. Plotly's public API only (Plotly.react / relayout / purge / Plots.resize, the graph div's data
+// and layout); whether and how wide a graph is drawn is read from the page (its svg), not from plotly's
+// internals.
+//
+// The graph of a slot lives in window.__ncldGraphs[slot] and sits in the slot's mount (the element of the
+// newest instance that said {mount: slot}) when both belong to the same run (its owner token): after a rerun
+// the new mount takes over the run's graph as it was drawn, and never shows another run's.
+const graphs = (window.__ncldGraphs = window.__ncldGraphs || {});
+const mounts = (window.__ncldMounts = window.__ncldMounts || {});
+
+// Whether plotly has drawn the graph, and the width it drew it at (0: not drawn), read from its svg.
+function drawnWidth(gd) {
+  const svg = gd.querySelector(':scope > .plot-container .main-svg');
+  return svg ? parseFloat(svg.getAttribute('width')) || 0 : 0;
+}
+const isDrawn = gd => drawnWidth(gd) > 0;
+
+function plotlyReady(src) {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!window.__ncldPlotly) {
+    const index = [...document.scripts].map(s => s.src).find(s => s.includes('/static/js/index'));
+    const root = index ? index.split('/static/js/')[0] : window.location.origin;
+    window.__ncldPlotly = new Promise((resolve, reject) => {
+      const tag = document.createElement('script');
+      tag.src = root + '/app/static/' + src;
+      tag.onload = () => resolve(window.Plotly);
+      tag.onerror = () => { tag.remove(); window.__ncldPlotly = null; reject(new Error('plotly.js did not load')); };
+      document.head.appendChild(tag);
+    });
+  }
+  return window.__ncldPlotly;
+}
+
+function graph(slot) {
+  let gd = graphs[slot];
+  if (!gd) {
+    gd = document.createElement('div');
+    gd.style.width = '100%';
+    graphs[slot] = gd;
+    // follow the width of wherever the graph is (moved into a wider panel, the sidebar closed, the window)
+    let pending = false;
+    new ResizeObserver(() => {
+      if (pending || !window.Plotly || !isDrawn(gd)) return;
+      pending = true;
+      requestAnimationFrame(() => {
+        pending = false;
+        followWidth(gd, slot);
+      });
+    }).observe(gd);
+  }
+  return gd;
+}
+
+// Draw the graph at its div's width when it was drawn at another (the legend laid out afresh for that width).
+// Called on the graph's resizes and on every change of the page (refitAll): a graph drawn while its div had no
+// width (plotly's 700 px default) whose div widened during a draw would otherwise keep the old width.
+function followWidth(gd, slot) {
+  if (!window.Plotly || !isDrawn(gd) || gd.__ncldBusy || !gd.isConnected || !gd.clientWidth ||
+      Math.abs(gd.clientWidth - drawnWidth(gd)) <= 1) return;
+  const pick = legendFor(gd, gd.layout);
+  if (pick && pick.w !== gd.__ncldLegend) {  // the legend laid out for this width, on the figure as drawn
+    const fig = {data: gd.data, layout: Object.assign({}, gd.layout)};
+    applyLegend(gd, fig);
+    fig.layout.height = fittedHeight(gd, fig.layout);
+    gd.style.height = fig.layout.height + 'px';
+    gd.__ncldFigure = gd.__ncldShape = null;  // the next figure is drawn whole
+    gd.__ncldBusy = true;
+    window.Plotly.react(gd, fig.data, fig.layout).then(() => {
+      if (gd.clientWidth && Math.abs(gd.clientWidth - drawnWidth(gd)) > 1) return window.Plotly.Plots.resize(gd);
+    }).catch(() => {}).finally(() => {
+      gd.__ncldBusy = false;
+      place(slot);
+    });
+  } else window.Plotly.Plots.resize(gd).catch(() => {});
+}
+
+// The legend laid out for the widest graph this one holds (layout.meta.legends, narrowest first, each for a
+// graph w px wide: dashboard/figures.py fit_legend): its wrapped names, bottom margin and height.
+function legendFor(gd, layout) {
+  const all = layout.meta && layout.meta.legends;
+  if (!all || !all.length) return null;
+  const width = gd.clientWidth || 0;
+  let pick = all[0];
+  for (const l of all) if (l.w <= width + 1) pick = l;
+  return pick;
+}
+
+function applyLegend(gd, fig) {
+  const pick = legendFor(gd, fig.layout);
+  gd.__ncldLegend = pick ? pick.w : null;
+  if (!pick) return;
+  for (const [i, name] of Object.entries(pick.names)) if (fig.data[i]) fig.data[i].name = name;
+  fig.layout.margin = Object.assign({}, fig.layout.margin, {b: pick.b});
+  fig.layout.height = pick.height;
+  fig.layout.legend = Object.assign({}, fig.layout.legend, {entrywidth: pick.entrywidth, maxheight: pick.maxheight});
+  const fit = fig.layout.meta.fit;
+  if (fit) { fit.base = pick.height; fit.plot = pick.plot; }
+}
+
+// Presentation mode (layout.meta.fit = {base, plot, min, max}: the figure's height and its plot area's, as drawn
+// by the app, and the plot area's bounds): the plot area takes the height the window has left under the graph's
+// top, less what its panel shows under it (a note, a table) and the page's bottom padding, within [min, max] px.
+// The panel then fits the screen whatever stands above it (a lesson's step of any length, a wrapped heading).
+function fittedHeight(gd, layout) {
+  const fit = layout.meta && layout.meta.fit;
+  if (!fit || !gd.isConnected) return layout.height;
+  const panel = gd.closest('[class*="st-key-panel_"]') || gd.parentNode;
+  const top = gd.getBoundingClientRect().top + window.scrollY;
+  // what the panel shows under the graph, to its lowest element (a caption's text can overhang its box)
+  const bottom = Math.max(panel.getBoundingClientRect().bottom,
+    ...[...panel.querySelectorAll('[data-testid="stCaptionContainer"], [data-testid="stExpander"], table')]
+      .map(e => e.getBoundingClientRect().bottom));
+  const below = Math.max(0, bottom - gd.getBoundingClientRect().bottom);
+  const main = document.querySelector('.stMainBlockContainer');
+  const pad = main ? parseFloat(getComputedStyle(main).paddingBottom) || 0 : 0;
+  const room = window.innerHeight - top - below - pad - 8;
+  const plot = Math.min(fit.max, Math.max(fit.min, room - (fit.base - fit.plot)));
+  return Math.round(fit.base - fit.plot + plot);
+}
+
+// Fit again every fitted graph when the page under or above it changes height, or the window its size.
+function refitAll() {
+  if (!window.Plotly) return;
+  for (const [slot, gd] of Object.entries(graphs)) {
+    followWidth(gd, slot);
+    if (!isDrawn(gd) || gd.__ncldBusy || !gd.isConnected || !(gd.layout.meta && gd.layout.meta.fit)) continue;
+    const h = fittedHeight(gd, gd.layout);
+    if (Math.abs(h - gd.layout.height) > 2) {
+      gd.style.height = h + 'px';
+      window.Plotly.relayout(gd, {height: h}).catch(() => {});
+    }
+  }
+}
+if (!window.__ncldWatching) {
+  window.__ncldWatching = true;
+  let queued = false;
+  const soon = () => { if (!queued) { queued = true; requestAnimationFrame(() => {
+    queued = false;
+    for (const [slot, gd] of Object.entries(graphs)) if (!gd.isConnected) place(slot);  // its mount left the page
+    refitAll();
+  }); } };
+  window.addEventListener('resize', soon);
+  new MutationObserver(soon).observe(document.body, {subtree: true, childList: true, characterData: true});
+  new ResizeObserver(soon).observe(document.body);
+}
+
+// The slot's newest mount still in the page. Streamlit can render a mount's instance twice in one rerun and keep
+// the first (the second leaves the page at once): every instance is kept until it leaves the page.
+function latestMount(slot) {
+  const list = (mounts[slot] || []).filter(m => m.el.isConnected);
+  mounts[slot] = list;
+  return list.length ? list[list.length - 1] : null;
+}
+
+// The slot's mount, when it is in the page and shows the run the graph's figures are of.
+function mountOf(gd, slot) {
+  const mount = latestMount(slot);
+  return mount && mount.owner === gd.__ncldOwner ? mount.el : null;
+}
+
+// Draw what waits for the slot's mount, or show the graph there as it was drawn (after a rerun).
+function place(slot) {
+  const gd = graphs[slot], el = gd && mountOf(gd, slot);
+  if (!el || gd.__ncldBusy) return;
+  if (gd.__ncldNext) drawNext(gd, slot);
+  else if (gd.__ncldDrawn === gd.__ncldOwner && gd.parentNode !== el) el.appendChild(gd);
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  if (!data) return;
+  if (data.preload) { plotlyReady(data.src).catch(() => {}); return; }  // before Run: fetch plotly.js
+  if (data.mount) {
+    mounts[data.mount] = (mounts[data.mount] || []).filter(m => m.el !== parentElement)
+      .concat([{el: parentElement, owner: data.owner}]);
+    const held = graphs[data.mount];  // a kept instance keeps its element: take another run's graph out
+    if (held && held.parentNode === parentElement && held.__ncldDrawn !== data.owner && !held.__ncldBusy)
+      parentElement.removeChild(held);
+    place(data.mount);
+  }
+  for (const [slot, figure] of Object.entries(data.figures || {})) {
+    const gd = graph(slot);
+    // another run's graph leaves the page until it is drawn anew
+    if (gd.__ncldOwner !== data.owner && !gd.__ncldBusy && gd.parentNode) gd.parentNode.removeChild(gd);
+    gd.__ncldOwner = data.owner;
+    // the newest figure wins if several arrive while one is drawn
+    gd.__ncldNext = {figure, owner: data.owner, chunk: data.chunk, config: data.config, src: data.src};
+    place(slot);
+  }
+}
+
+// One figure at a time per graph (a transition ends after Plotly.react returns), in its run's mount; then the
+// newest. Another run's drawing is emptied first: the panel never shows it under this run's status.
+function drawNext(gd, slot) {
+  if (!mountOf(gd, slot)) return;  // place() draws it once its mount is in the page
+  gd.__ncldBusy = true;
+  const next = gd.__ncldNext;
+  gd.__ncldNext = null;
+  plotlyReady(next.src).then(Plotly => {
+    const el = mountOf(gd, slot);  // the mount may have changed while plotly.js loaded
+    if (!el || next.owner !== gd.__ncldOwner) {
+      if (!gd.__ncldNext && next.owner === gd.__ncldOwner) gd.__ncldNext = next;  // drawn once the mount is back
+      return;
+    }
+    if (gd.__ncldDrawn !== next.owner) {
+      if (isDrawn(gd)) Plotly.purge(gd);
+      delete gd.dataset.chunk;
+      gd.__ncldFigure = gd.__ncldShape = null;
+    }
+    if (gd.parentNode !== el) {
+      el.querySelectorAll('.ncld-panel-error').forEach(e => e.remove());  // a failed earlier graph
+      el.appendChild(gd);
+    }
+    return draw(Plotly, gd, next);
+  }).catch(err => {
+    // say what went wrong where the graph is (or would be); the slot starts afresh with what waits for it
+    if (window.Plotly && isDrawn(gd)) window.Plotly.purge(gd);
+    delete graphs[slot];
+    const waiting = gd.__ncldNext;
+    gd.__ncldNext = null;
+    gd.className = 'ncld-panel-error';
+    gd.textContent = 'The panel could not be drawn: ' + String(err);
+    const el = latestMount(slot) && latestMount(slot).el;
+    if (!gd.isConnected && el && el.isConnected) el.appendChild(gd);
+    if (waiting) {
+      const fresh = graph(slot);
+      fresh.__ncldOwner = waiting.owner;
+      fresh.__ncldNext = waiting;
+    }
+  }).finally(() => {
+    gd.__ncldBusy = false;
+    // a new run's mount while this one drew: take the graph out, it is another run's
+    const mount = latestMount(slot);
+    if (graphs[slot] === gd && mount && gd.parentNode === mount.el && mount.owner !== gd.__ncldDrawn)
+      mount.el.removeChild(gd);
+    place(slot);
+  });
+}
+
+function draw(Plotly, gd, next) {
+  const shown = () => { if (next.chunk !== undefined && next.chunk !== null) gd.dataset.chunk = next.chunk; };
+  if (next.figure === gd.__ncldFigure && isDrawn(gd)) { shown(); refitAll(); return; }  // nothing changed
+  const fig = JSON.parse(next.figure);
+  // the app's type, as st.plotly_chart's theme set it (legends and titles are sized for it)
+  fig.layout = fig.layout || {};
+  applyLegend(gd, fig);
+  fig.layout.height = fittedHeight(gd, fig.layout);
+  fig.layout.font = Object.assign({family: '"Source Sans", sans-serif', size: 12}, fig.layout.font || {});
+  // A new size or type size (presentation mode toggled) is drawn afresh: plotly's react keeps margins pushed
+  // by the old legend and titles, and the change labels then overlap the legend.
+  if (isDrawn(gd) && (fig.layout.height !== gd.layout.height ||
+      JSON.stringify(fig.layout.font) !== JSON.stringify(gd.layout.font))) {
+    Plotly.purge(gd);
+    gd.__ncldShape = null;
+  }
+  // A zoom (layout.uirevision) is kept while the figure's range of that axis stays; when the range moves the
+  // axis shows the new one whole (plotly alone would keep the end the figure did not move and take the other).
+  for (const [k, axis] of Object.entries(fig.layout))
+    if (/^[xy]axis\d*$/.test(k) && axis && Array.isArray(axis.range) && axis.uirevision === undefined)
+      axis.uirevision = JSON.stringify(axis.range);
+  // A chunk that only adds points is drawn as a transition (of no duration): plotly then redraws the traces,
+  // not the whole figure (axes, legend, annotations, shapes, hover layers): about a third of the work.
+  // Plotly takes that path as soon as one change is animatable (x, y), and then draws no other layout change
+  // (and draws everything again after it when a trace changed otherwise). So a transition only when the
+  // layout and every trace but its data arrays are as last drawn; fix_y_ranges keeps the ranges still for
+  // most chunks. The hover arrays are not animatable: their values go into the arrays plotly already holds.
+  const hover = t => ['customdata', 'hovertext'].concat(String(t.mode || '').includes('text') ? [] : ['text']);
+  const shape = JSON.stringify([fig.layout, fig.data.map(t => Object.fromEntries(
+      Object.entries(t).filter(([k]) => k !== 'x' && k !== 'y' && !hover(t).includes(k))))]);
+  if (isDrawn(gd) && shape === gd.__ncldShape && gd.data && gd.data.length === fig.data.length) {
+    fig.layout.transition = {duration: 0};
+    fig.data.forEach((trace, i) => {
+      for (const key of hover(trace)) {
+        const now = gd.data[i][key];
+        if (Array.isArray(trace[key]) && Array.isArray(now)) {
+          now.length = 0;
+          now.push(...trace[key]);
+          trace[key] = now;
+        }
+      }
+    });
+  }
+  // the figure's own height (the div's width follows its parent, its height is the figure's)
+  gd.style.height = (fig.layout.height ? fig.layout.height : 450) + 'px';
+  return Plotly.react(gd, fig.data, fig.layout, next.config || {}).then(() => {
+    gd.__ncldFigure = next.figure;
+    gd.__ncldShape = shape;
+    gd.__ncldDrawn = next.owner;
+    shown();
+    if (gd.clientWidth && Math.abs(gd.clientWidth - drawnWidth(gd)) > 1) return Plotly.Plots.resize(gd);
+  });
+}
