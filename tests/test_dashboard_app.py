@@ -304,6 +304,16 @@ def test_a_knob_moved_after_run_starts_its_run_without_a_click():
     assert at.session_state["run"].cfg.seed == 9 and at.session_state["run"].cfg.n_neighbors != 10_000
 
 
+def test_the_expected_cost_is_said_before_a_run_and_gives_way_to_its_status():
+    """Issue 38: "Expected for these settings…" says a run's status replaces it, and it stayed after the run."""
+    at = _app()
+    _small(at)
+    assert any(c.value.startswith("Expected for these settings") for c in at.caption)
+    _run_button(at).click().run()
+    assert at.session_state["run"].status == "done"
+    assert not any(c.value.startswith("Expected for these settings") for c in at.caption)
+
+
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_preset_fills_the_controls(name):
     at = _app()

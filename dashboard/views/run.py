@@ -70,7 +70,8 @@ with b3:
     status = st.container(key="run_status").empty()
 run_caption = st.empty()
 alert = st.empty()
-if ctx.ok and ctx.cost is not None and not presenting:
+if ctx.ok and ctx.cost is not None and not presenting and (run is None or run.cfg != ctx.cfg):
+    # before a run of these settings only: its status line then says what was measured
     st.container(key="run_estimate").caption(live_page.expected_text(ctx.cost, data.time_calibration()))
 if not ctx.ok:
     st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {errors_text(ctx.errors)}",
