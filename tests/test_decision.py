@@ -290,3 +290,19 @@ def test_without_trusted_rows_a_biased_rho_neg_does_not_shrink_the_count():
     predicted = decide("f1-bounded", state, o)
     assert predicted.sum() >= 0.9 * c * n
     assert micro_f1(g, predicted) > micro_f1(g, decide("f1-bounded-rates", state, o))
+
+
+def test_fit_decides_with_estimated_rates_as_partial_fit_does():
+    """fit() on one batch and partial_fit() on it as one chunk build the same decision state with the rates
+    estimated (fit had left out that the rates were estimated: its predict counted clean positives with the
+    per-label rates that made f1-bounded collapse, issue 39)."""
+    from ncld_core.model import ELMNCLD
+    from ncld_core.stream.synthetic import make_synthetic_stream
+
+    s = make_synthetic_stream(600, random_state=0)
+    a = ELMNCLD(random_state=0, n_hidden=50).fit(s.X, s.Y_noisy)
+    b = ELMNCLD(random_state=0, n_hidden=50).partial_fit(s.X, s.Y_noisy)
+    assert set(a.decision_state_) == set(b.decision_state_)
+    for key, value in b.decision_state_.items():
+        assert np.allclose(a.decision_state_[key], value), key
+    assert (a.predict(s.X) == b.predict(s.X)).all()

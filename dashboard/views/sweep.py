@@ -13,7 +13,7 @@ import time
 
 import streamlit as st
 
-from dashboard import data, link
+from dashboard import data, link, live_session
 from dashboard import figures as F
 from dashboard.controls import set_config
 from dashboard.labels import errors_text
@@ -90,6 +90,9 @@ SWEEP_REQUESTED = "sweep_requested"
 
 def _request():
     ss[SWEEP_REQUESTED] = True
+    # the sweep takes the session's one job (the hub stops its Live run): the Live run page is no longer live, so
+    # going back to it starts nothing by itself (it would detach, and so stop, this sweep)
+    ss[live_session.LIVE] = False
 
 
 def _stop():

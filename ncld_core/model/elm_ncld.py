@@ -110,7 +110,7 @@ from .capacity import (
     prequential_losses,
     start_alpha,
 )
-from .cardinality import moment_cardinality
+from .cardinality import MIN_TRUSTED, moment_cardinality
 from .chunk_terms import ChunkTerms
 from .cost import check_budget
 from .decision import check_decision, clean_probability, decide, decision_margin, margin_probability, update_state
@@ -166,10 +166,29 @@ def _cardinality(Y01, rho_pos, rho_neg, estimator):
                               identified=bool(estimator.identified_.all()), trusted=estimator.trusted_sample())
 
 
+def _pinned_by_trusted_rows(estimator, cardinality) -> bool:
+    """Whether a chunk's cardinality estimate needs no rates: the rates are estimated and the estimate is the
+    trusted rows' regression (at least :data:`~ncld_core.model.cardinality.MIN_TRUSTED` of them), not the plain
+    mean of a handful of rows the estimate falls back to below that.
+
+    >>> from types import SimpleNamespace as C
+    >>> _pinned_by_trusted_rows(object(), C(point_identified=True, n_trusted=5))   # 1 % of a 500-row chunk
+    False
+    >>> _pinned_by_trusted_rows(object(), C(point_identified=True, n_trusted=40))
+    True
+    >>> _pinned_by_trusted_rows(None, C(point_identified=True, n_trusted=40))      # rates told
+    False
+    """
+    return (estimator is not None and bool(cardinality.point_identified)
+            and cardinality.n_trusted >= MIN_TRUSTED)
+
+
 def _whole_data_cardinality(Y01, rho_pos, rho_neg, estimator) -> dict:
-    """Cardinality and prevalences of all of ``fit``'s data, for the decision state."""
+    """Cardinality and prevalences of all of ``fit``'s data, and what the decision state is told of them (the
+    rates estimated; the cardinality pinned down by trusted rows), as :func:`update_state` takes them."""
     est = _cardinality(Y01, rho_pos, rho_neg, estimator)
-    return {"cardinality": est.estimate, "prevalence": est.prevalence}
+    return {"cardinality": est.estimate, "prevalence": est.prevalence, "rates_estimated": estimator is not None,
+            "cardinality_identified": _pinned_by_trusted_rows(estimator, est)}
 
 
 def _rate_bounds(estimator) -> dict:
@@ -729,7 +748,7 @@ class ELMNCLD(ChunkClassifier):
                               terms.rho_pos, terms.rho_neg), Y01, terms.rho_pos,
             terms.rho_neg, cardinality=terms.cardinality.estimate, prevalence=terms.cardinality.prevalence,
             rates_estimated=terms.estimator is not None,
-            cardinality_identified=terms.estimator is not None and terms.cardinality.n_trusted > 0)
+            cardinality_identified=_pinned_by_trusted_rows(terms.estimator, terms.cardinality))
         record = ModelChunkRecord(
             chunk=0 if first else len(self._chunk_records()),
             n_instances=terms.n_instances,
