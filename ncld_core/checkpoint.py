@@ -68,8 +68,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__ as NCLD_VERSION
-from .files import atomic_writer
-from .validation import nesting_depth  # the one nesting scan of every JSON and TOML read
+from .files import atomic_writer, file_kind
+from .validation import MAX_NESTING, nesting_depth  # the one nesting scan of every JSON and TOML read
 from .eval.baselines import BASELINES, baseline_class
 from .eval.metrics import MetricAccumulator
 from .eval.references import AllNegative, NoisyPrior
@@ -131,7 +131,7 @@ _UNREADABLE = {
 #: The JSON header's size bound (bytes) and nesting bound (``[`` / ``{`` levels); a model is about
 #: 10 levels deep, a run 14.
 MAX_HEADER_BYTES = 64 * 1024**2
-MAX_DEPTH = 64
+MAX_DEPTH = MAX_NESTING  # the one bound of every JSON and TOML read (ncld_core.validation)
 #: Default bound of the arrays read from one file, in bytes (``load_checkpoint(max_bytes=)``).
 MAX_ARRAY_BYTES = 8 * 1024**3
 #: Bound of what the compressed (deflated) members of one file may declare, in bytes: ncld writes
@@ -880,11 +880,6 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
     return (obj, extra) if with_extra else obj
 
 
-#: What a path that is not a regular file is, by its ``stat.S_IFMT`` type.
-_FILE_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device",
-               stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
-
-
 def _open_regular(path: Path):
     """``path`` opened for binary reading if it is a regular file (a symbolic link to one is followed), else a
     :class:`CheckpointError`: a directory, a FIFO or a device (``/dev/zero``) has no size to bound a read by
@@ -893,7 +888,7 @@ def _open_regular(path: Path):
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            kind = file_kind(mode)
             raise CheckpointError(f"checkpoint {path} is {kind}, not a regular file; a checkpoint is a file "
                                   "ncld wrote")
         os.set_blocking(fd, True)

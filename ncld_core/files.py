@@ -31,7 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["json_default", "check_writable", "write_atomic", "atomic_writer", "remove_stale_temps", "STALE_TEMP_SECONDS"]
+__all__ = ["json_default", "check_writable", "write_atomic", "atomic_writer", "remove_stale_temps", "STALE_TEMP_SECONDS",
+           "FILE_KINDS", "file_kind"]
 
 #: A temporary file of a write of the same path older than this (seconds) was left by a killed
 #: process: the next write of that path removes it.
@@ -105,14 +106,19 @@ def write_atomic(path, data: str | bytes) -> None:
         fh.write(payload)
 
 
-def _kind(path: Path) -> str:
-    """What a path that is neither a folder nor a regular file is, in words."""
-    mode = path.stat().st_mode
-    for test, words in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                        (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return words
-    return "not a file"
+#: What a path that is neither a regular file nor a symbolic link is, in words, by its ``stat.S_IFMT`` mode.
+FILE_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device",
+              stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` (``os.stat(...).st_mode``) is, in words, where it is not a regular file.
+
+    >>> import os
+    >>> file_kind(os.stat("/dev/null").st_mode)
+    'a character device'
+    """
+    return FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 def check_writable(path, name: str, *, folder: bool) -> Path:
@@ -138,7 +144,7 @@ def check_writable(path, name: str, *, folder: bool) -> Path:
                              f"{'folder' if folder else 'file'}")
         if not folder and path.exists() and not path.is_file():
             # a device, pipe or socket: the atomic write would replace it with a regular file (as root, /dev/zero)
-            raise ValueError(f"{name} {path} is {_kind(path)}, not a regular file")
+            raise ValueError(f"{name} {path} is {file_kind(path.stat().st_mode)}, not a regular file")
         existing = path if folder else path.parent  # the folder the files go in, or its first existing ancestor
         while not existing.exists():
             existing = existing.parent
