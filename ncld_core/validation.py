@@ -461,8 +461,10 @@ MAX_TEXT_BYTES = 1024**2
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.S)
 _JSON_TOKENS_BYTES = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.S)
 # TOML: strings of its four kinds and comments are skipped whole; brackets remain (a table header is one level).
-_TOML_TOKENS = re.compile(r'"""[\s\S]*?(?:"""|$)|\'\'\'[\s\S]*?(?:\'\'\'|$)|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?'
-                          r'|#[^\n]*|[\[\]{}]')
+# A multi-line string's content may hold escapes ("basic" ones) and one or two quotes, so its closing run is 3-5
+# quotes long (the first ones the content's).
+_TOML_TOKENS = re.compile(r'"""(?:[^"\\]|\\[\s\S]|"{1,2}(?!"))*(?:"{3,5}|$)|\'\'\'(?:[^\']|\'{1,2}(?!\'))*(?:\'{3,5}|$)'
+                          r'|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?|#[^\n]*|[\[\]{}]')
 
 
 class NestingError(ValueError):

@@ -287,3 +287,21 @@ def test_long_model_and_monitor_lists_are_checked_in_linear_time_and_said_short(
             return super().count(item)
 
     assert "more than once" in RunConfig(monitors=Items(["paper"] * 1000)).errors()["monitors"] and not counted
+
+
+@pytest.mark.parametrize("text, depth", [
+    ('a = [ """x"""", [[[1]]] ]', 4),  # a multi-line string closed by 4 quotes (one is its content's)
+    ("a = [ '''x''''', [[[1]]] ]", 4),  # the same, literal, 5 quotes
+    ('a = """ \\""" [[[ """', 0),  # an escaped quote inside a basic multi-line string
+    ('a = """he said ""hi"" [x]"""', 0),  # two quotes inside one
+    ("b = [[1, [2]], '[[']", 3),
+])
+def test_the_toml_nesting_scan_reads_strings_as_toml_does(text, depth):
+    """Brackets inside TOML strings do not count (the reviewer's cases: a string closed by 4 or 5 quotes, read as
+    still open, hid 2,000 levels; an escaped quote counted a string's brackets)."""
+    import tomllib
+
+    from ncld_core.validation import nesting_depth
+
+    tomllib.loads(text)  # the cases are valid TOML
+    assert nesting_depth(text, toml=True) == depth
