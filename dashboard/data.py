@@ -176,11 +176,10 @@ def sweep_waiting_text(place: int, n_slots: int, n_points: int) -> str:
     >>> sweep_waiting_text(3, 2, 40)
     'waiting: 3rd in line · the server computes 2 jobs (runs and sweeps) at once; this sweep starts when one ends'
     """
-    from .serving.run_hub import ordinal
+    from .serving.run_hub import queue_text
 
     if place:
-        return (f"waiting: {ordinal(place)} in line · the server computes {n_slots} job{'s' if n_slots != 1 else ''} "
-                "(runs and sweeps) at once; this sweep starts when one ends")
+        return queue_text(place, n_slots, "sweep")
     return f"starting · building the stream for {n_points} grid points…"
 
 

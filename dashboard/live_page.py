@@ -24,7 +24,7 @@ from dashboard import figures as F
 from dashboard import panels
 from dashboard.labels import settings_text
 from dashboard.serving.live_run import duration_text
-from dashboard.serving.run_hub import ordinal
+from dashboard.serving.run_hub import queue_text
 from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.model.cost import MEMORY_BUDGET_BYTES
 
@@ -74,12 +74,11 @@ def waiting_text(place: int, slots: int) -> str:
     the server computes at once.
 
     >>> waiting_text(2, 1)
-    'waiting: 2nd in line · the server computes 1 run at once; this one starts when a run ends'
+    'waiting: 2nd in line · the server computes 1 job (runs and sweeps) at once; this run starts when one ends'
     """
     if not place:
         return "starting · building the stream and the models…"
-    return (f"waiting: {ordinal(place)} in line · the server computes {slots} run{'s' if slots != 1 else ''} at "
-            "once; this one starts when a run ends")
+    return queue_text(place, slots, "run")
 
 
 def expected_text(cost, calibration) -> str:

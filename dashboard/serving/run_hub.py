@@ -53,7 +53,7 @@ from ncld_core.threads import threads_for
 
 from .live_run import LiveRun
 
-__all__ = ["RunHub", "Role", "ordinal", "config_key", "role_text"]
+__all__ = ["RunHub", "Role", "ordinal", "queue_text", "config_key", "role_text"]
 
 #: How a session's run came to be: computed for it, followed (computed for another visitor now) or replayed.
 Role = str
@@ -92,6 +92,16 @@ def ordinal(n: int) -> str:
     """``1st``, ``2nd``, ``3rd``, ``11th``, ``22nd``."""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+def queue_text(place: int, slots: int, what: str) -> str:
+    """A queued job's place, said the same for runs and sweeps (one queue, one limit for both).
+
+    >>> queue_text(2, 1, "run")
+    'waiting: 2nd in line · the server computes 1 job (runs and sweeps) at once; this run starts when one ends'
+    """
+    return (f"waiting: {ordinal(place)} in line · the server computes {slots} job{'s' if slots != 1 else ''} "
+            f"(runs and sweeps) at once; this {what} starts when one ends")
 
 
 def config_key(cfg, extra: str | None = None) -> str:
