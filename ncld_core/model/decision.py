@@ -36,7 +36,8 @@ and each is an estimate of a decision that is right for the *clean* labels:
     Then ``FP + FN = |T| + P - 2 TP <= 2 P (1 - F1)``, i.e. the Hamming loss stays below
     ``2 (1 - F1)`` times the all-negative predictor's (whose Hamming loss is ``P / (N q)``).
     With *estimated* rates and a cardinality a trusted sample pins down (the regression estimate
-    ``c`` of :mod:`ncld_core.model.cardinality`, unbiased whatever the rates), the counts above rest on
+    ``c`` of :mod:`ncld_core.model.cardinality`, unbiased whatever the rates; with fewer than 8 trusted rows,
+    the first chunks of a 1 % sample, their plain mean, unbiased and noisy), the counts above rest on
     per-label rates the noisy labels do not identify (a ``rho_-`` biased up on a frequent label lowers
     both ``P`` and its ``u``, and the top-``m`` set shrinks to nearly nothing, issue 39): the rule then
     predicts the top ``round(c N)`` entries by ``u``, the count the trusted sample vouches for.
@@ -290,7 +291,7 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     = 0), not by the count at the estimated ``rho_-``: biased up, that count shrank the bound and with it
     micro-F1 (``docs/flip-rates.md``).
     ``cardinality_identified``: with ``rates_estimated``, ``cardinality`` is pinned down without the rates (a
-    trusted sample's regression estimate); ``"f1-bounded"`` then predicts the chunk's top ``round(cardinality
+    trusted sample's regression estimate, or the mean of its first few rows); ``"f1-bounded"`` then predicts the chunk's top ``round(cardinality
     N)`` entries by ``u`` (the module doc), ``"f1-bounded-rates"`` keeps the counts of the estimated rates.
     Without it, ``"f1-bounded"`` predicts at least that many, or, if larger, the plug-in cardinality with each
     label's ``rho_-`` capped at the labels' upper quartile (the anchor estimate of ``rho_-`` errs upward, most on

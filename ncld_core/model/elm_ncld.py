@@ -110,7 +110,7 @@ from .capacity import (
     prequential_losses,
     start_alpha,
 )
-from .cardinality import MIN_TRUSTED, moment_cardinality
+from .cardinality import moment_cardinality
 from .chunk_terms import ChunkTerms
 from .cost import check_budget
 from .decision import check_decision, clean_probability, decide, decision_margin, margin_probability, update_state
@@ -167,20 +167,18 @@ def _cardinality(Y01, rho_pos, rho_neg, estimator):
 
 
 def _pinned_by_trusted_rows(estimator, cardinality) -> bool:
-    """Whether a chunk's cardinality estimate needs no rates: the rates are estimated and the estimate is the
-    trusted rows' regression (at least :data:`~ncld_core.model.cardinality.MIN_TRUSTED` of them), not the plain
-    mean of a handful of rows the estimate falls back to below that.
+    """Whether a chunk's cardinality estimate comes from trusted rows, so the decision counts with it and not with
+    the estimated rates: the rates are estimated and trusted rows stand behind the estimate (their regression, or,
+    with fewer than :data:`~ncld_core.model.cardinality.MIN_TRUSTED` of them, their plain mean: unbiased, noisy;
+    counting with it measured better than with the rates' floor on short streams, ``docs/rates-unknown.md``).
 
     >>> from types import SimpleNamespace as C
-    >>> _pinned_by_trusted_rows(object(), C(point_identified=True, n_trusted=5))   # 1 % of a 500-row chunk
-    False
-    >>> _pinned_by_trusted_rows(object(), C(point_identified=True, n_trusted=40))
-    True
-    >>> _pinned_by_trusted_rows(None, C(point_identified=True, n_trusted=40))      # rates told
+    >>> _pinned_by_trusted_rows(object(), C(n_trusted=5)), _pinned_by_trusted_rows(object(), C(n_trusted=0))
+    (True, False)
+    >>> _pinned_by_trusted_rows(None, C(n_trusted=40))      # rates told
     False
     """
-    return (estimator is not None and bool(cardinality.point_identified)
-            and cardinality.n_trusted >= MIN_TRUSTED)
+    return estimator is not None and cardinality.n_trusted > 0
 
 
 def _whole_data_cardinality(Y01, rho_pos, rho_neg, estimator) -> dict:
