@@ -75,13 +75,18 @@ def test_one_registry_line_adds_a_dataset_to_every_benchmark(registry_with_a_new
     assert script("choose_defaults").protocol(quick=True)["datasets"] == ("medical", "langlog", "enron")
 
 
-def _dataset_literals(tree, names):
-    """Literal lists / tuples / sets in ``tree`` naming four or more of ``names`` (a quick run's two or three may)."""
+def _literals(tree, names, at_least: int):
+    """Literal lists / tuples / sets in ``tree`` naming ``at_least`` or more of ``names``."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             found = {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in names}
-            if len(found) >= 4:
+            if len(found) >= at_least:
                 yield node.lineno, sorted(found)
+
+
+def _dataset_literals(tree, names):
+    """Literals naming four or more of the datasets ``names`` (a quick run's two or three may)."""
+    return _literals(tree, names, 4)
 
 
 def test_no_benchmark_lists_the_paper_datasets_itself():
@@ -259,15 +264,10 @@ def test_flip_rates_anchor_cell_ranks_every_full_chunk_after_the_first(data_dir)
 
 
 def _family_literals(tree):
-    """Literal lists / tuples / sets in ``tree`` naming two or more noise families (other than "paper" alone)."""
+    """Literals naming two or more noise families other than "paper" (which also names the paper's forms)."""
     from ncld_core.stream.noise_families import NOISE_FAMILIES
 
-    names = set(NOISE_FAMILIES) - {"paper"}  # "paper" also names the paper's forms and suites
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            found = {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in names}
-            if len(found) >= 2:
-                yield node.lineno, sorted(found)
+    return _literals(tree, set(NOISE_FAMILIES) - {"paper"}, 2)
 
 
 def test_no_benchmark_lists_the_noise_families_itself():
