@@ -52,6 +52,7 @@ from .limits import LIMITS, Limits
 from ncld_core.threads import threads_for
 
 from .live_run import LiveRun
+from .watchdog import Watchdog
 
 __all__ = ["RunHub", "Role", "ordinal", "queue_text", "config_key", "role_text"]
 
@@ -132,8 +133,7 @@ class RunHub:
         self._sessions: dict[str, tuple] = {}  # session -> the key it holds
         self._finished: OrderedDict = OrderedDict()  # key -> (time kept, frozen LiveRun)
         self._gone_since: dict[str, float] = {}  # session -> when it was first seen disconnected
-        self._watch_s = watch_s
-        self._watchdog: threading.Thread | None = None
+        self._watchdog = Watchdog(watch_s, self._tick, name="ncld-run-hub")
         self._admitted: list[LiveRun] = []  # jobs begun by admit() whose begin may not have ended yet
 
     # ------------------------------------------------------------------ runs
@@ -146,7 +146,7 @@ class RunHub:
         ``"computing"`` (queued until a slot is free). A session holding a run is detached from it first."""
         self.detach(session_id)
         with self._lock:
-            self._ensure_watchdog()
+            self._watchdog.ensure()
             self.reap()
             key = self.key(cfg, extra)
             kept = self._kept(key)
@@ -293,16 +293,6 @@ class RunHub:
             return len(self._finished)
 
     # ------------------------------------------------------------------ watchdog
-    def _ensure_watchdog(self) -> None:
-        if self._watch_s > 0 and (self._watchdog is None or not self._watchdog.is_alive()):
-            self._watchdog = threading.Thread(target=self._watch, name="ncld-run-hub", daemon=True)
-            self._watchdog.start()
-
-    def _watch(self) -> None:
-        while True:
-            time.sleep(self._watch_s)
-            try:
-                self.reap()
-                self.admit()
-            except Exception:  # noqa: BLE001 - a session_alive that fails must not end the watchdog
-                pass
+    def _tick(self) -> None:
+        self.reap()
+        self.admit()

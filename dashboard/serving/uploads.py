@@ -40,6 +40,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from .limits import LIMITS, Limits
+from .watchdog import Watchdog
 
 __all__ = ["UploadCache", "upload_digest", "return_freed_memory"]
 
@@ -94,8 +95,7 @@ class UploadCache:
         self._entries: OrderedDict = OrderedDict()  # key -> _Entry, least recently loaded first
         self._by_session: dict[str, tuple] = {}  # session -> the key of the upload it holds
         self._gone_since: dict[str, float] = {}
-        self._watch_s = watch_s
-        self._watchdog: threading.Thread | None = None
+        self._watchdog = Watchdog(watch_s, self.reap, name="ncld-uploads")
         self._freed_at: float | None = None  # when uploads or sessions were last released (memory to hand back)
 
     def __len__(self) -> int:
@@ -110,7 +110,7 @@ class UploadCache:
         """The parsed upload for ``session_id`` (``parse(arff_bytes, xml_bytes, name)`` the first time; its
         ValueError passes through, nothing is kept); the session becomes one of its users."""
         key = self.key(arff_bytes, xml_bytes, name)
-        self._ensure_watchdog()
+        self._watchdog.ensure()
         with self._lock:
             entry = self._entries.get(key)
         if entry is None:
@@ -201,17 +201,3 @@ class UploadCache:
         elif self._freed_at is not None and self.clock() - self._freed_at >= self.limits.session_grace_s:
             self._freed_at = None  # the closed sessions' state and files are gone by now (closed on the event loop)
             return_freed_memory()
-
-    def _ensure_watchdog(self) -> None:
-        with self._lock:
-            if self._watch_s > 0 and (self._watchdog is None or not self._watchdog.is_alive()):
-                self._watchdog = threading.Thread(target=self._watch, name="ncld-uploads", daemon=True)
-                self._watchdog.start()
-
-    def _watch(self) -> None:
-        while True:
-            time.sleep(self._watch_s)
-            try:
-                self.reap()
-            except Exception:  # noqa: BLE001 - a session_alive or forget that fails must not end the watchdog
-                pass
