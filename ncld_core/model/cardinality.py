@@ -113,6 +113,14 @@ def _well_formed(estimate, se, low, high, q, *rest, **kw) -> CardinalityEstimate
 MIN_TRUSTED = 8
 
 
+def _row_weights(x, weight):
+    """``(w, total, n_eff)`` of the trusted rows ``x``: their weights (1 each without ``weight``), the weights'
+    sum and Kish's effective number of rows ``total^2 / sum w^2``."""
+    w = np.ones_like(x) if weight is None else np.asarray(weight, dtype=np.float64)
+    total = w.sum()
+    return w, total, total**2 / float((w**2).sum())
+
+
 def regression_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: float = 0.95):
     """The regression (GREG) estimate of a chunk's mean clean cardinality from trusted rows.
 
@@ -132,9 +140,7 @@ def regression_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: fl
 
     x = np.asarray(c_trusted, dtype=np.float64)
     g = np.asarray(g_trusted, dtype=np.float64)
-    w = np.ones_like(x) if weight is None else np.asarray(weight, dtype=np.float64)
-    total = w.sum()
-    n_eff = total**2 / float((w**2).sum())
+    w, total, n_eff = _row_weights(x, weight)
     xw, gw = float((w * x).sum() / total), float((w * g).sum() / total)
     dx = x - xw
     sxx = float((w * dx**2).sum())
@@ -180,9 +186,7 @@ def calibration_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: f
 
     x = np.asarray(c_trusted, dtype=np.float64)
     g = np.asarray(g_trusted, dtype=np.float64)
-    w = np.ones_like(x) if weight is None else np.asarray(weight, dtype=np.float64)
-    total = w.sum()
-    n_eff = total**2 / float((w**2).sum())
+    w, total, n_eff = _row_weights(x, weight)
     gw, xw = float((w * g).sum() / total), float((w * x).sum() / total)
     dg = g - gw
     sgg = float((w * dg**2).sum())
@@ -228,9 +232,7 @@ def trusted_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: float
     True
     """
     x = np.asarray(c_trusted, dtype=np.float64)
-    w = np.ones_like(x) if weight is None else np.asarray(weight, dtype=np.float64)
-    total = w.sum()
-    n_eff = total**2 / float((w**2).sum())
+    w, total, n_eff = _row_weights(x, weight)
     xw = float((w * x).sum() / total)
     var = float((w * (x - xw) ** 2).sum() / total)
     c = np.asarray(c_chunk, dtype=np.float64)
