@@ -166,7 +166,7 @@ def _choices(name: str) -> int:
 def _kept_items(cfg: RunConfig, name: str, what: str) -> tuple[list, list[Note]]:
     """The items of a list setting (models, monitors) that RunConfig accepts one by one, and notes on the others.
     A list longer than there are choices is dropped whole, with one note: item by item, its checks and notes grow
-    with its length (a link's 13,000 models took a second and a note of 1.2 MB)."""
+    with its length (measured in the commit that bounded it)."""
     items = getattr(cfg, name)
     if len(items) > _choices(name):
         return [], [Note(f"{name} {_shown(items)}", f"{len(items):,} {what}s, more than the {_choices(name)} there are",

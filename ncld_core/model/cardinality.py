@@ -211,7 +211,7 @@ def calibration_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: f
 #: takes the calibration estimate: the chunk's labels no longer look like the trusted rows'.
 SHIFT_Z = 2.0
 #: Fewest trusted rows (effective count) the calibration estimate is taken from: its ratio is unstable on
-#: fewer (with a 1 % sample of a short stream it moved the estimate by several per cent where nothing changed).
+#: fewer, and moved the estimate where nothing changed (measured in the commit that added it).
 CALIBRATION_MIN_ROWS = 30
 
 
