@@ -542,7 +542,10 @@ def test_typed_numbers_in_an_integer_box_are_read_as_written(browser, server):
         else:
             error = page.locator("[data-testid=stSidebar]").get_by_test_id("stAlertContentError")
             error.get_by_text("chunk size N must be a whole number, got 250.5").wait_for(timeout=30_000)
-            assert page.get_by_role("button", name="Run", exact=True).is_disabled()
+            # the sidebar (and its error) is drawn before the page's Run button in the same script run: wait for it
+            from playwright.sync_api import expect
+
+            expect(page.get_by_role("button", name="Run", exact=True)).to_be_disabled(timeout=30_000)
     page.close()
 
 
