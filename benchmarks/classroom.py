@@ -159,23 +159,46 @@ def sweep_link(base: str, k: int) -> str:
     return f"{base}/sweep?dataset=enron&n_hidden=900&model_rates=estimate&shuffle_seed={k}"
 
 
+#: Drift points in each hostile schedule link (issue 41: 5,000 points, about 71 KB, held the server on the code
+#: before its bounds).
+SCHEDULE_POINTS = 5000
+
+
+def schedule_link(base: str, k: int, points: int = SCHEDULE_POINTS) -> str:
+    """The ``k``-th hostile link: a drift schedule of ``points`` alternating growth/reduction points on a stream of a
+    million instances, its own seed (distinct pages).
+
+    >>> schedule_link("http://127.0.0.1:1", 4, points=3)
+    'http://127.0.0.1:1/?schedule=growth%4010%2Creduction%4020%2Cgrowth%4030&n_instances=1000000&seed=4'
+    """
+    schedule = ",".join(f"{'growth' if i % 2 == 0 else 'reduction'}@{10 * (i + 1)}" for i in range(points))
+    return f"{base}/?{urllib.parse.urlencode({'schedule': schedule, 'n_instances': 1000000, 'seed': k})}"
+
+
 #: The sweep page's button, and where its bar says how far the sweep has come (or its place in line).
 SWEEP_BUTTON = "Compute the sweep"
 SWEEP_NEW_PAGES = 3
 
 
-def sweep_check(url: str, browser, *, sweeps: int, deadline: float) -> dict:
-    """``sweeps`` heavy sweeps pressed by websocket visitors, then one more in a real page (its bar's text: its place
-    in line), then :data:`SWEEP_NEW_PAGES` new visitors' pages of the Live run link, one after another (their
-    answer times), the server process's own CPU (cores, without its children) measured from the first press to the
-    last page. Every visitor is closed at the end (their sweeps are given up)."""
+def sweep_check(url: str, browser, *, sweeps: int, deadline: float, schedules: int = 0) -> dict:
+    """``schedules`` visitors (websocket clients) open hostile :func:`schedule_link` pages and stay, ``sweeps`` heavy
+    sweeps are pressed by websocket visitors, then one more in a real page (its bar's text: its place in line), then
+    :data:`SWEEP_NEW_PAGES` new visitors' pages of the Live run link, one after another (their answer times), the
+    server process's own CPU (cores, without its children) measured from the first visitor to the last page. Every
+    visitor is closed at the end (their sweeps are given up)."""
     import psutil
 
-    result = {"sweeps": sweeps, "answer_s": [], "status": "", "in_queue": False, "error": None, "server_cores": None}
+    result = {"sweeps": sweeps, "schedules": schedules, "schedule_answer_s": [], "answer_s": [], "status": "",
+              "in_queue": False, "error": None, "server_cores": None}
     busy = []
     server = next((c for c in psutil.Process().children() if any("streamlit" in part for part in c.cmdline())), None)
     try:
         cpu0, t0 = (server.cpu_times(), time.monotonic()) if server else (None, None)
+        for k in range(schedules):  # opened together: their pages are computed at once, as six tabs would be
+            visitor = SocketVisitor(schedule_link(url, k), deadline=deadline).start()
+            busy.append(visitor)
+        for visitor in busy[:schedules]:
+            result["schedule_answer_s"].append(visitor.wait_answer(60))
         for k in range(sweeps):
             visitor = SocketVisitor(sweep_link(url, k), deadline=deadline, run_label=SWEEP_BUTTON).start()
             busy.append(visitor)
@@ -212,12 +235,19 @@ def sweep_check(url: str, browser, *, sweeps: int, deadline: float) -> dict:
 
 def sweep_verdicts(q: dict) -> list[tuple[str, str, str, bool]]:
     """The rows of :func:`sweep_check`."""
-    n, answers = q["sweeps"], q["answer_s"]
+    n, answers, schedules = q["sweeps"], q["answer_s"], q.get("schedules", 0)
     worst = max(answers, default=math.nan)
     cores = q.get("server_cores")
     shown = q["error"] or repr(q["status"].strip()[:160])
-    return [
-        (f"a new visitor during {n} sweeps answers", f"≤ {ANSWER_S:.0f} s",
+    during = f"{n} sweeps" + (f" and {schedules} open links of {SCHEDULE_POINTS:,} drift points" if schedules else "")
+    rows = []
+    if schedules:
+        opened = q.get("schedule_answer_s", [])
+        rows.append((f"{schedules} links of {SCHEDULE_POINTS:,} drift points, opened at once, answer",
+                     "each, within 60 s", (", ".join(f"{a:.2f} s" for a in opened) or q["error"] or "none answered"),
+                     len(opened) == schedules))
+    return rows + [
+        (f"a new visitor during {during} answers", f"≤ {ANSWER_S:.0f} s",
          f"{len(answers)} pages one after another: " + ", ".join(f"{a:.2f} s" for a in answers)
          + ("" if cores is None else f"; the server process's own CPU meanwhile {cores:.2f} cores"),
          len(answers) == SWEEP_NEW_PAGES and worst <= ANSWER_S),
@@ -523,7 +553,7 @@ def section(rows, m: dict, argv, *, seconds: float) -> str:
             f"the teacher's page, opened first to warm the server up, answered in {m['warm_up_s']:.1f} s "
             f"and is not counted; the machine's 1-minute load average was {m['load'][0]:.1f} before the test and "
             f"peaked at {m['load'][1]:.1f} on {m['load'][2]} cores).\n\n"
-            f"{table}\n" + (f"\nProblems seen:{failed}\n" if failed else "") + _breakdown_text(m) + f"{END}")
+            + f"{table}\n" + (f"\nProblems seen:{failed}\n" if failed else "") + _breakdown_text(m) + f"{END}")
 
 
 def _who(m: dict) -> str:
@@ -563,6 +593,39 @@ def write_section(path: Path, text: str) -> None:
     path.write_text(doc, encoding="utf-8")
 
 
+def measure(args, env: dict, deadline: float) -> tuple[list, dict]:
+    """One run of the test on a server of its own: ``(rows, measurements)``."""
+    from playwright.sync_api import sync_playwright
+
+    (ROOT / "tests" / "artifacts").mkdir(parents=True, exist_ok=True)
+    log = open(ROOT / "tests" / "artifacts" / "classroom_server.log", "w")  # noqa: SIM115 - closed below
+    try:
+        with serve(env=env, log=log) as url, MemorySampler() as memory, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
+            try:
+                if args.case == "all":
+                    m = classroom(url, browser, sessions=args.sessions, preset=args.preset, heavy=args.heavy,
+                                  deadline=deadline, browser_pages=args.browser_pages)
+                else:  # the teacher's page first, not measured: it warms the server up
+                    page, warm_up_s = open_page(browser, url, deadline)
+                    page.context.close()
+                    m = {"warm_up_s": warm_up_s, "failed": [], "case": args.case}
+                if args.sweeps:
+                    m["sweeps"] = sweep_check(url, browser, sweeps=args.sweeps, deadline=deadline,
+                                              schedules=args.schedules)
+            finally:
+                browser.close()
+            m["peak_mb"] = max(memory.peak_mb, memory.measure())
+            m["load"] = (memory.load_before, memory.peak_load, os.cpu_count())
+    finally:
+        log.close()
+    rows = (verdicts(m, sessions=args.sessions, budget_mb=args.memory_budget_mb, heavy=args.heavy)
+            if args.case == "all" else [])
+    if m.get("sweeps") is not None:
+        rows += sweep_verdicts(m["sweeps"])
+    return rows, m
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = argument_parser("benchmarks.classroom", __doc__)
@@ -573,6 +636,8 @@ def main(argv=None) -> int:
                              "clients)")
     parser.add_argument("--heavy", type=int, default=5, help="heavy runs before the visitor who queues (0: skip)")
     parser.add_argument("--sweeps", type=int, default=6, help="heavy sweeps at once before new visitors (0: skip)")
+    parser.add_argument("--schedules", type=int, default=6,
+                        help=f"links of {SCHEDULE_POINTS:,} drift points open during the sweeps (0: none)")
     parser.add_argument("--case", choices=["all", "sweeps"], default="all",
                         help="all: the class, the queue and the sweeps; sweeps: only the sweeps")
     parser.add_argument("--memory-budget-mb", type=float, default=MEMORY_BUDGET_MB,
@@ -597,6 +662,8 @@ def main(argv=None) -> int:
         parser.error("--heavy must be in [0, 10]")
     if not 0 <= args.sweeps <= 10 or (args.case == "sweeps" and not args.sweeps):
         parser.error("--sweeps must be in [0, 10] (at least 1 with --case sweeps)")
+    if not 0 <= args.schedules <= 10 or (args.schedules and not args.sweeps):
+        parser.error("--schedules must be in [0, 10] (and needs --sweeps: they are open during the sweeps)")
     env = {}
     for item in args.server_env:
         name, sep, value = item.partition("=")
@@ -606,35 +673,8 @@ def main(argv=None) -> int:
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is not installed (apt-get install chromium)", file=sys.stderr)
         return 2
-    from playwright.sync_api import sync_playwright
-
     t0 = time.monotonic()
-    deadline = t0 + args.timeout
-    (ROOT / "tests" / "artifacts").mkdir(parents=True, exist_ok=True)
-    log = open(ROOT / "tests" / "artifacts" / "classroom_server.log", "w")  # noqa: SIM115 - closed below
-    try:
-        with serve(env=env, log=log) as url, MemorySampler() as memory, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
-            try:
-                if args.case == "all":
-                    m = classroom(url, browser, sessions=args.sessions, preset=args.preset, heavy=args.heavy,
-                                  deadline=deadline, browser_pages=args.browser_pages)
-                else:  # the teacher's page first, not measured: it warms the server up
-                    page, warm_up_s = open_page(browser, url, deadline)
-                    page.context.close()
-                    m = {"warm_up_s": warm_up_s, "failed": [], "case": args.case}
-                if args.sweeps:
-                    m["sweeps"] = sweep_check(url, browser, sweeps=args.sweeps, deadline=deadline)
-            finally:
-                browser.close()
-            m["peak_mb"] = max(memory.peak_mb, memory.measure())
-            m["load"] = (memory.load_before, memory.peak_load, os.cpu_count())
-    finally:
-        log.close()
-    rows = (verdicts(m, sessions=args.sessions, budget_mb=args.memory_budget_mb, heavy=args.heavy)
-            if args.case == "all" else [])
-    if m.get("sweeps") is not None:
-        rows += sweep_verdicts(m["sweeps"])
+    rows, m = measure(args, env, time.monotonic() + args.timeout)
     write_section(args.out, section(rows, m, argv, seconds=time.monotonic() - t0))
     for target, goal, measured, ok in rows:
         print(f"{'ok  ' if ok else 'MISS'} {target}: {measured} (goal {goal})")

@@ -101,3 +101,23 @@ def test_the_sweeps_case_reports_the_new_visitors_pages_and_the_queue():
     failed = dict(met, answer_s=[], error="TimeoutError: no Run button within 60 s", in_queue=False)
     rows = sweep_verdicts(failed)
     assert not rows[0][3] and rows[1][2] == "TimeoutError: no Run button within 60 s"
+
+
+def test_the_hostile_schedule_links_are_open_during_the_sweeps_and_named_in_the_rows():
+    """Issue 41: six links of 5,000 drift points and six sweeps at once, then a new visitor's page within 3 s."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from benchmarks.classroom import SCHEDULE_POINTS, SWEEP_NEW_PAGES, schedule_link, sweep_verdicts
+
+    query = parse_qs(urlsplit(schedule_link("http://h:1", 3)).query)
+    assert len(query["schedule"][0].split(",")) == SCHEDULE_POINTS == 5000 and query["seed"] == ["3"]
+    assert len(urlsplit(schedule_link("http://h:1", 3)).query) > 65536  # past the link's value bound, as the issue's
+    met = {"sweeps": 6, "schedules": 6, "schedule_answer_s": [1.5] * 6, "answer_s": [2.2] * SWEEP_NEW_PAGES,
+           "status": "waiting: 5th in line", "in_queue": True, "error": None, "server_cores": 0.2}
+    rows = sweep_verdicts(met)
+    assert rows[0][0] == "6 links of 5,000 drift points, opened at once, answer" and rows[0][3]
+    assert rows[1][0] == "a new visitor during 6 sweeps and 6 open links of 5,000 drift points answers"
+    assert all(ok for *_, ok in rows)
+    hung = dict(met, schedule_answer_s=[1.5] * 5, error="TimeoutError: no Run button within 60 s")
+    assert not sweep_verdicts(hung)[0][3]
+
