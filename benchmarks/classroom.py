@@ -543,8 +543,8 @@ def verdicts(m: dict, *, sessions: int, budget_mb: float, heavy: int) -> list[tu
     return rows
 
 
-def section(rows, m: dict, argv, *, seconds: float) -> str:
-    """The docs/deploy.md section of a run."""
+def section(rows, m: dict, argv, *, seconds: float, repeats: list[list] | None = None) -> str:
+    """The docs/deploy.md section of a run (``repeats``: every run's rows, the last being ``rows``)."""
     table = md_table(["target", "goal", "measured", "met"],
                      [(t, g, v, "yes" if ok else "**no**") for t, g, v, ok in rows])
     failed = "".join(f"\n- {f}" for f in m["failed"][:10])
@@ -553,6 +553,8 @@ def section(rows, m: dict, argv, *, seconds: float) -> str:
             f"the teacher's page, opened first to warm the server up, answered in {m['warm_up_s']:.1f} s "
             f"and is not counted; the machine's 1-minute load average was {m['load'][0]:.1f} before the test and "
             f"peaked at {m['load'][1]:.1f} on {m['load'][2]} cores).\n\n"
+            + (f"Over the {len(repeats)} runs of this command, each on a server of its own: "
+               + repeat_text(repeats) + "\nThe last run:\n\n" if repeats and len(repeats) > 1 else "")
             + f"{table}\n" + (f"\nProblems seen:{failed}\n" if failed else "") + _breakdown_text(m) + f"{END}")
 
 
@@ -626,6 +628,25 @@ def measure(args, env: dict, deadline: float) -> tuple[list, dict]:
     return rows, m
 
 
+def repeat_text(repeats: list[list]) -> str:
+    """How often each target was met over repeated runs of the test (each run: its rows).
+
+    >>> print(repeat_text([[("a", "", "", True), ("b", "", "", False)], [("a", "", "", True), ("b", "", "", True)]]))
+    Every target met in 1 of 2 runs.
+    <BLANKLINE>
+    | target   | met in   |
+    |----------|----------|
+    | a        | 2 of 2   |
+    | b        | 1 of 2   |
+    """
+    n = len(repeats)
+    names = [target for target, *_ in repeats[0]]
+    met = {name: sum(any(t == name and ok for t, _, _, ok in rows) for rows in repeats) for name in names}
+    every = sum(all(ok for *_, ok in rows) for rows in repeats)
+    return (f"Every target met in {every} of {n} runs.\n\n"
+            + md_table(["target", "met in"], [[name, f"{met[name]} of {n}"] for name in names]))
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = argument_parser("benchmarks.classroom", __doc__)
@@ -638,13 +659,16 @@ def main(argv=None) -> int:
     parser.add_argument("--sweeps", type=int, default=6, help="heavy sweeps at once before new visitors (0: skip)")
     parser.add_argument("--schedules", type=int, default=6,
                         help=f"links of {SCHEDULE_POINTS:,} drift points open during the sweeps (0: none)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of the whole test, each on a server of its own (the section reports the last "
+                             "run's table and how often each target was met)")
     parser.add_argument("--case", choices=["all", "sweeps"], default="all",
                         help="all: the class, the queue and the sweeps; sweeps: only the sweeps")
     parser.add_argument("--memory-budget-mb", type=float, default=MEMORY_BUDGET_MB,
                         help=f"the server's memory budget (default {MEMORY_BUDGET_MB})")
     parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
                         help="a setting of the server (e.g. its run limits); repeatable")
-    parser.add_argument("--timeout", type=float, default=1200.0, help="bound of the whole test (s)")
+    parser.add_argument("--timeout", type=float, default=1200.0, help="bound of one run of the test (s)")
     parser.add_argument("--out", type=Path, default=None,
                         help="the doc whose section is replaced (default docs/deploy.md; --quick: /tmp/deploy.md)")
     parser.add_argument("--quick", action="store_true", help="5 sessions (2 browser pages), report to /tmp/deploy.md")
@@ -664,6 +688,8 @@ def main(argv=None) -> int:
         parser.error("--sweeps must be in [0, 10] (at least 1 with --case sweeps)")
     if not 0 <= args.schedules <= 10 or (args.schedules and not args.sweeps):
         parser.error("--schedules must be in [0, 10] (and needs --sweeps: they are open during the sweeps)")
+    if not 1 <= args.repeat <= 20:
+        parser.error("--repeat must be in [1, 20]")
     env = {}
     for item in args.server_env:
         name, sep, value = item.partition("=")
@@ -674,14 +700,27 @@ def main(argv=None) -> int:
         print(f"{CHROMIUM} is not installed (apt-get install chromium)", file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    rows, m = measure(args, env, time.monotonic() + args.timeout)
-    write_section(args.out, section(rows, m, argv, seconds=time.monotonic() - t0))
+    runs = [measure(args, env, time.monotonic() + args.timeout) for _ in range(args.repeat)]
+    rows, m = runs[-1]
+    write_section(args.out, section(rows, m, argv, seconds=time.monotonic() - t0, repeats=[r for r, _ in runs]))
     for target, goal, measured, ok in rows:
         print(f"{'ok  ' if ok else 'MISS'} {target}: {measured} (goal {goal})")
     for problem in m["failed"]:
         print("  ", problem)
+    if len(runs) > 1:
+        print(repeat_text([r for r, _ in runs]))
     print(f"written to {args.out}")
-    return 0 if all(ok for *_, ok in rows) else 1
+    return 0 if repeats_met([r for r, _ in runs]) else 1
+
+
+def repeats_met(repeats: list[list]) -> bool:
+    """Every target met in 9 of 10 runs (issue 41), or in every run of fewer than 10.
+
+    >>> repeats_met([[("a", "", "", True)]] * 9 + [[("a", "", "", False)]]), repeats_met([[("a", "", "", False)]])
+    (True, False)
+    """
+    every = sum(all(ok for *_, ok in rows) for rows in repeats)
+    return every >= (math.ceil(0.9 * len(repeats)) if len(repeats) >= 10 else len(repeats))
 
 
 if __name__ == "__main__":

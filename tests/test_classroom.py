@@ -121,3 +121,15 @@ def test_the_hostile_schedule_links_are_open_during_the_sweeps_and_named_in_the_
     hung = dict(met, schedule_answer_s=[1.5] * 5, error="TimeoutError: no Run button within 60 s")
     assert not sweep_verdicts(hung)[0][3]
 
+
+def test_repeated_runs_report_how_often_each_target_was_met():
+    from benchmarks.classroom import repeat_text, repeats_met, section
+
+    ok, miss = [("page", "≤ 3 s", "2 s", True)], [("page", "≤ 3 s", "4 s", False)]
+    assert repeats_met([ok] * 9 + [miss]) and not repeats_met([ok] * 8 + [miss] * 2)
+    assert not repeats_met([ok, miss]) and repeats_met([ok, ok])
+    assert "Every target met in 9 of 10 runs." in repeat_text([ok] * 9 + [miss])
+    m = {"warm_up_s": 2.0, "failed": [], "load": (0.5, 2.0, 2)}
+    text = section(miss, m, ["--repeat", "10"], seconds=5.0, repeats=[ok] * 9 + [miss])
+    assert "Over the 10 runs of this command" in text and "| page     | 9 of 10  |" in text
+    assert "Over the" not in section(miss, m, [], seconds=5.0, repeats=[miss])
