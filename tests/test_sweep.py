@@ -165,6 +165,10 @@ def test_a_sweep_job_steps_as_its_runner_says_and_ends_with_the_sweeps_table(dri
     assert len(steps) == runner.n_steps(stream) == (4 if method == "runner" else stream.n_chunks(cfg.chunk_size))
     assert [s.done for s in steps] == list(range(1, len(steps) + 1)) and {s.total for s in steps} == {len(steps)}
     assert all(s.table is None for s in steps[:-1]) and steps[-1].n_points == 4
+    # each step says the time since the sweep began, so the page can say the time left at its pace
+    seconds = [s.seconds for s in steps]
+    assert seconds == sorted(seconds) and seconds[0] > 0 and steps[-1].remaining_s == 0.0
+    assert steps[0].remaining_s == pytest.approx(seconds[0] * (len(steps) - 1))
     assert steps[-1].one_by_one == (method == "runner") and runner.model_names == ["ELM-I"]
     expected = sweep(cfg, [0.2, 0.7], [0.0, 2**-6], stream=stream, model="ELM-I", method=method)
     got = steps[-1].table
@@ -183,3 +187,26 @@ def test_a_sweep_jobs_bad_grid_fails_at_its_first_step(drifting):
     cfg, stream = drifting
     with pytest.raises(ValueError, match="betas: every value must be in"):
         next(SweepJob(cfg, "ELM-O", (1.5,), (0.0,)).runner().iter_run(stream))
+
+
+def test_the_sweep_pages_range_covers_every_measured_ratio_of_its_benchmark():
+    """SWEEP_SPREAD, the range said before a server has measured sweeps of its own, holds every measured /
+    estimated ratio of docs/sweep-estimate.md (``python -m benchmarks.sweep_estimate``): a new measurement outside
+    it fails here until the constant follows it."""
+    import re
+    from pathlib import Path
+
+    from ncld_core.eval.sweep import SWEEP_SPREAD, seconds_range
+    from ncld_core.model.chunk_time import TimeCalibration
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "sweep-estimate.md").read_text(encoding="utf-8")
+    ratios = [float(m) for m in re.findall(r"\|\s*([0-9.]+)\s*\|\n", doc)]
+    assert len(ratios) >= 4, "the report's table"
+    assert SWEEP_SPREAD[0] <= min(ratios) and max(ratios) <= SWEEP_SPREAD[1], (ratios, SWEEP_SPREAD)
+    # a server's own sweeps replace it once it has measured two
+    calibration = TimeCalibration(seed_flops_per_s=1e9)
+    assert seconds_range(10.0, calibration) == pytest.approx((10.0 * SWEEP_SPREAD[0], 10.0 * SWEEP_SPREAD[1]))
+    assert calibration.observe_seconds(12.0, 10.0) and not calibration.observe_seconds(0.0, 10.0)
+    assert calibration.spread() is None
+    calibration.observe_seconds(18.0, 10.0)
+    assert calibration.spread() == pytest.approx((1.2, 1.8)) and seconds_range(10.0, calibration) == pytest.approx((12.0, 18.0))

@@ -51,7 +51,7 @@ from .runner import told_rates
 from .variants import ELM_VARIANTS, VARIANT_STRATEGY, make_model
 
 __all__ = ["sweep", "iter_sweep", "SweepStep", "SweepJob", "SweepRunner", "sweep_runs", "DEFAULT_BETA_RANGE", "best_point", "geometric_mean", "PAPER_GAMMAS",
-           "default_betas", "SWEEPABLE"]
+           "default_betas", "SWEEPABLE", "SWEEP_SPREAD", "seconds_range"]
 
 #: gamma in {0, 2^-8, ..., 2^-3}, the paper's grid.
 PAPER_GAMMAS = (0.0,) + tuple(2.0**-k for k in range(8, 2, -1))
@@ -99,6 +99,25 @@ def sweep_runs(config, n_betas: int, n_gammas: int, n_labels: int, chunk_flops: 
     L, N, width = int(config.n_hidden), int(config.chunk_size), n_labels * n_gammas  # every γ's q columns at once
     solve = L**3 / 3 + 2 * L**2 * width + 2 * N * L * width  # Cholesky, its two triangular solves, the scores
     return 1 + n_betas * solve / max(chunk_flops, 1.0)
+
+
+#: Measured / estimated seconds of whole sweeps, the least and the largest over the cases of
+#: ``python -m benchmarks.sweep_estimate`` (docs/sweep-estimate.md): the range said before a server has measured
+#: sweeps of its own.
+SWEEP_SPREAD = (0.6, 1.5)
+
+
+def seconds_range(estimate_s: float, calibration=None) -> tuple[float, float]:
+    """The range a sweep estimated at ``estimate_s`` seconds is said to take: scaled by the least and the largest
+    measured / estimated ratio of the sweeps ``calibration`` (a
+    :class:`~ncld_core.model.chunk_time.TimeCalibration` fed whole sweeps) has seen, or by :data:`SWEEP_SPREAD`
+    before it has seen two.
+
+    >>> seconds_range(20.0)
+    (12.0, 30.0)
+    """
+    low, high = (calibration.spread() if calibration is not None else None) or SWEEP_SPREAD
+    return estimate_s * low, estimate_s * high
 
 
 def geometric_mean(hamming_loss, micro_f1):
@@ -217,13 +236,27 @@ def _table(rows, model, stream, n_chunks, firings, method, t0) -> pd.DataFrame:
 class SweepStep:
     """How far a sweep computed step by step (:func:`iter_sweep`) has come: ``done`` of ``total`` steps, each a
     grid point when ``one_by_one`` (one run per point), else a chunk that every one of the ``n_points`` grid
-    points advances through together; ``table`` is :func:`sweep`'s table on the last step (None before)."""
+    points advances through together; ``table`` is :func:`sweep`'s table on the last step (None before); ``seconds``
+    the time since the sweep began (its stream given).
+
+    >>> SweepStep(2, 8, 8, True, seconds=3.0).remaining_s, SweepStep(0, 8, 8, True).remaining_s is None
+    (9.0, True)
+    """
 
     done: int
     total: int
     n_points: int
     one_by_one: bool
     table: pd.DataFrame | None = None
+    seconds: float = 0.0
+
+    @property
+    def remaining_s(self) -> float | None:
+        """Seconds left at the pace so far (the steps are of equal work: grid points, or chunks of one stream);
+        None before the first step."""
+        if self.done <= 0 or self.seconds <= 0:
+            return None
+        return self.seconds / self.done * max(self.total - self.done, 0)
 
 
 def iter_sweep(config, betas, gammas=PAPER_GAMMAS, *, stream=None, model=None, method: str = "fast"):
@@ -246,7 +279,7 @@ def iter_sweep(config, betas, gammas=PAPER_GAMMAS, *, stream=None, model=None, m
         for point in points:
             answers.append(_runner_point(point, config, stream, model))
             if len(answers) < len(points):
-                yield SweepStep(len(answers), len(points), n_points, True)
+                yield SweepStep(len(answers), len(points), n_points, True, seconds=time.perf_counter() - t0)
         rows = [row for row, _, _ in answers]
         _, firings, n_chunks = answers[-1]
         total = len(points)
@@ -260,9 +293,9 @@ def iter_sweep(config, betas, gammas=PAPER_GAMMAS, *, stream=None, model=None, m
                 rows, firings, n_chunks = end.value
                 break
             if done < total:
-                yield SweepStep(done, total, n_points, False)
+                yield SweepStep(done, total, n_points, False, seconds=time.perf_counter() - t0)
     yield SweepStep(total, total, n_points, method == "runner",
-                    _table(rows, model, stream, n_chunks, firings, method, t0))
+                    _table(rows, model, stream, n_chunks, firings, method, t0), seconds=time.perf_counter() - t0)
 
 
 def sweep_steps(config, stream, betas, gammas, method: str = "fast") -> int:

@@ -93,6 +93,20 @@ class TimeCalibration:
             self._ratios.append(measured / estimated)
         return True
 
+    def observe_seconds(self, measured_s: float, estimated_s: float) -> bool:
+        """Take a whole job's measured seconds against the seconds estimated for it before it began (a sweep:
+        its estimate already scaled by the runs' calibration); False when they tell nothing."""
+        if not (measured_s > 0 and estimated_s > 0):
+            return False
+        with self._lock:
+            self._ratios.append(float(measured_s) / float(estimated_s))
+        return True
+
+    def spread(self) -> tuple[float, float] | None:
+        """The least and the largest measured / estimated ratio of the observed jobs (None before two)."""
+        with self._lock:
+            return (min(self._ratios), max(self._ratios)) if len(self._ratios) >= 2 else None
+
     def seconds_per_chunk(self, cost: CostEstimate) -> float:
         """Expected seconds of one chunk of ``cost`` on this machine as the last runs measured it."""
         return self.scale() * cost.seconds_per_chunk(self.seed_flops_per_s())
