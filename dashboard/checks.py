@@ -8,6 +8,8 @@ dataset itself is found by :func:`dashboard.data.resolve` only. Nothing here tou
 
 from __future__ import annotations
 
+import dataclasses
+
 import importlib.util
 
 from ncld_core.config import SYNTHETIC_DEFAULT_LENGTH, RunConfig
@@ -56,6 +58,16 @@ def settings_cost(cfg: RunConfig, n_features, n_labels, n_available):
     length = cfg.n_instances or (SYNTHETIC_DEFAULT_LENGTH if cfg.dataset == "synthetic" else n_available)
     return estimate_for(cfg, n_features=n_features, n_labels=n_labels, n_instances=length,
                         elm_names=[*ELM_VARIANTS, *ORACLES])
+
+
+def sweep_cost(cfg: RunConfig, variant: str, facts):
+    """The core's estimate of one run of ``variant`` alone on these settings and the data's ``facts`` (each
+    sweep run pays the hidden layer, the graph and ``P_D`` by itself; the Live run page's even share of its
+    variants does not), None when the data's size is unknown."""
+    synthetic = cfg.dataset == "synthetic"
+    return settings_cost(dataclasses.replace(cfg, models=[variant]),
+                         cfg.n_features if synthetic else facts.n_features,
+                         cfg.n_labels if synthetic else facts.n_labels, facts.n_instances)
 
 
 def size_text(nbytes: float) -> str:

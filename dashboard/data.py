@@ -158,15 +158,22 @@ def build_stream(cfg: RunConfig, upload=None):
     return _build_stream(cfg.stream)
 
 
-def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool) -> str:
-    """The sweep bar's text, counting grid points (never chunks).
+def sweep_progress_text(done: int, total: int, n_points: int, one_by_one: bool,
+                        remaining_s: float | None = None) -> str:
+    """The sweep bar's text, counting grid points (never chunks), and the time left at the pace so far.
 
     ``one_by_one``: each grid point is a run of its own (``done`` of ``total`` = grid points);
     otherwise every grid point advances together through the stream (``done`` of ``total`` steps).
+
+    >>> sweep_progress_text(3, 12, 12, True, 41.0)
+    'Sweeping β × γ: grid point 3 of 12 done · about 41 s left'
     """
+    from .serving.live_run import duration_text
+
+    left = "" if remaining_s is None or done >= total else f" · about {duration_text(remaining_s)} left"
     if one_by_one:
-        return f"Sweeping β × γ: grid point {done} of {n_points} done"
-    return f"Sweeping β × γ: {n_points} grid points together, {100 * done / total:.0f} % of the stream"
+        return f"Sweeping β × γ: grid point {done} of {n_points} done{left}"
+    return f"Sweeping β × γ: {n_points} grid points together, {100 * done / total:.0f} % of the stream{left}"
 
 
 def sweep_waiting_text(place: int, n_slots: int, n_points: int) -> str:
@@ -263,6 +270,15 @@ def time_calibration():
 
     return TimeCalibration()
 
+
+
+@st.cache_resource(show_spinner=False)
+def sweep_calibration():
+    """This server's measured / estimated seconds of the sweeps it computed (a
+    :class:`~ncld_core.model.chunk_time.TimeCalibration` fed whole sweeps): the range the sweep page says."""
+    from ncld_core.model.chunk_time import TimeCalibration
+
+    return TimeCalibration()
 
 
 def session_id() -> str:

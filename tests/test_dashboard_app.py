@@ -580,6 +580,11 @@ def test_sweep_page_computes_a_heat_map():
     assert {"beta", "gamma", "gm"} <= set(df.columns)
     assert df["gm"].between(0, 1).all()
     assert any("best GM" == m.label for m in at.metric)
+    # the estimate is a range; the sweep computed for this page is measured against it, for the next estimates
+    caption = next(c.value for c in at.caption if "grid points on the sidebar's stream" in c.value)
+    assert re.search(r"Roughly \d+ s to \d+ s on this server: [\d.]+ runs of ELM-\w+ alone", caption), caption
+    from dashboard.data import sweep_calibration
+    assert sweep_calibration().n_runs >= 1
     # "Use the best point": the sidebar takes it, and the page's current setting follows (it stayed at the
     # computed one, with the button still offered)
     best = df.loc[df["gm"].idxmax()]
@@ -1045,6 +1050,8 @@ def test_sweep_progress_counts_grid_points():
     assert sweep_progress_text(3, 12, 12, True) == "Sweeping β × γ: grid point 3 of 12 done"
     assert sweep_progress_text(5, 20, 18, False) == "Sweeping β × γ: 18 grid points together, 25 % of the stream"
     assert "chunk" not in sweep_progress_text(5, 20, 18, False)
+    assert sweep_progress_text(5, 20, 18, False, 200.0).endswith("25 % of the stream · about 3 min left")
+    assert "left" not in sweep_progress_text(20, 20, 18, False, 0.0)
 
 
 def test_a_run_computed_in_a_thread_where_the_platform_has_no_fork_server(monkeypatch):

@@ -13,7 +13,7 @@ import time
 
 import streamlit as st
 
-from dashboard import data, link, live_session
+from dashboard import checks, data, link, live_session
 from dashboard import figures as F
 from dashboard.controls import set_config
 from dashboard.labels import errors_text
@@ -23,7 +23,7 @@ from dashboard.teaching import SWEEP
 from dashboard.ui import md_escape, teach
 from ncld_core.config import MODEL_PARAMS
 from dashboard.serving.limits import LIMITS
-from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas, sweep_runs
+from ncld_core.eval.sweep import PAPER_GAMMAS, SWEEPABLE, best_point, default_betas, seconds_range, sweep_runs
 
 ss = st.session_state
 ctx = ss["ctx"]
@@ -106,13 +106,23 @@ def _stop():
     ss["sweep_stopped"] = running  # with none under way, nothing to say
 
 
+estimate, estimate_s = "", None
+one = None if problems else checks.sweep_cost(cfg, variant, ctx.facts)
+if one is not None and one.n_chunks:
+    runs = sweep_runs(cfg, len(betas), len(gammas), ctx.facts.n_labels or cfg.n_labels, one.flops)
+    estimate_s = runs * data.time_calibration().seconds_total(one)
+    low, high = seconds_range(estimate_s, data.sweep_calibration())
+    measured = data.sweep_calibration().n_runs
+    estimate = (f" Roughly {duration_text(low)} to {duration_text(high)} on this server: {runs:.1f} runs of "
+                f"{variant} alone, the range " + (f"of the {measured} sweeps measured here." if measured >= 2 else
+                                                  "measured in docs/sweep-estimate.md."))
 started = bool(ss.get(SWEEP_REQUESTED)) and not problems
 if started:
     ss["sweep_stopped"] = False
     ss.pop("sweep_error", None)
     job, role = data.start_sweep(cfg, ctx.upload, params, variant, tuple(betas), tuple(gammas))
     ss[SWEEP_JOB] = {"job": job, "role": role, "basis": basis, "chosen": (float(cfg.beta), float(cfg.gamma)),
-                     "variant": variant}
+                     "variant": variant, "estimate_s": estimate_s}
     ss["sweep_running"] = job.active
 # dropped once the sweep is started: a rerun arriving meanwhile interrupts the script inside start_sweep, and the
 # click would be lost with the flag
@@ -124,13 +134,6 @@ b1.button("Compute the sweep", type="primary", icon=":material/grid_on:", on_cli
           disabled=bool(problems) or ss["sweep_running"], key="sweep_go")
 b2.button("Stop", icon=":material/stop:", key="sweep_stop", on_click=_stop, disabled=not ss["sweep_running"],
           help="Ends a sweep being computed or waiting for its turn; the grid points done so far are not kept.")
-estimate = ""
-if ctx.cost is not None and ctx.cost.n_chunks:
-    one = ctx.cost.one_model()
-    runs = sweep_runs(cfg, len(betas), len(gammas), ctx.facts.n_labels or cfg.n_labels, one.flops)
-    seconds = runs * data.time_calibration().seconds_total(one)
-    estimate = (f" Roughly {duration_text(seconds)} on this server: {runs:.1f} runs' work of one variant, each "
-                "an even share of the Live run page's estimate for its variants.")
 st.caption(f"{len(betas)} β × {len(gammas)} γ = {n_points} grid points on the sidebar's stream, the models "
            "told the flip rates as the sidebar says. With given rates the drift firings and the per-chunk "
            "statistics do not depend on β or γ, so the cost is one run plus one small solve per β and chunk; "
@@ -168,7 +171,8 @@ def _follow(held) -> None:
             if steps:
                 last = steps[-1]
                 bar.progress(last.done / last.total,
-                             text=data.sweep_progress_text(last.done, last.total, last.n_points, last.one_by_one))
+                             text=data.sweep_progress_text(last.done, last.total, last.n_points, last.one_by_one,
+                                                           last.remaining_s))
             else:
                 bar.progress(0.0, text=f"Sweeping β × γ: {job.cfg.n_points} grid points …")
         if state != "running":
@@ -182,6 +186,8 @@ def _finish(held) -> None:
     job = held["job"]
     steps, state = job.snapshot()
     if state == "done" and steps and steps[-1].table is not None:
+        if held["role"] == "computing" and held.get("estimate_s"):  # computed for this page: its time measured
+            data.sweep_calibration().observe_seconds(steps[-1].seconds, held["estimate_s"])
         ss["sweep"] = {"basis": held["basis"], "df": steps[-1].table, "chosen": held["chosen"],
                        "variant": held["variant"], "stream": job.stream_name,
                        "role": role_text(held["role"], status="done", others=0)}
