@@ -4,7 +4,8 @@ A checkpoint is one zip archive in NumPy's ``.npz`` layout.  Arrays are stored a
 members; everything else (parameters, scalars, the per-chunk history, nested objects) goes
 into a JSON document stored in the member ``__meta__``.  Nothing from the file is executed
 or unpickled: objects are rebuilt only from a fixed list of ncld classes, by setting their
-attributes, and only after every attribute has been checked.
+attributes, and only after every attribute has been checked.  This module knows no class's state:
+each class declares its own (``saved_state``, :mod:`ncld_core.saved_state`).
 
 Reading a file is bounded and checked before anything large is allocated:
 
@@ -16,7 +17,7 @@ Reading a file is bounded and checked before anything large is allocated:
   compressed members under :data:`MAX_DEFLATED_BYTES` (what they declare once decompressed);
 * the JSON header is at most :data:`MAX_HEADER_BYTES` and nested at most :data:`MAX_DEPTH` deep;
 * every object's attributes are checked against what its class saves (:func:`saved_state_of`: the
-  class's ``saved_state`` declaration, next to its code, or its :data:`SCHEMAS` entry): only its
+  class's ``saved_state`` declaration, next to its code): only its
   parameters and known fitted attributes, of the right types and matching shapes, nothing that
   would hide a method; every array's values finite and within the ranges declared with the class's
   attributes (:class:`~ncld_core.saved_state.ValueRange`: counts and sums of squares >= 0, flip rates in
@@ -27,10 +28,11 @@ Reading a file is bounded and checked before anything large is allocated:
 * any failure is a :class:`CheckpointError` (a ``ValueError``) naming the file and what is wrong.
 
 The header records the format version (:data:`VERSION`) and the ncld version that wrote it.
-A file of an older format is upgraded by :data:`MIGRATIONS` (one function per version,
-on the decoded state, before the checks); that is the one place where ncld knows about old
-checkpoints.  Files are written atomically (:func:`ncld_core.files.atomic_writer`: temporary
-file, fsync, rename; the temporary is removed on any error or interrupt).
+A file of an older format is upgraded, one format at a time on the decoded state before the checks,
+by the hooks of the classes whose state changed (``SavedState.upgrades``, next to their code) and by
+:data:`MIGRATIONS` for what this module writes itself (a run's extra data).  Files are written
+atomically (:func:`ncld_core.files.atomic_writer`: temporary file, fsync, rename; the temporary is
+removed on any error or interrupt).
 
 >>> import numpy as np, tempfile, os
 >>> from ncld_core.model.elm_ncld import ELMNCLD
@@ -74,7 +76,6 @@ from .eval.baselines import BASELINES, baseline_class
 from .eval.metrics import MetricAccumulator
 from .eval.references import AllNegative, NoisyPrior
 from .eval.runner import ChunkResult, RunState
-from .model.capacity import alpha_grid, start_alpha
 from .model.detector import DETECTORS
 from .model.elm import RandomHiddenLayer
 from .model.elm_ncld import ELMNCLD
@@ -82,42 +83,31 @@ from .model.flip_rates import FlipRateEstimator
 from .model.record import ModelChunkRecord
 from .model.statistics import SufficientStatistics
 from .saved_state import (
-    COUNT,
     FINITE,
-    FITTED_INPUTS,
     INT,
-    NONNEGATIVE,
     NPY_KINDS,
     PLAIN,
-    POSITIVE,
-    PROPORTION,
-    RATE,
     REAL,
-    STR,
     SavedState,
     Spec,
-    ValueRange,
-    array,
+    StoredObject,
+    StoredRecord,
     dict_of,
-    first_error,
-    instance_of,
     is_int,
-    list_of,
-    number,
     optional,
-    shape_error,
+    probe_decision,
 )
 
 __all__ = [
     "save_checkpoint", "load_checkpoint", "save_run", "load_run", "checkpointable", "CheckpointError",
-    "FORMAT", "VERSION", "OLDEST_READABLE", "MIGRATIONS", "SCHEMAS", "saved_state_of",
+    "FORMAT", "VERSION", "OLDEST_READABLE", "MIGRATIONS", "saved_state_of",
     "MAX_HEADER_BYTES", "MAX_DEPTH", "MAX_ARRAY_BYTES", "MAX_DEFLATED_BYTES",
 ]
 
 FORMAT = "ncld-checkpoint"
 #: The format written.  1: models kept ``K_`` / ``B_*_``.  2: their sums as ``statistics_``
 #: (ncld_core.model.statistics).  3: the header lists every array's dtype and shape and records
-#: the ncld version; the state is checked against :data:`SCHEMAS` on reading.  4: the flip-rate estimator
+#: the ncld version; the state is checked against what its class saves on reading.  4: the flip-rate estimator
 #: has rate intervals and a trusted sample (issue 25).  5: the model has the parameter ``shrinkage``.
 VERSION = 5
 #: The oldest format :data:`MIGRATIONS` can upgrade.
@@ -173,121 +163,7 @@ def checkpointable(obj) -> bool:
     return type(obj).__name__ in _classes() and type(obj) is _classes()[type(obj).__name__]
 
 
-# ---------------------------------------------------------------------------------------- schemas
-_COUNTS = array(1, rng=NONNEGATIVE)
-#: A detector of :data:`~ncld_core.model.detector.DETECTORS` (read when checked: a detector registered after
-#: this module was imported counts).
-_DETECTOR = Spec("a detector of DETECTORS", lambda v: type(v) in DETECTORS.values())
-
-
-def _check_elmncld(s: dict) -> str | None:
-    if "statistics_" not in s:
-        return None
-    hidden, d, q = s["hidden_"], s["n_features_in_"], s["n_labels_"]
-    if not hasattr(hidden, "weights_"):
-        return "hidden_ is not fitted"
-    L = hidden.n_hidden
-    errors = [
-        None if hidden.n_features_in_ == d else f"hidden_ was fitted on {hidden.n_features_in_} features, "
-                                                f"the model on {d}",
-        shape_error("coef_", s["coef_"], (L, q)),
-        shape_error("psi_", s["psi_"], (L, q)),
-        shape_error("statistics_.HtY", s["statistics_"].HtY, (L, q)),
-        shape_error("chunk_statistics_.HtY", s["chunk_statistics_"].HtY, (L, q)),
-        *(shape_error(f"_records[{i}].prevalence_hat", np.asarray(r.prevalence_hat), (q,))
-          for i, r in enumerate(s["_records"]) if r.prevalence_hat is not None),
-        *(shape_error(f"_rates[{i}]", r, (q,)) for i, pair in enumerate(s["_rates"]) for r in pair),
-    ]
-    estimator = s["flip_rate_estimator_"]
-    if estimator is not None and hasattr(estimator, "rho_pos_"):
-        errors.append(shape_error("flip_rate_estimator_.rho_pos_", estimator.rho_pos_, (q,)))
-    if s["_binary_classes"] is not None:
-        errors.append(shape_error("_binary_classes", s["_binary_classes"], (2,)))
-        errors.append(None if q == 1 else f"a binary model has 1 label, not {q}")
-    grid, losses = s["alpha_grid_"], s["alpha_losses_"]
-    if grid is not None and losses is not None:
-        errors.append(shape_error("alpha_losses_", losses, grid.shape))
-    return first_error(*errors)
-
-
-def _smoke_elmncld(model):
-    if model.is_fitted:
-        # a probe of zeros and ones: finite values in, finite margins out (a coefficient of 1e308 is finite, but
-        # what it predicts is not)
-        probe = np.vstack([np.zeros(model.n_features_in_), np.ones(model.n_features_in_)])
-        with np.errstate(over="ignore", invalid="ignore"):
-            margins = model.decision_function(probe)
-        if not np.isfinite(margins).all():
-            raise ValueError(f"its decision function is not finite on a probe of zeros and ones ({margins.ravel()[:4]})")
-        model.decide(margins)
-        return model.history_, model.flip_rates_history_, model.last_record_
-    return None
-
-
-def _check_rates(s: dict) -> str | None:
-    if "rho_pos_" not in s:
-        return None
-    (q,) = s["rho_pos_"].shape
-    names = ["low_positives_", "anchor_sum_", "rho_neg_",
-             *(k for k in ("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_") if k in s)]
-    n_trusted = s["trusted_Y_"].shape[0] if "trusted_Y_" in s else 0
-    return first_error(*(shape_error(k, s[k], (q,)) for k in names),
-                        *((shape_error("trusted_counts_", s["trusted_counts_"], (4, q)),
-                           shape_error("trusted_Y_", s["trusted_Y_"], (n_trusted, q)),
-                           shape_error("trusted_cardinality_", s.get("trusted_cardinality_"), (n_trusted,)),
-                           shape_error("trusted_weight_", s.get("trusted_weight_"), (n_trusted,)))
-                          if "trusted_counts_" in s else ()),
-                        *(shape_error(k, s[k], (q, 2)) for k in ("mix_rates_", "mix_weights_") if k in s),
-                        None if "hist_" not in s or s["hist_"].shape[0] == q else "hist_ has a row per label")
-
-
-#: What a checkpoint may set on the instances of the classes whose declaration is kept here, the model and
-#: the flip-rate estimator (see :class:`SavedState`); the others declare theirs as ``saved_state``.
-SCHEMAS = {
-    ELMNCLD: SavedState(
-        params={"random_state": optional(INT), "scaling": STR},
-        fitted={
-            "hidden_": instance_of(RandomHiddenLayer),
-            "n_features_in_": COUNT,
-            "n_labels_": COUNT,
-            "_binary_classes": optional(array(1, _NPY_KINDS)),
-            "_records": list_of(instance_of(ModelChunkRecord)),
-            "_rates": list_of(list_of(array(1, rng=RATE), 2)),  # each chunk's (rho_+, rho_-)
-            "flip_rate_estimator_": optional(instance_of(FlipRateEstimator)),
-            "detector_": _DETECTOR,
-            "monitors_": dict_of(_DETECTOR),
-            "statistics_": instance_of(SufficientStatistics),
-            "chunk_statistics_": instance_of(SufficientStatistics),
-            "coef_": array(2),
-            "psi_": array(2),
-            "decision_state_": optional(dict_of(PLAIN)),
-            "alpha_": number(POSITIVE),
-            # the grid's discounted losses (the "rank" criterion's are negative gains): +inf where a ridge is not
-            # admissible (capacity.prequential_losses), never NaN or -inf
-            "alpha_losses_": optional(array(1, rng=ValueRange(low=-math.inf, low_open=True, infinite=True))),
-            "alpha_grid_": optional(array(1, rng=POSITIVE)),
-        },
-        optional=dict(FITTED_INPUTS),
-        check=_check_elmncld,
-        smoke=_smoke_elmncld,
-    ),
-    FlipRateEstimator: SavedState(
-        # counts and sums of bounds in [0, 1] are >= 0; rates in [0, 1); the mixture's rates and weights in [0, 1]
-        fitted={"low_positives_": _COUNTS, "low_count_": number(NONNEGATIVE), "anchor_sum_": _COUNTS,
-                "anchor_weight_": number(NONNEGATIVE), "n_chunks_": number(NONNEGATIVE, integer=True),
-                "rho_neg_": array(1, rng=RATE), "rho_pos_": array(1, rng=RATE)},
-        optional={"hist_": array(2, rng=NONNEGATIVE), "mix_rates_": array(2, rng=PROPORTION),
-                  "mix_weights_": array(2, rng=PROPORTION),  # negative_anchor="mixture"
-                  # format 4 (absent from older files until their next chunk): rate intervals, trusted sample
-                  **dict.fromkeys(("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_"),
-                                  array(1, rng=RATE)),
-                  "trusted_counts_": array(2, rng=NONNEGATIVE), "trusted_Y_": array(2, "i", rng=PROPORTION),
-                  "trusted_cardinality_": _COUNTS, "trusted_weight_": _COUNTS},
-        check=_check_rates,
-    ),
-}
-
-
+# ---------------------------------------------------------------------------------------- saved states
 def _is_saved_value(v) -> bool:
     """Numbers, strings, arrays, ncld objects, and lists / dicts of them."""
     if isinstance(v, (list, tuple)):
@@ -297,31 +173,24 @@ def _is_saved_value(v) -> bool:
     return PLAIN.test(v) or checkpointable(v)
 
 
-def _smoke_undeclared(obj):
-    """A fitted estimator (``n_features_in_`` and ``decision_function``) must give finite scores on a probe."""
-    d = getattr(obj, "n_features_in_", None)
-    if not is_int(d) or d < 1 or not callable(getattr(obj, "decision_function", None)):
-        return None
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = np.asarray(obj.decision_function(np.vstack([np.zeros(d), np.ones(d)])), dtype=float)
-    if not np.isfinite(scores).all():
-        raise ValueError("its decision function is not finite on a probe of zeros and ones")
-    return scores
-
-
 #: What a class that declares no ``saved_state`` may keep: any attribute (none hiding a method) of
 #: plain values (every array finite) or ncld objects (each checked by its own class); once fitted, its
 #: decision function must be finite on a probe.
 _UNDECLARED = SavedState(others=Spec("numbers, strings, arrays, ncld objects, or lists / dicts of them",
-                                     _is_saved_value, PLAIN.values), smoke=_smoke_undeclared)
+                                     _is_saved_value, PLAIN.values), smoke=probe_decision)
 
 
 def saved_state_of(cls) -> SavedState:
-    """What a checkpoint may hold of an instance of ``cls``: :data:`SCHEMAS`' entry, else the class's own
-    ``saved_state`` declaration (the detectors of :data:`~ncld_core.model.detector.DETECTORS`), else any
-    attribute of plain values or ncld objects (a class registered without a declaration)."""
-    declared = SCHEMAS.get(cls, getattr(cls, "saved_state", None))
+    """What a checkpoint may hold of an instance of ``cls``: the class's own ``saved_state`` declaration
+    (:class:`~ncld_core.saved_state.SavedState`), else any attribute of plain values or ncld objects (a class
+    registered without a declaration: a new detector of :data:`~ncld_core.model.detector.DETECTORS`, a peer)."""
+    declared = getattr(cls, "saved_state", None)
     return declared if isinstance(declared, SavedState) else _UNDECLARED
+
+
+def _specs(schema: SavedState) -> dict:
+    """Every named attribute's spec."""
+    return {**schema.params, **schema.state, **schema.fitted, **schema.optional}
 
 
 def _param_names(cls) -> list[str]:
@@ -579,20 +448,6 @@ def _read_arrays(archive: _Archive, meta: dict, version: int) -> dict:
 
 
 # ---------------------------------------------------------------------------------------- decoding
-@dataclass
-class _Stored:
-    """An object as the file holds it: its class name and attributes, before migration and checks."""
-
-    cls: str
-    state: dict
-
-
-@dataclass
-class _StoredRecord:
-    cls: str
-    fields: dict
-
-
 def _decode(value, arrays: dict, where: str):
     if isinstance(value, dict):
         if len(value) == 1 and "__array__" in value:
@@ -608,12 +463,12 @@ def _decode(value, arrays: dict, where: str):
             state = _decode(value["state"], arrays, where)
             if not isinstance(state, dict):
                 raise CheckpointError(f"{where or 'its object'}: the state of a {value['__object__']} is not a dict")
-            return _Stored(value["__object__"], state)
+            return StoredObject(value["__object__"], state)
         if set(value) == {"__record__", "fields"} and value["__record__"] == "ModelChunkRecord":
             fields = _decode(value["fields"], arrays, where)
             if not isinstance(fields, dict):
                 raise CheckpointError(f"{where or 'its object'}: a chunk record is not a dict")
-            return _StoredRecord(value["__record__"], fields)
+            return StoredRecord(value["__record__"], fields)
         raise CheckpointError(f"{where or 'its object'}: an unreadable entry")
     if isinstance(value, list):
         raise CheckpointError(f"{where or 'its object'}: an unreadable entry")
@@ -626,9 +481,9 @@ def _join(where: str, key: str) -> str:
 
 def _walk(node, visit) -> None:
     """Call ``visit`` on every stored object and record of a decoded tree, parents first."""
-    if isinstance(node, (_Stored, _StoredRecord)):
+    if isinstance(node, (StoredObject, StoredRecord)):
         visit(node)
-        for value in (node.state if isinstance(node, _Stored) else node.fields).values():
+        for value in (node.state if isinstance(node, StoredObject) else node.fields).values():
             _walk(value, visit)
     elif isinstance(node, dict):
         for value in node.values():
@@ -639,56 +494,8 @@ def _walk(node, visit) -> None:
 
 
 # ---------------------------------------------------------------------------------------- migration
-def _upgrade_elmncld_2(state: dict) -> None:
-    """Format 2 models may predate attributes that a model now always has: the values the model
-    behaved as having then."""
-    state.setdefault("detector", "paper")  # before detectors had names: the paper's Eq. (Hfd)
-    state.setdefault("monitors", [])
-    state.setdefault("decision", "paper")  # before decision rules: threshold 0
-    state.setdefault("loss", "paper")  # before loss choices: the noisy labels were the targets
-    state.setdefault("flip_rates", "auto")  # before estimated rates: given ones, or "auto" with none given
-    state.setdefault("n_threads", "auto")  # before thread budgets: the process's BLAS pools as they were
-    if "statistics_" not in state:
-        return
-    state.setdefault("monitors_", {})
-    state.setdefault("decision_state_", None)
-    state.setdefault("flip_rate_estimator_", None)
-    state.setdefault("_rates", [])
-    state.setdefault("_binary_classes", None)
-    if "alpha_" not in state:  # before the ridge was chosen online: the parameter
-        alpha = state.get("alpha")
-        try:
-            grid = alpha_grid(alpha)
-        except ValueError:
-            grid = None  # refused by the model's own check afterwards
-        state["alpha_"] = start_alpha(grid) if grid is not None else alpha
-        state.setdefault("alpha_losses_", None)
-        state.setdefault("alpha_grid_", None if grid is None else np.asarray(grid, dtype=float))
-    rows = state.pop("_history", [])
-    rows = rows if isinstance(rows, list) else []
-    for row in rows:
-        if isinstance(row, dict):
-            row.setdefault("alpha", math.nan)  # not recorded before the ridge was chosen online
-    # Format 2 kept the history as rows, with the newest chunk's prevalences and estimated rates beside
-    # them; format 3 keeps one record per chunk, each with its own.
-    records = [_StoredRecord("ModelChunkRecord", dict(row)) for row in rows if isinstance(row, dict)]
-    prevalence = state.pop("_prevalence", None)
-    if records:
-        rates = state.get("_rates") if state.get("flip_rate_estimator_") is not None else None
-        records[-1].fields.update(
-            prevalence_hat=None if prevalence is None else [float(v) for v in np.ravel(prevalence)],
-            rho_pos_est=[float(v) for v in np.ravel(rates[-1][0])] if rates else None,
-            rho_neg_est=[float(v) for v in np.ravel(rates[-1][1])] if rates else None)
-    state["_records"] = records
-
-
-def _upgrade_2_to_3(payload, extra):
-    """Format 2 -> 3: the state as format 3 holds it (format 3 changed the header, not the state)."""
-    def visit(node):
-        if isinstance(node, _Stored) and node.cls == "ELMNCLD":
-            _upgrade_elmncld_2(node.state)
-
-    _walk(payload, visit)
+def _upgrade_run_2(payload, extra):
+    """Format 2 -> 3 of a run's extra data: its chunks' records did not hold the ridge."""
     chunks = extra.get("chunks") if isinstance(extra, dict) else None
     for chunk in chunks if isinstance(chunks, list) else []:
         records = chunk.get("diagnostics") if isinstance(chunk, dict) else None
@@ -698,38 +505,38 @@ def _upgrade_2_to_3(payload, extra):
     return payload, extra
 
 
-def _upgrade_3_to_4(payload, extra):
-    """Format 3 -> 4: a flip-rate estimator gets the parameters it behaved as having (95 % intervals, no
-    trusted rows); its rate intervals are made at its next chunk."""
-    def visit(node):
-        if isinstance(node, _Stored) and node.cls == "FlipRateEstimator":
-            for name, value in (("level", 0.95), ("identified_width", 0.1), ("max_trusted_rows", 20000)):
-                node.state.setdefault(name, value)
+#: ``{version: upgrade}`` of what this module writes itself (a run's extra data, :func:`save_run`): each turns
+#: the decoded ``(payload, extra)`` of that format into the next format's.  The objects' states are upgraded by
+#: their classes (``SavedState.upgrades``).
+MIGRATIONS = {2: _upgrade_run_2}
 
-    _walk(payload, visit)
+
+def _migrate(payload, extra, version: int):
+    """A file of format ``version`` upgraded, one format at a time, to :data:`VERSION`: at each, every stored
+    object by its class's hook of that format (parents first), then :data:`MIGRATIONS`' entry."""
+    for v in range(version, VERSION):
+        def visit(node):
+            cls = _classes().get(node.cls) if isinstance(node, StoredObject) else None
+            upgrade = saved_state_of(cls).upgrades.get(v) if cls is not None else None
+            if upgrade is None:
+                return
+            try:
+                upgrade(node.state)
+            except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
+                raise CheckpointError(f"its {node.cls} of format {v} cannot be upgraded "
+                                      f"({type(exc).__name__}: {exc})") from None
+
+        _walk([payload, extra], visit)
+        if v in MIGRATIONS:
+            payload, extra = MIGRATIONS[v](payload, extra)
     return payload, extra
-
-
-def _upgrade_4_to_5(payload, extra):
-    """Format 4 -> 5: a model gets ``shrinkage=0``, the solve it was written with (nothing shrunk)."""
-    def visit(node):
-        if isinstance(node, _Stored) and node.cls == "ELMNCLD":
-            node.state.setdefault("shrinkage", 0.0)
-
-    _walk(payload, visit)
-    return payload, extra
-
-
-#: ``{version: upgrade}``: each turns the decoded ``(payload, extra)`` of that format into the next
-#: format's; a file of format ``v`` goes through ``MIGRATIONS[v]``, ``MIGRATIONS[v + 1]``, ...
-MIGRATIONS = {2: _upgrade_2_to_3, 3: _upgrade_3_to_4, 4: _upgrade_4_to_5}
 
 
 # ---------------------------------------------------------------------------------------- building
 def _describe(value) -> str:
     if isinstance(value, np.ndarray):
         return f"a {value.dtype} array of shape {value.shape}"
-    if isinstance(value, (_Stored, _StoredRecord)):
+    if isinstance(value, (StoredObject, StoredRecord)):
         return f"a {value.cls}"
     if isinstance(value, (bool, int, float, str)) or value is None:
         text = repr(value)
@@ -763,7 +570,7 @@ def _check_state(cls, state: dict, where: str, members: dict) -> None:
         missing += [n for n in schema.fitted if n not in state]
     if missing:
         fail(f"missing {', '.join(missing)}")
-    for name, spec in {**schema.params, **schema.state, **schema.fitted, **schema.optional, **others}.items():
+    for name, spec in {**_specs(schema), **others}.items():
         if name in state and not spec.test(state[name]):
             fail(f"{name} must be {spec.what}; got {_describe(state[name])}")
         refused = spec.refusal(state[name]) if name in state else None
@@ -796,7 +603,7 @@ def _build(node, where: str, members: dict, checked: bool = False):
     ``members``: ``{id(array): member key}`` of the arrays read, to name them in messages.  An array in an
     object's state is checked by the object's schema (``checked``); any other array must be finite.
     """
-    if isinstance(node, _Stored):
+    if isinstance(node, StoredObject):
         cls = _classes().get(node.cls)
         if cls is None:
             raise CheckpointError(f"it names an unknown class {node.cls!r} (only ncld classes are rebuilt)")
@@ -814,7 +621,7 @@ def _build(node, where: str, members: dict, checked: bool = False):
                 raise CheckpointError(f"{label} does not work as loaded: "
                                       f"{type(exc).__name__}: {exc}") from None
         return obj
-    if isinstance(node, _StoredRecord):
+    if isinstance(node, StoredRecord):
         try:
             return ModelChunkRecord.from_dict(_build(node.fields, where, members))
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
@@ -866,8 +673,7 @@ def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = N
     try:
         payload = _decode(meta["payload"], arrays, "")
         extra = _decode(meta.get("extra", {"__dict__": {}}), arrays, "extra")
-        for v in range(version, VERSION):
-            payload, extra = MIGRATIONS[v](payload, extra)
+        payload, extra = _migrate(payload, extra, version)
         members = {id(array): key for key, array in arrays.items()}
         obj = _build(payload, "", members)
         extra = _build(extra, "extra", members)

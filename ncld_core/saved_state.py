@@ -12,6 +12,9 @@ check names the first value refused, where it is, and the range, for the reader'
 (:mod:`ncld_core.checkpoint` adds the file and the zip member).  This module imports nothing of ncld:
 every layer may declare its state with it.
 
+A class whose saved state changed from one checkpoint format to the next upgrades the older files' state
+itself (``SavedState.upgrades``, on the :class:`StoredObject` s the file decodes to).
+
 >>> spec = array(1, rng=RATE)
 >>> spec.test(np.array([0.1, 0.2])), spec.refusal(np.array([0.1, 1.5]))[2]
 (True, 'holds 1.5 at 1 (1 of 2 values refused); its values must be finite and in [0, 1)')
@@ -29,7 +32,7 @@ __all__ = [
     "ValueRange", "FINITE", "NONNEGATIVE", "POSITIVE", "PROPORTION", "RATE", "Spec", "SavedState",
     "INT", "COUNT", "REAL", "STR", "SCALAR", "PLAIN", "NPY_KINDS",
     "is_int", "is_real", "number", "array", "optional", "either", "instance_of", "list_of", "dict_of", "tuple_of",
-    "one_of", "shape_error", "first_error", "FITTED_INPUTS",
+    "one_of", "shape_error", "first_error", "FITTED_INPUTS", "StoredObject", "StoredRecord", "probe_decision",
 ]
 
 #: The dtype kinds a saved array may have: booleans, numbers and fixed-width text; never objects, records, void.
@@ -244,8 +247,12 @@ class SavedState:
     ``state``: always present; ``fitted``: present together once the object is fitted, or none of
     them; ``optional``: may be absent.  ``params``: type specs of some parameters (their values
     are checked by the class itself).  ``check``: consistency of the whole state (shapes), an
-    error message or None.  ``smoke``: public reads that must work on the rebuilt object.
+    error message or None.  ``smoke``: public reads that must work on the rebuilt object
+    (:func:`probe_decision`: its decision function finite).
     ``others``: the spec of any attribute not named (None: an attribute not named is refused).
+    ``upgrades``: ``{format: upgrade(state)}``, each turning in place the state a file of that checkpoint
+    format (:data:`ncld_core.checkpoint.VERSION`) holds into the next format's, before any check; the
+    state is as the file decodes: arrays, plain values, :class:`StoredObject` / :class:`StoredRecord`.
     """
 
     state: dict = field(default_factory=dict)
@@ -255,6 +262,50 @@ class SavedState:
     check: Callable[[dict], str | None] | None = None
     smoke: Callable[[object], object] | None = None
     others: Spec | None = None
+    upgrades: dict = field(default_factory=dict)
+
+
+@dataclass
+class StoredObject:
+    """An object as a file holds it, before it is upgraded, checked and made: its class's name and its
+    attributes (decoded: arrays, plain values, stored objects and records)."""
+
+    cls: str
+    state: dict
+
+
+@dataclass
+class StoredRecord:
+    """A record as a file holds it (e.g. a ``ModelChunkRecord``): its class's name and its fields."""
+
+    cls: str
+    fields: dict
+
+
+def probe_decision(obj):
+    """The decision function of a fitted estimator (``n_features_in_``, ``decision_function``) on a probe of
+    zeros and ones, which must be finite (a coefficient of 1e308 is finite, what it predicts is not), else a
+    ValueError; None for an object that is not a fitted estimator.
+
+    >>> class Twice:
+    ...     n_features_in_ = 2
+    ...     def __init__(self, w): self.w = w
+    ...     def decision_function(self, X): return X @ self.w
+    >>> probe_decision(Twice(np.array([1.0, 2.0]))).tolist()
+    [0.0, 3.0]
+    >>> probe_decision(Twice(np.array([1e308, 1e308])))
+    Traceback (most recent call last):
+    ...
+    ValueError: its decision function is not finite on a probe of zeros and ones ([ 0. inf])
+    """
+    d = getattr(obj, "n_features_in_", None)
+    if not is_int(d) or d < 1 or not callable(getattr(obj, "decision_function", None)):
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = np.asarray(obj.decision_function(np.vstack([np.zeros(d), np.ones(d)])), dtype=float)
+    if not np.isfinite(scores).all():
+        raise ValueError(f"its decision function is not finite on a probe of zeros and ones ({scores.ravel()[:4]})")
+    return scores
 
 
 def shape_error(name: str, value, shape: tuple) -> str | None:

@@ -31,6 +31,7 @@ from ncld_core.eval.runner import RunResult
 from ncld_core.model import ELMNCLD
 from ncld_core.eval.baselines import BASELINES
 from ncld_core.model.detector import DETECTORS
+from ncld_core.saved_state import NONNEGATIVE, PLAIN, SavedState, array, dict_of, number
 
 CFG = RunConfig(n_instances=1500, chunk_size=150, schedule="growth@750", models=["ELM-O", "ELM-I", "ELM-II"])
 TIMING = ["seconds", "diag_seconds"]
@@ -532,6 +533,52 @@ def test_a_format_4_checkpoint_loads_without_shrinkage_and_continues_exactly(tmp
     assert np.array_equal(old.coef_, model.coef_)
 
 
+def test_a_format_3_estimator_is_upgraded_by_its_class_and_continues_exactly(tmp_path):
+    """Format 3 estimators had neither the interval parameters nor the intervals and trusted sample: the
+    FlipRateEstimator's own upgrade hook gives it the parameters it behaved as having."""
+    rng = np.random.default_rng(11)
+    X, Y = rng.normal(size=(300, 6)), (rng.random((300, 4)) < 0.3).astype(int)
+    model = ELMNCLD(n_hidden=20, n_neighbors=5, random_state=0).partial_fit(X[:100], Y[:100])
+    model.partial_fit(X[100:200], Y[100:200])
+    path = tmp_path / "old.npz"
+    save_checkpoint(model, path)
+    format_4 = ("level", "identified_width", "max_trusted_rows", "rho_pos_low_", "rho_pos_high_", "rho_neg_low_",
+                "rho_neg_high_")
+
+    def as_format_3(meta):
+        estimator = meta["payload"]["state"]["__dict__"]["flip_rate_estimator_"]["state"]["__dict__"]
+        for name in format_4:
+            estimator.pop(name)
+        meta.update(version=3)
+
+    _rewrite_meta(path, as_format_3)
+    old = load_checkpoint(path, expected=ELMNCLD)
+    est = old.flip_rate_estimator_
+    assert (est.level, est.identified_width, est.max_trusted_rows) == (0.95, 0.1, 20000)
+    assert not hasattr(est, "rho_pos_low_")
+    model.partial_fit(X[200:], Y[200:])
+    old.partial_fit(X[200:], Y[200:])
+    np.testing.assert_array_equal(old.flip_rate_estimator_.rho_pos_, model.flip_rate_estimator_.rho_pos_)
+    np.testing.assert_array_equal(old.coef_, model.coef_)
+
+
+def test_the_model_and_the_estimator_declare_their_own_saved_state():
+    """checkpoint.py knows no class's state: ELMNCLD and FlipRateEstimator declare theirs (with the upgrades of
+    their old formats) next to their code, and no attribute of theirs is named in checkpoint.py."""
+    import ncld_core.checkpoint as checkpoint
+    from ncld_core.model.flip_rates import FlipRateEstimator
+    from ncld_core.saved_state import SavedState
+
+    assert not hasattr(checkpoint, "SCHEMAS")
+    assert isinstance(ELMNCLD.saved_state, SavedState) and set(ELMNCLD.saved_state.upgrades) == {2, 4}
+    assert isinstance(FlipRateEstimator.saved_state, SavedState) and set(FlipRateEstimator.saved_state.upgrades) == {3}
+    source = Path(checkpoint.__file__).read_text()
+    for cls in (ELMNCLD, FlipRateEstimator):
+        declared = cls.saved_state
+        named = [n for n in {*declared.state, *declared.fitted, *declared.optional} if f'"{n}"' in source]
+        assert not named, f"checkpoint.py names {cls.__name__}'s attributes {named}"
+
+
 def test_a_format_2_run_loads_through_migration(tmp_path):
     cfg = RunConfig(n_instances=600, chunk_size=150, models=["ELM-O"])
     runner = cfg.runner()
@@ -550,12 +597,13 @@ def test_a_format_2_run_loads_through_migration(tmp_path):
     assert json.dumps([c.metrics for c in loaded]) == json.dumps([c.metrics for c in chunks])
 
 
-def test_the_schemas_cover_every_attribute_a_model_has(tmp_path):
-    """SCHEMAS name every attribute of the checkpointable classes in each configuration (a new attribute
-    must be added there, with a migration for the files without it); each round-trips."""
+def test_the_saved_states_cover_every_attribute_a_model_has(tmp_path):
+    """The classes' saved_state declarations name every attribute of the checkpointable classes in each
+    configuration (a new attribute must be added there, with an upgrade hook for the files without it); each
+    round-trips."""
     import inspect
 
-    from ncld_core.checkpoint import SCHEMAS, saved_state_of
+    from ncld_core.checkpoint import saved_state_of
     from ncld_core.eval.metrics import MetricAccumulator
     from ncld_core.model.detector import DETECTORS
     from ncld_core.eval.references import AllNegative, NoisyPrior
@@ -604,14 +652,13 @@ def test_the_schemas_cover_every_attribute_a_model_has(tmp_path):
             known = {*schema.state, *schema.fitted, *schema.optional, *schema.params}
             params = {p for p in inspect.signature(type(obj).__init__).parameters if p != "self"}
             unknown = set(vars(obj)) - known - params
-            assert not unknown, (f"{type(obj).__name__}: add {sorted(unknown)} to its saved_state or checkpoint.SCHEMAS "
-                                 "(and a migration)")
+            assert not unknown, f"{type(obj).__name__}: add {sorted(unknown)} to its saved_state (and an upgrade hook)"
             seen.add(type(obj))
         save_checkpoint(model, tmp_path / f"{i}.npz")
         again = load_checkpoint(tmp_path / f"{i}.npz")
         assert type(again) is type(model) and set(vars(again)) == set(vars(model))
-    assert seen == set(SCHEMAS) | set(DETECTORS.values()) | {RandomHiddenLayer, SufficientStatistics,
-                                                              MetricAccumulator, AllNegative, NoisyPrior}
+    assert seen == set(DETECTORS.values()) | {ELMNCLD, FlipRateEstimator, RandomHiddenLayer, SufficientStatistics,
+                                              MetricAccumulator, AllNegative, NoisyPrior}
 
 
 def test_an_array_held_by_several_models_is_stored_once(tmp_path):
@@ -1011,6 +1058,55 @@ def test_a_detector_registered_in_detectors_alone_round_trips(tmp_path, monkeypa
     _rewrite_state(path, lambda s, m: s["detector_"]["state"]["__dict__"].update(update=1))
     with pytest.raises(CheckpointError, match="would hide _Toy.update"):
         load_checkpoint(path)
+
+
+class _ToyCounting(_Toy):
+    """The toy detector once its count became ``count_`` (in checkpoint format 4 it was ``seen``): it declares its
+    saved state and upgrades the older files itself."""
+
+    name = "toy-counting"
+    saved_state = SavedState(state={"count_": number(NONNEGATIVE, integer=True), "means_": array(1),
+                                    "notes_": dict_of(PLAIN)},
+                             upgrades={4: lambda s: s.__setitem__("count_", s.pop("seen"))})
+
+    def __init__(self, delta: float = 0.05):
+        super().__init__(delta)
+        self.count_ = self.__dict__.pop("seen")
+
+    def update(self, signal):
+        self.seen = self.count_
+        result = super().update(signal)
+        self.count_ = self.__dict__.pop("seen")
+        return result
+
+
+def test_a_class_upgrades_its_own_old_files(tmp_path, monkeypatch):
+    """An old file's state is upgraded by its class's hook (``SavedState.upgrades``), with nothing in
+    checkpoint.py: a detector renamed an attribute; a format 4 file naming it the old way still loads."""
+    from ncld_core.model import detector as detector_module
+
+    monkeypatch.setitem(detector_module.DETECTORS, "toy-counting", _ToyCounting)
+    rng = np.random.default_rng(7)
+    X, Y = rng.normal(size=(240, 5)), (rng.random((240, 3)) < 0.35).astype(int)
+    model = ELMNCLD(n_hidden=20, n_neighbors=5, detector="toy-counting", random_state=0)
+    model.partial_fit(X[:60], Y[:60]).partial_fit(X[60:120], Y[60:120])
+    path = tmp_path / "old.npz"
+    save_checkpoint(model, path)
+
+    def renamed_back(meta):
+        state = meta["payload"]["state"]["__dict__"]["detector_"]["state"]["__dict__"]
+        state["seen"] = state.pop("count_")
+
+    _rewrite_meta(path, renamed_back)
+    with pytest.raises(CheckpointError, match="'seen' is not a parameter or fitted attribute of _ToyCounting"):
+        load_checkpoint(path)  # the current format: no upgrade
+    _rewrite_meta(path, lambda m: m.update(version=4))
+    again = load_checkpoint(path)
+    assert again.detector_.count_ == model.detector_.count_ == 2 and "seen" not in vars(again.detector_)
+    model.partial_fit(X[120:180], Y[120:180])
+    again.partial_fit(X[120:180], Y[120:180])
+    np.testing.assert_array_equal(again.coef_, model.coef_)
+    assert again.detector_.count_ == 3
 
 
 @pytest.mark.parametrize("name, target, value, message", [

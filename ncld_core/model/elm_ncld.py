@@ -93,11 +93,35 @@ Examples
 from __future__ import annotations
 
 import copy
+import math
 import time
 
 import numpy as np
 import pandas as pd
 
+from ..saved_state import (
+    COUNT,
+    FITTED_INPUTS,
+    INT,
+    NPY_KINDS,
+    PLAIN,
+    POSITIVE,
+    RATE,
+    STR,
+    SavedState,
+    Spec,
+    StoredRecord,
+    ValueRange,
+    array,
+    dict_of,
+    first_error,
+    instance_of,
+    list_of,
+    number,
+    optional,
+    probe_decision,
+    shape_error,
+)
 from ..validation import Range, check_flip_rates, check_in_range, check_random_state
 from ..sklearn_compat import ChunkClassifier
 from ..threads import check_n_threads, limited
@@ -1013,3 +1037,129 @@ class ELMNCLD(ChunkClassifier):
         self._check_fitted()
         records = self._chunk_records()
         return records[-1] if records else None
+
+
+# ---------------------------------------------------------------------------------------- saved state
+#: A detector of :data:`~ncld_core.model.detector.DETECTORS` (read when checked: a detector registered after
+#: this module was imported counts).
+_DETECTOR = Spec("a detector of DETECTORS", lambda v: type(v) in DETECTORS.values())
+
+
+def _check_saved(s: dict) -> str | None:
+    """The saved state's shapes agree: the hidden layer with the features, every per-label array with the labels."""
+    if "statistics_" not in s:
+        return None
+    hidden, d, q = s["hidden_"], s["n_features_in_"], s["n_labels_"]
+    if not hasattr(hidden, "weights_"):
+        return "hidden_ is not fitted"
+    L = hidden.n_hidden
+    errors = [
+        None if hidden.n_features_in_ == d else f"hidden_ was fitted on {hidden.n_features_in_} features, "
+                                                f"the model on {d}",
+        shape_error("coef_", s["coef_"], (L, q)),
+        shape_error("psi_", s["psi_"], (L, q)),
+        shape_error("statistics_.HtY", s["statistics_"].HtY, (L, q)),
+        shape_error("chunk_statistics_.HtY", s["chunk_statistics_"].HtY, (L, q)),
+        *(shape_error(f"_records[{i}].prevalence_hat", np.asarray(r.prevalence_hat), (q,))
+          for i, r in enumerate(s["_records"]) if r.prevalence_hat is not None),
+        *(shape_error(f"_rates[{i}]", r, (q,)) for i, pair in enumerate(s["_rates"]) for r in pair),
+    ]
+    estimator = s["flip_rate_estimator_"]
+    if estimator is not None and hasattr(estimator, "rho_pos_"):
+        errors.append(shape_error("flip_rate_estimator_.rho_pos_", estimator.rho_pos_, (q,)))
+    if s["_binary_classes"] is not None:
+        errors.append(shape_error("_binary_classes", s["_binary_classes"], (2,)))
+        errors.append(None if q == 1 else f"a binary model has 1 label, not {q}")
+    grid, losses = s["alpha_grid_"], s["alpha_losses_"]
+    if grid is not None and losses is not None:
+        errors.append(shape_error("alpha_losses_", losses, grid.shape))
+    return first_error(*errors)
+
+
+def _smoke_saved(model):
+    """A fitted model's decisions, history and rates read on the loaded model (its margins finite on a probe)."""
+    if model.is_fitted:
+        model.decide(probe_decision(model))
+        return model.history_, model.flip_rates_history_, model.last_record_
+    return None
+
+
+def _upgrade_saved_2(state: dict) -> None:
+    """Checkpoint format 2 -> 3: what a model now always has, as the model behaved then; the history rows
+    become one record per chunk."""
+    state.setdefault("detector", "paper")  # before detectors had names: the paper's Eq. (Hfd)
+    state.setdefault("monitors", [])
+    state.setdefault("decision", "paper")  # before decision rules: threshold 0
+    state.setdefault("loss", "paper")  # before loss choices: the noisy labels were the targets
+    state.setdefault("flip_rates", "auto")  # before estimated rates: given ones, or "auto" with none given
+    state.setdefault("n_threads", "auto")  # before thread budgets: the process's BLAS pools as they were
+    if "statistics_" not in state:
+        return
+    state.setdefault("monitors_", {})
+    state.setdefault("decision_state_", None)
+    state.setdefault("flip_rate_estimator_", None)
+    state.setdefault("_rates", [])
+    state.setdefault("_binary_classes", None)
+    if "alpha_" not in state:  # before the ridge was chosen online: the parameter
+        alpha = state.get("alpha")
+        try:
+            grid = alpha_grid(alpha)
+        except ValueError:
+            grid = None  # refused by the model's own check afterwards
+        state["alpha_"] = start_alpha(grid) if grid is not None else alpha
+        state.setdefault("alpha_losses_", None)
+        state.setdefault("alpha_grid_", None if grid is None else np.asarray(grid, dtype=float))
+    rows = state.pop("_history", [])
+    rows = rows if isinstance(rows, list) else []
+    for row in rows:
+        if isinstance(row, dict):
+            row.setdefault("alpha", math.nan)  # not recorded before the ridge was chosen online
+    # Format 2 kept the history as rows, with the newest chunk's prevalences and estimated rates beside
+    # them; format 3 keeps one record per chunk, each with its own.
+    records = [StoredRecord("ModelChunkRecord", dict(row)) for row in rows if isinstance(row, dict)]
+    prevalence = state.pop("_prevalence", None)
+    if records:
+        rates = state.get("_rates") if state.get("flip_rate_estimator_") is not None else None
+        records[-1].fields.update(
+            prevalence_hat=None if prevalence is None else [float(v) for v in np.ravel(prevalence)],
+            rho_pos_est=[float(v) for v in np.ravel(rates[-1][0])] if rates else None,
+            rho_neg_est=[float(v) for v in np.ravel(rates[-1][1])] if rates else None)
+    state["_records"] = records
+
+
+def _upgrade_saved_4(state: dict) -> None:
+    """Checkpoint format 4 -> 5: ``shrinkage=0``, the solve the model was written with (nothing shrunk)."""
+    state.setdefault("shrinkage", 0.0)
+
+
+#: What a checkpoint keeps (:mod:`ncld_core.saved_state`) besides the parameters: the hidden layer, the sums,
+#: the per-chunk records and rates (in [0, 1)), the detectors, the output weights, the ridge chosen online;
+#: the files of checkpoint formats 2 and 4 upgraded.
+ELMNCLD.saved_state = SavedState(
+    params={"random_state": optional(INT), "scaling": STR},
+    fitted={
+        "hidden_": instance_of(RandomHiddenLayer),
+        "n_features_in_": COUNT,
+        "n_labels_": COUNT,
+        "_binary_classes": optional(array(1, NPY_KINDS)),
+        "_records": list_of(instance_of(ModelChunkRecord)),
+        "_rates": list_of(list_of(array(1, rng=RATE), 2)),  # each chunk's (rho_+, rho_-)
+        "flip_rate_estimator_": optional(instance_of(FlipRateEstimator)),
+        "detector_": _DETECTOR,
+        "monitors_": dict_of(_DETECTOR),
+        "statistics_": instance_of(SufficientStatistics),
+        "chunk_statistics_": instance_of(SufficientStatistics),
+        "coef_": array(2),
+        "psi_": array(2),
+        "decision_state_": optional(dict_of(PLAIN)),
+        "alpha_": number(POSITIVE),
+        # the grid's discounted losses (the "rank" criterion's are negative gains): +inf where a ridge is not
+        # admissible (capacity.prequential_losses), never NaN or -inf
+        "alpha_losses_": optional(array(1, rng=ValueRange(low=-math.inf, low_open=True, infinite=True))),
+        "alpha_grid_": optional(array(1, rng=POSITIVE)),
+    },
+    optional=dict(FITTED_INPUTS),
+    check=_check_saved,
+    smoke=_smoke_saved,
+    upgrades={2: _upgrade_saved_2, 4: _upgrade_saved_4},
+)

@@ -110,6 +110,7 @@ import copy
 import numpy as np
 from scipy.special import gammaln, ndtri, xlogy
 
+from ..saved_state import NONNEGATIVE, PROPORTION, RATE, SavedState, array, first_error, number, shape_error
 from ..validation import check_dtype, check_in_range
 
 __all__ = ["FlipRateEstimator", "TRUSTED_COUNTS", "binomial_mixture_em", "check_trusted", "estimate_errors",
@@ -552,6 +553,50 @@ class FlipRateEstimator:
             # describe the old label distribution, which the cardinality's regression weighs less.
             new.trusted_weight_ = new.trusted_weight_ * self.drift_decay
         return new
+
+
+def _check_saved(s: dict) -> str | None:
+    """The saved per-label arrays have one entry (row) per label, the trusted sample one row per trusted row."""
+    if "rho_pos_" not in s:
+        return None
+    (q,) = s["rho_pos_"].shape
+    names = ["low_positives_", "anchor_sum_", "rho_neg_",
+             *(k for k in ("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_") if k in s)]
+    n_trusted = s["trusted_Y_"].shape[0] if "trusted_Y_" in s else 0
+    return first_error(*(shape_error(k, s[k], (q,)) for k in names),
+                        *((shape_error("trusted_counts_", s["trusted_counts_"], (4, q)),
+                           shape_error("trusted_Y_", s["trusted_Y_"], (n_trusted, q)),
+                           shape_error("trusted_cardinality_", s.get("trusted_cardinality_"), (n_trusted,)),
+                           shape_error("trusted_weight_", s.get("trusted_weight_"), (n_trusted,)))
+                          if "trusted_counts_" in s else ()),
+                        *(shape_error(k, s[k], (q, 2)) for k in ("mix_rates_", "mix_weights_") if k in s),
+                        None if "hist_" not in s or s["hist_"].shape[0] == q else "hist_ has a row per label")
+
+
+def _upgrade_saved_3(state: dict) -> None:
+    """Checkpoint format 3 -> 4: the parameters the estimator behaved as having (95 % intervals, no trusted rows);
+    its rate intervals are made at its next chunk."""
+    for name, value in (("level", 0.95), ("identified_width", 0.1), ("max_trusted_rows", 20000)):
+        state.setdefault(name, value)
+
+
+_COUNTS = array(1, rng=NONNEGATIVE)
+#: What a checkpoint keeps (:mod:`ncld_core.saved_state`) besides the parameters: counts and sums of bounds in
+#: [0, 1] (>= 0), rates in [0, 1), the mixture's rates and weights in [0, 1]; the files of checkpoint format 3
+#: upgraded.
+FlipRateEstimator.saved_state = SavedState(
+    fitted={"low_positives_": _COUNTS, "low_count_": number(NONNEGATIVE), "anchor_sum_": _COUNTS,
+            "anchor_weight_": number(NONNEGATIVE), "n_chunks_": number(NONNEGATIVE, integer=True),
+            "rho_neg_": array(1, rng=RATE), "rho_pos_": array(1, rng=RATE)},
+    optional={"hist_": array(2, rng=NONNEGATIVE), "mix_rates_": array(2, rng=PROPORTION),
+              "mix_weights_": array(2, rng=PROPORTION),  # negative_anchor="mixture"
+              # format 4 (absent from older files until their next chunk): rate intervals, trusted sample
+              **dict.fromkeys(("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_"), array(1, rng=RATE)),
+              "trusted_counts_": array(2, rng=NONNEGATIVE), "trusted_Y_": array(2, "i", rng=PROPORTION),
+              "trusted_cardinality_": _COUNTS, "trusted_weight_": _COUNTS},
+    check=_check_saved,
+    upgrades={3: _upgrade_saved_3},
+)
 
 
 def check_trusted(trusted, Y_trusted, shape):
