@@ -2,10 +2,11 @@
 
 A checkpoint is one zip archive in NumPy's ``.npz`` layout.  Arrays are stored as ``.npy``
 members; everything else (parameters, scalars, the per-chunk history, nested objects) goes
-into a JSON document stored in the member ``__meta__``.  Nothing from the file is executed
-or unpickled: objects are rebuilt only from a fixed list of ncld classes, by setting their
-attributes, and only after every attribute has been checked.  This module knows no class's state:
-each class declares its own (``saved_state``, :mod:`ncld_core.saved_state`).
+into a JSON document stored in the member ``__meta__``; a scipy CSR matrix is its shape (in the
+JSON) and its three arrays.  Nothing from the file is executed or unpickled: objects are rebuilt
+only from a fixed list of ncld classes, by setting their attributes, and only after every attribute
+has been checked.  This module knows no class's state: each class declares its own (``saved_state``,
+:mod:`ncld_core.saved_state`).
 
 Reading a file is bounded and checked before anything large is allocated:
 
@@ -16,6 +17,9 @@ Reading a file is bounded and checked before anything large is allocated:
   its data is read; the arrays read together stay under ``max_bytes`` (:data:`MAX_ARRAY_BYTES`),
   compressed members under :data:`MAX_DEFLATED_BYTES` (what they declare once decompressed);
 * the JSON header is at most :data:`MAX_HEADER_BYTES` and nested at most :data:`MAX_DEPTH` deep;
+* a CSR matrix's index arrays must describe a matrix of its shape (``indptr`` starting at 0, never
+  decreasing, ending at the number of stored values; every column index within the columns), before
+  scipy sees them;
 * every object's attributes are checked against what its class saves (:func:`saved_state_of`: the
   class's ``saved_state`` declaration, next to its code): only its
   parameters and known fitted attributes, of the right types and matching shapes, nothing that
@@ -68,6 +72,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import __version__ as NCLD_VERSION
 from .files import atomic_writer, file_kind
@@ -108,8 +113,9 @@ FORMAT = "ncld-checkpoint"
 #: The format written.  1: models kept ``K_`` / ``B_*_``.  2: their sums as ``statistics_``
 #: (ncld_core.model.statistics).  3: the header lists every array's dtype and shape and records
 #: the ncld version; the state is checked against what its class saves on reading.  4: the flip-rate estimator
-#: has rate intervals and a trusted sample (issue 25).  5: the model has the parameter ``shrinkage``.
-VERSION = 5
+#: has rate intervals and a trusted sample (issue 25).  5: the model has the parameter ``shrinkage``.  6: CSR
+#: matrices (the windowed kNN peers) are stored.
+VERSION = 6
 #: The oldest format :data:`MIGRATIONS` can upgrade.
 OLDEST_READABLE = 2
 #: Why older formats cannot be read.
@@ -165,7 +171,7 @@ def checkpointable(obj) -> bool:
 
 # ---------------------------------------------------------------------------------------- saved states
 def _is_saved_value(v) -> bool:
-    """Numbers, strings, arrays, ncld objects, and lists / dicts of them."""
+    """Numbers, strings, arrays, CSR matrices, ncld objects, and lists / dicts of them."""
     if isinstance(v, (list, tuple)):
         return all(map(_is_saved_value, v))
     if isinstance(v, dict):
@@ -174,8 +180,8 @@ def _is_saved_value(v) -> bool:
 
 
 #: What a class that declares no ``saved_state`` may keep: any attribute (none hiding a method) of
-#: plain values (every array finite) or ncld objects (each checked by its own class); once fitted, its
-#: decision function must be finite on a probe.
+#: plain values (every array finite), CSR matrices or ncld objects (each checked by its own class); once
+#: fitted, its decision function must be finite on a probe.
 _UNDECLARED = SavedState(others=Spec("numbers, strings, arrays, ncld objects, or lists / dicts of them",
                                      _is_saved_value, PLAIN.values), smoke=probe_decision)
 
@@ -228,13 +234,16 @@ def _encode(value, arrays: dict, seen: dict, path: str):
         if not all(isinstance(k, str) for k in value):
             raise ValueError(f"cannot checkpoint a dict with non-string keys at {path}")
         return {"__dict__": {k: _encode(v, arrays, seen, f"{path}.{k}") for k, v in value.items()}}
+    if type(value) is sp.csr_matrix:  # its shape and its three arrays, checked against each other on reading
+        return {"__csr__": {"shape": [int(n) for n in value.shape],
+                            **{k: _encode(getattr(value, k), arrays, seen, f"{path}.{k}") for k in _CSR_ARRAYS}}}
     if type(value) is ModelChunkRecord:
         return {"__record__": "ModelChunkRecord", "fields": _encode(asdict(value), arrays, seen, path)}
     if checkpointable(value):
         return {"__object__": type(value).__name__, "state": _encode(vars(value), arrays, seen, path)}
     raise ValueError(
         f"cannot checkpoint {type(value).__name__} at {path}: only ncld models, references, "
-        "numbers, strings, arrays, lists and dicts (e.g. give probability_model by name)"
+        "numbers, strings, arrays, CSR matrices, lists and dicts (e.g. give probability_model by name)"
     )
 
 
@@ -448,6 +457,18 @@ def _read_arrays(archive: _Archive, meta: dict, version: int) -> dict:
 
 
 # ---------------------------------------------------------------------------------------- decoding
+#: The arrays a CSR matrix is stored as, besides its shape.
+_CSR_ARRAYS = ("data", "indices", "indptr")
+
+
+@dataclass
+class _StoredCSR:
+    """A CSR matrix as the file holds it, before its parts are checked against each other."""
+
+    shape: object
+    parts: dict
+
+
 def _decode(value, arrays: dict, where: str):
     if isinstance(value, dict):
         if len(value) == 1 and "__array__" in value:
@@ -469,6 +490,12 @@ def _decode(value, arrays: dict, where: str):
             if not isinstance(fields, dict):
                 raise CheckpointError(f"{where or 'its object'}: a chunk record is not a dict")
             return StoredRecord(value["__record__"], fields)
+        if len(value) == 1 and isinstance(value.get("__csr__"), dict):
+            parts = value["__csr__"]
+            if set(parts) != {"shape", *_CSR_ARRAYS}:
+                raise CheckpointError(f"{where or 'its object'}: a CSR matrix is not its shape, "
+                                      f"{', '.join(_CSR_ARRAYS)}")
+            return _StoredCSR(parts["shape"], {k: _decode(parts[k], arrays, f"{where}.{k}") for k in _CSR_ARRAYS})
         raise CheckpointError(f"{where or 'its object'}: an unreadable entry")
     if isinstance(value, list):
         raise CheckpointError(f"{where or 'its object'}: an unreadable entry")
@@ -538,6 +565,8 @@ def _describe(value) -> str:
         return f"a {value.dtype} array of shape {value.shape}"
     if isinstance(value, (StoredObject, StoredRecord)):
         return f"a {value.cls}"
+    if isinstance(value, sp.csr_matrix):
+        return f"a {value.dtype} CSR matrix of shape {value.shape}"
     if isinstance(value, (bool, int, float, str)) or value is None:
         text = repr(value)
         return text if len(text) <= 60 else text[:57] + "..."
@@ -621,6 +650,8 @@ def _build(node, where: str, members: dict, checked: bool = False):
                 raise CheckpointError(f"{label} does not work as loaded: "
                                       f"{type(exc).__name__}: {exc}") from None
         return obj
+    if isinstance(node, _StoredCSR):
+        return _csr(node, where, members, checked)
     if isinstance(node, StoredRecord):
         try:
             return ModelChunkRecord.from_dict(_build(node.fields, where, members))
@@ -635,6 +666,48 @@ def _build(node, where: str, members: dict, checked: bool = False):
         if why is not None:
             raise CheckpointError(f"the array at {where or 'its top'}{_member_of(node, members)} {why}")
     return node
+
+
+def _csr(node: _StoredCSR, where: str, members: dict, checked: bool) -> sp.csr_matrix:
+    """The CSR matrix of a stored one whose parts describe a matrix of its shape (else a CheckpointError naming
+    the part): scipy's index routines trust them.  Its values are checked by the spec of the attribute holding
+    it (``checked``), else as finite."""
+    shape, data, indices, indptr = node.shape, *(node.parts[k] for k in _CSR_ARRAYS)
+    label = f"the CSR matrix at {where or 'its top'}"
+
+    def fail(message, array=None):
+        raise CheckpointError(f"{label}: {message}{_member_of(array, members)}")
+
+    if not (isinstance(shape, list) and len(shape) == 2 and all(is_int(n) and 0 <= n < 2**62 for n in shape)):
+        fail(f"its shape must be two counts; got {_describe(shape)}")
+    rows, columns = shape
+    for name, value, kinds in (("data", data, "biuf"), ("indices", indices, "iu"), ("indptr", indptr, "iu")):
+        if not (isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in kinds):
+            fail(f"its {name} must be a 1-D {'numeric' if name == 'data' else 'integer'} array; got "
+                 f"{_describe(value)}")
+    if indptr.shape != (rows + 1,):
+        fail(f"its indptr has {indptr.size} entries for {rows} rows (rows + 1 expected)", indptr)
+    if indptr[0] != 0:
+        fail(f"its indptr must start at 0 and never decrease; it starts at {indptr[0]}", indptr)
+    falls = np.diff(indptr) < 0
+    if falls.any():
+        at = int(np.argmax(falls)) + 1
+        fail(f"its indptr must start at 0 and never decrease; it falls from {indptr[at - 1]} to {indptr[at]} at {at}",
+             indptr)
+    if not indptr[-1] == indices.size == data.size:
+        fail(f"its indptr ends at {indptr[-1]} for {indices.size} indices and {data.size} values", indptr)
+    outside = (indices < 0) | (indices >= columns)
+    if outside.any():
+        at = int(np.argmax(outside))
+        fail(f"its indices hold {indices[at]} at {at}, outside its {columns} columns", indices)
+    if not checked:
+        why = FINITE.error(data)
+        if why is not None:
+            fail(f"its data {why}", data)
+    matrix = sp.csr_matrix((data, indices, indptr), shape=(rows, columns), copy=False)
+    if id(data) in members:  # scipy holds a view of it: messages about its values name the member too
+        members[id(matrix.data)] = members[id(data)]
+    return matrix
 
 
 def load_checkpoint(path, *, with_extra: bool = False, expected: type | None = None,

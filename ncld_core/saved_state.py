@@ -12,8 +12,9 @@ check names the first value refused, where it is, and the range, for the reader'
 (:mod:`ncld_core.checkpoint` adds the file and the zip member).  This module imports nothing of ncld:
 every layer may declare its state with it.
 
-A class whose saved state changed from one checkpoint format to the next upgrades the older files' state
-itself (``SavedState.upgrades``, on the :class:`StoredObject` s the file decodes to).
+Beside numbers, strings, lists, dicts and arrays a file holds scipy CSR matrices (:func:`csr`: their values
+checked as an array's).  A class whose saved state changed from one checkpoint format to the next upgrades
+the older files' state itself (``SavedState.upgrades``, on the :class:`StoredObject` s the file decodes to).
 
 >>> spec = array(1, rng=RATE)
 >>> spec.test(np.array([0.1, 0.2])), spec.refusal(np.array([0.1, 1.5]))[2]
@@ -27,12 +28,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = [
     "ValueRange", "FINITE", "NONNEGATIVE", "POSITIVE", "PROPORTION", "RATE", "Spec", "SavedState",
     "INT", "COUNT", "REAL", "STR", "SCALAR", "PLAIN", "NPY_KINDS",
     "is_int", "is_real", "number", "array", "optional", "either", "instance_of", "list_of", "dict_of", "tuple_of",
-    "one_of", "shape_error", "first_error", "FITTED_INPUTS", "StoredObject", "StoredRecord", "probe_decision",
+    "one_of", "csr", "shape_error", "first_error", "FITTED_INPUTS", "StoredObject", "StoredRecord",
+    "probe_decision",
 ]
 
 #: The dtype kinds a saved array may have: booleans, numbers and fixed-width text; never objects, records, void.
@@ -212,8 +215,19 @@ def one_of(*values: str) -> Spec:
     return Spec(f"one of {', '.join(map(repr, values))}", lambda v: isinstance(v, str) and v in values)
 
 
+def csr(rng: ValueRange = FINITE) -> Spec:
+    """A scipy CSR matrix (``scipy.sparse.csr_matrix``) whose stored values are within ``rng``.  Its structure
+    (index arrays within its shape) is checked by every read of a file, whatever the spec
+    (:mod:`ncld_core.checkpoint`)."""
+    def values(v):
+        why = rng.error(v.data)
+        return None if why is None else (" (its data)", v.data, why)
+
+    return Spec("a CSR matrix", lambda v: type(v) is sp.csr_matrix, values)
+
+
 def _is_plain(v) -> bool:
-    if v is None or isinstance(v, (bool, int, float, str, np.ndarray)):
+    if v is None or isinstance(v, (bool, int, float, str, np.ndarray)) or type(v) is sp.csr_matrix:
         return True
     if isinstance(v, list):
         return all(map(_is_plain, v))
@@ -227,6 +241,9 @@ def _plain_refusal(v, where: str = "") -> tuple | None:
     if isinstance(v, np.ndarray):
         why = FINITE.error(v)
         return None if why is None else (where, v, why)
+    if type(v) is sp.csr_matrix:
+        why = FINITE.error(v.data)
+        return None if why is None else (f"{where} (its data)", v.data, why)
     items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
     for k, x in items:
         found = _plain_refusal(x, f"{where}[{k!r}]")
@@ -235,7 +252,7 @@ def _plain_refusal(v, where: str = "") -> tuple | None:
     return None
 
 
-#: Numbers, strings, arrays and lists / dicts of them: no objects; every array finite.
+#: Numbers, strings, arrays, CSR matrices and lists / dicts of them: no objects; every array's values finite.
 PLAIN = Spec("numbers, strings and arrays (no objects)", _is_plain, _plain_refusal)
 
 

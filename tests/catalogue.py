@@ -111,6 +111,32 @@ def _checkpoint_values_case(tmp: Path, damage: str):
     load_checkpoint(path)
 
 
+def _peer_checkpoint_case(tmp: Path, name: str, damage: str):
+    """A peer's checkpoint with one stored part rewritten: the sparse window of a windowed peer (its column
+    indices past its columns, its row pointers falling)."""
+    from ncld_core.checkpoint import load_checkpoint, save_checkpoint
+    from ncld_core.eval.baselines import make_baseline
+
+    X = np.random.default_rng(0).normal(size=(40, 4))
+    Y = (np.random.default_rng(1).random((40, 3)) < 0.4).astype(int)
+    path = tmp / "peer.npz"
+    save_checkpoint(make_baseline(name).partial_fit(X[:20], Y[:20]).partial_fit(X[20:], Y[20:]), path)
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["__meta__"].tobytes())
+    state = meta["payload"]["state"]["__dict__"]
+    if damage in ("indices", "indptr"):
+        key = state["_X"]["__csr__"][damage]["__array__"]
+        a = arrays[key].copy()
+        if damage == "indices":
+            a[0] = 4  # column 4 of 4
+        else:
+            a[1] = a[2] + 1
+        arrays[key] = a
+    np.savez(path, **arrays)
+    load_checkpoint(path)
+
+
 def _checkpoint_file_case(tmp: Path, kind: str):
     """``ncld resume`` (its reader) on what is not a regular file."""
     import os
@@ -312,6 +338,8 @@ def cases(tmp: Path):
         ("checkpoint", "a checkpoint whose float arrays are all NaN", lambda: _checkpoint_values_case(tmp, "nan"), "(member a0.npy) holds nan"),
         ("checkpoint", "a checkpoint whose float arrays are all 1e308", lambda: _checkpoint_values_case(tmp, "huge"), "holds 1e+308 at (0, 0) (1200 of 1200 values refused); its values must be finite and in [-1, 1]"),
         ("checkpoint", "a checkpoint naming one member twice", lambda: _checkpoint_values_case(tmp, "duplicate"), "member a0.npy appears twice"),
+        ("checkpoint", "a windowed peer's checkpoint whose sparse window names a column past its columns", lambda: _peer_checkpoint_case(tmp, "ML-kNN (window)", "indices"), "its indices hold 4 at 0, outside its 4 columns"),
+        ("checkpoint", "a windowed peer's checkpoint whose sparse window's row pointers fall", lambda: _peer_checkpoint_case(tmp, "MLSAMPkNN", "indptr"), "its indptr must start at 0 and never decrease"),
         ("checkpoint", "resuming from /dev/zero", lambda: _checkpoint_file_case(tmp, "device"), "is a character device, not a regular file"),
         ("checkpoint", "resuming from a FIFO (named pipe)", lambda: _checkpoint_file_case(tmp, "fifo"), "is a FIFO (named pipe), not a regular file"),
         ("checkpoint", "resuming from a directory", lambda: _checkpoint_file_case(tmp, "directory"), "is a directory, not a regular file"),

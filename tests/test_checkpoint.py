@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 
 from ncld_core.checkpoint import (
     FORMAT,
@@ -390,10 +391,10 @@ def test_the_format_and_ncld_versions_are_stored_and_a_newer_format_is_refused_b
     save_checkpoint(model, path)
     with np.load(path, allow_pickle=False) as z:
         meta = json.loads(z["__meta__"].tobytes())
-    assert meta["version"] == VERSION == 5 and meta["ncld"] == ncld_core.__version__
-    _rewrite_meta(path, lambda m: m.update(version=6, ncld="0.3"))
-    with pytest.raises(CheckpointError, match=rf"checkpoint format 6 written by ncld 0.3; this ncld "
-                                              rf"{ncld_core.__version__} reads formats 2-5"):
+    assert meta["version"] == VERSION == 6 and meta["ncld"] == ncld_core.__version__
+    _rewrite_meta(path, lambda m: m.update(version=7, ncld="0.3"))
+    with pytest.raises(CheckpointError, match=rf"checkpoint format 7 written by ncld 0.3; this ncld "
+                                              rf"{ncld_core.__version__} reads formats 2-6"):
         load_checkpoint(path)
     _rewrite_meta(path, lambda m: (m.update(version=1), m.pop("ncld")))
     with pytest.raises(CheckpointError, match="checkpoint format 1 written by an ncld that did not record its "
@@ -955,10 +956,8 @@ def test_every_registered_detector_round_trips_and_continues_exactly(tmp_path, n
     pd.testing.assert_frame_equal(again.history_.drop(columns="seconds"), model.history_.drop(columns="seconds"))
 
 
-#: Peers whose state a checkpoint cannot hold without a new stored type: a sparse window (scipy's CSR matrix)
-#: or a River model object (pickle only).
-UNSAVED_PEERS = {"MW": "csr_matrix", "ML-kNN (window)": "csr_matrix", "MLSAMPkNN": "csr_matrix",
-                 "River BR-LR": "PerOutputClassifier"}
+#: Peers whose state a checkpoint cannot hold without a new stored type: a River model object (pickle only).
+UNSAVED_PEERS = {"River BR-LR": "PerOutputClassifier"}
 
 
 @pytest.mark.parametrize("name", sorted(BASELINES))
@@ -977,6 +976,79 @@ def test_every_peer_round_trips_or_is_refused_by_name_when_saved(tmp_path, name)
     peer, again = _continues_exactly(peer, tmp_path, X, Y)
     np.testing.assert_array_equal(again.decision_function(X), peer.decision_function(X))
     np.testing.assert_array_equal(again.predict(X), peer.predict(X))
+
+
+@pytest.mark.parametrize("matrix", [sp.csr_matrix(np.array([[0.0, 2.5, 0.0], [0.0, 0.0, 0.0], [-1.0, 0.0, 4.0]])),
+                                    sp.csr_matrix((0, 7)), sp.csr_matrix((np.ones(2), np.array([3, 0], dtype=np.int64),
+                                                                         np.array([0, 1, 2], dtype=np.int64)), shape=(2, 4))])
+def test_a_csr_matrix_is_stored_as_its_shape_and_three_arrays(tmp_path, matrix):
+    path = tmp_path / "m.npz"
+    save_checkpoint({"window": matrix}, path)
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(z["__meta__"].tobytes())
+    assert set(meta["payload"]["__dict__"]["window"]["__csr__"]) == {"shape", "data", "indices", "indptr"}
+    again = load_checkpoint(path)["window"]
+    assert type(again) is sp.csr_matrix and again.shape == matrix.shape
+    for part in ("data", "indices", "indptr"):
+        np.testing.assert_array_equal(getattr(again, part), getattr(matrix, part))
+
+
+def _saved_window(tmp_path):
+    """An MW peer (its instances kept as a CSR matrix ``_store``) saved after three chunks; its path and its
+    store's shape."""
+    from ncld_core.eval.baselines import make_baseline
+
+    rng = np.random.default_rng(10)
+    X, Y = rng.normal(size=(180, 5)), (rng.random((180, 3)) < 0.35).astype(int)
+    peer = make_baseline("MW", n_pos=10, n_neg=10, k=3)
+    for i in range(3):
+        peer.partial_fit(X[i * 60:(i + 1) * 60], Y[i * 60:(i + 1) * 60])
+    path = tmp_path / "mw.npz"
+    save_checkpoint(peer, path)
+    return path, peer._store.shape
+
+
+def _falls(a):
+    a = a.copy()
+    a[1] = a[2] + 1  # above the next entry
+    return a
+
+
+@pytest.mark.parametrize("part, change, message", [
+    ("indices", lambda a: np.where(np.arange(a.size) == 2, 5, a),
+     r"the CSR matrix at \['_store'\]: its indices hold 5 at 2, outside its 5 columns \(member a\d+\.npy\)"),
+    ("indices", lambda a: np.where(np.arange(a.size) == 0, -1, a), r"its indices hold -1 at 0, outside its 5 columns"),
+    ("indptr", _falls, r"the CSR matrix at \['_store'\]: its indptr must start at 0 and never decrease; it falls from "
+                       r"(\d+) to (\d+) at 2 \(member a\d+\.npy\)"),
+    ("indptr", lambda a: a + 1, r"its indptr must start at 0 and never decrease; it starts at 1 \(member"),
+    ("indptr", lambda a: np.where(np.arange(a.size) == a.size - 1, a[-1] - 1, a), r"its indptr ends at \d+ for \d+ "
+                                                                                  r"indices and \d+ values"),
+    ("data", lambda a: np.where(np.arange(a.size) == 3, np.nan, a),
+     r"its MW: _store \(its data\) \(member a\d+\.npy\) holds nan at 3 \(1 of \d+ values refused\); its values must "
+     r"be finite"),
+    ("data", lambda a: np.full_like(a, np.inf), r"_store \(its data\) \(member a\d+\.npy\) holds inf at 0"),
+])
+def test_a_csr_matrix_whose_parts_disagree_or_hold_non_finite_values_is_refused(tmp_path, part, change, message):
+    path, _ = _saved_window(tmp_path)
+    key = _rewrite_arrays(path, lambda k, a: a)[f"._store.__csr__.{part}"]
+    _rewrite_arrays(path, lambda k, a: change(a).astype(a.dtype) if k == key else a)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c.update(shape=[c["shape"][0], 2]), r"its indices hold [2-4] at \d+, outside its 2 columns"),
+    (lambda c: c.update(shape=[c["shape"][0] + 1, 5]), r"its indptr has \d+ entries for \d+ rows \(rows \+ 1 expected\)"),
+    (lambda c: c.update(shape=["x", 5]), r"its shape must be two counts; got 'x'|its shape must be two counts; got a list"),
+    (lambda c: c.update(shape=[-1, 5]), r"its shape must be two counts"),
+    (lambda c: c.pop("indptr"), r"a CSR matrix is not its shape, data, indices, indptr"),
+    (lambda c: c.update(indices=c["data"]), r"its indices must be a 1-D integer array; got a float64 array"),
+])
+def test_a_csr_matrix_of_another_shape_or_parts_is_refused_by_name(tmp_path, change, message):
+    path, _ = _saved_window(tmp_path)
+    _rewrite_meta(path, lambda m: change(m["payload"]["state"]["__dict__"]["_store"]["__csr__"]))
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
 
 
 def test_every_model_of_a_run_resumes_bit_identically(tmp_path):
