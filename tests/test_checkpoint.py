@@ -1181,6 +1181,24 @@ def test_a_class_upgrades_its_own_old_files(tmp_path, monkeypatch):
     assert again.detector_.count_ == 3
 
 
+@pytest.mark.parametrize("name, param, value, message", [
+    ("FALT", "C", -1.0, r"its FALT: C must be in \(0, inf\), got -1.0"),
+    ("MW", "k", 0, r"its MW: k must be"),
+    ("River CC-LR", "engine", "torch", r"its RiverClassifierChain: engine must be 'numpy' or 'river', got 'torch'"),
+])
+def test_a_peer_with_a_parameter_out_of_range_is_refused_on_loading(tmp_path, name, param, value, message):
+    # On main the peers' constructors check nothing: such a file loaded, and failed at the next chunk.
+    from ncld_core.eval.baselines import make_baseline
+
+    rng = np.random.default_rng(9)
+    X, Y = rng.normal(size=(60, 5)), (rng.random((60, 3)) < 0.35).astype(int)
+    path = tmp_path / "peer.npz"
+    save_checkpoint(make_baseline(name).partial_fit(X, Y), path)
+    _rewrite_state(path, lambda s, m: s.update({param: value}))
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
 @pytest.mark.parametrize("name, target, value, message", [
     ("FALT", ".weights_", np.nan, r"its FALT: weights_ \(member a\d+\.npy\) holds nan at \(0, 0\)"),
     ("OSML-ELM", ".coef_", 1e308, r"its OSMLELM does not work as loaded: ValueError: its decision function is not "

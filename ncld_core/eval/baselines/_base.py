@@ -95,6 +95,11 @@ class ChunkBaseline(ChunkClassifier):
     def _decision(self, X) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def check_params(self) -> None:
+        """Refuse a parameter outside its allowed values (ValueError naming it), as ``partial_fit`` would
+        (checkpoints call it on load)."""
+        self._validate_params()
+
     # -- state -----------------------------------------------------------------------
     @property
     def is_fitted(self) -> bool:
