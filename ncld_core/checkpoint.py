@@ -5,8 +5,9 @@ members; everything else (parameters, scalars, the per-chunk history, nested obj
 into a JSON document stored in the member ``__meta__``; a scipy CSR matrix is its shape (in the
 JSON) and its three arrays.  Nothing from the file is executed or unpickled: objects are rebuilt
 only from a fixed list of ncld classes, by setting their attributes, and only after every attribute
-has been checked.  This module knows no class's state: each class declares its own (``saved_state``,
-:mod:`ncld_core.saved_state`).
+has been checked; an attribute a class keeps in another form (a River model as its weights) is rebuilt
+by the class from those checked values.  This module knows no class's state: each class declares its
+own (``saved_state``, :mod:`ncld_core.saved_state`).
 
 Reading a file is bounded and checked before anything large is allocated:
 
@@ -114,7 +115,7 @@ FORMAT = "ncld-checkpoint"
 #: (ncld_core.model.statistics).  3: the header lists every array's dtype and shape and records
 #: the ncld version; the state is checked against what its class saves on reading.  4: the flip-rate estimator
 #: has rate intervals and a trusted sample (issue 25).  5: the model has the parameter ``shrinkage``.  6: CSR
-#: matrices (the windowed kNN peers) are stored.
+#: matrices (the windowed kNN peers) are stored, and River models (as their weights).
 VERSION = 6
 #: The oldest format :data:`MIGRATIONS` can upgrade.
 OLDEST_READABLE = 2
@@ -240,11 +241,21 @@ def _encode(value, arrays: dict, seen: dict, path: str):
     if type(value) is ModelChunkRecord:
         return {"__record__": "ModelChunkRecord", "fields": _encode(asdict(value), arrays, seen, path)}
     if checkpointable(value):
-        return {"__object__": type(value).__name__, "state": _encode(vars(value), arrays, seen, path)}
+        return {"__object__": type(value).__name__, "state": _encode(_saved_form(value), arrays, seen, path)}
     raise ValueError(
         f"cannot checkpoint {type(value).__name__} at {path}: only ncld models, references, "
         "numbers, strings, arrays, CSR matrices, lists and dicts (e.g. give probability_model by name)"
     )
+
+
+def _saved_form(obj) -> dict:
+    """``obj``'s attributes as a file keeps them: an attribute its class keeps in another form
+    (:func:`~ncld_core.saved_state.stored_as`) in that form."""
+    state = dict(vars(obj))
+    for name, spec in _specs(saved_state_of(type(obj))).items():
+        if spec.save is not None and name in state:
+            state[name] = spec.save(state[name])
+    return state
 
 
 def _write_member(archive: zipfile.ZipFile, name: str, array: np.ndarray) -> None:
@@ -643,6 +654,12 @@ def _build(node, where: str, members: dict, checked: bool = False):
         obj.__dict__.update(state)
         _check_params(obj, cls, label)
         schema = saved_state_of(cls)
+        for name, spec in _specs(schema).items():
+            if spec.load is not None and name in state:
+                try:
+                    setattr(obj, name, spec.load(obj, state[name]))
+                except (ValueError, TypeError, KeyError, IndexError) as exc:
+                    raise CheckpointError(f"{label}: {name} cannot be rebuilt: {exc}") from None
         if schema.smoke is not None:
             try:
                 schema.smoke(obj)

@@ -13,8 +13,9 @@ check names the first value refused, where it is, and the range, for the reader'
 every layer may declare its state with it.
 
 Beside numbers, strings, lists, dicts and arrays a file holds scipy CSR matrices (:func:`csr`: their values
-checked as an array's).  A class whose saved state changed from one checkpoint format to the next upgrades
-the older files' state itself (``SavedState.upgrades``, on the :class:`StoredObject` s the file decodes to).
+checked as an array's).  An attribute of any other type is kept in a form of these and rebuilt on loading
+(:func:`stored_as`); a class whose saved state changed from one checkpoint format to the next upgrades the
+older files' state itself (``SavedState.upgrades``, on the :class:`StoredObject` s the file decodes to).
 
 >>> spec = array(1, rng=RATE)
 >>> spec.test(np.array([0.1, 0.2])), spec.refusal(np.array([0.1, 1.5]))[2]
@@ -34,7 +35,7 @@ __all__ = [
     "ValueRange", "FINITE", "NONNEGATIVE", "POSITIVE", "PROPORTION", "RATE", "Spec", "SavedState",
     "INT", "COUNT", "REAL", "STR", "SCALAR", "PLAIN", "NPY_KINDS",
     "is_int", "is_real", "number", "array", "optional", "either", "instance_of", "list_of", "dict_of", "tuple_of",
-    "one_of", "csr", "shape_error", "first_error", "FITTED_INPUTS", "StoredObject", "StoredRecord",
+    "one_of", "fields_of", "csr", "stored_as", "shape_error", "first_error", "FITTED_INPUTS", "StoredObject", "StoredRecord",
     "probe_decision",
 ]
 
@@ -105,6 +106,10 @@ class Spec:
     what: str
     test: Callable[[object], bool]
     values: Callable[[object], tuple | None] | None = None
+    #: A value kept in another form (:func:`stored_as`): ``save(value)`` is what the file holds (what ``test``
+    #: and ``values`` check), ``load(obj, stored)`` the value again.
+    save: Callable[[object], object] | None = None
+    load: Callable[[object, object], object] | None = None
 
     def refusal(self, value) -> tuple | None:
         return None if self.values is None else self.values(value)
@@ -215,6 +220,18 @@ def one_of(*values: str) -> Spec:
     return Spec(f"one of {', '.join(map(repr, values))}", lambda v: isinstance(v, str) and v in values)
 
 
+def fields_of(**specs: Spec) -> Spec:
+    """A dict of exactly these keys, each its spec's.
+
+    >>> spec = fields_of(n=INT, rates=array(1, rng=RATE))
+    >>> spec.test({"n": 1, "rates": np.zeros(2)}), spec.test({"n": 1}), spec.refusal({"n": 1, "rates": np.ones(2)})[0]
+    (True, False, "['rates']")
+    """
+    return Spec(f"a dict ({'; '.join(f'{k}: {s.what}' for k, s in specs.items())})",
+                 lambda v: isinstance(v, dict) and set(v) == set(specs) and all(s.test(v[k]) for k, s in specs.items()),
+                 lambda v: _first_refusal((f"[{k!r}]", s, v[k]) for k, s in specs.items()))
+
+
 def csr(rng: ValueRange = FINITE) -> Spec:
     """A scipy CSR matrix (``scipy.sparse.csr_matrix``) whose stored values are within ``rng``.  Its structure
     (index arrays within its shape) is checked by every read of a file, whatever the spec
@@ -224,6 +241,19 @@ def csr(rng: ValueRange = FINITE) -> Spec:
         return None if why is None else (" (its data)", v.data, why)
 
     return Spec("a CSR matrix", lambda v: type(v) is sp.csr_matrix, values)
+
+
+def stored_as(spec: Spec, save: Callable[[object], object], load: Callable[[object, object], object]) -> Spec:
+    """An attribute a file keeps as ``save(value)`` -- numbers, strings, arrays, lists and dicts, checked by
+    ``spec`` -- and rebuilt on loading by ``load(obj, stored)``, ``obj`` the object made of the other
+    attributes with its parameters checked (never by executing anything from the file).  A ValueError of
+    ``load`` refuses the file.
+
+    >>> spec = stored_as(list_of(STR), save=lambda v: sorted(v), load=lambda obj, v: set(v))
+    >>> spec.save({"b", "a"}), spec.load(None, ["a", "b"]) == {"a", "b"}, spec.what
+    (['a', 'b'], True, 'a list of (a string)')
+    """
+    return Spec(spec.what, spec.test, spec.values, save=save, load=load)
 
 
 def _is_plain(v) -> bool:

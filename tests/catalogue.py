@@ -113,7 +113,7 @@ def _checkpoint_values_case(tmp: Path, damage: str):
 
 def _peer_checkpoint_case(tmp: Path, name: str, damage: str):
     """A peer's checkpoint with one stored part rewritten: the sparse window of a windowed peer (its column
-    indices past its columns, its row pointers falling)."""
+    indices past its columns, its row pointers falling), a River peer's weights (a feature past its features)."""
     from ncld_core.checkpoint import load_checkpoint, save_checkpoint
     from ncld_core.eval.baselines import make_baseline
 
@@ -133,6 +133,9 @@ def _peer_checkpoint_case(tmp: Path, name: str, damage: str):
         else:
             a[1] = a[2] + 1
         arrays[key] = a
+    elif damage == "river feature":
+        key = state["model_"]["__dict__"]["keys"]["__list__"][0]["__array__"]
+        arrays[key] = np.full_like(arrays[key], 9)
     np.savez(path, **arrays)
     load_checkpoint(path)
 
@@ -340,6 +343,7 @@ def cases(tmp: Path):
         ("checkpoint", "a checkpoint naming one member twice", lambda: _checkpoint_values_case(tmp, "duplicate"), "member a0.npy appears twice"),
         ("checkpoint", "a windowed peer's checkpoint whose sparse window names a column past its columns", lambda: _peer_checkpoint_case(tmp, "ML-kNN (window)", "indices"), "its indices hold 4 at 0, outside its 4 columns"),
         ("checkpoint", "a windowed peer's checkpoint whose sparse window's row pointers fall", lambda: _peer_checkpoint_case(tmp, "MLSAMPkNN", "indptr"), "its indptr must start at 0 and never decrease"),
+        ("checkpoint", "a River peer's checkpoint whose weights name a feature past its features", lambda: _peer_checkpoint_case(tmp, "River BR-LR", "river feature"), "model_['keys'][0] holds 9 at 0: a column of the 4 features is in [0, 4)"),
         ("checkpoint", "resuming from /dev/zero", lambda: _checkpoint_file_case(tmp, "device"), "is a character device, not a regular file"),
         ("checkpoint", "resuming from a FIFO (named pipe)", lambda: _checkpoint_file_case(tmp, "fifo"), "is a FIFO (named pipe), not a regular file"),
         ("checkpoint", "resuming from a directory", lambda: _checkpoint_file_case(tmp, "directory"), "is a directory, not a regular file"),

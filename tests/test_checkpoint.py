@@ -956,23 +956,13 @@ def test_every_registered_detector_round_trips_and_continues_exactly(tmp_path, n
     pd.testing.assert_frame_equal(again.history_.drop(columns="seconds"), model.history_.drop(columns="seconds"))
 
 
-#: Peers whose state a checkpoint cannot hold without a new stored type: a River model object (pickle only).
-UNSAVED_PEERS = {"River BR-LR": "PerOutputClassifier"}
-
-
 @pytest.mark.parametrize("name", sorted(BASELINES))
-def test_every_peer_round_trips_or_is_refused_by_name_when_saved(tmp_path, name):
+def test_every_peer_round_trips_and_continues_exactly(tmp_path, name):
     from ncld_core.eval.baselines import make_baseline
 
     rng = np.random.default_rng(8)
     X, Y = rng.normal(size=(240, 5)), (rng.random((240, 3)) < 0.35).astype(int)
     peer = make_baseline(name, random_state=0)
-    if name in UNSAVED_PEERS:
-        peer.partial_fit(X[:60], Y[:60])
-        with pytest.raises(ValueError, match=f"cannot checkpoint {UNSAVED_PEERS[name]} at obj"):
-            save_checkpoint(peer, tmp_path / "peer.npz")
-        assert not list(tmp_path.iterdir())
-        return
     peer, again = _continues_exactly(peer, tmp_path, X, Y)
     np.testing.assert_array_equal(again.decision_function(X), peer.decision_function(X))
     np.testing.assert_array_equal(again.predict(X), peer.predict(X))
@@ -1051,12 +1041,78 @@ def test_a_csr_matrix_of_another_shape_or_parts_is_refused_by_name(tmp_path, cha
         load_checkpoint(path)
 
 
+def _saved_river(tmp_path, name="River BR-LR", **params):
+    from ncld_core.eval.baselines import make_baseline
+
+    rng = np.random.default_rng(12)
+    X, Y = rng.normal(size=(120, 5)), (rng.random((120, 3)) < 0.35).astype(int)
+    path = tmp_path / "river.npz"
+    save_checkpoint(make_baseline(name, **params).partial_fit(X[:60], Y[:60]).partial_fit(X[60:], Y[60:]), path)
+    return path
+
+
+def test_a_river_model_is_stored_as_its_weights_never_as_an_object(tmp_path):
+    path = _saved_river(tmp_path)
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(z["__meta__"].tobytes())
+    stored = meta["payload"]["state"]["__dict__"]["model_"]["__dict__"]
+    assert set(stored) == {"keys", "weights", "intercepts", "steps"} and "__object__" not in json.dumps(stored)
+    assert len(stored["keys"]["__list__"]) == 3  # a model per label
+
+
+@pytest.mark.parametrize("target, change, message", [
+    (".model_.weights[1]", lambda a: np.where(np.arange(a.size) == 2, np.nan, a),
+     r"its RiverBinaryRelevance: model_\['weights'\]\[1\] \(member a\d+\.npy\) holds nan at 2"),
+    (".model_.intercepts", lambda a: np.full_like(a, np.inf), r"model_\['intercepts'\] \(member a\d+\.npy\) holds inf"),
+    (".model_.steps", lambda a: a - 10**6, r"model_\['steps'\] \(member a\d+\.npy\) holds -\d+ at 0 .*>= 0"),
+    (".model_.keys[0]", lambda a: np.where(np.arange(a.size) == 1, 7, a),
+     r"its RiverBinaryRelevance: model_\['keys'\]\[0\] holds 7 at 1: a column of the 5 features is in \[0, 5\)"),
+    (".model_.keys[2]", lambda a: np.zeros_like(a), r"model_\['keys'\]\[2\] names a feature twice"),
+])
+def test_a_river_model_with_weights_out_of_place_or_range_is_refused(tmp_path, target, change, message):
+    path = _saved_river(tmp_path)
+    key = _rewrite_arrays(path, lambda k, a: a)[target]
+    _rewrite_arrays(path, lambda k, a: change(a).astype(a.dtype) if k == key else a)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda s: s["model_"]["__dict__"]["keys"]["__list__"].pop(), r"model_\['keys'\] has 2 entries for 3 labels"),
+    (lambda s: s["model_"]["__dict__"].pop("steps"), r"model_ must be a dict \(keys: "),
+    (lambda s: s.update(model_={"__object__": "PerOutputClassifier", "state": {"__dict__": {}}}),
+     r"unknown class 'PerOutputClassifier'"),
+])
+def test_a_river_model_of_another_shape_is_refused(tmp_path, change, message):
+    path = _saved_river(tmp_path)
+    _rewrite_state(path, lambda s, m: change(s))
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
+def test_a_river_chain_feeds_each_label_only_the_labels_before_it(tmp_path):
+    path = _saved_river(tmp_path, "River CC-LR", engine="river")
+    keys = _rewrite_arrays(path, lambda k, a: a)
+    first, last = keys[".model_.keys[0]"], keys[".model_.keys[2]"]
+    with np.load(path, allow_pickle=False) as z:
+        assert z[first].min() >= 0 and sorted(z[last][z[last] < 0]) == [-2, -1]  # label 2 is fed labels 0 and 1
+    _rewrite_arrays(path, lambda k, a: np.where(np.arange(a.size) == 0, -1, a) if k == first else a)
+    with pytest.raises(CheckpointError, match=r"its RiverClassifierChain: model_\['keys'\]\[0\] holds -1 at 0: a column of the 5 "
+                                              r"features is in \[0, 5\), no label before it"):
+        load_checkpoint(path)
+    path = _saved_river(tmp_path, "River CC-LR", engine="river")
+    _rewrite_arrays(path, lambda k, a: np.where(a == -2, -3, a) if k == last else a)
+    with pytest.raises(CheckpointError, match=r"model_\['keys'\]\[2\] holds -3 at \d+: .*an earlier label's probability in "
+                                              r"\[-2, -1\]"):
+        load_checkpoint(path)
+
+
 def test_every_model_of_a_run_resumes_bit_identically(tmp_path):
     """Every entry of VARIANTS (the ELM-NCLD variants, the oracle, the references) and every peer a checkpoint
     holds, in one run, saved midway."""
     from ncld_core.eval.variants import VARIANTS
 
-    models = [*VARIANTS, *(name for name in BASELINES if name not in UNSAVED_PEERS)]
+    models = [*VARIANTS, *BASELINES]
     cfg = RunConfig(n_instances=900, chunk_size=150, schedule="growth@450", models=models)
     stream = cfg.build_stream()
     full = list(cfg.runner().iter_run(stream))

@@ -59,9 +59,12 @@ import math
 
 import numpy as np
 
+from ...saved_state import COUNT, FITTED_INPUTS, NONNEGATIVE, NPY_KINDS, REAL, STR, SavedState, array, first_error, \
+    number, optional, probe_decision, shape_error, stored_as
 from ...validation import check_in_range
 from ._base import ChunkBaseline, as_csr
 from .river_peer import import_river, row_dicts
+from .river_state import LOGISTIC_WEIGHTS, logistic_weights, logistic_weights_error, set_logistic_weights
 
 __all__ = ["RiverClassifierChain"]
 
@@ -127,14 +130,17 @@ class RiverClassifierChain(ChunkBaseline):
         if self.engine not in ("numpy", "river"):
             raise ValueError(f"engine must be 'numpy' or 'river', got {self.engine!r}")
 
+    def _new_chain(self, q):
+        """River's chain of ``q`` untrained logistic regressions (river engine)."""
+        linear_model, multioutput, optim = import_river()
+        order = [_label_key(j) for j in range(q)]
+        template = linear_model.LogisticRegression(optimizer=optim.SGD(self.learning_rate))
+        return multioutput.ClassifierChain(template, order=order)
+
     def _start(self, X, Y01):
         d, q = X.shape[1], Y01.shape[1]
         if self.engine == "river":
-            linear_model, multioutput, optim = import_river()
-            order = [_label_key(j) for j in range(q)]
-            template = linear_model.LogisticRegression(optimizer=optim.SGD(self.learning_rate))
-            return {"model_": multioutput.ClassifierChain(template, order=order),
-                    "coef_": None, "chain_coef_": None, "intercept_": None}
+            return {"model_": self._new_chain(q), "coef_": None, "chain_coef_": None, "intercept_": None}
         return {"coef_": np.zeros((d, q)), "chain_coef_": np.zeros((q, q)), "intercept_": np.zeros(q),
                 "model_": None}
 
@@ -194,3 +200,48 @@ class RiverClassifierChain(ChunkBaseline):
     def _decision(self, X) -> np.ndarray:
         """``P(relevant | x) - 1/2`` (N, q)."""
         return self._proba(X) - 0.5
+
+
+def _saved_chain(chain):
+    """River's chain as its labels' weights (:mod:`~ncld_core.eval.baselines.river_state`); None with the numpy
+    engine."""
+    return None if chain is None else logistic_weights([chain[key] for key in chain.order])
+
+
+def _rebuilt_chain(peer, stored):
+    """The peer's River chain made afresh from its parameters, with the stored weights (None stays None)."""
+    if stored is None:
+        return None
+    q = peer.n_labels_
+    chain = peer._new_chain(q)
+    set_logistic_weights([chain[_label_key(j)] for j in range(q)], stored)
+    return chain
+
+
+def _check_saved(s: dict) -> str | None:
+    """The state of one engine: the numpy engine's weights of their shapes, or River's chain, never both."""
+    if "n_labels_" not in s:
+        return None
+    d, q = s["n_features_in_"], s["n_labels_"]
+    arrays = [s[k] for k in ("coef_", "chain_coef_", "intercept_")]
+    if s["model_"] is not None:
+        return first_error(None if all(a is None for a in arrays) else "a River chain (model_) and numpy weights",
+                           logistic_weights_error(s["model_"], n_labels=q, n_features=d, chain=True))
+    if any(a is None for a in arrays):
+        return "neither a River chain (model_) nor all numpy weights (coef_, chain_coef_, intercept_)"
+    return first_error(shape_error("coef_", s["coef_"], (d, q)), shape_error("chain_coef_", s["chain_coef_"], (q, q)),
+                       shape_error("intercept_", s["intercept_"], (q,)))
+
+
+#: What a checkpoint keeps (:mod:`ncld_core.saved_state`): the numpy engine's weights, or River's chain as its
+#: labels' weights (never the River object), rebuilt from the parameters on loading.
+RiverClassifierChain.saved_state = SavedState(
+    params={"learning_rate": REAL, "engine": STR},
+    fitted={"coef_": optional(array(2)), "chain_coef_": optional(array(2)), "intercept_": optional(array(1)),
+            "model_": stored_as(optional(LOGISTIC_WEIGHTS), _saved_chain, _rebuilt_chain),
+            "n_features_in_": COUNT, "n_labels_": COUNT, "n_seen_": number(NONNEGATIVE, integer=True),
+            "_binary_classes": optional(array(1, NPY_KINDS))},
+    optional=dict(FITTED_INPUTS),
+    check=_check_saved,
+    smoke=probe_decision,
+)

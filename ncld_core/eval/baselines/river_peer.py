@@ -41,8 +41,11 @@ import math
 
 import numpy as np
 
+from ...saved_state import COUNT, FITTED_INPUTS, NONNEGATIVE, NPY_KINDS, REAL, SavedState, array, number, optional, \
+    probe_decision, stored_as
 from ...validation import check_in_range
 from ._base import ChunkBaseline, as_csr
+from .river_state import LOGISTIC_WEIGHTS, logistic_weights, logistic_weights_error, set_logistic_weights
 
 __all__ = ["RiverBinaryRelevance", "row_dicts", "import_river"]
 
@@ -148,3 +151,25 @@ class RiverBinaryRelevance(ChunkBaseline):
     def _decision(self, X) -> np.ndarray:
         """``P(relevant | x) - 1/2`` (N, q)."""
         return self._proba(X) - 0.5
+
+
+def _rebuilt(peer, stored: dict):
+    """The peer's River model made afresh from its parameters, with the stored weights."""
+    model = peer._new_model(peer.n_labels_)
+    set_logistic_weights([model[j] for j in range(peer.n_labels_)], stored)
+    return model
+
+
+#: What a checkpoint keeps (:mod:`ncld_core.saved_state`): the River model as its per-label weights (never the
+#: River object; :mod:`~ncld_core.eval.baselines.river_state`), rebuilt from the parameters on loading.
+RiverBinaryRelevance.saved_state = SavedState(
+    params={"learning_rate": REAL, "l2": REAL},
+    fitted={"model_": stored_as(LOGISTIC_WEIGHTS, lambda m: logistic_weights([m[j] for j in sorted(m.keys())]),
+                                _rebuilt),
+            "n_features_in_": COUNT, "n_labels_": COUNT, "n_seen_": number(NONNEGATIVE, integer=True),
+            "_binary_classes": optional(array(1, NPY_KINDS))},
+    optional=dict(FITTED_INPUTS),
+    check=lambda s: None if "model_" not in s else logistic_weights_error(
+        s["model_"], n_labels=s["n_labels_"], n_features=s["n_features_in_"], chain=False),
+    smoke=probe_decision,
+)
