@@ -946,26 +946,43 @@ def _continues_exactly(model, tmp_path, X, Y, chunks=3, size=60):
     return model, again
 
 
-@pytest.mark.parametrize("name", sorted(DETECTORS))
-def test_every_registered_detector_round_trips_and_continues_exactly(tmp_path, name):
+def _every_model() -> dict:
+    """A model per DETECTORS entry, per VARIANTS entry (the ELM-NCLD variants, the oracle, the references) and
+    per peer of BASELINES, and the River classifier chain on River's own engine."""
+    from ncld_core.eval.baselines import make_baseline
+    from ncld_core.eval.variants import VARIANTS, make_model
+
+    return {**{f"detector {name}": ELMNCLD(n_hidden=20, n_neighbors=5, detector=name, random_state=0)
+               for name in DETECTORS},
+            **{name: make_model(name, n_hidden=20, n_neighbors=5, random_state=0) for name in VARIANTS},
+            **{name: make_baseline(name, random_state=0) for name in BASELINES},
+            "River CC-LR (river engine)": make_baseline("River CC-LR", engine="river")}
+
+
+def test_every_detector_variant_and_peer_round_trips_in_one_checkpoint(tmp_path):
+    """No exemption: every model a run can hold is saved after three chunks and loaded; the copy decides as the
+    model does on the next chunk and learns it as the model does."""
     rng = np.random.default_rng(6)
     X, Y = rng.normal(size=(240, 5)), (rng.random((240, 3)) < 0.35).astype(int)
-    model, again = _continues_exactly(ELMNCLD(n_hidden=20, n_neighbors=5, detector=name, random_state=0), tmp_path, X, Y)
-    assert type(again.detector_) is DETECTORS[name]
-    np.testing.assert_array_equal(again.coef_, model.coef_)
-    pd.testing.assert_frame_equal(again.history_.drop(columns="seconds"), model.history_.drop(columns="seconds"))
-
-
-@pytest.mark.parametrize("name", sorted(BASELINES))
-def test_every_peer_round_trips_and_continues_exactly(tmp_path, name):
-    from ncld_core.eval.baselines import make_baseline
-
-    rng = np.random.default_rng(8)
-    X, Y = rng.normal(size=(240, 5)), (rng.random((240, 3)) < 0.35).astype(int)
-    peer = make_baseline(name, random_state=0)
-    peer, again = _continues_exactly(peer, tmp_path, X, Y)
-    np.testing.assert_array_equal(again.decision_function(X), peer.decision_function(X))
-    np.testing.assert_array_equal(again.predict(X), peer.predict(X))
+    models = _every_model()
+    for model in models.values():
+        for i in range(3):
+            model.partial_fit(X[i * 60:(i + 1) * 60], Y[i * 60:(i + 1) * 60])
+    save_checkpoint(models, tmp_path / "all.npz")
+    loaded = load_checkpoint(tmp_path / "all.npz")
+    assert set(loaded) == set(models)
+    rest = slice(180, 240)
+    for name, model in models.items():
+        again = loaded[name]
+        assert type(again) is type(model) and set(vars(again)) == set(vars(model)), name
+        np.testing.assert_array_equal(again.decision_function(X[rest]), model.decision_function(X[rest]), err_msg=name)
+        np.testing.assert_array_equal(again.predict(X[rest]), model.predict(X[rest]), err_msg=name)
+        model.partial_fit(X[rest], Y[rest])
+        again.partial_fit(X[rest], Y[rest])
+        np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X), err_msg=name)
+        if isinstance(model, ELMNCLD):
+            assert type(again.detector_) is type(model.detector_)
+            pd.testing.assert_frame_equal(again.history_.drop(columns="seconds"), model.history_.drop(columns="seconds"))
 
 
 @pytest.mark.parametrize("matrix", [sp.csr_matrix(np.array([[0.0, 2.5, 0.0], [0.0, 0.0, 0.0], [-1.0, 0.0, 4.0]])),
