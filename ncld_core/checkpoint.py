@@ -117,7 +117,7 @@ FORMAT = "ncld-checkpoint"
 #: has rate intervals and a trusted sample (issue 25).  5: the model has the parameter ``shrinkage``.  6: CSR
 #: matrices (the windowed kNN peers) are stored, and River models (as their weights).
 VERSION = 6
-#: The oldest format :data:`MIGRATIONS` can upgrade.
+#: The oldest format that can be upgraded (by the classes' hooks and :data:`MIGRATIONS`).
 OLDEST_READABLE = 2
 #: Why older formats cannot be read.
 _UNREADABLE = {
