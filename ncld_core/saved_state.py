@@ -35,8 +35,8 @@ __all__ = [
     "ValueRange", "FINITE", "NONNEGATIVE", "POSITIVE", "PROPORTION", "RATE", "Spec", "SavedState",
     "INT", "COUNT", "REAL", "STR", "SCALAR", "PLAIN", "NPY_KINDS",
     "is_int", "is_real", "number", "array", "optional", "either", "instance_of", "list_of", "dict_of", "tuple_of",
-    "one_of", "fields_of", "csr", "stored_as", "shape_error", "first_error", "FITTED_INPUTS", "StoredObject", "StoredRecord",
-    "probe_decision",
+    "one_of", "fields_of", "csr", "stored_as", "shape_error", "first_error", "FITTED_INPUTS", "StoredObject",
+    "StoredRecord", "probe_decision",
 ]
 
 #: The dtype kinds a saved array may have: booleans, numbers and fixed-width text; never objects, records, void.
