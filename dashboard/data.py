@@ -313,7 +313,7 @@ def close_session(session: str) -> None:
 def uploads():
     """The server's parsed uploads (:class:`dashboard.serving.uploads.UploadCache`), shared by every visitor: an upload
     is parsed once, kept with its streams while a session shows it, and released (with that session's Streamlit
-    state and files: :func:`close_session`) when the last is gone for ``session_grace_s``, or after
+    state and files: :func:`close_session`) when the last is gone for ``upload_grace_s``, or after
     ``parse_cache_ttl_s`` unused."""
     from .serving.uploads import UploadCache
 

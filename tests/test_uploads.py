@@ -42,7 +42,7 @@ class Parser:
 
 
 def _cache(alive: set, clock: Clock, forgotten: list | None = None, **limits):
-    limits = {"session_grace_s": 3.0, "parse_cache_ttl_s": 1800.0, "parse_cache_entries": 4, **limits}
+    limits = {"upload_grace_s": 3.0, "parse_cache_ttl_s": 1800.0, "parse_cache_entries": 4, **limits}
     return UploadCache(Limits(**limits), session_alive=alive.__contains__, clock=clock, watch_s=0,
                        forget=None if forgotten is None else forgotten.append)
 
@@ -75,6 +75,30 @@ def test_an_upload_is_released_when_its_last_session_is_gone():
     cache.reap()
     assert len(cache) == 0 and forgotten == ["a", "b"]
     assert all(_released(r) for r in refs)  # the dataset and its stream are gone from memory
+
+
+def test_a_page_back_within_streamlits_reconnect_window_keeps_its_session_and_upload():
+    """Streamlit keeps a disconnected session 2 minutes for its page to come back to; the cache closed it (and
+    released its upload) after the runs' 3 s grace, so a student whose wifi dropped for 5 s came back to a new
+    session without the file. The upload's grace is now the reconnect window's."""
+    assert Limits().upload_grace_s >= 120.0 > Limits().session_grace_s
+    alive, clock, forgotten, parse = {"a"}, Clock(), [], Parser()
+    cache = UploadCache(Limits(), session_alive=alive.__contains__, clock=clock, watch_s=0,
+                        forget=forgotten.append)
+    ds = cache.load("a", ARFF, None, "toy", parse)
+    alive.discard("a")
+    cache.reap()
+    clock.now = 60.0  # a minute without its connection
+    cache.reap()
+    assert cache.holds("a") and not forgotten
+    alive.add("a")  # the page is back
+    cache.reap()
+    assert cache.load("a", ARFF, None, "toy", parse) is ds and parse.calls == 1
+    alive.discard("a")
+    cache.reap()
+    clock.now = 60.0 + Limits().upload_grace_s
+    cache.reap()
+    assert forgotten == ["a"] and len(cache) == 0
 
 
 def test_the_freed_memory_is_handed_back_a_grace_after_the_last_release(monkeypatch):
@@ -149,7 +173,7 @@ def test_a_failed_parse_keeps_nothing():
 
 def test_the_watchdog_releases_an_upload_with_no_visitor_left():
     alive, forgotten, parse = {"a"}, [], Parser()
-    cache = UploadCache(Limits(session_grace_s=0.2), session_alive=alive.__contains__, forget=forgotten.append,
+    cache = UploadCache(Limits(upload_grace_s=0.2), session_alive=alive.__contains__, forget=forgotten.append,
                         watch_s=0.05)
     ref = weakref.ref(cache.load("a", ARFF, None, "toy", parse))
     alive.clear()  # the tab closes; nobody calls the cache again
@@ -172,7 +196,7 @@ def test_the_dashboard_keeps_uploads_in_the_cache_its_watchdog_releases(monkeypa
     data.uploads.clear()
     try:
         cache = data.uploads()
-        cache.limits = Limits(session_grace_s=0.0)
+        cache.limits = Limits(upload_grace_s=0.0)
         ds = data.load_upload(ARFF * 1, None, "toy")
         assert data.load_upload(ARFF, None, "toy") is ds and cache.parses == 1
         upload = (ds, data.digest(ARFF, None))

@@ -36,6 +36,10 @@ class Limits(EnvLimits):
     session_check_s: float = 0.5
     #: Seconds a session's browser may be disconnected before its run is given up (a page reconnects on its own).
     session_grace_s: float = 3.0
+    #: Seconds an upload's last session may be disconnected before the upload is released and that session
+    #: closed: Streamlit keeps a disconnected session this long (its session storage's 2 minutes) for its page to
+    #: come back to, with its state and uploaded files.
+    upload_grace_s: float = 120.0
     #: Bytes of drawn chunks' figures (their JSON) kept for the other sessions drawing them (a class on one run).
     drawn_figures_bytes: int = 64 * 1024**2
     #: Finished runs kept for replay (any visitor with the same configuration and code version).

@@ -5,8 +5,8 @@ An upload is parsed once (``parse``: the dashboard's bounded parse) and kept wit
 keyed by its name and its bytes' digest; every session that loads it is noted as a user. A session holds one
 upload at a time (loading another detaches it from the first). An upload is released, with its streams,
 
-* when its last user is gone: ``session_alive`` says so for ``session_grace_s`` (the same bound after which
-  the run hub gives a gone session's run up); ``forget(session_id)`` is then called for that session, which
+* when its last user is gone: ``session_alive`` says so for ``upload_grace_s`` (as long as Streamlit keeps a
+  disconnected session for its page to come back to); ``forget(session_id)`` is then called for that session, which
   the dashboard uses to close Streamlit's session (its stored state and its uploaded files, which Streamlit
   itself never drops once the session has expired from its reconnect store);
 * when it has not been loaded for ``parse_cache_ttl_s`` (a session still there parses it again at its next
@@ -19,7 +19,7 @@ pages otherwise: :func:`return_freed_memory`). No Streamlit here (``tests/test_u
 
 >>> from dashboard.serving.limits import Limits
 >>> alive = {"a", "b"}
->>> cache = UploadCache(Limits(session_grace_s=0), session_alive=alive.__contains__, watch_s=0)
+>>> cache = UploadCache(Limits(upload_grace_s=0), session_alive=alive.__contains__, watch_s=0)
 >>> parse = lambda arff, xml, name: f"parsed {name}"
 >>> cache.load("a", b"1,0", None, "toy", parse), cache.load("b", b"1,0", None, "toy", parse), cache.parses
 ('parsed toy', 'parsed toy', 1)
@@ -79,7 +79,7 @@ class _Entry:
 class UploadCache:
     """Parsed uploads kept while a session uses them (see the module's description). ``limits``: the bounds
     (``parse_cache_entries``, ``parse_cache_ttl_s``, ``stream_cache_entries`` streams per upload,
-    ``session_grace_s``); ``session_alive(session_id)``: whether a session's page is still there (default:
+    ``upload_grace_s``); ``session_alive(session_id)``: whether a session's page is still there (default:
     always); ``forget(session_id)``: called once for a session found gone; ``clock``: seconds."""
 
     def __init__(self, limits: Limits = LIMITS, *, session_alive: Callable[[str], bool] | None = None,
@@ -174,7 +174,7 @@ class UploadCache:
                 self._by_session.pop(session_id, None)
 
     def reap(self) -> None:
-        """Release the uploads whose last user is gone (for ``session_grace_s``) or that were not loaded for
+        """Release the uploads whose last user is gone (for ``upload_grace_s``) or that were not loaded for
         ``parse_cache_ttl_s``; ``forget`` each session found gone. ``session_grace_s`` after the last release (the
         closed sessions' state is gone by then), hand the freed memory back to the system (:func:`return_freed_memory`)."""
         gone = []
@@ -184,7 +184,7 @@ class UploadCache:
             for session_id in list(self._by_session):
                 if self.session_alive(session_id):
                     self._gone_since.pop(session_id, None)
-                elif now - self._gone_since.setdefault(session_id, now) >= self.limits.session_grace_s:
+                elif now - self._gone_since.setdefault(session_id, now) >= self.limits.upload_grace_s:
                     self._detach(session_id)
                     gone.append(session_id)
             for session_id in [s for s in self._gone_since if s not in self._by_session]:
