@@ -38,6 +38,7 @@ Generative model
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -49,10 +50,14 @@ from ncld_core.stream.schedule import apply_label_shifts, as_schedule, shift_per
 from ncld_core.stream.seeding import spawn_generators
 from ncld_core.stream.stream import Stream, mark_trusted
 
-__all__ = ["make_synthetic_stream", "solve_offset", "synthetic_bytes", "REFERENCE_SIZE"]
+__all__ = ["make_synthetic_stream", "solve_offset", "synthetic_bytes", "REFERENCE_SIZE", "STRUCTURES_KEPT",
+           "kept_structures_clear", "kept_structures_info"]
 
 #: Instances of the reference sample on which the offsets are solved (:func:`make_synthetic_stream`).
 REFERENCE_SIZE = 50_000
+#: The structures (clusters, label weights, offsets) of this many settings with an integer seed are kept: a stream
+#: rebuilt with only its length, change points, noise or trusted sample changed does not solve them again.
+STRUCTURES_KEPT = 8
 
 
 def synthetic_bytes(n_instances: int, n_features: int, n_labels: int, reference_size: int = REFERENCE_SIZE) -> int:
@@ -119,6 +124,67 @@ def solve_offset(logits: np.ndarray, target: float) -> float:
         new = b - step
         b = new if low < new < high else (low + high) / 2.0  # Newton left the bracket: bisect it
     return float(b)
+
+
+def _sample_x(rng, centres: np.ndarray, m: int) -> np.ndarray:
+    """``m`` instances of the feature distribution: a cluster drawn for each, then unit normal noise around its
+    centre."""
+    comp = rng.integers(0, centres.shape[0], size=m)
+    return centres[comp] + rng.standard_normal((m, centres.shape[1]))
+
+
+def _structure(rng_struct, rng_ref, d, q, label_correlation, n_clusters, cluster_separation, signal, label_skew,
+               reference_size, targets) -> tuple:
+    """What a stream's labels are drawn by, from its first two generators: ``(centres, W, bias, offsets)``, the
+    clusters' centres, the labels' weights and biases (``logits = x @ W.T + bias + offset``) and the offset of each
+    regime of ``targets`` (``((regime, target cardinality), ...)``), solved on a reference sample of
+    ``reference_size`` instances. It does not depend on the stream's length, change positions, noise or trusted
+    sample."""
+    # --- structure: clusters, label weights, per-label biases ----------------------
+    centres = rng_struct.normal(0.0, cluster_separation, size=(n_clusters, d))
+    shared = rng_struct.standard_normal(d)
+    own = rng_struct.standard_normal((q, d))
+    # Weighted sum of a shared and an own direction: with unit-variance normals,
+    # sqrt(c) / sqrt(1 - c) make the cosine between two labels' weights about c
+    # (exactly c in expectation of the inner products), so label co-occurrence
+    # grows with label_correlation while labels stay independent given x.
+    W = np.sqrt(label_correlation) * shared[None, :] + np.sqrt(1.0 - label_correlation) * own
+    beta = rng_struct.normal(0.0, label_skew, size=q)
+
+    # --- scale and offsets from a reference sample of the feature distribution -------
+    X_ref = _sample_x(rng_ref, centres, reference_size)
+    S_ref = X_ref @ W.T
+    scale = S_ref.std(axis=0)
+    scale[scale == 0] = 1.0
+    # Each label's score w_j . x gets standard deviation `signal` (and mean 0).
+    W = W * (signal / scale)[:, None]
+    centre_score = (S_ref.mean(axis=0) * signal / scale)
+    base = S_ref * (signal / scale) - centre_score + beta  # reference logits without offset
+    offsets = {k: solve_offset(base, t) for k, t in targets}
+    bias = beta - centre_score  # logits = x @ W.T + bias + offset
+    return centres, W, bias, offsets
+
+
+@functools.lru_cache(maxsize=STRUCTURES_KEPT)
+def _kept_structure(seed: int, *shape) -> tuple:
+    """:func:`_structure` of an integer seed, kept for the :data:`STRUCTURES_KEPT` settings used last (its arrays
+    read-only): the same stream with another length, schedule, noise or trusted sample (a knob of the dashboard
+    moved) skips the reference sample, most of the build (``python -m benchmarks``, section 5e, times both)."""
+    rng_struct, rng_ref = spawn_generators(seed, 7)[:2]  # the same two as the stream's own seven
+    centres, W, bias, offsets = _structure(rng_struct, rng_ref, *shape)
+    for a in (centres, W, bias):
+        a.setflags(write=False)
+    return centres, W, bias, offsets
+
+
+def kept_structures_clear() -> None:
+    """Forget every kept structure: the next stream of any settings solves its own again."""
+    _kept_structure.cache_clear()
+
+
+def kept_structures_info():
+    """How many structures are kept and how often one was found (``functools.lru_cache``'s ``cache_info()``)."""
+    return _kept_structure.cache_info()
 
 
 def _check_cardinality(value, name: str, q: int) -> float:
@@ -239,45 +305,25 @@ def make_synthetic_stream(
                 f"low_cardinality must be < high_cardinality, got {low_cardinality} and {high_cardinality}"
             )
 
-    # Independent streams per step: e.g. changing flip_rates does not change X or Y_true.
-    # (a 7th generator for the trusted sample: the first 6 are the same as without it)
-    rng_struct, rng_ref, rng_x, rng_y, rng_rates, rng_noise, rng_trusted = spawn_generators(random_state, 7)
-    n, d = int(n_instances), int(n_features)
-
-    # --- structure: clusters, label weights, per-label biases ----------------------
-    centres = rng_struct.normal(0.0, cluster_separation, size=(n_clusters, d))
-    shared = rng_struct.standard_normal(d)
-    own = rng_struct.standard_normal((q, d))
-    # Weighted sum of a shared and an own direction: with unit-variance normals,
-    # sqrt(c) / sqrt(1 - c) make the cosine between two labels' weights about c
-    # (exactly c in expectation of the inner products), so label co-occurrence
-    # grows with label_correlation while labels stay independent given x.
-    W = np.sqrt(label_correlation) * shared[None, :] + np.sqrt(1.0 - label_correlation) * own
-    beta = rng_struct.normal(0.0, label_skew, size=q)
-
-    def sample_x(rng, m):
-        comp = rng.integers(0, n_clusters, size=m)
-        return centres[comp] + rng.standard_normal((m, d))
-
-    # --- scale and offsets from a reference sample of the feature distribution -------
-    X_ref = sample_x(rng_ref, int(reference_size))
-    S_ref = X_ref @ W.T
-    scale = S_ref.std(axis=0)
-    scale[scale == 0] = 1.0
-    # Each label's score w_j . x gets standard deviation `signal` (and mean 0).
-    W = W * (signal / scale)[:, None]
-    centre_score = (S_ref.mean(axis=0) * signal / scale)
-    base = S_ref * (signal / scale) - centre_score + beta  # reference logits without offset
-
     if not regimes:
         targets = {"constant": cardinality}
     else:
         targets = {"single": low_cardinality, "multi": high_cardinality}
-    offsets = {k: solve_offset(base, t) for k, t in targets.items()}
-    bias = beta - centre_score  # logits = x @ W.T + bias + offset
+    # Independent streams per step: e.g. changing flip_rates does not change X or Y_true.
+    # (a 7th generator for the trusted sample: the first 6 are the same as without it)
+    rng_struct, rng_ref, rng_x, rng_y, rng_rates, rng_noise, rng_trusted = spawn_generators(random_state, 7)
+    n, d = int(n_instances), int(n_features)
+    shape = (d, q, float(label_correlation), int(n_clusters), float(cluster_separation), float(signal),
+             float(label_skew), int(reference_size), tuple(targets.items()))
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        # the first two generators depend on the seed alone: the structure of these settings is computed once
+        centres, W, bias, offsets = _kept_structure(int(random_state), *shape)
+    else:  # a Generator (or fresh entropy) is never seen twice
+        centres, W, bias, offsets = _structure(rng_struct, rng_ref, *shape)
+    offsets = dict(offsets)
 
     # --- the stream --------------------------------------------------------------
-    X = sample_x(rng_x, n)
+    X = _sample_x(rng_x, centres, n)
     logits = X @ W.T + bias
     if not regimes:
         logits += offsets["constant"]
