@@ -3,7 +3,7 @@
 Forking the dashboard's server itself (dozens of threads) deadlocked it: OpenBLAS's at-fork handler stops
 the BLAS thread pool while another thread's matrix product runs on it (``dashboard.serving.chunk_process``
 tells the story; ``tests/test_chunk_process.py`` reproduces it). A fork server is single-threaded, and
-it imports :data:`PRELOAD` once, so each child starts without importing them.
+it imports :data:`PRELOAD` once (and computes a tiny run), so each child starts without importing them, warm.
 
 A child of the fork server is not ended by the end of the process that asked for it: the fork server outlives
 that process while any child lives (each child holds the pipe whose end would end it), so the kernel's parent-death
@@ -24,8 +24,10 @@ import threading
 
 __all__ = ["PRELOAD", "process_context", "start_fork_server", "end_with"]
 
-#: Imported once by the fork server, so each child starts without importing them.
-PRELOAD = ["ncld_core.eval.runner", "dashboard.serving.chunk_process", "dashboard.serving.bounded_parse"]
+#: Imported once by the fork server, so each child starts without importing them; the last computes a tiny run
+#: there, so each child starts with what a process sets up once done (:mod:`dashboard.serving.fork_warmup`).
+PRELOAD = ["ncld_core.eval.runner", "dashboard.serving.chunk_process", "dashboard.serving.bounded_parse",
+           "dashboard.serving.fork_warmup"]
 
 #: Seconds between two looks at the asking process where the platform cannot wait on it (no ``pidfd_open``).
 POLL_S = 1.0
