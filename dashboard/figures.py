@@ -225,22 +225,32 @@ def _entry_lines(name: str) -> int:
     return name.count("<br>") + 1
 
 
-def _legend_layout(fig, width_px: int, columns: int, plot_px: float, axis_b: float, margin_t: float) -> dict:
-    """:func:`fit_legend`'s layout of ``fig``'s legend for a graph ``width_px`` wide: the shown traces' wrapped names
-    (by trace index), the bottom margin, the figure's height and the legend's entry width and height limit."""
+def _legend_facts(fig) -> dict:
+    """What :func:`_legend_layout` needs of ``fig``, read once (plotly's property reads cost more than the layout):
+    the legend's and the x axes' type sizes, whether the y axis is categorical, the side margins and the shown
+    traces' names by index."""
     lay = fig.layout
-    font = (lay.legend.font.size if lay.legend and lay.legend.font and lay.legend.font.size else None) \
-        or (lay.font.size if lay.font and lay.font.size else 12)
-    axis_font = max([a.title.font.size for a in fig.select_xaxes() if a.title.font.size] or [12])
+    return dict(
+        font=(lay.legend.font.size if lay.legend and lay.legend.font and lay.legend.font.size else None)
+        or (lay.font.size if lay.font and lay.font.size else 12),
+        axis_font=max([a.title.font.size for a in fig.select_xaxes() if a.title.font.size] or [12]),
+        category=bool(lay.yaxis and lay.yaxis.type == "category"),
+        sides=(lay.margin.l or 0) + (lay.margin.r or 0),
+        names=[(i, t.name) for i, t in enumerate(fig.data) if t.showlegend is not False and t.name])
+
+
+def _legend_layout(facts: dict, width_px: int, columns: int, plot_px: float, axis_b: float, margin_t: float) -> dict:
+    """:func:`fit_legend`'s layout of a figure's legend (``facts``: :func:`_legend_facts`) for a graph ``width_px``
+    wide: the shown traces' wrapped names (by trace index), the bottom margin, the figure's height and the legend's
+    entry width and height limit."""
+    font, axis_font = facts["font"], facts["axis_font"]
     # plotly's entry width is a fraction of the plot area's: the margins (and (d)'s row labels, about 120 px, pushed
     # into the left margin) are not the legend's
-    category = bool(lay.yaxis and lay.yaxis.type == "category")
-    plot_w = width_px - (lay.margin.l or 0) - (lay.margin.r or 0) - (120 if category else 0)
+    plot_w = width_px - facts["sides"] - (120 if facts["category"] else 0)
     if plot_w / columns < 200:  # too narrow for columns side by side: one column
         columns = 1
     chars = max(14, int((plot_w / columns - 40) / (0.6 * font)))
-    names = {i: legend_wrap(t.name.replace("<br>· ", " · ").replace("<br>", " "), chars)
-             for i, t in enumerate(fig.data) if t.showlegend is not False and t.name}
+    names = {i: legend_wrap(name.replace("<br>· ", " · ").replace("<br>", " "), chars) for i, name in facts["names"]}
     shown = list(names.values())
     rows = [shown[i:i + columns] for i in range(0, len(shown), columns)]
     legend_px = int(sum(max(_entry_lines(n) for n in row) * font * 1.3 + 8 for row in rows)) + (10 if rows else 0)
@@ -276,7 +286,8 @@ def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int = 2, wider: tuple 
     plot_px = meta.get("plot_px", (lay.height or 340) - margin_t - (lay.margin.b if lay.margin.b is not None else 40))
     if lay.yaxis and lay.yaxis.type == "category" and lay.yaxis.categoryarray:
         plot_px = max(plot_px, ROW_PX * len(lay.yaxis.categoryarray))
-    layouts = [_legend_layout(fig, w, columns, plot_px, axis_b, margin_t)
+    facts = _legend_facts(fig)
+    layouts = [_legend_layout(facts, w, columns, plot_px, axis_b, margin_t)
                for w in sorted({int(width_px), *(int(w) for w in wider if w > width_px)})]
     first = layouts[0]
     for i, name in first["names"].items():
