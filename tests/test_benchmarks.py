@@ -339,9 +339,12 @@ def test_performance_report_has_every_section(data_dir, tmp_path):
     assert headings == ["## Machine", "## Targets (from the issue)", "## 1. Throughput of the full per-chunk update "
                         "(N = 500)", "## 2. Against the references", "## 3. How the cost grows",
                         "## 4. Resident memory", "## 5. Dashboard", "## 6. Profile of `partial_fit`",
-                        "## Threads under load (`python -m benchmarks.threads`)", "## How to reproduce"]
+                        "## Threads under load (`python -m benchmarks.threads`)",
+                        "## 8. Exploring the default stream in the browser (issue 38 item 8)", "## How to reproduce"]
     assert "### 5c. Loading a dataset" in text and "### 5d. The kNN graph's Gram product" in text
     assert "not measured: not run in this test" in text
+    # section 8 (a browser's) not in this result: its three targets and its section say so
+    assert text.count("| default stream:") == 3 and "Not measured in this run." in text
 
 
 def test_noise_gap_writes_every_section_for_one_small_stream(data_dir, tmp_path):

@@ -21,7 +21,10 @@ label, with the true rates given to the model), one module per section:
 5. the dashboard timings written by the browser test, if present (:mod:`.dashboard`); loading a
    dataset, and the graph's Gram product (:mod:`.loading`);
 6. the targets of the issue, met or missed (:mod:`.report`), and a cProfile of ``partial_fit``
-   (:mod:`.profiling`).
+   (:mod:`.profiling`);
+7. the thread setting under load (:mod:`benchmarks.threads`);
+8. the default stream explored in Chromium: a moved knob to its run's first plot, the per-chunk update and the
+   stream's readiness, as the page times them (:mod:`.knobs`; this one starts a dashboard server and a browser).
 
 :mod:`.protocol` holds the settings and targets, :mod:`.chunks` the data and the timing of one
 chunk, :mod:`.machine` the machine's facts, :mod:`.driver` the run and the command line.

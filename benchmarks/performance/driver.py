@@ -14,6 +14,7 @@ import numpy as np
 
 from benchmarks.common import REPO, write_atomic
 from benchmarks.performance.dashboard import dashboard_timing
+from benchmarks.performance.knobs import bench_knobs
 from benchmarks.performance.loading import bench_gram, bench_load, bench_synthetic
 from benchmarks.performance.machine import cpu_seconds, load_average, machine_facts
 from benchmarks.performance.memory import bench_memory
@@ -76,6 +77,7 @@ def run(cfg: Config) -> dict:
     res["gram"] = section("5d Gram product", bench_gram)
     res["synthetic"] = section("5e synthetic stream", bench_synthetic)
     res["threads"] = section("7 threads under load", bench_threads) if not cfg.quick else {"error": "not in --quick"}
+    res["knobs"] = section("8 knobs in the browser", bench_knobs, cfg.knob_changes, cfg.knob_budget_s)
     # profile the dataset furthest from its throughput target
     margins = {n: res["throughput"][n]["rate"] / t for n, t in TARGETS["rate"].items() if "rate" in res["throughput"].get(n, {})}
     target = min(margins, key=margins.get) if margins else None

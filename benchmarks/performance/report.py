@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks.common import md_table
-from benchmarks.performance import dashboard, loading, memory, profiling, scaling, throughput
+from benchmarks.performance import dashboard, knobs, loading, memory, profiling, scaling, throughput
 from benchmarks.performance.formatting import fmt_ms, fmt_rate
 from benchmarks.performance.protocol import CHUNK, TARGETS
 from benchmarks import threads
@@ -67,7 +67,7 @@ def render(res: dict) -> str:
         ]
 
     rows = (throughput.target_rows(th, rv, m["nproc"]) + memory.target_rows(mem) + dashboard.target_rows(dash)
-            + threads.target_rows(res.get("threads")))
+            + threads.target_rows(res.get("threads")) + knobs.target_rows(res.get("knobs")))
     L += ["## Targets (from the issue)", "", md_table(["target", "measured", "verdict"], rows), ""]
     L += _miss_notes(res)
     # the sections, each from its own module
@@ -80,6 +80,7 @@ def render(res: dict) -> str:
     L += loading.synthetic_section(res.get("synthetic"))
     L += profiling.render(prof)
     L += threads.render(res.get("threads"))
+    L += knobs.render(res.get("knobs"), cmd)
     L += [
         "",
         "## How to reproduce",
