@@ -72,12 +72,14 @@ def test_a_move_whose_run_draws_nothing_is_counted_missed():
 
 
 def test_the_targets_are_judged_on_the_moves_not_on_the_first_run():
-    res = knobs.analyse(_frames(), MOVES)
+    res = knobs.analyse(_frames(), MOVES, draws=[[500, 510], [511, 519], [740, 755], [2580, 2640]])
+    assert res["plotly_ms"] == [19, 15, 60]  # three redraws: plotly.js's own time for each
     res.update(summary=knobs.summary(res), notes=[], wall_s=10.0, budget_s=120.0, viewport="1400 x 1000")
     s = res["summary"]
     assert s["knob_first_plot_s"]["n"] == 1 and s["knob_first_plot_s"]["p95"] == pytest.approx(0.6)
     assert s["draw_ms"]["n"] == 3 and s["draw_ms"]["p50"] == 60
     assert s["stream_ready_s"]["p95"] == 0.25  # the first Run's line counts: the page's first stream
+    assert s["plotly_ms"]["p50"] == 19
     assert [row[2] for row in knobs.target_rows(res)] == ["**met**"] * 3
     text = "\n".join(knobs.render(res, "`make bench`"))
     assert "## 8. Exploring the default stream" in text and "`make bench`" in text

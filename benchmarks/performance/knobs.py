@@ -15,8 +15,9 @@ change of the run's status line and of the four live graphs (a MutationObserver:
 
 - **knob to first new plot**: from the input event to the first graph drawn by the new run (and to all four);
 - **per-chunk update**: from the status line naming chunk k (the page sends it before the figures) to every
-  graph showing chunk k, chunks 2 on (as section 5b: the page's own draw cost, transport and plotly.js), and the
-  interval between successive chunks' redraws (which also holds the chunk's computation);
+  graph showing chunk k, chunks 2 on (as section 5b: the server's figures, their transport and plotly.js); the
+  interval between successive chunks' redraws (which also holds the chunk's computation); plotly.js's own
+  drawing of each redraw (``Plotly.react``, wrapped in the page);
 - **stream ready**: what the page's status line says when the run is done ("stream ready in ... s": the stream
   built or taken from the page's cache, the runner made and the run's process started).
 
@@ -57,17 +58,28 @@ KNOBS = (
 #: stream's 5000 instances).
 MAX_CHANGES = 60
 
-#: Installed in the page once it is open: the input events (``[timeStamp, type]``: an Enter pressed, a click) and
-#: a frame ``[performance.now(), status text, graphs]`` whenever the status line or a graph changes; ``graphs``:
-#: per panel of :data:`PANELS` ``[run token, chunks shown]`` once drawn, else null.
+#: Installed in the page once it is open: the input events (``[timeStamp, type]``: an Enter pressed, a click),
+#: a frame ``[performance.now(), status text, graphs]`` whenever the status line or a graph changes (``graphs``:
+#: per panel of :data:`PANELS` ``[run token, chunks shown]`` once drawn, else null), and each ``Plotly.react`` of
+#: the page (``[start, end]``: plotly.js's own draw, wrapped once plotly.js is loaded).
 OBSERVE = """
 () => {
-  const w = (window.__knobs = {events: [], frames: [], last: null});
+  const w = (window.__knobs = {events: [], frames: [], draws: [], last: null});
   const input = e => { if (e.type === 'click' || e.key === 'Enter') w.events.push([e.timeStamp, e.type]); };
   document.addEventListener('keydown', input, true);
   document.addEventListener('click', input, true);
+  const wrap = () => {
+    if (!window.Plotly || window.Plotly.__knobsTimed) return;
+    const react = window.Plotly.react;
+    window.Plotly.react = function (...args) {
+      const t0 = performance.now();
+      return react.apply(this, args).then(r => { w.draws.push([t0, performance.now()]); return r; });
+    };
+    window.Plotly.__knobsTimed = true;
+  };
   const panels = %s;
   const note = () => {
+    wrap();
     const box = document.querySelector('.st-key-run_status');
     const text = box ? box.innerText.trim() : '';
     const graphs = panels.map(p => {
@@ -153,9 +165,31 @@ def _run_of(frames, t0: float, t1: float, old: set) -> dict:
     return out
 
 
-def analyse(frames: list, moves: list) -> dict:
+def redraw_spans(draws, gap_ms: float = 50.0) -> list[float]:
+    """ms from the first ``Plotly.react`` of a redraw to the end of its last (``draws``: ``[start, end]`` each): the
+    graphs of one redraw are drawn one after another; a start more than ``gap_ms`` after every earlier draw's end
+    begins the next redraw.
+
+    >>> redraw_spans([[0, 20], [21, 45], [46, 60], [300, 310], [311, 330]])
+    [60, 30]
+    """
+    spans, first, last = [], None, None
+    for start, end in sorted(draws):
+        if first is not None and start - last > gap_ms:
+            spans.append(last - first)
+            first = None
+        if first is None:
+            first, last = start, end
+        last = max(last, end)
+    if first is not None:
+        spans.append(last - first)
+    return spans
+
+
+def analyse(frames: list, moves: list, draws=()) -> dict:
     """The runs' measurements from :data:`OBSERVE`'s ``frames`` and the ``moves`` (each ``{"kind", "value",
-    "t": input event's time, "old": the run tokens shown before}``; the first is the click on Run).
+    "t": input event's time, "old": the run tokens shown before}``; the first is the click on Run), and plotly.js's
+    draw of each redraw from its ``draws`` (:func:`redraw_spans`).
 
     >>> frames = [[0, "Ready: press Run.", [None] * 4], [10, "running · chunk 0/3", [None] * 4],
     ...           [300, "running · chunk 1/3", [None] * 4], [400, "running · chunk 1/3", [["a", 1]] * 4],
@@ -177,7 +211,7 @@ def analyse(frames: list, moves: list) -> dict:
                    page_update_ms=int(m.group(3)) if m and m.group(3) else None,
                    compute_ms=int(m.group(4)) if m and m.group(4) else None)
         runs.append(one)
-    return {"runs": runs}
+    return {"runs": runs, "plotly_ms": redraw_spans(draws)}
 
 
 def summary(res: dict) -> dict:
@@ -193,11 +227,13 @@ def summary(res: dict) -> dict:
     interval = [d for r in runs for d in r["interval_ms"]]
     ready = [r["stream_ready_s"] for r in runs if r["stream_ready_s"] is not None]
     compute = [r["compute_ms"] for r in runs if r["compute_ms"] is not None]
+    plotly = list(res.get("plotly_ms", []))
     pct = lambda v: {"n": len(v), "p50": percentile(v, 50), "p95": percentile(v, 95),  # noqa: E731
                      "max": max(v) if v else math.nan}
     return {"knob_first_plot_s": pct(first), "knob_all_plots_s": pct(allp), "knob_answer_s": pct(answer),
             "knob_chunk1_said_s": pct(chunk1), "draw_ms": pct(draw),
-            "interval_ms": pct(interval), "stream_ready_s": pct(ready), "compute_ms": pct(compute),
+            "interval_ms": pct(interval), "plotly_ms": pct(plotly), "stream_ready_s": pct(ready),
+            "compute_ms": pct(compute),
             "moves": len(knobs), "missed": len(knobs) - len(first)}
 
 
@@ -216,12 +252,18 @@ def _tokens(page) -> list:
       return gd && gd.__ncldDrawn ? gd.__ncldDrawn : null; }).filter(t => t)""", list(PANELS))
 
 
+def _status(page) -> str:
+    return page.evaluate("() => { const b = document.querySelector('.st-key-run_status'); "
+                         "return b ? b.innerText.trim() : ''; }")
+
+
 def _wait_new_run_done(page, old: list, timeout_s: float) -> bool:
-    """Until every graph shows the last chunk of a run other than ``old``'s and the status says done; False when
-    ``timeout_s`` passed first."""
+    """Until every graph shows the last chunk of a run other than ``old``'s and the status says done (or the run
+    failed: the caller reads the status line); False when ``timeout_s`` passed first."""
     try:
         page.wait_for_function("""([panels, old]) => {
           const box = document.querySelector('.st-key-run_status');
+          if (box && box.innerText.trim().startsWith('failed')) return true;
           const m = box && box.innerText.trim().match(/^done · chunk (\\d+)\\/(\\d+)/);
           if (!m) return false;
           return panels.every(p => {
@@ -303,13 +345,15 @@ def bench_knobs(n_changes: int = 24, budget_s: float = 120.0, *, width: int = 14
                     moves.append({"kind": kind, "value": value, "t": t_event, "old": old})
                     if not _wait_new_run_done(page, old, min(60.0, left())):
                         notes.append(f"move {i + 1} ({kind} {value}): its run was not seen done in time")
+                    elif (line := _status(page)).startswith("failed"):
+                        notes.append(f"move {i + 1} ({kind} {value}): its run failed ({line})")
                     per_move.append(time.monotonic() - t0)
-                frames = page.evaluate("window.__knobs.frames")
+                frames, draws = page.evaluate("[window.__knobs.frames, window.__knobs.draws]")
             finally:
                 browser.close()
     except Exception as exc:  # noqa: BLE001 - the report says what failed; make bench goes on
         return {"error": f"{type(exc).__name__}: {exc}", "wall_s": time.monotonic() - t_start}
-    res = analyse(frames, moves)
+    res = analyse(frames, moves, draws)
     res.update(summary=summary(res), notes=notes, wall_s=time.monotonic() - t_start, budget_s=budget_s,
                asked=n_changes, viewport=f"{width} x {height}", load_start=load_start, load_end=_load())
     return res
@@ -362,7 +406,8 @@ def render(res: dict | None, command: str = "`make bench`") -> list[str]:
         f"page's clock (`performance.now()`, a MutationObserver): from the input event (the Enter committing a "
         f"number, the click on *Add a change point*) to the first graph drawn by the new run; the per-chunk "
         f"update from the status line naming chunk k to every graph showing it (chunks 2 on, as section 5b), "
-        f"and the interval between successive redraws (it holds the chunk's computation too); stream ready as "
+        f"the interval between successive redraws (it holds the chunk's computation too) and plotly.js's own "
+        f"drawing of each redraw (`Plotly.react` wrapped in the page); stream ready as "
         f"the page's status line says it. The whole measurement took {res['wall_s']:.0f} s (bound "
         f"{res['budget_s']:.0f} s); the machine's load average (1 min) was {_fmt(res.get('load_start'), 1)} at its "
         f"start and {_fmt(res.get('load_end'), 1)} at its end (other work slows every time here).", ""]
@@ -373,6 +418,7 @@ def render(res: dict | None, command: str = "`make bench`") -> list[str]:
         ["of which: knob to the line naming chunk 1 (first chunk computed), s", s["knob_chunk1_said_s"], 2, ""],
         ["per-chunk update (status line to drawn), ms", s["draw_ms"], 0, f"<= {TARGETS['knob_update_ms']:.0f}"],
         ["interval between successive redraws, ms per chunk", s["interval_ms"], 0, ""],
+        ["plotly.js drawing a redraw's graphs (every redraw), ms", s["plotly_ms"], 0, ""],
         ["chunk computation (the page's median per run), ms", s["compute_ms"], 0, ""],
         ["stream ready (the page's status line), s", s["stream_ready_s"], 2, f"<= {TARGETS['stream_ready_s']:g}"],
     ]
