@@ -133,7 +133,10 @@ def test_the_benchmark_runs_two_moves_in_chromium_and_writes_its_section(tmp_pat
     assert "## 8. Exploring the default stream in the browser" in text
     assert "`python -m benchmarks.performance knobs --changes 2`" in text
     rows = [line for line in text.splitlines() if line.startswith("| default stream:")]
-    assert len(rows) == 3 and not any("not measured" in r for r in rows), text
+    assert len(rows) == 3 and not any("not measured" in r for r in rows[:2]), text
+    # the stream's readiness is on a finished run's status line: a run ends within the bound on an idle machine,
+    # not always on a loaded one (the section then says which run it did not see done)
+    assert "not measured" not in rows[2] or "not seen done in time" in text, text
     # the Run click and the moves made (a loaded machine may leave no time for the second within the budget, or
     # for a run to end before the next move: the section then says so), each drawing its first plot
     per_run = [line for line in text.splitlines() if line.startswith(("| Run ", "| noise level", "| β "))]
