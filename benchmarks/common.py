@@ -8,6 +8,7 @@ dataset to every benchmark is one ``suites = ["benchmark"]`` line in its registr
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime
 import math
 import shlex
@@ -21,7 +22,7 @@ from ncld_core.data.catalog import suite
 from ncld_core.eval.runner import write_atomic
 
 __all__ = ["REPO", "benchmark_datasets", "paper_drift_datasets", "md_table", "fnum", "git_revision", "utc_now",
-           "command_line", "argument_parser", "write_atomic"]
+           "command_line", "argument_parser", "write_atomic", "decide_with"]
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -85,6 +86,16 @@ def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float,
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def decide_with(model, rule: str, scores) -> np.ndarray:
+    """What the ELM-NCLD ``model`` predicts from its ranking ``scores`` (``ranking_scores``, or the runner's
+    ``on_scores``) had its ``decision`` been ``rule``: the model's own ``decide``, on a shallow copy, so the rule
+    reads the scores on the scale its decision state was fitted on (with the default loss that is not the
+    ranking scores' own scale: ``ncld_core.model.noisy_targets.noisy_scale``)."""
+    other = copy.copy(model)
+    other.decision = rule
+    return other.decide(scores)
 
 
 def git_revision(path: str = "ncld_core") -> str:

@@ -134,6 +134,21 @@ def test_decisions_cuts_the_streams_with_max_instances(data_dir, tmp_path):
     assert {r["n_instances"] for r in whole} == {978}
 
 
+def test_decisions_scores_each_rule_as_the_model_deciding_by_it(data_dir):
+    """A rule's row is what ELM-O with ``decision=rule`` predicts in the runner, to the last bit: the scores reach
+    the rule on the scale of the decision state (with the default loss not the ranking scores' own)."""
+    from benchmarks.grid import Cell
+    from ncld_core.config import RunConfig
+
+    decisions = script("decisions")
+    rows = {r["rule"]: r for r in decisions.run_stream(("medical", 0, 600))}
+    cell = Cell("medical", "noisy", 0, methods=("ELM-O",), references=False, options={"n_instances": 600}).config()
+    for rule in ("paper", "f1-bounded", "topk"):
+        cfg = RunConfig(**{**cell.to_dict(), "decision": rule})
+        s = cfg.runner().run(cfg.build_stream()).summary()
+        assert (rows[rule]["f1"], rows[rule]["hl"]) == (s.loc["ELM-O", "micro_f1"], s.loc["ELM-O", "hamming_loss"]), rule
+
+
 # ----------------------------------------------------------------------------- the scripts' smallest runs
 def test_drift_verdict_splits_the_missed_classes_by_their_interval():
     """A class below the detection target is called missed with its interval too only when the Wilson interval
