@@ -428,12 +428,27 @@ def test_noise_gap_runs_a_preset_with_each_loss_and_tabulates_it():
     assert "| concept growth" in text and "`topk`, backward: micro-F1" in text
 
 
-@pytest.mark.parametrize("name", ["capacity", "choose_defaults", "compare", "decisions", "drift", "flip_rates",
-                                  "noise_gap", "performance"])
+@pytest.mark.parametrize("name", ["capacity", "choose_defaults", "clean_vs_noisy", "compare", "decisions", "drift",
+                                  "flip_rates", "noise_gap", "performance"])
 def test_every_benchmark_answers_help(name, capsys):
     with pytest.raises(SystemExit) as stop:
         script(name).main(["--help"])
     assert stop.value.code == 0 and "usage: python -m" in capsys.readouterr().out
+
+
+def test_clean_vs_noisy_reports_a_preset_at_its_rule_and_every_rule(tmp_path):
+    """benchmarks.clean_vs_noisy (issue 39): a preset with its noise and with clean labels, its variants at its own
+    rule (the runner's numbers, checked inside run_preset) and at every rule, with the verdict per variant."""
+    clean_vs_noisy = script("clean_vs_noisy")
+    out = tmp_path / "clean.md"
+    assert clean_vs_noisy.main(["--presets", "why beta matters", "--seeds", "1", "--workers", "1", "--out",
+                                str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert re.search(r"\| why beta matters +\| ELM-O +\| paper +\| 0\.\d{3} → 0\.\d{3}", text)
+    assert "| `f1-bounded` " in text and "Seeds 0;" in text
+    assert "Clean labels score at least as well as noisy ones on every preset at its own rule." in text
+    with pytest.raises(SystemExit):
+        clean_vs_noisy.main(["--presets", "no such preset"])
 
 
 def test_make_bench_entry_point_answers_help():
