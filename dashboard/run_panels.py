@@ -15,7 +15,7 @@ import streamlit as st
 from dashboard import compare, live_page, panels, report
 from dashboard import figures as F
 from dashboard.live_chart import SERVED, SHARED, draw_charts, mount
-from dashboard.teaching import noise_cost_text
+from dashboard.teaching import clean_labels_note, noise_cost_text
 from dashboard.ui import md_escape
 
 __all__ = ["LivePanels", "PLOT_CONFIG", "summary"]
@@ -162,6 +162,9 @@ def summary(box, run, *, presenting: bool, drawn: panels.PanelData) -> None:
         if cost is not None:
             st.caption(noise_cost_text(cost), help="The oracle learns the ground truth, which the learner never "
                                                    "has: it only measures what the label noise costs.")
+        clean_note = clean_labels_note(run.cfg)
+        if clean_note:  # a preset whose clean labels score below its noisy ones: why, beside the numbers
+            st.caption(clean_note)
         # st.table: a plain HTML table (readable by screen readers and the browser test)
         st.table(table[main_cols].style.format({k: v for k, v in fmt.items() if k in main_cols}, na_rep="–")
                  .hide(axis="index"))
