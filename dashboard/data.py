@@ -181,7 +181,7 @@ def sweep_waiting_text(place: int, n_slots: int, n_points: int) -> str:
     (0) that its stream is being built; ``n_slots``: the jobs the server computes at once.
 
     >>> sweep_waiting_text(3, 2, 40)
-    'waiting: 3rd in line · the server computes 2 jobs (runs and sweeps) at once; this sweep starts when one ends'
+    'waiting: 3rd in line · the server computes 2 jobs (runs, sweeps, upload parses) at once; this sweep starts when one ends'
     """
     from .serving.run_hub import queue_text
 

@@ -74,7 +74,7 @@ def waiting_text(place: int, slots: int) -> str:
     the server computes at once.
 
     >>> waiting_text(2, 1)
-    'waiting: 2nd in line · the server computes 1 job (runs and sweeps) at once; this run starts when one ends'
+    'waiting: 2nd in line · the server computes 1 job (runs, sweeps, upload parses) at once; this run starts when one ends'
     """
     if not place:
         return "starting · building the stream and the models…"

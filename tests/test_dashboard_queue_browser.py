@@ -51,7 +51,7 @@ def test_the_second_run_waits_in_line_says_so_and_starts_when_the_first_ends(bro
     _wait_status(a, rf"running · chunk [1-9]\d*/{N_CHUNKS}", 120)
     b.get_by_role("button", name="Run", exact=True).click()
     waiting = _wait_status(b, r"^waiting: 1st in line", 30)
-    assert "the server computes 1 job (runs and sweeps) at once; this run starts when one ends" in waiting, waiting
+    assert "the server computes 1 job (runs, sweeps, upload parses) at once; this run starts when one ends" in waiting, waiting
     assert _status(a).startswith("running"), "the first run goes on while the second waits"
     _wait_status(a, rf"^done · chunk {N_CHUNKS}/{N_CHUNKS}", 300)
     _wait_status(b, r"^(running · chunk [2-9]|running · chunk \d\d|done) ", 60)  # started by itself: no second click

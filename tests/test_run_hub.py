@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import dataclasses
 import doctest
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
+import psutil
 import pytest
 
 from dashboard.serving import run_hub
-from dashboard.serving.run_hub import RunHub, ordinal
+from dashboard.serving.fork_server import process_context
+from dashboard.serving.run_hub import PARSE, RunHub, ordinal, queue_text
 from ncld_core.config import RunConfig
 from dashboard.serving.limits import Limits
 
@@ -332,3 +336,135 @@ def test_a_pages_stop_detaches_only_its_own_job():
     assert hub.held("a") is run and run.status == "starting"
     hub.detach("a", job=run)
     assert hub.held("a") is None and run.status == "stopped"
+
+
+# ---------------------------------------------------------------- upload parses: jobs of the same hub
+def _arff(n_rows: int, seed: int = 0) -> bytes:
+    """A sparse MEKA ARFF of ``n_rows`` rows (3 labels, 200 features): 20000 rows take about a second to parse."""
+    rng = np.random.default_rng(seed)
+    head = ["@relation 'toy: -C 3'"] + [f"@attribute y{j} {{0,1}}" for j in range(3)]
+    head += [f"@attribute x{j} numeric" for j in range(200)] + ["@data"]
+    rows = []
+    for _ in range(n_rows):
+        cols = np.sort(rng.choice(200, 40, replace=False))
+        labels = [f"{j} 1" for j in range(3) if rng.random() < 0.4]
+        rows.append("{" + ",".join(labels + [f"{3 + c} {rng.random():.3f}" for c in cols]) + "}")
+    return ("\n".join(head + rows) + "\n").encode()
+
+
+SMALL_ARFF = _arff(50)
+needs_fork_server = pytest.mark.skipif(process_context() is None, reason="this platform has no fork server")
+
+
+@pytest.fixture(scope="module")
+def big_arff() -> bytes:
+    return _arff(60000)  # a few seconds to parse: still parsing when cancelled
+
+
+def _parse_folders(folder) -> list:
+    return sorted(Path(folder).glob("ncld-parse-*"))
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+@needs_fork_server
+def test_an_upload_parse_waits_in_line_and_the_hub_begins_it_when_a_slot_frees():
+    """One queue for runs and parses: a parse asked while the only slot computes a run is 1st in line (said as a
+    run's place is) and does not start; when the run ends the hub's watchdog begins it, and it parses to the end
+    with nobody polling it (no begin, no wait)."""
+    hub = RunHub(Limits(max_concurrent_runs=1), use_process=True, watch_s=0.1)
+    run, _ = hub.start("a", _slow(1))
+    assert run.begin()
+    job, role = hub.parse("b", SMALL_ARFF, None, "toy")
+    assert role == "computing" and job.queue_position() == 1 and hub.position_of("b", PARSE) == 1
+    assert hub.waiting == 1 and hub.held("b") is None  # b's run lane holds nothing: the parse is in its own
+    assert queue_text(job.queue_position(), 1, "parse").startswith("waiting: 1st in line")
+    time.sleep(0.5)
+    assert job.status == "starting" and job.pid is None  # waiting: no process started
+    hub.detach("a")  # the run's page pressed Stop: its slot frees
+    assert _until(lambda: job.status == "done", timeout=60), (job.status, job.error)
+    assert job.mode == "process" and job.dataset.n_instances == 50 and job.dataset.source == "upload"
+    hub.reap()
+    assert hub.running == 0 and hub.held("b", PARSE) is job  # out of the line, kept until b collects it
+    hub.detach("b", job=job)
+    assert hub.held("b", PARSE) is None and hub.parses == 1
+
+
+def test_the_same_upload_is_parsed_once_and_its_result_stays_until_collected():
+    """Sessions uploading the same file (name and bytes) follow one parse; another name is another parse; the
+    session's run is left alone (a run and a parse are two lanes); an ended parse leaves the line but stays with
+    its sessions, so one arriving late gets it without a parse; a failure is kept the same way (not re-parsed at
+    every rerun of the page)."""
+    hub = RunHub(Limits(max_concurrent_runs=1), use_process=False, watch_s=0)
+    run, _ = hub.start("a", TINY)
+    job, role = hub.parse("a", SMALL_ARFF, None, "toy")
+    assert role == "computing" and hub.held("a") is run and run.status == "starting"
+    assert hub.parse("a", SMALL_ARFF, None, "toy")[0] is job  # asked again by the same page: the same job
+    same, role = hub.parse("b", SMALL_ARFF, None, "toy")
+    assert same is job and role == "following" and hub.others_watching("b", PARSE) == 1
+    renamed, role = hub.parse("c", SMALL_ARFF, None, "toy2")
+    assert renamed is not job and role == "computing" and renamed.queue_position() == 2
+    run.stop()
+    assert job.begin() and job.wait(60) == "done"
+    hub.reap()
+    assert hub.position_of("c", PARSE) == 0 and renamed.begin()  # the ended parse holds no slot
+    late, role = hub.parse("d", SMALL_ARFF, None, "toy")
+    assert late is job and late.dataset is job.dataset and hub.parses == 2
+    for session in "abd":
+        hub.detach(session, job=job)
+    hub.reap()
+    again, role = hub.parse("e", SMALL_ARFF, None, "toy")  # nobody holds it any more: parsed again
+    assert again is not job and role == "computing" and hub.parses == 3
+    bad, _ = hub.parse("f", b"@relation r\n@data\n", None, "bad")
+    assert renamed.wait(60) == "done" and again.begin() and again.wait(60) == "done"
+    hub.reap()
+    assert bad.begin() and bad.wait(60) == "error" and "malformed ARFF" in bad.error
+    hub.reap()
+    assert hub.parse("f", b"@relation r\n@data\n", None, "bad")[0] is bad and hub.parses == 4
+
+
+def test_a_gone_sessions_parse_is_given_up():
+    alive, now = {"a"}, [0.0]
+    hub = RunHub(Limits(max_concurrent_runs=1, session_grace_s=3.0), use_process=False, watch_s=0,
+                 session_alive=lambda s: s in alive, clock=lambda: now[0])
+    job, _ = hub.parse("a", SMALL_ARFF, None, "toy")
+    alive.clear()
+    hub.reap()
+    now[0] = 3.0
+    hub.reap()
+    assert job.status == "stopped" and hub.held("a", PARSE) is None and hub.waiting == hub.running == 0
+
+
+@needs_fork_server
+def test_a_cancelled_parse_leaves_no_process_and_no_folder_within_a_second(big_arff, tmp_path, monkeypatch):
+    """Cancel while the child parses: the child is killed and the temporary folder removed within 1 s, the slot
+    freed, nothing parsed kept."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    hub = RunHub(Limits(max_concurrent_runs=1), use_process=True, watch_s=0)
+    job, _ = hub.parse("a", big_arff, None, "big")
+    assert job.begin() and job.mode == "process"
+    assert _until(lambda: job.process_alive and any((f / "in.arff").is_file() for f in _parse_folders(tmp_path)),
+                  timeout=30), "the parse's child did not start"
+    pid = job.pid
+    t0 = time.monotonic()
+    hub.detach("a", job=job)  # the page's Cancel
+    assert job.status == "stopped" and hub.running == 0
+    assert _until(lambda: _process_gone(pid) and not _parse_folders(tmp_path), timeout=1.0), \
+        "the parse's process or folder outlived Cancel by 1 s"
+    assert time.monotonic() - t0 < 1.0
+    assert job.join(5) and job.dataset is None and job.status == "stopped"
+
+
+def test_a_queued_parse_cancelled_never_starts():
+    hub = RunHub(Limits(max_concurrent_runs=1), use_process=False, watch_s=0)
+    run, _ = hub.start("a", _slow(2))
+    job, _ = hub.parse("b", SMALL_ARFF, None, "toy")
+    hub.detach("b", job=job)
+    run.stop()
+    hub.reap()
+    assert job.status == "stopped" and job.begin() is False and job.mode is None and hub.waiting == 0

@@ -3,7 +3,9 @@
 Parsing an ARFF takes many times the file's size in memory (liac-arff builds a Python object per value),
 and a server parses what strangers upload. So
 :func:`load_arff_bytes_bounded` parses in a child process whose address space is capped at what it had
-after start-up plus ``memory_bytes``, one upload at a time (:data:`PARSES_AT_ONCE`), within ``timeout_s``:
+after start-up plus ``memory_bytes``, one upload at a time (:data:`PARSES_AT_ONCE`), within ``timeout_s``
+(:func:`parse_bounded` is the same parse without the turn and stoppable at once: the dashboard's parses are jobs
+of its run hub, ``dashboard.serving.parse_job``, which share the hub's slots with the runs):
 
 * the server's own memory only ever holds the parsed arrays (what the run needs anyway);
 * a file that needs more is refused by name ("needs more than N MB to parse"), not an out-of-memory
@@ -39,6 +41,8 @@ import re
 import shutil
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -50,8 +54,8 @@ from ncld_core.data.dataset import Dataset
 from .fork_server import end_with, process_context
 from .limits import LIMITS
 
-__all__ = ["load_arff_bytes_bounded", "PARSES_AT_ONCE", "FOLDER_PREFIX", "parse_folder_prefix",
-           "remove_orphaned_folders"]
+__all__ = ["load_arff_bytes_bounded", "parse_bounded", "ParseCancelled", "PARSES_AT_ONCE", "FOLDER_PREFIX",
+           "parse_folder_prefix", "remove_orphaned_folders"]
 
 #: Uploads parsed at the same time on one server (the others wait their turn).
 PARSES_AT_ONCE = 1
@@ -164,11 +168,34 @@ def _megabytes(n: int) -> str:
     return f"{n / 1024**2:,.0f} MB"
 
 
+class ParseCancelled(Exception):
+    """A parse ended by its ``cancel`` event (:func:`parse_bounded`): not a fault of the file."""
+
+
+#: How often a parse's waiting thread looks at its ``cancel`` event (seconds): a cancelled child is killed within it.
+POLL_S = 0.05
+
+
 def load_arff_bytes_bounded(arff_bytes, xml_bytes=None, *, name: str = "upload",
                             memory_bytes: int | None = None, timeout_s: float | None = None) -> Dataset:
     """:func:`~ncld_core.data.arff.load_arff_bytes` in a child process with at most ``memory_bytes`` more
     memory than it starts with (default ``LIMITS.upload_parse_bytes``) and ``timeout_s`` seconds (default
-    ``LIMITS.upload_parse_timeout_s``); a ValueError naming the file when it needs more or takes longer."""
+    ``LIMITS.upload_parse_timeout_s``); a ValueError naming the file when it needs more or takes longer. One
+    parse of this process at a time (:data:`PARSES_AT_ONCE`; the dashboard's parses are jobs of its run hub
+    instead, :func:`parse_bounded` within the hub's slots)."""
+    with _TURN:
+        return parse_bounded(arff_bytes, xml_bytes, name=name, memory_bytes=memory_bytes, timeout_s=timeout_s)
+
+
+def parse_bounded(arff_bytes, xml_bytes=None, *, name: str = "upload", memory_bytes: int | None = None,
+                  timeout_s: float | None = None, cancel: threading.Event | None = None,
+                  started: Callable[[object], None] | None = None) -> Dataset:
+    """:func:`load_arff_bytes_bounded` without waiting for this process's turn (the caller bounds how many
+    parses run at once: the dashboard's run hub, ``dashboard.serving.parse_job``), and stoppable: once
+    ``cancel`` is set (from any thread) the child is killed within :data:`POLL_S`, its folder removed, and
+    :class:`ParseCancelled` raised. ``started(process)`` is called once the child runs (its
+    ``multiprocessing`` process: whoever shows the parse may look at it). The limits of
+    :func:`load_arff_bytes_bounded` hold: ``memory_bytes``, and ``timeout_s`` counted from the child's start."""
     memory_bytes = LIMITS.upload_parse_bytes if memory_bytes is None else int(memory_bytes)
     timeout_s = LIMITS.upload_parse_timeout_s if timeout_s is None else float(timeout_s)
     ctx = process_context()
@@ -178,19 +205,32 @@ def load_arff_bytes_bounded(arff_bytes, xml_bytes=None, *, name: str = "upload",
         return load_arff_bytes(arff_bytes, xml_bytes, name=name)  # its own message names the argument
     tag = "" if name == "upload" else f" ({name})"
     _first_parse_here(tempfile.gettempdir())
-    with _TURN, tempfile.TemporaryDirectory(prefix=parse_folder_prefix()) as folder:
+    with tempfile.TemporaryDirectory(prefix=parse_folder_prefix()) as folder:
         out = Path(folder)
         (out / "in.arff").write_bytes(arff_bytes)
         if xml_bytes is not None:
             (out / "in.xml").write_bytes(bytes(xml_bytes))
+        if cancel is not None and cancel.is_set():
+            raise ParseCancelled(f"arff_bytes{tag}: the parse was cancelled")
         child = ctx.Process(target=_parse_in_child, daemon=True,
                             args=(folder, name, xml_bytes is not None, memory_bytes, os.getpid()))
         child.start()
-        child.join(timeout_s)
-        if child.is_alive():
-            child.kill()
-            child.join()
-            raise ValueError(f"arff_bytes{tag}: parsing took longer than {timeout_s:g} s; upload a smaller file")
+        if started is not None:
+            started(child)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            child.join(max(min(POLL_S if cancel is not None else left, left), 0))
+            if not child.is_alive():
+                break
+            if cancel is not None and cancel.is_set():
+                child.kill()
+                child.join()
+                raise ParseCancelled(f"arff_bytes{tag}: the parse was cancelled")
+            if left <= 0:
+                child.kill()
+                child.join()
+                raise ValueError(f"arff_bytes{tag}: parsing took longer than {timeout_s:g} s; upload a smaller file")
         meta_path = out / "meta.json"
         meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {"memory": True}
         if "error" in meta:

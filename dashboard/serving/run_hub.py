@@ -10,11 +10,17 @@ in line and a slot is free (:meth:`LiveRun.begin` asks :meth:`RunHub.position`).
 
 A job of the hub is a run, or a β × γ sweep (its configuration a :class:`~ncld_core.eval.sweep.SweepJob`, whose
 steps the same :class:`LiveRun` computes in a process of its own): both share the queue, the slots, the one job
-per session and the replays. With a watchdog (``watch_s`` > 0), the hub begins a job itself when it is admitted
-(its slot free; :meth:`RunHub.admit`): no page needs to be polling for it to start.
+per session and the replays. An upload's parse is a job too (:meth:`RunHub.parse`, a
+:class:`~dashboard.serving.parse_job.ParseJob`): queued in the same line for the same slots, parsed once for
+the sessions that uploaded the same file (name and bytes) at the same time, stopped at once; it is not replayed
+(the dashboard keeps parsed uploads in its :class:`~dashboard.serving.uploads.UploadCache`), and an ended parse
+(its dataset, or its failure) leaves the line but stays with the sessions holding it until each has collected it
+(:meth:`RunHub.detach`) or is gone. With a watchdog (``watch_s`` > 0), the hub begins a job itself when it is
+admitted (its slot free; :meth:`RunHub.admit`): no page needs to be polling for it to start.
 
-A session holds one run at a time (computing, queued, followed or replayed): starting another detaches it
-from the one it held, which stops unless another session follows it. A session that is gone
+A session holds one run at a time (computing, queued, followed or replayed), and beside it one parse (the lanes
+:data:`RUN` and :data:`PARSE`): starting another detaches it from the one it held in that lane, which stops
+unless another session follows it. A session that is gone
 (``session_alive`` says so: the page passes Streamlit's runtime, whose sessions end when their browser goes
 away) is detached by a watchdog thread every ``watch_s`` seconds once it has been gone ``session_grace_s``
 (a dropped connection that comes back keeps its run): its place in the queue is freed, and a run nobody
@@ -52,9 +58,14 @@ from .limits import LIMITS, Limits
 from ncld_core.threads import threads_for
 
 from .live_run import LiveRun
+from .parse_job import ParseJob
+from .uploads import upload_digest
 from .watchdog import Watchdog
 
-__all__ = ["RunHub", "Role", "ordinal", "queue_text", "config_key", "role_text"]
+__all__ = ["RunHub", "Role", "RUN", "PARSE", "ordinal", "queue_text", "config_key", "role_text"]
+
+#: The lanes of a session's jobs: it holds one of each at a time, its run (or sweep) and its upload's parse.
+RUN, PARSE = "run", "parse"
 
 #: How a session's run came to be: computed for it, followed (computed for another visitor now) or replayed.
 Role = str
@@ -96,13 +107,13 @@ def ordinal(n: int) -> str:
 
 
 def queue_text(place: int, slots: int, what: str) -> str:
-    """A queued job's place, said the same for runs and sweeps (one queue, one limit for both).
+    """A queued job's place, said the same for runs, sweeps and upload parses (one queue, one limit for all).
 
     >>> queue_text(2, 1, "run")
-    'waiting: 2nd in line · the server computes 1 job (runs and sweeps) at once; this run starts when one ends'
+    'waiting: 2nd in line · the server computes 1 job (runs, sweeps, upload parses) at once; this run starts when one ends'
     """
     return (f"waiting: {ordinal(place)} in line · the server computes {slots} job{'s' if slots != 1 else ''} "
-            f"(runs and sweeps) at once; this {what} starts when one ends")
+            f"(runs, sweeps, upload parses) at once; this {what} starts when one ends")
 
 
 def config_key(cfg, extra: str | None = None) -> str:
@@ -126,11 +137,12 @@ class RunHub:
         self.use_process = use_process
         self.clock = clock
         self.computations = 0  # runs computed (not followed, not replayed): what the tests count
+        self.parses = 0  # upload parses begun (not followed)
         self._lock = threading.RLock()
-        self._line: list[tuple] = []  # (key, LiveRun) of the runs admitted or waiting, in arrival order
+        self._line: list[tuple] = []  # (key, job) of the jobs admitted or waiting, in arrival order
         self._watchers: dict[tuple, set] = {}  # key -> sessions showing that computation
-        self._runs: dict[tuple, LiveRun] = {}  # key -> its computation
-        self._sessions: dict[str, tuple] = {}  # session -> the key it holds
+        self._runs: dict[tuple, LiveRun | ParseJob] = {}  # key -> its computation
+        self._sessions: dict[tuple[str, str], tuple] = {}  # (session, lane) -> the key it holds there
         self._finished: OrderedDict = OrderedDict()  # key -> (time kept, frozen LiveRun)
         self._gone_since: dict[str, float] = {}  # session -> when it was first seen disconnected
         self._watchdog = Watchdog(watch_s, self._tick, name="ncld-run-hub")
@@ -154,7 +166,7 @@ class RunHub:
                 return LiveRun.frozen(kept), "replayed"
             if key in self._runs:
                 self._watchers[key].add(session_id)
-                self._sessions[session_id] = key
+                self._sessions[(session_id, RUN)] = key
                 return self._runs[key], "following"
             # BLAS threads from the runs that may share the machine (the server's slots): one each for the
             # default model; a large hidden layer gets the cores per slot (ncld_core.threads).
@@ -163,15 +175,47 @@ class RunHub:
                           waiting=lambda: self.position(key), n_threads=threads,
                           niceness=self.limits.run_niceness)
             self._runs[key], self._watchers[key] = run, {session_id}
-            self._sessions[session_id] = key
+            self._sessions[(session_id, RUN)] = key
             self._line.append((key, run))
             self.computations += 1
             return run, "computing"
 
-    def others_watching(self, session_id: str) -> int:
-        """How many other sessions show the run ``session_id`` shows (0: none, or it holds no run)."""
+    def parse_key(self, name: str, digest: str) -> tuple:
+        """The key of the parse of an upload named ``name`` whose files' digest is ``digest``."""
+        return json.dumps(["upload parse", name, digest]), self.fingerprint()
+
+    def parse(self, session_id: str, arff_bytes, xml_bytes, name: str, *,
+              check: Callable[[object], None] | None = None) -> tuple[ParseJob, Role]:
+        """The parse of the upload ``(arff_bytes, xml_bytes)`` named ``name`` for ``session_id`` and how it came:
+        ``"computing"`` (queued until a slot is free) or ``"following"`` (another session asked for the same file,
+        name and bytes: parsed once). The session's parse lane holds it; a session holding another upload's parse
+        is detached from that one first (the same upload's: the job it holds). ``check``: see
+        :class:`~dashboard.serving.parse_job.ParseJob`; the server's upload limits bound the parse."""
+        digest = upload_digest(arff_bytes, xml_bytes)
+        key = self.parse_key(name, digest)
         with self._lock:
-            key = self._sessions.get(session_id)
+            if self._sessions.get((session_id, PARSE)) == key and key in self._runs:
+                return self._runs[key], "computing" if len(self._watchers[key]) == 1 else "following"
+        self.detach(session_id, lane=PARSE)
+        with self._lock:
+            self._watchdog.ensure()
+            self.reap()
+            self._sessions[(session_id, PARSE)] = key
+            if key in self._runs:
+                self._watchers[key].add(session_id)
+                return self._runs[key], "following"
+            job = ParseJob(arff_bytes, xml_bytes, name, digest=digest, check=check,
+                           waiting=lambda: self.position(key), use_process=self.use_process,
+                           memory_bytes=self.limits.upload_parse_bytes, timeout_s=self.limits.upload_parse_timeout_s)
+            self._runs[key], self._watchers[key] = job, {session_id}
+            self._line.append((key, job))
+            self.parses += 1
+            return job, "computing"
+
+    def others_watching(self, session_id: str, lane: str = RUN) -> int:
+        """How many other sessions show the job ``session_id`` shows in ``lane`` (0: none, or it holds none)."""
+        with self._lock:
+            key = self._sessions.get((session_id, lane))
             return 0 if key is None else max(len(self._watchers.get(key, ())) - 1, 0)
 
     def position(self, key: tuple) -> int:
@@ -184,39 +228,43 @@ class RunHub:
             i = keys.index(key)
             return 0 if i < self.limits.max_concurrent_runs else i - self.limits.max_concurrent_runs + 1
 
-    def position_of(self, session_id: str) -> int:
-        """The place in line of the session's run (0: computing, followed, replayed or none)."""
+    def position_of(self, session_id: str, lane: str = RUN) -> int:
+        """The place in line of the session's job in ``lane`` (0: computing, followed, replayed, ended or none)."""
         with self._lock:
-            key = self._sessions.get(session_id)
+            key = self._sessions.get((session_id, lane))
             return 0 if key is None else self.position(key)
 
     @property
     def running(self) -> int:
-        """Runs holding a slot now."""
+        """Jobs holding a slot now."""
         with self._lock:
             return min(len(self._line), self.limits.max_concurrent_runs)
 
     @property
     def waiting(self) -> int:
-        """Runs waiting for a slot."""
+        """Jobs waiting for a slot."""
         with self._lock:
             return max(len(self._line) - self.limits.max_concurrent_runs, 0)
 
-    def held(self, session_id: str) -> LiveRun | None:
-        """The computation the session holds (computing, queued or followed), or None."""
+    def held(self, session_id: str, lane: str = RUN) -> LiveRun | ParseJob | None:
+        """The computation the session holds in ``lane`` (computing, queued or followed; a parse also once ended,
+        until collected), or None."""
         with self._lock:
-            key = self._sessions.get(session_id)
+            key = self._sessions.get((session_id, lane))
             return None if key is None else self._runs.get(key)
 
-    def detach(self, session_id: str, *, stop: bool = True, job: LiveRun | None = None) -> None:
-        """The session no longer shows its run: a run nobody else shows is stopped (``stop``) and its place
-        freed (kept for replay when it had finished); a run others follow goes on for them. ``job``: only if
-        the session holds that one (a page's Stop ends its own job, never one another page of the session
-        started since)."""
+    def detach(self, session_id: str, *, stop: bool = True, job: LiveRun | ParseJob | None = None,
+               lane: str = RUN) -> None:
+        """The session no longer shows its job in ``lane`` (a :class:`ParseJob` given as ``job``: its parse lane):
+        a job nobody else shows is stopped (``stop``) and its place freed (a run kept for replay when it had
+        finished); a job others follow goes on for them. ``job``: only if the session holds that one (a page's
+        Stop ends its own job, never one another page of the session started since)."""
+        if isinstance(job, ParseJob):
+            lane = PARSE
         with self._lock:
-            if job is not None and self.held(session_id) is not job:
+            if job is not None and self.held(session_id, lane) is not job:
                 return
-            key = self._sessions.pop(session_id, None)
+            key = self._sessions.pop((session_id, lane), None)
             if key is None:
                 return
             watchers = self._watchers.get(key, set())
@@ -232,30 +280,36 @@ class RunHub:
     def _retire(self, key) -> tuple:
         """Take ``key``'s computation out of the hub (kept for replay when it finished): ``(run, its watchers)``."""
         run = self._runs.pop(key, None)
-        if run is not None and run.status == "done":
+        if isinstance(run, LiveRun) and run.status == "done":  # (a parse is kept by the dashboard's UploadCache)
             self._keep(key, run)
         self._line = [(k, r) for k, r in self._line if k != key]
         return run, self._watchers.pop(key, set())
 
     def reap(self) -> None:
         """Detach the sessions gone for ``session_grace_s`` (a page whose connection dropped reconnects to its
-        session within a second or two, and its run goes on); free the places of ended runs and keep the
-        finished ones."""
+        session within a second or two, and its run goes on); free the places of ended jobs and keep the
+        finished runs (an ended parse stays with the sessions holding it, out of the line)."""
         with self._lock:
             now = self.clock()
-            for session_id in list(self._sessions):
+            for session_id, lane in list(self._sessions):
                 if self.session_alive(session_id):
                     self._gone_since.pop(session_id, None)
                 elif now - self._gone_since.setdefault(session_id, now) >= self.limits.session_grace_s:
-                    self.detach(session_id)
-            for session_id in [s for s in self._gone_since if s not in self._sessions]:
+                    self.detach(session_id, lane=lane)
+            holding = {session_id for session_id, _ in self._sessions}
+            for session_id in [s for s in self._gone_since if s not in holding]:
                 del self._gone_since[session_id]
             for key, run in list(self._runs.items()):
                 if run.active:
                     continue
+                parse = isinstance(run, ParseJob)
+                if parse and run.status in ("done", "error") and self._watchers.get(key):
+                    self._line = [(k, r) for k, r in self._line if k != key]  # its slot freed, its result kept
+                    continue
+                lane = PARSE if parse else RUN
                 for session_id in self._retire(key)[1]:
-                    if self._sessions.get(session_id) == key:
-                        del self._sessions[session_id]
+                    if self._sessions.get((session_id, lane)) == key:
+                        del self._sessions[(session_id, lane)]
             for key in [k for k, (t, _) in self._finished.items() if now - t > self.limits.run_cache_ttl_s]:
                 del self._finished[key]
 
