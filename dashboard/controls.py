@@ -36,7 +36,7 @@ from ncld_core.model.detector import DETECTORS
 from ncld_core.stream.schedule import KINDS, MAX_SCHEDULE_POINTS
 from ncld_core.stream.noise_families import NOISE_FAMILIES
 
-from . import checks, compare, data, link
+from . import checks, compare, data, link, upload_view
 from .figures import schedule_figure
 from .svg import svg_of
 from .labels import LABELS, label_of, settings_text, worded
@@ -313,10 +313,12 @@ def _data_section(f: _Form):
     f.slot("dataset")
     if list_error:
         st.caption(md_escape(list_error))
+    if dataset == data.UPLOAD:
+        _upload_controls(f)
+        return
+    data.cancel_upload_parse()  # the upload is no longer the data: its parse (if under way) is not waited for
     if dataset == "synthetic":
         _synthetic_controls(f)
-    elif dataset == data.UPLOAD:
-        _upload_controls(f)
     else:
         _listed_dataset(f, dataset)
 
@@ -340,15 +342,20 @@ def _upload_controls(f: _Form):
     arff = st.file_uploader("ARFF file (MULAN or MEKA)", type=["arff"], key="w_upload_arff")
     xml = st.file_uploader("MULAN label XML (optional for MEKA)", type=["xml"], key="w_upload_xml")
     if arff is None:
+        data.cancel_upload_parse()  # a parse of a file since removed is not waited for
         f.extra["dataset"] = data.NO_UPLOAD
         return
     arff_bytes = arff.getvalue()
     xml_bytes = xml.getvalue() if xml is not None else None
     stem = arff.name.rsplit(".", 1)[0] or "upload"
-    try:
-        ds = data.load_upload(arff_bytes, xml_bytes, stem)
+    dig = data.digest(arff_bytes, xml_bytes)
+    try:  # a job of the server's queue: its place and Cancel are drawn here until it is parsed
+        ds = upload_view.read(arff_bytes, xml_bytes, stem, dig)
     except ValueError as exc:
         f.extra["dataset"] = str(exc)
+        return
+    if ds is None:
+        f.extra["dataset"] = upload_view.CANCELLED if upload_view.cancelled() else upload_view.NOT_READ
         return
     refused, warned = label_problems(ds)
     if refused:
@@ -356,7 +363,7 @@ def _upload_controls(f: _Form):
         return
     if warned:
         st.warning(md_escape(warned), icon=":material/warning:")
-    f.upload = (ds, data.digest(arff_bytes, xml_bytes))
+    f.upload = (ds, dig)
     f.facts = data.resolve(data.UPLOAD, f.upload)
     # st.text: the name comes from the user's file, shown verbatim (no markdown / HTML).
     st.text(f"{ds.name}: {ds.n_instances} instances, {ds.n_features} features, "

@@ -101,22 +101,84 @@ def load_dataset(name: str):
     return _load(name, paths=False)
 
 
-def _parse_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
+def _check_upload(name: str):
+    """What an upload's parse job checks once parsed: features no model can learn from are refused there, not after
+    chunk 1 (``ncld_core.data.check_features``)."""
     from ncld_core.data import check_features
-    from dashboard.serving.bounded_parse import load_arff_bytes_bounded
 
     tag = "" if name == "upload" else f" ({name})"
-    with st.spinner("Reading the upload…"):
-        ds = load_arff_bytes_bounded(arff_bytes, xml_bytes, name=name)  # in a child process, its memory capped
-    check_features(ds, f"arff_bytes{tag}")  # values that would break the solve: refused here, not after chunk 1
-    return ds
+    return lambda ds: check_features(ds, f"arff_bytes{tag}")
 
 
-def load_upload(arff_bytes: bytes, xml_bytes: bytes | None, name: str):
-    """Parse an uploaded MULAN (ARFF + XML) or MEKA (ARFF with ``-C n``) file; ValueError on bad input
-    (also for features no model can learn from: ``ncld_core.data.check_features``). Parsed once and kept
-    while a session shows it (:func:`uploads`: released when the last such session is gone)."""
-    return uploads().load(session_id(), arff_bytes, xml_bytes, name, _parse_upload)
+def upload_parse(arff_bytes: bytes, xml_bytes: bytes | None, name: str, dig: str | None = None):
+    """This session's upload (MULAN: ARFF + XML, or MEKA: ARFF with ``-C n``) named ``name``, ``dig`` its digest
+    (:func:`digest`; computed when not given): ``(Dataset, None)`` once parsed, else ``(None, ParseJob)`` while it
+    waits or parses. The parse is a job of the server's :func:`run_hub` (queued with the runs and sweeps for the same
+    slots, in a process of its own under the upload limits, parsed once for every session uploading the same file;
+    ``dashboard.serving.parse_job``), begun by the hub when its slot frees: the page shows its place and status and
+    offers Cancel (:func:`cancel_upload_parse`). A ValueError for a file no run can use (the parse's message, or
+    ``ncld_core.data.check_features``'). Once parsed, the upload is kept while a session shows it (:func:`uploads`:
+    released when the last such session is gone)."""
+    from .serving.run_hub import PARSE
+
+    session, hub = session_id(), run_hub()
+    key = (name, digest(arff_bytes, xml_bytes) if dig is None else dig)
+    job = hub.held(session, PARSE)
+    ds = uploads().attach(session, key)
+    if ds is not None:
+        if job is not None:
+            hub.detach(session, job=job)
+        return ds, None
+    if job is None or (job.name, job.digest) != key:
+        job, _ = hub.parse(session, arff_bytes, xml_bytes, name, check=_check_upload(name), digest=key[1])
+    if job.status == "done":
+        ds = uploads().keep(session, key, job.dataset)
+        hub.detach(session, job=job)  # collected: the upload cache keeps it now
+        return ds, None
+    if job.status == "error":
+        raise ValueError(job.error or "the upload could not be read")
+    return None, job
+
+
+def upload_job():
+    """The parse job this session holds (waiting, parsing, or ended and not yet collected), or None."""
+    from .serving.run_hub import PARSE
+
+    return run_hub().held(session_id(), PARSE)
+
+
+def cancel_upload_parse(job=None) -> None:
+    """This session no longer waits for its upload's parse (``job``: only that one): a parse nobody else waits for is
+    stopped at once (a waiting one never starts, a running one's process is killed); the hub's slot frees."""
+    from .serving.run_hub import PARSE
+
+    run_hub().detach(session_id(), job=job, lane=PARSE)
+
+
+def parse_status_text(job, slots: int) -> str:
+    """What the page says of an upload's parse job under way: its place in the server's queue (said as a run's is),
+    or how long it has been parsing; ``slots``: the jobs the server computes at once.
+
+    >>> class Job:
+    ...     name, status, timeout_s = "tiny", "running", 120.0
+    ...     def queue_position(self): return 0
+    ...     def seconds(self): return 3.2
+    >>> parse_status_text(Job(), 2)
+    'reading tiny in a process of its own: 3 s so far (the server stops a parse after 120 s)'
+    >>> Job.queue_position = lambda self: 2
+    >>> parse_status_text(Job(), 1)
+    'waiting: 2nd in line · the server computes 1 job (runs, sweeps, upload parses) at once; this parse starts when one ends'
+    """
+    from .serving.run_hub import queue_text
+
+    place = job.queue_position()
+    if place:
+        return queue_text(place, slots, "parse")
+    if job.status != "running":
+        return f"starting to read {job.name}…"
+    limit = LIMITS.upload_parse_timeout_s if job.timeout_s is None else job.timeout_s
+    return (f"reading {job.name} in a process of its own: {job.seconds():.0f} s so far (the server stops a parse "
+            f"after {limit:g} s)")
 
 
 def digest(*parts: bytes | None) -> str:
@@ -325,8 +387,8 @@ def uploads():
 
 @st.cache_resource(show_spinner=False)
 def run_hub():
-    """The server's runs, shared by every visitor (:class:`dashboard.serving.run_hub.RunHub`): the queue, the one run
-    per session, the closed sessions' runs stopped, each run computed once."""
+    """The server's runs, sweeps and upload parses, shared by every visitor (:class:`dashboard.serving.run_hub.RunHub`):
+    the queue, the one run (and one parse) per session, the closed sessions' jobs stopped, each computed once."""
     from .serving.run_hub import RunHub
 
     return RunHub(LIMITS, session_alive=session_alive, watch_s=LIMITS.session_check_s)

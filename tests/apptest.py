@@ -12,7 +12,8 @@ APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 
 
 class LiveAppTest(AppTest):
-    """AppTest that, after each script run, runs the page again while the session's Live run is active.
+    """AppTest that, after each script run, runs the page again while the session's Live run is active (or its upload
+    is being parsed).
 
     In a browser the page's live part is a fragment that Streamlit reruns every ``POLL_S`` seconds while a run is
     active (``dashboard/views/run.py``); AppTest has no browser to time those reruns, so each run of the page here
@@ -25,10 +26,21 @@ class LiveAppTest(AppTest):
     def _run(self, widget_state=None, timeout=None):
         out = super()._run(widget_state, timeout)
         deadline = time.monotonic() + (timeout or self.default_timeout)
-        while self._live_run_active() and time.monotonic() < deadline and not self.exception:
+        while ((self._live_run_active() or self._parse_under_way()) and time.monotonic() < deadline
+               and not self.exception):
             time.sleep(self.POLL_S)
             out = super()._run(self._tree.get_widget_states(), timeout)
         return out
+
+    def _parse_under_way(self) -> bool:
+        """The sidebar shows its upload being parsed (``dashboard/upload_view.py``, a fragment the browser reruns):
+        run the page again until it is parsed. A parse waiting for a slot of the server is left waiting (the test
+        that filled the slots frees one)."""
+        try:
+            self.button(key="upload_cancel_sidebar")
+        except KeyError:
+            return False
+        return not any(c.value.replace("\\", "").startswith("waiting:") for c in self.caption)  # (Markdown-escaped)
 
     def _live_run_active(self) -> bool:
         try:

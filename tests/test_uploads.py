@@ -184,9 +184,11 @@ def test_the_watchdog_releases_an_upload_with_no_visitor_left():
 
 
 def test_the_dashboard_keeps_uploads_in_the_cache_its_watchdog_releases(monkeypatch):
-    """dashboard.data.load_upload and build_stream go through the server's UploadCache (no st.cache_data copy
-    that outlives the sessions): the parse and the stream are released when the session is gone."""
+    """dashboard.data.upload_parse (a parse job of the server's run hub, its dataset then kept in the UploadCache)
+    and build_stream go through the server's UploadCache (no st.cache_data copy that outlives the sessions): the
+    parse and the stream are released when the session is gone, and the hub keeps nothing of it."""
     from dashboard import data
+    from dashboard.serving.run_hub import PARSE
     from ncld_core.config import RunConfig
 
     alive = {"s1"}
@@ -194,11 +196,17 @@ def test_the_dashboard_keeps_uploads_in_the_cache_its_watchdog_releases(monkeypa
     monkeypatch.setattr(data, "session_alive", alive.__contains__)
     monkeypatch.setattr(data, "close_session", lambda session: None)
     data.uploads.clear()
+    data.run_hub.clear()
     try:
-        cache = data.uploads()
+        cache, hub = data.uploads(), data.run_hub()
         cache.limits = Limits(upload_grace_s=0.0)
-        ds = data.load_upload(ARFF * 1, None, "toy")
-        assert data.load_upload(ARFF, None, "toy") is ds and cache.parses == 1
+        pending, job = data.upload_parse(ARFF * 1, None, "toy")
+        assert pending is None and hub.held("s1", PARSE) is job
+        assert job.wait(60) == "done"  # begun by the hub's watchdog: nobody calls begin
+        ds, none = data.upload_parse(ARFF, None, "toy")
+        assert none is None and hub.held("s1", PARSE) is None  # collected: the upload cache keeps it now
+        assert data.upload_parse(ARFF, None, "toy") == (ds, None) and hub.parses == 1
+        del job, pending, none
         upload = (ds, data.digest(ARFF, None))
         cfg = RunConfig(dataset=data.UPLOAD, chunk_size=2, n_neighbors=1, noise="none", schedule="")
         stream = data.build_stream(cfg, upload)
@@ -210,6 +218,7 @@ def test_the_dashboard_keeps_uploads_in_the_cache_its_watchdog_releases(monkeypa
         assert len(cache) == 0 and all(_released(r) for r in refs)
     finally:
         data.uploads.clear()
+        data.run_hub.clear()
 
 
 def test_a_gone_session_is_closed_in_streamlit_and_a_connected_one_is_not(monkeypatch):

@@ -185,13 +185,14 @@ class RunHub:
         return json.dumps(["upload parse", name, digest]), self.fingerprint()
 
     def parse(self, session_id: str, arff_bytes, xml_bytes, name: str, *,
-              check: Callable[[object], None] | None = None) -> tuple[ParseJob, Role]:
+              check: Callable[[object], None] | None = None, digest: str | None = None) -> tuple[ParseJob, Role]:
         """The parse of the upload ``(arff_bytes, xml_bytes)`` named ``name`` for ``session_id`` and how it came:
         ``"computing"`` (queued until a slot is free) or ``"following"`` (another session asked for the same file,
         name and bytes: parsed once). The session's parse lane holds it; a session holding another upload's parse
         is detached from that one first (the same upload's: the job it holds). ``check``: see
-        :class:`~dashboard.serving.parse_job.ParseJob`; the server's upload limits bound the parse."""
-        digest = upload_digest(arff_bytes, xml_bytes)
+        :class:`~dashboard.serving.parse_job.ParseJob`; the server's upload limits bound the parse. ``digest``: the
+        files' (:func:`~dashboard.serving.uploads.upload_digest`), when the caller has it."""
+        digest = upload_digest(arff_bytes, xml_bytes) if digest is None else digest
         key = self.parse_key(name, digest)
         with self._lock:
             if self._sessions.get((session_id, PARSE)) == key and key in self._runs:

@@ -1,7 +1,8 @@
 """The server's parsed uploads, shared by the sessions that uploaded the same file and released when the last of
 them is gone.
 
-An upload is parsed once (``parse``: the dashboard's bounded parse) and kept with the streams built from it,
+An upload is parsed once (``parse``: a bounded parse; the dashboard parses in its run hub's parse jobs and hands
+the dataset over with :meth:`UploadCache.keep`) and kept with the streams built from it,
 keyed by its name and its bytes' digest; every session that loads it is noted as a user. A session holds one
 upload at a time (loading another detaches it from the first). An upload is released, with its streams,
 
@@ -123,16 +124,36 @@ class UploadCache:
                         self.parses += 1
                         entry = self._entries.setdefault(key, _Entry(dataset, self.clock()))
         with self._lock:
-            held = self._by_session.get(session_id)
-            if held is not None and held != key:
-                self._detach(session_id)
-            entry.sessions.add(session_id)
-            entry.used = self.clock()
-            self._by_session[session_id] = key
-            self._entries[key] = entry  # (again, if a reap released it meanwhile)
-            self._entries.move_to_end(key)
-            self._trim()
-            return entry.dataset
+            return self._use(session_id, key, entry)
+
+    def attach(self, session_id: str, key: tuple):
+        """The kept upload ``key`` (``(name, digest)``, :meth:`key`) for ``session_id``, which becomes one of its
+        users; None when it is not kept (nothing is parsed here)."""
+        self._watchdog.ensure()
+        with self._lock:
+            entry = self._entries.get(key)
+            return None if entry is None else self._use(session_id, key, entry)
+
+    def keep(self, session_id: str, key: tuple, dataset):
+        """Keep ``dataset``, parsed elsewhere (the run hub's parse job), as the upload ``key`` for ``session_id``, one
+        of its users; the dataset kept (one kept meanwhile under the same key stays)."""
+        self._watchdog.ensure()
+        with self._lock:
+            entry = self._entries.setdefault(key, _Entry(dataset, self.clock()))
+            return self._use(session_id, key, entry)
+
+    def _use(self, session_id: str, key: tuple, entry: _Entry):
+        """Under the lock: ``session_id`` becomes a user of ``entry`` (its previous upload detached); its dataset."""
+        held = self._by_session.get(session_id)
+        if held is not None and held != key:
+            self._detach(session_id)
+        entry.sessions.add(session_id)
+        entry.used = self.clock()
+        self._by_session[session_id] = key
+        self._entries[key] = entry  # (again, if a reap released it meanwhile)
+        self._entries.move_to_end(key)
+        self._trim()
+        return entry.dataset
 
     def stream(self, name: str, digest: str, spec: str, build: Callable[[], object]):
         """The stream ``spec`` (a string naming its settings) of the upload ``(name, digest)``, built by

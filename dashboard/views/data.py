@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import data
+from dashboard import data, upload_view
 from dashboard.figures import schedule_figure
 from dashboard.labels import errors_text
 from dashboard.ui import guarded, md_escape
@@ -32,6 +32,11 @@ else:
     st.dataframe(shown, hide_index=True, width="stretch")
     st.caption("paper_*: the ELM-NCLD paper's Table I where it lists the dataset (– where it does not); the "
                "files' versions differ from the paper's in places, so its numbers are anchors, not targets.")
+
+parsing = data.upload_job()
+if parsing is not None and parsing.active:  # the sidebar's upload, waiting for a slot of the server or being read
+    st.markdown("##### Your upload")
+    upload_view.show(parsing, "data")
 
 st.markdown("##### The configured stream")
 if not ctx.ok:
