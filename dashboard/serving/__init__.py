@@ -1,7 +1,7 @@
 """The dashboard's serving layer: how a shared server computes runs for its visitors, apart from the method.
 
-- :mod:`~dashboard.serving.run_hub` -- the server's runs and sweeps: a FIFO queue, one job per session, a run
-  computed once and replayed;
+- :mod:`~dashboard.serving.run_hub` -- the server's runs, sweeps and upload parses: a FIFO queue, one job per
+  session, a run computed once and replayed; :mod:`~dashboard.serving.parse_job` -- an upload's parse as its job;
 - :mod:`~dashboard.serving.live_run` -- one run's worker (start, relay chunks, Stop, status);
 - :mod:`~dashboard.serving.chunk_process` -- a run advanced one chunk per request in a process of its own,
   forked by :mod:`~dashboard.serving.fork_server` and lowered below the pages by
