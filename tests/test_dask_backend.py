@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import psutil
 import pytest
 
 from dashboard.serving import dask_run
@@ -20,6 +21,7 @@ from ncld_core.config import RunConfig
 from ncld_core.eval import dask_backend
 from ncld_core.eval.dask_backend import as_finished
 from ncld_core.eval.sweep import sweep
+from tests.marked_runner import MarkedRunner
 
 distributed = pytest.importorskip("distributed")
 
@@ -142,7 +144,126 @@ def test_kill_ends_a_waiting_next_at_once(client):
     assert answers == [("error", "the run was stopped", 0.0)]
     assert not run.is_alive()
     assert run.next() == ("error", "the run was stopped", 0.0)
-    time.sleep(1.5)  # let the worker's actor thread finish the sleeping chunk before the next test
+
+
+# ---------------------------------------------------------------- what Stop does on Dask (docs/deploy.md, section 2)
+def _marks(mark: Path) -> list[tuple[int, float]]:
+    return [(int(p), float(t)) for p, t in (line.split() for line in mark.read_text().splitlines())]
+
+
+def _until(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _actors(client) -> int:
+    """Actors held by the cluster's workers."""
+    return sum(client.run(lambda dask_worker: len(dask_worker.state.actors)).values())
+
+
+def _stop_mid_chunk(client, mark: Path, chunk_s: float):
+    """A run whose chunks take ``chunk_s``, asked for its first chunk and stopped once that chunk is under way on the
+    worker: ``(run, its answer, seconds kill() took, the chunk's process id, the time it started)``."""
+    run = DaskChunkRun(MarkedRunner(chunk_s, mark), "chunk", client=client)
+    answers = []
+    waiter = threading.Thread(target=lambda: answers.append(run.next()))
+    waiter.start()
+    assert _until(mark.is_file, 300), "the chunk did not start"  # (a cold worker imports and forks first)
+    (pid, started), = _marks(mark)
+    t0 = time.perf_counter()
+    run.kill()
+    kill_s = time.perf_counter() - t0
+    waiter.join(timeout=5)
+    assert not waiter.is_alive()
+    return run, answers[0], kill_s, pid, started
+
+
+@pytest.fixture(scope="module")
+def worker_processes():
+    """One worker in a process of its own, not daemonic (``distributed.worker.daemon``: False, what a deployment sets
+    with ``DASK_DISTRIBUTED__WORKER__DAEMON=False``): it may start processes, as the run's actor does."""
+    import dask
+
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), old) if p)
+    try:
+        with dask.config.set({"distributed.worker.daemon": False}):  # read as the worker process starts
+            lc = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                          silence_logs=40)
+        with lc:
+            yield lc
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+@pytest.fixture(scope="module")
+def one_worker():
+    """One single-threaded worker in this process: its one actor thread computes every run's calls in turn."""
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  silence_logs=40) as lc:
+        yield lc
+
+
+@pytest.mark.parametrize("where", ["one_worker", "worker_processes"])
+def test_stop_ends_the_workers_chunk_at_once_and_a_new_run_starts_at_once(where, request, tmp_path):
+    """Where the worker may start processes, the actor computes in one of its own: Stop returns at once, the chunk
+    under way (a minute long) is ended by killing that process, the actor is released, the stopped run starts no
+    other chunk, and a new run on the same worker (one actor thread) gets its first chunk without waiting for the
+    stopped one. Bounds: 1 s for kill() (it returned in well under 0.1 s here), 10 s for the process, the actor and
+    the new run's first chunk (a minute without the interruption)."""
+    cluster = request.getfixturevalue(where)
+    with distributed.Client(cluster, set_as_default=False) as client:
+        mark = tmp_path / "chunks"
+        run, answer, kill_s, pid, _ = _stop_mid_chunk(client, mark, chunk_s=60.0)
+        assert answer == ("error", "the run was stopped", 0.0) and kill_s < 1.0
+        assert run.next() == ("error", "the run was stopped", 0.0)  # nothing is delivered after the Stop
+        worker_pids = set(client.run(os.getpid).values())
+        assert pid not in worker_pids and pid != os.getpid()  # the chunk was computed in a process of its own
+        assert _until(lambda: _gone(pid) and _actors(client) == 0, timeout=10), "the chunk or the actor outlived Stop"
+        t0 = time.monotonic()
+        cfg = _config()
+        with DaskChunkRun(cfg.runner(), cfg.build_stream(), client=client) as new:
+            kind, _, _ = new.next()
+        assert kind == "chunk" and time.monotonic() - t0 < 10.0
+        assert len(_marks(mark)) == 1  # the stopped run started no second chunk
+
+
+def test_on_a_daemonic_worker_stop_frees_the_run_at_once_and_the_worker_ends_its_one_chunk(process_cluster, tmp_path):
+    """A daemonic worker (the default of ``dask worker``'s nanny) may start no process: the actor computes in the
+    worker's actor thread, and Stop cannot end the chunk under way. Stop still returns at once and nothing is
+    delivered after it; the worker finishes that one chunk (no other), then releases the actor, and a new run on
+    the same worker gets its first chunk once that chunk has ended: the bound is one chunk. Measured here with 3 s
+    chunks: the new run's first chunk came after the stopped chunk's end and within 10 s of the Stop."""
+    chunk_s = 3.0
+    with distributed.Client(process_cluster, set_as_default=False) as client:
+        mark = tmp_path / "chunks"
+        run, answer, kill_s, pid, started = _stop_mid_chunk(client, mark, chunk_s)
+        stopped_at = time.time()
+        assert answer == ("error", "the run was stopped", 0.0) and kill_s < 1.0
+        assert pid in set(client.run(os.getpid).values())  # the worker's own thread computes it
+        cfg = _config()
+        with DaskChunkRun(cfg.runner(), cfg.build_stream(), client=client) as new:
+            kind, _, _ = new.next()
+            assert new.chunk_pid() is None
+        came = time.time()
+        assert kind == "chunk" and started + chunk_s <= came < stopped_at + chunk_s + 10.0
+        assert _until(lambda: _actors(client) == 1, timeout=10)  # the stopped run's actor released (the new one's kept
+        # until its handle goes)
+        assert len(_marks(mark)) == 1  # the worker finished the chunk under way and started no other
 
 
 def test_a_dashboard_run_on_the_cluster_gives_the_records_of_the_local_run(configured, monkeypatch):

@@ -8,10 +8,15 @@ installed is a clear error: :func:`ncld_core.eval.dask_backend.require_distribut
 - :class:`DaskChunkRun` is :class:`~dashboard.serving.chunk_process.ChunkProcess` on a cluster: a Dask *actor*
   (:class:`RunActor`) holds the runner and the stream on a worker and advances ``runner.iter_run(stream)``
   once per :meth:`DaskChunkRun.next`, answering ``(kind, value, seconds)`` as
-  :func:`~dashboard.serving.chunk_process.advance` does. :meth:`DaskChunkRun.kill` (Stop) returns at once: the
-  caller's wait ends, the actor is released and the chunk it was computing is discarded. A worker runs its
-  actors' calls one at a time (Dask gives actors one thread per worker), so give the cluster as many
-  single-threaded workers as it has cores.
+  :func:`~dashboard.serving.chunk_process.advance` does. A worker runs its actors' calls one at a time (Dask gives
+  actors one thread per worker), so give the cluster as many single-threaded workers as it has cores.
+- Stop (:meth:`DaskChunkRun.kill`) returns at once: the caller's wait ends (nothing is delivered after it; the run's
+  slot in the dashboard's queue is free), the worker is told to end the chunk under way, then the actor is released.
+  On a worker that may start processes the actor computes in one of its own, which the Stop kills: the chunk ends at
+  once. On a daemonic worker (the default of ``dask worker``'s nanny) it computes in the worker's actor thread, which
+  nothing can interrupt: the worker finishes that one chunk (no other), and the next run's calls on that worker wait
+  for it. ``docs/deploy.md`` (section 2, "Stop") says which workers are which; ``tests/test_dask_backend.py`` checks
+  and measures both.
 - :func:`shared_client` is the one client per address a server process keeps; the sweeps go through
   :func:`ncld_core.eval.dask_backend.as_finished` on it.
 
@@ -24,12 +29,13 @@ installed is a clear error: :func:`ncld_core.eval.dask_backend.require_distribut
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import threading
 
 from ncld_core.eval.dask_backend import SCHEDULER_ENV, require_distributed
 
-from .chunk_process import advance
+from .chunk_process import ChunkProcess, advance, process_context
 
 __all__ = ["SCHEDULER_ENV", "scheduler_address", "shared_client", "configured_client", "RunActor", "DaskChunkRun"]
 
@@ -38,6 +44,9 @@ CONNECT_TIMEOUT_S = 10.0
 
 #: How often a waiting :meth:`DaskChunkRun.next` looks whether it was killed (seconds).
 POLL_S = 0.1
+
+#: How long a Stop waits for the worker to end the chunk under way before it releases the actor anyway (seconds).
+STOP_TIMEOUT_S = 5.0
 
 _clients: dict = {}
 _clients_lock = threading.Lock()
@@ -72,14 +81,46 @@ def configured_client():
 
 
 class RunActor:
-    """Lives on a Dask worker: the run's generator, advanced once per :meth:`next_chunk`."""
+    """Lives on a Dask worker: the run's generator, advanced once per :meth:`next_chunk`.
+
+    Where the worker may start processes (a fork server, and a worker process that is not daemonic: ``dask worker
+    --no-nanny``, or its nanny told ``DASK_DISTRIBUTED__WORKER__DAEMON=False``), the generator is advanced in a
+    process of the actor's own (:class:`~dashboard.serving.chunk_process.ChunkProcess`), so :meth:`stop` ends a
+    chunk at once, as the local Stop does. Elsewhere it is advanced in the worker's actor thread, and a chunk
+    under way runs to its end (:attr:`interruptible` False)."""
 
     def __init__(self, runner, stream):
-        self._gen = runner.iter_run(stream)
+        self._proc = None
+        self._gen = None
+        if process_context() is not None and not multiprocessing.current_process().daemon:
+            self._proc = ChunkProcess(runner, stream)  # (no niceness: the workers' own priority)
+        else:  # a daemonic process may start none (multiprocessing refuses)
+            self._gen = runner.iter_run(stream)
+
+    @property
+    def interruptible(self) -> bool:
+        """Whether :meth:`stop` ends the chunk under way (it is computed in a process of the actor's own)."""
+        return self._proc is not None
+
+    @property
+    def pid(self) -> int | None:
+        """The id of the process computing the chunks (None: the worker's actor thread computes them)."""
+        return None if self._proc is None else self._proc.process.pid
 
     def next_chunk(self) -> tuple:
         """``(kind, value, seconds)`` of the next chunk (:func:`~dashboard.serving.chunk_process.advance`)."""
+        if self._proc is not None:
+            return self._proc.next()
         return advance(self._gen)
+
+    async def stop(self) -> bool:
+        """End the chunk under way at once (its process killed; what it computed is lost): a coroutine, so the worker
+        runs it on its event loop at once, not after the chunk in its actor thread. True when a chunk could be
+        ended."""
+        if self._proc is None:
+            return False
+        self._proc.kill()
+        return True
 
 
 class DaskChunkRun:
@@ -88,6 +129,11 @@ class DaskChunkRun:
     ``client``: a ``distributed.Client`` (default :func:`configured_client`). The runner and stream are sent
     to the worker by Dask's serialisation (the project's own objects, never a user's file). :meth:`next` is
     called by one thread; :meth:`kill` may come from another (Stop).
+
+    Stop: :meth:`kill` returns at once and no chunk is delivered after it. The chunk under way on the worker is
+    ended at once where the actor computes in a process of its own (:attr:`RunActor.interruptible`: a worker that
+    may start processes); elsewhere the worker finishes it (at most one chunk), and only then is the actor released
+    and the worker's actor thread free for the next run (the bound: ``docs/deploy.md``, section 2).
     """
 
     def __init__(self, runner, stream, *, client=None):
@@ -145,11 +191,30 @@ class DaskChunkRun:
         return not (self._killed.is_set() or self._ended)
 
     def kill(self) -> None:
-        """Stop at once: a waiting :meth:`next` returns, the actor is released (its chunk is lost)."""
-        if not self._killed.is_set():
-            self._killed.set()
-            with contextlib.suppress(Exception):  # the client may already be closed
-                self._client.cancel([self._future])
+        """Stop, returning at once: a waiting :meth:`next` returns, and in a thread of its own the worker is told to end
+        the chunk under way (:meth:`RunActor.stop`), then the actor is released (its chunk is lost)."""
+        if self._killed.is_set():
+            return
+        self._killed.set()
+        threading.Thread(target=self._release, args=(self._actor,), name="ncld-dask-stop", daemon=True).start()
+
+    def _release(self, actor) -> None:
+        """End the actor's chunk (when it is placed), then release the actor: in that order, so the release cannot
+        reach the worker first and leave the chunk running to its end with nobody to stop it."""
+        if actor is not None:
+            with contextlib.suppress(Exception):  # the worker or the client may be gone: the release still comes
+                actor.stop().result(timeout=STOP_TIMEOUT_S)
+        with contextlib.suppress(Exception):  # the client may already be closed
+            self._client.cancel([self._future])
+
+    def chunk_pid(self) -> int | None:
+        """The id of the process computing the run's chunks on its worker (None: its actor thread computes them, or
+        the actor is not placed yet)."""
+        actor = self._actor
+        if actor is None:
+            return None
+        with self._client.as_current():
+            return actor.pid
 
     def close(self) -> None:
         self.kill()
