@@ -93,8 +93,9 @@ class RunActor:
         self._proc = None
         self._gen = None
         if process_context() is not None and not multiprocessing.current_process().daemon:
-            self._proc = ChunkProcess(runner, stream)  # (no niceness: the workers' own priority)
-        else:  # a daemonic process may start none (multiprocessing refuses)
+            with contextlib.suppress(OSError):  # (no process to be had: computed in the actor thread)
+                self._proc = ChunkProcess(runner, stream)  # (no niceness: the workers' own priority)
+        if self._proc is None:  # a daemonic process may start none (multiprocessing refuses)
             self._gen = runner.iter_run(stream)
 
     @property
