@@ -110,6 +110,11 @@ def _check_upload(name: str):
     return lambda ds: check_features(ds, f"arff_bytes{tag}")
 
 
+#: How long the page's run that asks for an upload's parse waits for it when its slot is free (seconds): a small
+#: file is then shown at once, a larger one is followed by the page's status fragment (``dashboard/upload_view.py``).
+QUICK_PARSE_S = 1.0
+
+
 def upload_parse(arff_bytes: bytes, xml_bytes: bytes | None, name: str, dig: str | None = None):
     """This session's upload (MULAN: ARFF + XML, or MEKA: ARFF with ``-C n``) named ``name``, ``dig`` its digest
     (:func:`digest`; computed when not given): ``(Dataset, None)`` once parsed, else ``(None, ParseJob)`` while it
@@ -131,6 +136,8 @@ def upload_parse(arff_bytes: bytes, xml_bytes: bytes | None, name: str, dig: str
         return ds, None
     if job is None or (job.name, job.digest) != key:
         job, _ = hub.parse(session, arff_bytes, xml_bytes, name, check=_check_upload(name), digest=key[1])
+        if job.begin():  # its slot is free: begun now, not at the hub's next look
+            job.wait(QUICK_PARSE_S)  # a small file is read within it: shown by this very run of the page
     if job.status == "done":
         ds = uploads().keep(session, key, job.dataset)
         hub.detach(session, job=job)  # collected: the upload cache keeps it now

@@ -1,8 +1,9 @@
 """The upload's parse on the page: while the server's run hub has it waiting or parsing, its place in line (said as a
 run's is) or its time so far, and Cancel; under the sidebar's uploader, and on the Datasets & stream page.
 
-The parse is a job of the run hub (:func:`dashboard.data.upload_parse`), begun by the hub when a slot frees, so
-the page never waits for it: :func:`show` is a fragment that reads the job every :data:`POLL_S` seconds and reruns
+The parse is a job of the run hub (:func:`dashboard.data.upload_parse`), begun by the page that asks for it when
+a slot is free (which waits for it at most ``dashboard.data.QUICK_PARSE_S``: a small file is shown at once) or by the
+hub when one frees, so the page does not wait for a large file or a queue: :func:`show` is a fragment that reads the job every :data:`POLL_S` seconds and reruns
 the whole page once the job has ended (or this session no longer holds it), so the sidebar collects the parsed
 upload, or says why it failed. Cancel detaches the session from the job (stopped at once unless another visitor's
 page waits for the same file) and notes the upload as cancelled for this session, so the page does not ask for

@@ -200,13 +200,12 @@ def test_the_dashboard_keeps_uploads_in_the_cache_its_watchdog_releases(monkeypa
     try:
         cache, hub = data.uploads(), data.run_hub()
         cache.limits = Limits(upload_grace_s=0.0)
-        pending, job = data.upload_parse(ARFF * 1, None, "toy")
-        assert pending is None and hub.held("s1", PARSE) is job
-        assert job.wait(60) == "done"  # begun by the hub's watchdog: nobody calls begin
-        ds, none = data.upload_parse(ARFF, None, "toy")
-        assert none is None and hub.held("s1", PARSE) is None  # collected: the upload cache keeps it now
+        ds, job = data.upload_parse(ARFF * 1, None, "toy")
+        if ds is None:  # not read within the page's first wait (a loaded machine): the hub's job goes on
+            assert hub.held("s1", PARSE) is job and job.wait(60) == "done"
+            ds, job = data.upload_parse(ARFF, None, "toy")
+        assert job is None and hub.held("s1", PARSE) is None  # collected: the upload cache keeps it now
         assert data.upload_parse(ARFF, None, "toy") == (ds, None) and hub.parses == 1
-        del job, pending, none
         upload = (ds, data.digest(ARFF, None))
         cfg = RunConfig(dataset=data.UPLOAD, chunk_size=2, n_neighbors=1, noise="none", schedule="")
         stream = data.build_stream(cfg, upload)
