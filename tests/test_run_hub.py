@@ -428,14 +428,20 @@ def test_the_same_upload_is_parsed_once_and_its_result_stays_until_collected():
     assert hub.parse("f", b"@relation r\n@data\n", None, "bad")[0] is bad and hub.parses == 4
 
 
-def test_a_gone_sessions_parse_is_given_up():
+def test_a_gone_sessions_parse_is_given_up_when_its_upload_would_be():
+    """A page gone longer than the runs' grace keeps its parse (Streamlit keeps its session and file as long as
+    ``upload_grace_s``: back by then, it collects the parse); gone that long, the parse is stopped."""
     alive, now = {"a"}, [0.0]
-    hub = RunHub(Limits(max_concurrent_runs=1, session_grace_s=3.0), use_process=False, watch_s=0,
-                 session_alive=lambda s: s in alive, clock=lambda: now[0])
+    hub = RunHub(Limits(max_concurrent_runs=1, session_grace_s=3.0, upload_grace_s=120.0), use_process=False,
+                 watch_s=0, session_alive=lambda s: s in alive, clock=lambda: now[0])
+    run, _ = hub.start("a", _slow(3))
     job, _ = hub.parse("a", SMALL_ARFF, None, "toy")
     alive.clear()
     hub.reap()
-    now[0] = 3.0
+    now[0] = 60.0
+    hub.reap()
+    assert run.status == "stopped" and job.status == "starting" and hub.held("a", PARSE) is job
+    now[0] = 120.0
     hub.reap()
     assert job.status == "stopped" and hub.held("a", PARSE) is None and hub.waiting == hub.running == 0
 

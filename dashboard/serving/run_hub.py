@@ -288,14 +288,17 @@ class RunHub:
 
     def reap(self) -> None:
         """Detach the sessions gone for ``session_grace_s`` (a page whose connection dropped reconnects to its
-        session within a second or two, and its run goes on); free the places of ended jobs and keep the
-        finished runs (an ended parse stays with the sessions holding it, out of the line)."""
+        session within a second or two, and its run goes on; from a parse: ``upload_grace_s``, as long as the
+        upload is kept for it); free the places of ended jobs and keep the finished runs (an ended parse stays with
+        the sessions holding it, out of the line)."""
         with self._lock:
             now = self.clock()
             for session_id, lane in list(self._sessions):
+                # an upload's parse waits as long as its upload would (the page's files and state are kept as long)
+                grace = self.limits.upload_grace_s if lane == PARSE else self.limits.session_grace_s
                 if self.session_alive(session_id):
                     self._gone_since.pop(session_id, None)
-                elif now - self._gone_since.setdefault(session_id, now) >= self.limits.session_grace_s:
+                elif now - self._gone_since.setdefault(session_id, now) >= grace:
                     self.detach(session_id, lane=lane)
             holding = {session_id for session_id, _ in self._sessions}
             for session_id in [s for s in self._gone_since if s not in holding]:
