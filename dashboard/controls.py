@@ -44,7 +44,7 @@ from .link import CANON, FIELDS
 from .teaching import PRESET_NOTES, detector_label
 from .ui import guarded, md_escape
 
-__all__ = ["Context", "render_sidebar", "set_config", "label_of", "worded", "start_failure", "MODEL_OPTIONS",
+__all__ = ["Context", "render_sidebar", "set_config", "set_values", "label_of", "worded", "start_failure", "MODEL_OPTIONS",
            "schedule_rows", "schedule_text"]
 
 #: Every model a run can put side by side: the ELM-NCLD variants, the clean-label oracle, the paper's baselines.
@@ -89,6 +89,24 @@ def set_config(cfg: RunConfig):
     ss = st.session_state
     ss[CANON] = cfg.to_dict()
     ss["editor_ver"] = ss.get("editor_ver", 0) + 1  # every widget afresh, under new keys (wkey)
+
+
+def set_values(changes: dict):
+    """Some settings changed from outside the sidebar (the knob row above the Live run's panels,
+    :mod:`dashboard.knob_row`): the canonical values take them, and so do the sidebar's controls of this version,
+    which are drawn next with them. Called from a widget's callback, before the script run draws any control.
+
+    A number goes into its box as a float (every box holds one, :class:`_Form`); a new schedule has its change
+    points' rows drawn afresh from it (:func:`_schedule_row_ids`)."""
+    ss = st.session_state
+    ss[CANON] = {**ss[CANON], **changes}
+    for name, value in changes.items():
+        if name == "schedule":
+            ss.pop(f"schedule_rows_{ss.get('editor_ver', 0)}", None)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            ss[wkey(name)] = float(value)
+        else:
+            ss[wkey(name)] = value
 
 
 def _apply_preset():
