@@ -17,7 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import compare, data, link, live_page, live_session, panels, present_view
+from dashboard import compare, data, knob_row, link, live_page, live_session, panels, present_view
 from dashboard.labels import errors_text
 from dashboard.live_chart import preload_plotly
 from dashboard.run_panels import LivePanels, summary
@@ -76,6 +76,7 @@ if ctx.ok and ctx.cost is not None and not presenting and (run is None or run.cf
 if not ctx.ok:
     st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {errors_text(ctx.errors)}",
                icon=":material/block:")
+knob_row.render(ctx)  # the knobs a lesson turns, beside the plots (in presentation mode too: no sidebar there)
 
 
 # --------------------------------------------------------------------------- the panels
