@@ -14,7 +14,8 @@ a table or a noise family), the change points placed on the stream's timeline (w
 notation, ``growth@2500``), the trusted sample, β, and what the models are told about the noise (the correction a
 lesson turns). The symbols are in the help texts. A knob's key is ``knob_<name>_<version>``, the version of the
 sidebar's controls (:func:`dashboard.controls.wkey`): a preset draws the row afresh too, so a click carrying the
-values shown before it names no knob. What a knob shows and what a new value changes are plain functions
+values shown before it names no knob. (Two change points are one slider with two thumbs, which Streamlit draws
+only from a value given to the widget: that knob is given its value, and its key names it instead.) What a knob shows and what a new value changes are plain functions
 (:func:`noise_value`, :func:`change_knob`, ...; tested without Streamlit). The settings' errors are said under
 the knob they concern as well as in the sidebar (which presentation mode hides).
 
@@ -144,9 +145,9 @@ def _places(cfg, n_available) -> list[int] | None:
     length, size = _length(cfg, n_available), cfg.chunk_size
     if length is None or not isinstance(size, int) or isinstance(size, bool) or not 2 <= size < length:
         return None
-    places = list(range(size, length, size))
+    places = range(size, length, size)  # (a range: a stream length past its bound is said, not listed)
     stride = -(-len(places) // MAX_POSITIONS)  # every k-th chunk's start on a long stream
-    return places[::stride]
+    return list(places[::stride])
 
 
 def change_knob(cfg, n_available: int | None) -> ChangeKnob:
@@ -222,9 +223,9 @@ def _keyed(name: str, shown) -> str:
     return key
 
 
-def _moved(name: str, changes):
+def _moved(key: str, changes):
     """A knob's callback: its new value's settings into the canonical values and the sidebar's controls."""
-    controls.set_values(changes(ss[knob_key(name)]))
+    controls.set_values(changes(ss[key]))
 
 
 def _errors(ctx, *fields):
@@ -237,15 +238,17 @@ def _noise(ctx):
     cfg = ctx.cfg
     value = noise_value(cfg)
     if value is not None:
+        key = _keyed("noise", value)
         st.slider("label noise: flip rates", 0.0, RATE_MAX, step=RATE_STEP, format="%.2f",
-                  key=_keyed("noise", value), on_change=_moved, args=("noise", noise_changes),
+                  key=key, on_change=_moved, args=(key, noise_changes),
                   help="The chance that a label is flipped: ρ₊ (a relevant label dropped) and ρ₋ (an irrelevant "
                        "one added), drawn for every label between the two ends (the paper: 0.2-0.4). Both at 0: "
                        "no noise. The sidebar's label noise section also has a table per label and the noise "
                        "families.")
     else:
-        st.selectbox("label noise", noise_kinds(cfg), key=_keyed("noise_kind", cfg.noise), on_change=_moved,
-                     args=("noise_kind", noise_changes), format_func=lambda k: _NOISE_WORDS.get(k, k),
+        key = _keyed("noise_kind", cfg.noise)
+        st.selectbox("label noise", noise_kinds(cfg), key=key, on_change=_moved,
+                     args=(key, noise_changes), format_func=lambda k: _NOISE_WORDS.get(k, k),
                      help="How the flip rates ρ₊ (a relevant label dropped) and ρ₋ (an irrelevant one added) of "
                           "each label are set: "
                           + "; ".join(f"{n}: {f.description}" for n, f in NOISE_FAMILIES.items() if n != "paper")
@@ -264,21 +267,31 @@ def _change_points(ctx):
     if knob.note is not None:
         st.caption(md_escape(knob.note))
     elif knob.choose_kind:
-        st.selectbox(knob.label, knob.options, key=_keyed("change_kind", NONE), on_change=_moved,
-                     args=("change_kind", lambda v: change_changes(knob, v)),
+        key = _keyed("change_kind", NONE)
+        st.selectbox(knob.label, knob.options, key=key, on_change=_moved,
+                     args=(key, lambda v: change_changes(knob, v)),
                      format_func=lambda k: "none" if k == NONE else f"{_KIND_WORDS[k]} (placed mid-stream)",
                      help=help_text)
+    elif len(knob.kinds) == 1:
+        key = _keyed("change", knob.value)
+        st.select_slider(knob.label, knob.options, key=key, on_change=_moved,
+                         args=(key, lambda v: change_changes(knob, v)),
+                         format_func=lambda v: _change_place_text(v, cfg.chunk_size), help=help_text)
     else:
-        st.select_slider(knob.label, knob.options, key=_keyed("change", knob.value), on_change=_moved,
-                         args=("change", lambda v: change_changes(knob, v)),
+        # two thumbs: a select slider is a range only when its value (not its state) is a pair, so the pair is
+        # given as the value and named in the key (a new key when the setting moves, elsewhere too)
+        key = f"{knob_key('change_pair')}_{'_'.join(map(str, knob.value))}"
+        st.select_slider(knob.label, knob.options, value=knob.value, key=key, on_change=_moved,
+                         args=(key, lambda v: change_changes(knob, v)),
                          format_func=lambda v: _change_place_text(v, cfg.chunk_size), help=help_text)
     _errors(ctx, "schedule")
 
 
 def _trusted(ctx):
     options, shown = trusted_options(ctx.cfg)
-    st.select_slider("trusted sample", options, key=_keyed("trusted", shown), on_change=_moved,
-                     args=("trusted", lambda v: {"trusted_fraction": float(v)}), format_func=lambda v: f"{v:.1%}",
+    key = _keyed("trusted", shown)
+    st.select_slider("trusted sample", options, key=key, on_change=_moved,
+                     args=(key, lambda v: {"trusted_fraction": float(v)}), format_func=lambda v: f"{v:.1%}",
                      help="The share of each chunk whose labels a user has checked by hand (their clean labels "
                           "revealed). The models told nothing about the noise use them for the flip rates and the "
                           "cardinality band (docs/flip-rates.md).")
@@ -286,8 +299,9 @@ def _trusted(ctx):
 
 
 def _beta(ctx):
-    st.slider("label fit weight", 0.0, 1.0, step=0.01, format="%.2f", key=_keyed("beta", beta_value(ctx.cfg)),
-              on_change=_moved, args=("beta", lambda v: {"beta": round(float(v), 2)}),
+    key = _keyed("beta", beta_value(ctx.cfg))
+    st.slider("label fit weight", 0.0, 1.0, step=0.01, format="%.2f", key=key,
+              on_change=_moved, args=(key, lambda v: {"beta": round(float(v), 2)}),
               help="β of Eq. (N2): how much the model fits the observed labels (1) rather than its neighbours' "
                    "scores in the chunk's feature graph (0).")
     _errors(ctx, "beta")
@@ -296,8 +310,9 @@ def _beta(ctx):
 def _correction(ctx):
     cfg = ctx.cfg
     options = list(RATE_MODES) if cfg.model_rates in RATE_MODES else [*RATE_MODES, cfg.model_rates]
-    st.selectbox("noise correction", options, key=_keyed("model_rates", cfg.model_rates), on_change=_moved,
-                 args=("model_rates", lambda v: {"model_rates": v}), format_func=lambda m: _RATE_WORDS.get(m, m),
+    key = _keyed("model_rates", cfg.model_rates)
+    st.selectbox("noise correction", options, key=key, on_change=_moved,
+                 args=(key, lambda v: {"model_rates": v}), format_func=lambda m: _RATE_WORDS.get(m, m),
                  help="What the ELM-NCLD variants know of the label noise: the true flip rates ρ₊, ρ₋ (the "
                       "paper's setting), nothing (they estimate the rates online, with the trusted sample when "
                       "there is one), or rates 0 (no correction). The baselines are never told.")

@@ -63,6 +63,8 @@ def test_the_change_knob_offers_at_most_max_positions_places_on_a_long_stream():
     knob = change_knob(RunConfig(dataset="big", chunk_size=10, schedule="growth@12345"), 100_000)
     assert len(knob.options) <= knob_row.MAX_POSITIONS + 2 and 12345 in knob.options and knob.value == 12345
     assert knob.options[1] == 10  # the first chunk's start after the first
+    # a stream length past its bound (its error is said under its box): still at most MAX_POSITIONS places, at once
+    assert len(change_knob(RunConfig(n_instances=10**13), None).places) <= knob_row.MAX_POSITIONS
     # the dataset's length unknown, or a chunk size that no stream holds twice: said, not a knob
     assert change_knob(RunConfig(dataset="big", schedule="growth@500"), None).note
     assert change_knob(RunConfig(chunk_size=5000), None).note
@@ -111,6 +113,21 @@ def test_each_knob_sets_the_config_the_sidebar_and_the_link():
     at.select_slider(key=knob_key("change", ss)).set_value(NONE).run()
     assert "schedule" not in at.query_params and at.selectbox(key=knob_key("change_kind", ss)).value == NONE
     assert not [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")]
+
+
+def _pair(at):
+    return next(s for s in at.select_slider if s.key.startswith(knob_key("change_pair", at.session_state)))
+
+
+def test_two_change_points_are_one_slider_with_two_thumbs():
+    at = open_app({"schedule": "growth@1000, reduction@3000"})
+    assert _pair(at).value == (1000, 3000)
+    _pair(at).set_value((1500, 2500)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["ctx"].cfg.schedule == at.query_params["schedule"] == "growth@1500, reduction@2500"
+    assert [n.value for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")] == [1500, 2500]
+    [n for n in at.number_input if n.key and n.key.startswith("w_sched_pos_")][-1].set_value(4000.0).run()
+    assert _pair(at).value == (1500, 4000)  # the sidebar moves the thumb
 
 
 def test_the_sidebar_and_a_preset_move_the_knobs():
