@@ -15,8 +15,9 @@ State model
   budget) and are written into an ``st.empty`` slot right under the control they concern, after every
   control is drawn.
 
-The sidebar is drawn section by section (:func:`render_sidebar`): the link's notes and its pending pinned
-run, data, stream, noise, schedule, models, drift detection, then the checks.
+The sidebar is drawn group by group (:func:`render_sidebar`): the link's notes and its pending pinned run, then
+data, noise, drift (the change points and their detection), model and run (how the stream is cut and seeded),
+then the checks. Labels are plain words; a setting's symbol (β, ρ₊, N, ...) is in its help.
 """
 
 from __future__ import annotations
@@ -246,11 +247,11 @@ def render_sidebar() -> Context:
     f = _Form()
     preset_note = _header()
     _data_section(f)
-    _stream_section(f)
     _noise_section(f)
     schedule_chart = _schedule_section(f)
-    _models_section(f)
     _detection_section(f)
+    _models_section(f)
+    _run_section(f)
     ctx = _validate(f, schedule_chart)
     applied = st.session_state.get("preset_applied")
     if applied in PRESETS:
@@ -344,14 +345,14 @@ def _data_section(f: _Form):
 def _synthetic_controls(f: _Form):
     c1, c2 = st.columns(2)
     with c1:
-        f.number("n_features", "features d", integer=True, step=1)
+        f.number("n_features", "feature count", integer=True, step=1, help="d, the number of features of an instance.")
     with c2:
-        f.number("n_labels", "labels q", integer=True, step=1)
+        f.number("n_labels", "label count", integer=True, step=1, help="q, the number of labels.")
     c1, c2 = st.columns(2)
     with c1:
-        f.number("cardinality", "cardinality", step=0.1,
-                 help="Expected true labels per instance (without a drift schedule; with one, "
-                      "the single-label regime has 1 and the multi-label one 3).")
+        f.number("cardinality", "labels per instance", step=0.1,
+                 help="The label cardinality: expected true labels per instance (without a drift schedule; with "
+                      "one, the single-label regime has 1 and the multi-label one 3).")
     with c2:
         f.number("label_correlation", "label correlation", step=0.05)
 
@@ -406,38 +407,47 @@ def _listed_dataset(f: _Form, dataset: str):
         f.extra["dataset"] = str(exc)
 
 
-def _stream_section(f: _Form):
-    st.markdown("#### Stream")
+def _run_section(f: _Form):
+    """How the stream is cut and run: chunk size, length, the stream's and the models' seeds."""
+    st.markdown("#### Run")
     c1, c2 = st.columns(2)
     with c1:
-        f.number("chunk_size", "chunk size N", integer=True, step=50,
-                 help="Instances per chunk (the paper: 500). Each chunk is scored, then learned.")
+        f.number("chunk_size", "chunk size", integer=True, step=50,
+                 help="N, the instances per chunk (the paper: 500). Each chunk is scored, then learned.")
     with c2:
         default_n = SYNTHETIC_DEFAULT_LENGTH if f.vals["dataset"] == "synthetic" else f.facts.n_instances
         f.number("n_instances", "stream length", integer=True, step=500, allow_none=True,
                  placeholder=f"all ({default_n})" if default_n else "all",
                  help=f"Instances in the stream; empty = the whole dataset (synthetic: {SYNTHETIC_DEFAULT_LENGTH}).")
-    f.number("shuffle_seed", "stream seed", integer=True, step=1,
-             help="Seeds the order of the instances, the drawn flip rates and the flips.")
+    c1, c2 = st.columns(2)
+    with c1:
+        f.number("shuffle_seed", "stream seed", integer=True, step=1,
+                 help="Seeds the order of the instances, the drawn flip rates and the flips.")
+    with c2:
+        f.number("seed", "model seed", integer=True, step=1, help="Seeds the models' hidden layers.")
 
 
 def _noise_section(f: _Form):
-    st.markdown("#### Label noise (Eq. NR)")
+    st.markdown("#### Noise")
     f.seed("noise")
     families = [name for name in NOISE_FAMILIES if name != "paper"]  # "paper" is the range 0.2-0.4
-    noise = st.radio("Flip rates", ["none", "range", "table", *families], key=wkey("noise"), horizontal=True,
-                     format_func=lambda v: {"range": "range per label"}.get(v, v),
-                     help="range: rho_pos and rho_neg of every label drawn from U[low, high] (the paper: "
-                          "[0.2, 0.4]); table: edit them label by label; "
+    noise = st.radio("label noise", ["none", "range", "table", *families], key=wkey("noise"), horizontal=True,
+                     format_func=lambda v: {"range": "range per label", "missing": "missing labels"}.get(v, v),
+                     help="How labels are flipped (Eq. NR): a relevant label dropped with probability ρ₊ "
+                          "(rho_pos), an irrelevant one added with ρ₋ (rho_neg). range: both rates of every label "
+                          "drawn from U[low, high] (the paper: [0.2, 0.4]); table: edit them label by label; "
                           + "; ".join(f"{n}: {NOISE_FAMILIES[n].description}" for n in families) + ".")
     f.vals["noise"] = noise
     f.slot("noise")
     if noise == "range":
         c1, c2 = st.columns(2)
         with c1:
-            f.number("rho_low", "rho low", step=0.05)
+            f.number("rho_low", "lowest flip rate", step=0.05, help="rho low: the lower end of U[low, high] "
+                                                                     "the rates ρ₊, ρ₋ of every label are drawn from.")
         with c2:
-            f.number("rho_high", "rho high", step=0.05)
+            f.number("rho_high", "highest flip rate", step=0.05, help="rho high: the upper end of the range of "
+                                                                       "ρ₊, ρ₋ (below 0.5: a label's two rates "
+                                                                       "sum below 1).")
     elif noise == "table":
         _rate_table(f)
     f.slot("rates")
@@ -472,7 +482,7 @@ def _table_labels(f: _Form) -> tuple[int | None, list]:
         ss["editor_ver"] = ss.get("editor_ver", 0) + 1
         ss.pop("rates_base", None)
         ss["rates_redrawn"] = (f"The flip-rate table had {have} rows for the {n_lab} labels of this dataset: "
-                               "it was drawn afresh from rho low / rho high (seeded by the stream seed).")
+                               "it was drawn afresh from the lowest / highest flip rate (seeded by the stream seed).")
         # The version is in every control's key (wkey): the controls drawn above this one carry the old one, so
         # a value typed into them next would name no widget. Drawn afresh now, with what they hold.
         ss[CANON] = dict(f.vals)
@@ -492,17 +502,19 @@ def _rate_table(f: _Form):
         column_config={
             "label": st.column_config.TextColumn("label", disabled=True),
             # rates are used to 4 decimals (_rates_base): shown and edited to 4 decimals
-            "rho_pos": st.column_config.NumberColumn("ρ+ (lose)", min_value=0.0, max_value=0.9999,
-                                                     step=RATE_STEP, format=RATE_FORMAT, help="P(y=-1 | g=+1)"),
-            "rho_neg": st.column_config.NumberColumn("ρ− (add)", min_value=0.0, max_value=0.9999,
-                                                     step=RATE_STEP, format=RATE_FORMAT, help="P(y=+1 | g=-1)"),
+            "rho_pos": st.column_config.NumberColumn("drop rate", min_value=0.0, max_value=0.9999,
+                                                     step=RATE_STEP, format=RATE_FORMAT,
+                                                     help="ρ₊ = P(y=-1 | g=+1): a relevant label dropped"),
+            "rho_neg": st.column_config.NumberColumn("add rate", min_value=0.0, max_value=0.9999,
+                                                     step=RATE_STEP, format=RATE_FORMAT,
+                                                     help="ρ₋ = P(y=+1 | g=-1): an irrelevant label added"),
         },
     )
     if ss.get("rates_redrawn"):  # said once, on the rerun that redrew the table
         st.info(md_escape(ss.pop("rates_redrawn")), icon=":material/refresh:")
     f.vals["rho_pos"] = [None if pd.isna(v) else float(v) for v in edited["rho_pos"]]
     f.vals["rho_neg"] = [None if pd.isna(v) else float(v) for v in edited["rho_neg"]]
-    if st.button("Draw the table from the range", help="Fresh rates from U[rho low, rho high], seeded "
+    if st.button("Draw the table from the range", help="Fresh rates from U[lowest, highest flip rate], seeded "
                                                        "by the stream seed."):
         f.vals["rho_pos"], f.vals["rho_neg"] = [], []
         ss[CANON] = dict(f.vals)
@@ -577,7 +589,7 @@ def _schedule_section(f: _Form):
     Plain selectboxes and number inputs, not a data editor: its grid is drawn on a canvas (a screen reader and a
     keyboard reach its cells poorly) and its code was the page's largest download before the Run button."""
     ss = st.session_state
-    st.markdown("#### Drift schedule")
+    st.markdown("#### Drift")
     st.html(SCHEDULE_CSS)
     ver = ss.get("editor_ver", 0)
     ids = _schedule_row_ids(f.vals["schedule"])
@@ -624,10 +636,10 @@ def _schedule_section(f: _Form):
 
 
 def _models_section(f: _Form):
-    st.markdown("#### Models")
+    st.markdown("#### Model")
     f.seed("models")
     models = st.multiselect(
-        "Variants side by side", MODEL_OPTIONS, key=wkey("models"),
+        "models side by side", MODEL_OPTIONS, key=wkey("models"),
         format_func=lambda m: m if m in ELM_VARIANTS else (f"{m} — oracle" if m in ORACLES else f"{m} (baseline)"),
         help="; ".join(f"{k}: {v}" for k, v in {**ELM_VARIANTS, **ORACLES}.items())
              + ". Baselines: the paper's comparison methods, run as published (not told the flip rates).")
@@ -659,24 +671,19 @@ def _models_section(f: _Form):
 def _model_parameters(f: _Form):
     c1, c2 = st.columns(2)
     with c1:
-        f.number("beta", "β (label fit)", step=0.01, help="Eq. (N2): weight of the observed labels vs the "
-                                                          "graph neighbours' scores, in [0, 1].")
-        f.number("delta", "δ (false alarms)", step=0.01,
-                 help="In (0, 1): the tolerated probability of a false alarm per chunk of the p-value tests; "
-                      "the δ of Eq. (Hfd) for the paper's test.")
-        f.number("n_hidden", "L (hidden nodes)", integer=True, step=5)
-        f.number("seed", "model seed", integer=True, step=1)
+        f.number("beta", "label fit weight", step=0.01, help="β of Eq. (N2): weight of the observed labels vs the "
+                                                             "graph neighbours' scores, in [0, 1].")
+        f.number("n_hidden", "hidden nodes", integer=True, step=5, help="L, the ELM's hidden layer's size.")
+        f.number("alpha", "ridge penalty", step=0.1, help="α, the ridge penalty of the output weights.")
     with c2:
-        f.number("gamma", "γ (ranking)", step=0.001,
-                 help="Eq. (N3): weight of the importance-weighted ranking term, ≥ 0.")
-        f.number("alpha", "α (ridge)", step=0.1)
-        f.number("n_neighbors", "K (neighbours)", integer=True, step=1, help="Eq. (Re): neighbours per instance "
-                                                                               "in the chunk's feature graph.")
+        f.number("gamma", "ranking weight", step=0.001,
+                 help="γ of Eq. (N3): weight of the importance-weighted ranking term, ≥ 0.")
+        f.number("n_neighbors", "neighbours", integer=True, step=1, help="K of Eq. (Re): neighbours per instance "
+                                                                         "in the chunk's feature graph.")
 
 
 def _detection_section(f: _Form):
     ss = st.session_state
-    st.markdown("#### Drift detection")
     det_options = list(DETECTORS)
     if f.vals["detector"] not in det_options:
         det_options.append(f.vals["detector"])  # from a link: kept visible, flagged below
@@ -699,6 +706,9 @@ def _detection_section(f: _Form):
                                  "statistics and firings and score them against the true change points.")
     f.vals["monitors"] = list(monitors)
     f.slot("monitors")
+    f.number("delta", "false-alarm rate", step=0.01,
+             help="δ, in (0, 1): the tolerated probability of a false alarm per chunk of the p-value tests; "
+                  "the δ of Eq. (Hfd) for the paper's test.")
 
 
 def _labels_true(f: _Form, cfg: RunConfig):

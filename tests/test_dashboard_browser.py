@@ -531,7 +531,7 @@ def test_typed_numbers_in_an_integer_box_are_read_as_written(browser, server):
     """The browser's integer box read "1e3" as 1 and 250.5 as 250, silently: the box is a float box now, so "1e3"
     is 1000 and 250.5 is an error under it, Run disabled."""
     page = _open(browser, server, height=1000)
-    box = page.get_by_label("chunk size N", exact=True)
+    box = page.get_by_label("chunk size", exact=True)
     for typed, link in (("1e3", "chunk_size=1000"), ("250.5", None)):
         box.fill("")
         box.type(typed)
@@ -541,7 +541,7 @@ def test_typed_numbers_in_an_integer_box_are_read_as_written(browser, server):
             assert box.input_value() == "1000"
         else:
             error = page.locator("[data-testid=stSidebar]").get_by_test_id("stAlertContentError")
-            error.get_by_text("chunk size N must be a whole number, got 250.5").wait_for(timeout=30_000)
+            error.get_by_text("chunk size must be a whole number, got 250.5").wait_for(timeout=30_000)
             # the sidebar (and its error) is drawn before the page's Run button in the same script run: wait for it
             from playwright.sync_api import expect
 
@@ -700,8 +700,8 @@ def test_guard_refuses_settings_past_the_memory_budget_next_to_the_control(brows
     msg = page.get_by_text(re.compile(r"past the budget of 2\.0 GB: with chunks of 250, at most \d+ hidden nodes fit"))
     msg.first.wait_for(timeout=30_000)
     assert not page.get_by_role("button", name="Run", exact=True).is_enabled()
-    # inline: right under the L (hidden nodes) input
-    field = page.get_by_label("L (hidden nodes)").bounding_box()
+    # inline: right under the hidden nodes input
+    field = page.get_by_label("hidden nodes", exact=True).bounding_box()
     box = msg.first.bounding_box()
     assert 0 <= box["y"] - (field["y"] + field["height"]) < 120, (field, box)
     _shot(page, "dashboard_guard_1400.png")
