@@ -9,7 +9,8 @@ is the canonical values in ``st.session_state`` (:data:`dashboard.link.CANON`):
 * before a knob is drawn, its state is set from the canonical values, so a sidebar control, a preset or a link
   moves it too.
 
-The knobs (:func:`render`): the label noise (the range the flip rates are drawn from; the noise's kind when it is
+The knobs (:func:`render`; in presentation mode, where the screen's height is the panel's, behind a button on
+the panel chooser's line, :func:`popover`): the label noise (the range the flip rates are drawn from; the noise's kind when it is
 a table or a noise family), the change points placed on the stream's timeline (written in the schedule's
 notation, ``growth@2500``), the trusted sample, β, and what the models are told about the noise (the correction a
 lesson turns). The symbols are in the help texts. A knob's key is ``knob_<name>_<version>``, the version of the
@@ -46,7 +47,8 @@ from . import controls
 from .ui import md_escape
 
 __all__ = ["NONE", "PAPER", "RATE_MAX", "TRUSTED_SHARES", "MAX_POSITIONS", "ChangeKnob", "knob_key", "noise_value",
-           "noise_changes", "noise_kinds", "change_knob", "change_changes", "trusted_options", "beta_value", "render"]
+           "noise_changes", "noise_kinds", "change_knob", "change_changes", "trusted_options", "beta_value", "render",
+           "popover"]
 
 ss = st.session_state
 _DEFAULT = RunConfig()
@@ -216,10 +218,13 @@ def beta_value(cfg) -> float:
 
 # --------------------------------------------------------------------------- drawing
 def _keyed(name: str, shown) -> str:
-    """The knob's key, its state set to ``shown`` (the canonical values' view) before the knob is drawn."""
+    """The knob's key, its state set to ``shown`` (the canonical values' view) before the knob is drawn.
+
+    Set on every run, not only when it differs: a state set in this run is sent to the browser with the widget,
+    and a knob the browser mounts afresh (opening :func:`popover`, whose content is in the page only while it is
+    open) shows what it was sent, else its first option (a trusted sample of 2 % was shown as 0 %)."""
     key = knob_key(name)
-    if key not in ss or ss[key] != shown:
-        ss[key] = shown
+    ss[key] = shown
     return key
 
 
@@ -319,11 +324,31 @@ def _correction(ctx):
     _errors(ctx, "model_rates")
 
 
-def render(ctx) -> None:
-    """The knob row of the settings ``ctx`` (:class:`dashboard.controls.Context`), above the Live run's panels."""
+KNOBS = (_noise, _change_points, _trusted, _beta, _correction)
+
+
+def render(ctx, *, stacked: bool = False) -> None:
+    """The knob row of the settings ``ctx`` (:class:`dashboard.controls.Context`), above the Live run's panels
+    (``stacked``: the knobs one under another, as :func:`popover` shows them)."""
     st.html(STYLE)
     with st.container(key="knob_row"):
+        if stacked:
+            for draw in KNOBS:
+                draw(ctx)
+            return
         cols = st.columns([5, 5, 4, 4, 4], gap="small", vertical_alignment="top")
-        for col, draw in zip(cols, (_noise, _change_points, _trusted, _beta, _correction)):
+        for col, draw in zip(cols, KNOBS):
             with col:
                 draw(ctx)
+
+
+def popover(ctx) -> None:
+    """Presentation mode: the knobs behind a button, drawn where the caller puts it (the panel chooser's line,
+    :func:`dashboard.present_view.panel_nav`). A row above the panel took the height a lesson's step and its
+    panel need at 1280 x 720 and 1024 x 768 (tests/test_dashboard_browser.py fits them); opened, the knobs lie
+    over the page and move nothing."""
+    st.html(STYLE)  # (outside the popover: its content is in the page only while it is open)
+    with st.popover("Settings", icon=":material/tune:", key="knob_popover",
+                    help="The knobs a lesson turns (noise, change point, trusted sample, β, the correction): a "
+                         "moved knob starts its run once Run has been pressed."):
+        render(ctx, stacked=True)

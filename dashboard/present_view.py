@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import link, panels
+from dashboard import knob_row, link, panels
 from dashboard.controls import set_config
 from dashboard.teaching import LESSONS
 from dashboard.ui import md_escape
@@ -86,11 +86,12 @@ def _present_label(key: str) -> str:
 
 
 def panel_nav():
-    """The chooser of the panel, Previous / Next (a lesson's Previous / Next step instead); the panel shown."""
+    """The chooser of the panel, Previous / Next (a lesson's Previous / Next step instead), the knobs (the sidebar
+    is hidden: :func:`dashboard.knob_row.popover`); the panel shown."""
     keys = [p.key for p in panels.PANELS]
     if ss.get("present_panel") not in keys:
         ss["present_panel"] = keys[0]
-    p1, p2, p3 = st.container(key="present_nav").columns([4, 1, 1], vertical_alignment="bottom")
+    p1, p2, p3, p4 = st.container(key="present_nav").columns([4, 1, 1, 1], vertical_alignment="bottom")
     with p1:
         st.selectbox("Panel", keys, key="present_panel", format_func=_present_label, label_visibility="collapsed")
     at = ss.get(link.LESSON)
@@ -105,4 +106,6 @@ def panel_nav():
                   width="stretch")
         p3.button("Next", icon=":material/chevron_right:", on_click=_step_panel, args=(1,), key="present_next",
                   width="stretch")
+    with p4:
+        knob_row.popover(ss["ctx"])
     return panels.by_key(ss.get("present_panel") or keys[0])

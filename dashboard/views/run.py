@@ -76,7 +76,8 @@ if ctx.ok and ctx.cost is not None and not presenting and (run is None or run.cf
 if not ctx.ok:
     st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {errors_text(ctx.errors)}",
                icon=":material/block:")
-knob_row.render(ctx)  # the knobs a lesson turns, beside the plots (in presentation mode too: no sidebar there)
+if not presenting:  # (presentation mode has them behind a button on the panel chooser's line: present_view.panel_nav)
+    knob_row.render(ctx)  # the knobs a lesson turns, beside the plots
 
 
 # --------------------------------------------------------------------------- the panels
