@@ -27,7 +27,7 @@ the knob they concern as well as in the sidebar (which presentation mode hides).
 ({'noise': 'none'}, {'noise': 'range', 'rho_low': 0.05, 'rho_high': 0.2})
 >>> knob = change_knob(RunConfig(schedule="growth@2500"), None)
 >>> knob.label, knob.value, knob.options[:3], change_changes(knob, 1000)
-('concept growth at', 2500, ('none', 250, 500), {'schedule': 'growth@1000'})
+('concept growth at instance', 2500, ('none', 250, 500), {'schedule': 'growth@1000'})
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from pathlib import Path
 import streamlit as st
 
 from ncld_core.config import RunConfig
-from ncld_core.eval.drift_eval import change_chunks
 from ncld_core.eval.runner import RATE_MODES
 from ncld_core.stream.noise_families import NOISE_FAMILIES
 from ncld_core.stream.schedule import KINDS
@@ -68,7 +67,7 @@ TRUSTED_SHARES = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 _KIND_WORDS = {"growth": "concept growth", "reduction": "concept reduction", "shift": "label shift"}
 _NOISE_WORDS = {"none": "no noise", "range": "flip rates in a range", "table": "a table of flip rates per label",
                 "missing": "missing labels", "mixed": "mixed (paper's or missing, per label)"}
-_RATE_WORDS = {"known": "told the flip rates", "estimate": "rates estimated", "ignore": "none (noise ignored)"}
+_RATE_WORDS = {"known": "rates told", "estimate": "rates estimated", "ignore": "no correction"}
 
 
 def knob_key(name: str, state=None) -> str:
@@ -175,9 +174,8 @@ def change_knob(cfg, n_available: int | None) -> ChangeKnob:
     positioned = sorted({*places, *(p for p in at if p != PAPER)})
     if len(points) == 1:
         options = (NONE, *([PAPER] if at[0] == PAPER else []), *positioned)
-        return ChangeKnob(f"{_KIND_WORDS[kinds[0]]} at", options, at[0], kinds)
-    return ChangeKnob(f"{_KIND_WORDS[kinds[0]]}, then {_KIND_WORDS[kinds[1]].split()[-1]} at", tuple(positioned),
-                      tuple(at), kinds)
+        return ChangeKnob(f"{_KIND_WORDS[kinds[0]]} at instance", options, at[0], kinds)
+    return ChangeKnob(f"{kinds[0]}, then {kinds[1]} at instances", tuple(positioned), tuple(at), kinds)
 
 
 def change_changes(knob: ChangeKnob, value) -> dict:
@@ -193,12 +191,9 @@ def change_changes(knob: ChangeKnob, value) -> dict:
     return {"schedule": ", ".join(f"{kind}@{at}" for kind, at in zip(knob.kinds, value))}
 
 
-def _change_place_text(value, chunk_size) -> str:
-    if value == NONE:
-        return "none"
-    if value == PAPER:
-        return "the paper's place"
-    return f"{value} (chunk {change_chunks([value], chunk_size)[0]})"
+def _change_place_text(value) -> str:
+    """A place on the change-point knob: the instance (short: two thumbs' texts stand side by side)."""
+    return {NONE: "none", PAPER: "paper's place"}.get(value, str(value))
 
 
 # --------------------------------------------------------------------------- the trusted sample, β
@@ -281,14 +276,14 @@ def _change_points(ctx):
         key = _keyed("change", knob.value)
         st.select_slider(knob.label, knob.options, key=key, on_change=_moved,
                          args=(key, lambda v: change_changes(knob, v)),
-                         format_func=lambda v: _change_place_text(v, cfg.chunk_size), help=help_text)
+                         format_func=_change_place_text, help=help_text)
     else:
         # two thumbs: a select slider is a range only when its value (not its state) is a pair, so the pair is
         # given as the value and named in the key (a new key when the setting moves, elsewhere too)
         key = f"{knob_key('change_pair')}_{'_'.join(map(str, knob.value))}"
         st.select_slider(knob.label, knob.options, value=knob.value, key=key, on_change=_moved,
                          args=(key, lambda v: change_changes(knob, v)),
-                         format_func=lambda v: _change_place_text(v, cfg.chunk_size), help=help_text)
+                         format_func=_change_place_text, help=help_text)
     _errors(ctx, "schedule")
 
 
