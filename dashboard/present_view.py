@@ -28,12 +28,10 @@ def _step_panel(delta: int):
 
 
 def _go_to_step(at):
-    """Show step ``at = (slug, k)`` (None: no lesson): the link follows, and so does the panel of the step."""
+    """Show step ``at = (slug, k)`` (None: no lesson): the link follows, and the step opens its own panel."""
     link.set_lesson(at)
     if at is not None:
-        step = LESSONS[at[0]].step(at[1])
-        if step.panel or at[1] == LESSONS[at[0]].n_steps:
-            ss["present_panel"] = step.panel or LESSONS[at[0]].panel
+        ss["present_panel"] = LESSONS[at[0]].step(at[1]).panel
     ss["lesson_pick"] = at[0] if at else NO_LESSON
 
 
@@ -55,9 +53,7 @@ def lesson_select():
         ss["lesson_pick"] = at[0] if at else NO_LESSON
     if at is not None and ss.get("lesson_shown") != at:  # opened by a link: its step's panel
         ss["lesson_shown"] = at
-        step = LESSONS[at[0]].step(at[1])
-        if step.panel:
-            ss["present_panel"] = step.panel
+        ss["present_panel"] = LESSONS[at[0]].step(at[1]).panel
     st.selectbox("Lesson", [NO_LESSON, *LESSONS], key="lesson_pick", on_change=_pick_lesson,
                  format_func=lambda s: "no lesson: choose the panels yourself" if s == NO_LESSON
                  else f"lesson: {LESSONS[s].preset}", label_visibility="collapsed",

@@ -331,12 +331,12 @@ def clean_labels_note(cfg) -> str | None:
 # --------------------------------------------------------------------------- guided lessons (presentation mode)
 @dataclass(frozen=True)
 class LessonStep:
-    """One step of a lesson: its ``title``, its ``text`` (Markdown) and the ``panel`` shown with it (a key of
-    :data:`dashboard.panels.PANELS`; None: the page as it is)."""
+    """One step of a lesson: its ``title``, its ``text`` (Markdown) and the ``panel`` it opens (a key of
+    :data:`dashboard.panels.PANELS`: every step names its own, whatever was on screen before)."""
 
     title: str
     text: str
-    panel: str | None = None
+    panel: str
 
 
 @dataclass(frozen=True)
@@ -504,7 +504,7 @@ _LESSON_CLEAN_VS_NOISY = Lesson("clean-vs-noisy", "clean vs noisy", (
     LessonStep("The setting", "Labels flipped at rates drawn from U[0.2, 0.4] per label. Three models on the "
                "same stream: **ELM-O** (the learner, told the flip rates), the **plain ELM** (no correction), "
                "and an **oracle** ELM-O trained on the clean labels, which no learner has: it only measures "
-               "what the noise costs. The decision rule is the paper's threshold 0."),
+               "what the noise costs. The decision rule is the paper's threshold 0.", "metrics"),
     LessonStep("What to watch", "Panel (a): average precision of the three. The gap between the oracle and the "
                "plain ELM is what the noise costs; how much of it ELM-O wins back is what the correction "
                "buys. Then micro-F1: does it show the cost at all?", "metrics"),
@@ -513,7 +513,7 @@ _LESSON_CLEAN_VS_NOISY = Lesson("clean-vs-noisy", "clean vs noisy", (
 _LESSON_CONCEPT_GROWTH = Lesson("concept-growth", "concept growth", (
     LessonStep("The setting", "Single-label instances first, multi-label from {at}. The "
                "learners are never told where. ELM-O only records the detector's firings, ELM-I retrains "
-               "and ELM-II adjusts when it fires."),
+               "and ELM-II adjusts when it fires.", "metrics"),
     LessonStep("What to watch", "Panel (b): does the cardinality estimate jump with the truth at {chunk} "
                "while the observed (noisy) cardinality rises by less than half as much (the noise flips part of "
                "the change away)?", "cardinality"),
@@ -522,7 +522,7 @@ _LESSON_CONCEPT_GROWTH = Lesson("concept-growth", "concept growth", (
 ), _drift_sentence, "metrics")
 
 _LESSON_CONCEPT_REDUCTION = Lesson("concept-reduction", "concept reduction", (
-    LessonStep("The setting", "The reverse of growth: multi-label first, single-label from {at}."),
+    LessonStep("The setting", "The reverse of growth: multi-label first, single-label from {at}.", "metrics"),
     _watch_drift("Panel (d): the firing at {chunk}. Then the summary: which variant has the lowest Hamming "
                  "loss, which the lowest micro-F1, and why those can be the same variant."),
 ), _drift_sentence)
@@ -531,7 +531,8 @@ _LESSON_LABEL_SHIFT = Lesson("label-shift", "label shift", (
     LessonStep("The setting", "In chunks of {size} instances, from {at} other labels are relevant, **as many as "
                "before**: "
                "the label cardinality does not change. The acting detector tests the cardinality and the "
-               "labels' counts; a cardinality-only test (adaptive window) is run beside it, only recorded."),
+               "labels' counts; a cardinality-only test (adaptive window) is run beside it, only recorded.",
+               "metrics"),
     LessonStep("What to watch", "Panel (b): the true cardinality stays flat across {chunk}, so no "
                "cardinality test can see this change.", "cardinality"),
     _watch_drift("Panel (c) and (d): which detector crosses its threshold from {chunk} on, and which never "
@@ -542,7 +543,7 @@ _LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rat
     LessonStep("The setting", "Missing labels, the noise real data has: annotators skip relevant labels (ρ+ "
                "about 0.2) far more often than they add irrelevant ones. ELM-O is told nothing: it estimates ρ− "
                "from the instances it scores lowest, and bounds ρ+ from above (a value would need instances "
-               "surely positive). A user has checked 2 % of each chunk by hand: the trusted sample."),
+               "surely positive). A user has checked 2 % of each chunk by hand: the trusted sample.", "metrics"),
     LessonStep("What to watch", "Panel (e): how close the estimated rates come to the true ones, ρ− against "
                "ρ+.", "rates"),
     LessonStep("What to watch", "Panel (b): with the checked instances the band is a confidence interval. "
@@ -552,7 +553,7 @@ _LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rat
 
 _LESSON_WHY_BETA_MATTERS = Lesson("why-beta-matters", "why beta matters", (
     LessonStep("The setting", "β = 1, γ = 0: no graph term, no ranking term. ELM-O then solves the plain "
-               "ELM's problem, on the noise-corrected targets of its loss."),
+               "ELM's problem, on the noise-corrected targets of its loss.", "metrics"),
     LessonStep("What to watch", "The summary: ELM-O against the plain ELM, metric by metric. Then the Sweep "
                "page, to see where β and γ do matter.", "summary"),
 ), _why_beta)
