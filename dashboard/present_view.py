@@ -1,21 +1,24 @@
 """Presentation mode of the Live run page: the panel chosen or stepped through, and a guided lesson's steps.
 
 Widgets of ``dashboard/views/run.py`` in presentation mode (one panel at a time, large type): the lesson's
-chooser (:func:`lesson_select`), its current step (:func:`lesson_box`) and the panel's chooser with Previous /
-Next or a lesson's step buttons (:func:`panel_nav`). A lesson's link opens its step (``dashboard.link``).
+chooser (:func:`lesson_select`), its current step (:func:`lesson_box`), the
+panel's chooser with Previous / Next or a lesson's step buttons (:func:`panel_nav`), and in place of a run that may
+not be shown under the lesson's text, the flag that says why (:func:`stale_flag`, decided by
+:mod:`dashboard.lesson_guard`). A lesson's link opens its step (``dashboard.link``); every step opens its own panel.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import link, panels
+from dashboard import lesson_guard, link, live_session, panels
 from dashboard.controls import set_config
+from dashboard.link import CANON
 from dashboard.teaching import LESSONS
 from dashboard.ui import md_escape
-from ncld_core.config import PRESETS
+from ncld_core.config import PRESETS, RunConfig
 
-__all__ = ["NO_LESSON", "lesson_select", "lesson_box", "panel_nav"]
+__all__ = ["NO_LESSON", "guard", "lesson_select", "lesson_box", "stale_flag", "panel_nav"]
 
 ss = st.session_state
 NO_LESSON = ""
@@ -35,15 +38,51 @@ def _go_to_step(at):
     ss["lesson_pick"] = at[0] if at else NO_LESSON
 
 
+def _lesson_settings(slug: str):
+    """The lesson's settings on every control: its preset's."""
+    preset = LESSONS[slug].preset
+    set_config(PRESETS[preset])
+    ss["preset_applied"] = preset
+
+
 def _pick_lesson():
     slug = ss.get("lesson_pick") or None
     if slug is None:
         _go_to_step(None)
         return
-    preset = LESSONS[slug].preset
-    set_config(PRESETS[preset])  # the lesson runs its preset: every setting on a control
-    ss["preset_applied"] = preset
+    _lesson_settings(slug)  # the lesson runs its preset: every setting on a control
     _go_to_step((slug, 1))
+
+
+def _back_to_lesson(slug: str):
+    """The settings the lesson's text states put back on their controls (:func:`lesson_guard.back_to_lesson`)."""
+    set_config(lesson_guard.back_to_lesson(LESSONS[slug], RunConfig(**ss[CANON])))
+
+
+def guard(run) -> lesson_guard.Verdict:
+    """Whether ``run`` (None: none) may be drawn under the lesson's text (always, without a lesson)."""
+    at = ss.get(link.LESSON)
+    if at is None:
+        return lesson_guard.Verdict(True)
+    return lesson_guard.verdict(LESSONS[at[0]], run_cfg=run.cfg if run is not None else None, cfg=ss["ctx"].cfg,
+                                same=run is not None and live_session.same_settings(run),
+                                live=bool(ss.get(live_session.LIVE)))
+
+
+def stale_flag(run) -> bool:
+    """Where the panel would be: the flag of a run that may not be shown under the lesson's text (its panels are
+    not drawn) and of settings that are not the lesson's, with the button back to them. True when flagged."""
+    found = guard(run)
+    if found.text is None:
+        return False
+    with st.container(border=True, key="lesson_stale"):
+        st.markdown(f":material/warning: {found.text}")
+        if found.back:
+            slug = ss[link.LESSON][0]
+            st.button("Back to the lesson's settings", key="lesson_back", icon=":material/undo:",
+                      on_click=_back_to_lesson, args=(slug,),
+                      help="Puts back what the lesson's text states; the other settings stay as they are.")
+    return not found.show
 
 
 def lesson_select():
@@ -62,14 +101,15 @@ def lesson_select():
 
 
 def lesson_box(run, cfg):
-    """With a lesson chosen, its current step: setting, what to watch, what ``run`` measured when it is of the
-    settings ``cfg`` (the step buttons are on the panel's line, :func:`panel_nav`). Beside the panel on a wide
-    screen, above it on a narrow one (``dashboard/static/present.css``)."""
+    """With a lesson chosen, its current step: setting, what to watch, what ``run`` measured when it may be shown
+    under the lesson (:func:`guard`), the settings on screen being ``cfg`` (the step buttons are on the panel's
+    line, :func:`panel_nav`).
+    Beside the panel on a wide screen, above it on a narrow one (``dashboard/static/present.css``)."""
     at = ss.get(link.LESSON)
     if at is None:
         return
     lesson, k = LESSONS[at[0]], at[1]
-    shown = run if run is not None and run.cfg == cfg and run.chunks else None
+    shown = run if run is not None and run.chunks and guard(run).show else None
     step = lesson.step(k, shown.result() if shown else None, shown.stream if shown else None, cfg=cfg)
     with st.container(border=True, key="lesson_step"):
         st.markdown(f"**{md_escape(lesson.preset)}** · step {k} of {lesson.n_steps}: **{md_escape(step.title)}**")

@@ -135,9 +135,10 @@ if presenting:  # one panel, no explanation beside it (a lesson's step, when one
     with where:
         present = present_view.panel_nav()
         lp.heading(present, before)
-        if present.key == FIRST_PER_VARIANT:
-            _options()
-        summary_box = lp.body(present)
+        if not present_view.stale_flag(run):  # a run of other settings than the lesson's text: flagged, not drawn
+            if present.key == FIRST_PER_VARIANT:
+                _options()
+            summary_box = lp.body(present)
 else:
     for panel in panels.PANELS:
         if panel.wide:  # the full width for the graph, its explanation beside the heading
