@@ -1,7 +1,7 @@
 """Presentation mode of the Live run page: the panel chosen or stepped through, and a guided lesson's steps.
 
 Widgets of ``dashboard/views/run.py`` in presentation mode (one panel at a time, large type): the lesson's
-chooser (:func:`lesson_select`), its current step (:func:`lesson_box`), the
+chooser (:func:`lesson_select`), its current step with what it asks a teacher to change (:func:`lesson_box`), the
 panel's chooser with Previous / Next or a lesson's step buttons (:func:`panel_nav`), and in place of a run that may
 not be shown under the lesson's text, the flag that says why (:func:`stale_flag`, decided by
 :mod:`dashboard.lesson_guard`). A lesson's link opens its step (``dashboard.link``); every step opens its own panel.
@@ -59,6 +59,11 @@ def _back_to_lesson(slug: str):
     set_config(lesson_guard.back_to_lesson(LESSONS[slug], RunConfig(**ss[CANON])))
 
 
+def _apply(settings: tuple):
+    """A step's action: ``settings`` (``(field, value)`` pairs) on their controls, the other settings kept."""
+    set_config(RunConfig(**{**ss[CANON], **dict(settings)}))
+
+
 def guard(run) -> lesson_guard.Verdict:
     """Whether ``run`` (None: none) may be drawn under the lesson's text (always, without a lesson)."""
     at = ss.get(link.LESSON)
@@ -102,8 +107,8 @@ def lesson_select():
 
 def lesson_box(run, cfg):
     """With a lesson chosen, its current step: setting, what to watch, what ``run`` measured when it may be shown
-    under the lesson (:func:`guard`), the settings on screen being ``cfg`` (the step buttons are on the panel's
-    line, :func:`panel_nav`).
+    under the lesson (:func:`guard`), the settings on screen being ``cfg``; and the buttons of what the step asks a
+    teacher to change (the sidebar is hidden). The step buttons are on the panel's line (:func:`panel_nav`).
     Beside the panel on a wide screen, above it on a narrow one (``dashboard/static/present.css``)."""
     at = ss.get(link.LESSON)
     if at is None:
@@ -114,6 +119,15 @@ def lesson_box(run, cfg):
     with st.container(border=True, key="lesson_step"):
         st.markdown(f"**{md_escape(lesson.preset)}** · step {k} of {lesson.n_steps}: **{md_escape(step.title)}**")
         st.markdown(step.text)
+        for i, action in enumerate(step.actions):
+            if action.page is not None:
+                st.page_link(f"views/{action.page}", label=action.label, icon=":material/open_in_new:")
+                continue
+            done = all(ss[CANON].get(name) == value for name, value in action.settings)
+            st.button(action.label, key=f"lesson_action_{i}", icon=":material/tune:", disabled=done,
+                      on_click=_apply, args=(action.settings,),
+                      help="Done: the settings say so." if done else "Sets it on its control; the run of the new "
+                                                                     "settings starts by itself once Run was pressed.")
 
 
 def _present_label(key: str) -> str:

@@ -330,13 +330,26 @@ def clean_labels_note(cfg) -> str | None:
 
 # --------------------------------------------------------------------------- guided lessons (presentation mode)
 @dataclass(frozen=True)
+class StepAction:
+    """What a step asks a teacher to change, one click away in presentation mode (where the sidebar is hidden):
+    a button ``label`` that sets ``settings`` (``(field, value)`` pairs of :class:`ncld_core.config.RunConfig`,
+    the other settings kept), or a link to another page of the lab (``page``: its file under ``dashboard/views``)."""
+
+    label: str
+    settings: tuple[tuple[str, object], ...] = ()
+    page: str | None = None
+
+
+@dataclass(frozen=True)
 class LessonStep:
-    """One step of a lesson: its ``title``, its ``text`` (Markdown) and the ``panel`` it opens (a key of
-    :data:`dashboard.panels.PANELS`: every step names its own, whatever was on screen before)."""
+    """One step of a lesson: its ``title``, its ``text`` (Markdown), the ``panel`` it opens (a key of
+    :data:`dashboard.panels.PANELS`: every step names its own, whatever was on screen before) and the
+    ``actions`` that put what its text asks a teacher to change within reach."""
 
     title: str
     text: str
     panel: str
+    actions: tuple[StepAction, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -573,14 +586,15 @@ _LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rat
                "ρ+.", "rates"),
     LessonStep("What to watch", "Panel (b): with the checked instances the band is a confidence interval. "
                "Set the trusted sample to 0 and run again: the band becomes the identified set. How much wider, "
-               "and what does holding the truth mean then?", "cardinality"),
+               "and what does holding the truth mean then?", "cardinality",
+               (StepAction("Set the trusted sample to 0", settings=(("trusted_fraction", 0.0),)),)),
 ), _unknown_noise, "cardinality", assumes=("dataset", "noise", "changes", "models", "model_rates"))
 
 _LESSON_WHY_BETA_MATTERS = Lesson("why-beta-matters", "why beta matters", (
     LessonStep("The setting", "β = 1, γ = 0: no graph term, no ranking term. ELM-O then solves the plain "
                "ELM's problem, on the noise-corrected targets of its loss.", "metrics"),
     LessonStep("What to watch", "The summary: ELM-O against the plain ELM, metric by metric. Then the Sweep "
-               "page, to see where β and γ do matter.", "summary"),
+               "page, to see where β and γ do matter.", "summary", (StepAction("Open the Sweep page", page="sweep.py"),)),
 ), _why_beta, assumes=("dataset", "changes", "models", "model_rates", "beta", "gamma"))
 
 #: The presets as lessons, by the slug a link names them with (``?lesson=concept-growth&step=2``).

@@ -1,11 +1,13 @@
-"""Presentation mode's lessons in Streamlit's AppTest (issue 38 item 5): every step opens its own panel, and a run of
-other settings than the lesson's text is flagged instead of drawn under it (the guard's rules:
-tests/test_lesson_guard.py).
+"""Presentation mode's lessons in Streamlit's AppTest (issue 38 item 5): every step opens its own panel, what a step
+asks a teacher to change is a click away, and a run of other settings than the lesson's text is flagged instead of
+drawn under it. The browser's twin, every step at 1280 x 720 and 1024 x 768, is
+tests/test_dashboard_present_browser.py (slow tier); the guard's rules are tests/test_lesson_guard.py.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from tests.apptest import open_app
 
@@ -46,6 +48,38 @@ def test_every_step_opens_its_own_panel_whatever_was_on_screen():
         at.button(key="lesson_prev").click().run()
         assert at.session_state["present_panel"] == lesson.step(lesson.n_steps - 1).panel, slug
     assert not at.exception
+
+
+#: Words of a step that asks the teacher to change something or go elsewhere.
+ASKS = re.compile(r"\b(Set|Change|Move|Turn|Switch|Open|Press)\b|the Sweep page")
+
+
+def test_every_step_that_asks_for_a_change_offers_it():
+    asking = {(slug, k) for slug, lesson in LESSONS.items() for k, step in enumerate(lesson.steps, start=1)
+              if ASKS.search(step.text)}
+    assert asking == {("unknown-noise", 3), ("why-beta-matters", 2)}, asking  # (a new one: give it its action)
+    for slug, k in asking:
+        assert LESSONS[slug].step(k).actions, (slug, k)
+
+
+def test_what_a_step_asks_to_change_is_one_click_away():
+    """The sidebar is hidden in presentation mode: "Set the trusted sample to 0" is a button of its step, and
+    "Then the Sweep page" a link to it."""
+    at = open_app({"lesson": "unknown-noise", "step": "3"})
+    button = at.button(key="lesson_action_0")
+    assert button.label == "Set the trusted sample to 0" and not button.disabled
+    button.click().run()
+    assert at.session_state[CANON]["trusted_fraction"] == 0.0
+    assert "trusted_fraction" not in at.query_params  # the link follows (0, the default, is left out)
+    assert at.button(key="lesson_action_0").disabled  # done
+    assert not _flag(at)  # the text follows the trusted sample: not flagged
+    at.button(key="lesson_prev").click().run()
+    at.button(key="lesson_prev").click().run()
+    assert "Nobody has checked any instance by hand" in _texts(at)
+    at = open_app({"lesson": "why-beta-matters", "step": "2"})
+    links = [p for p in at.get("page_link")]
+    assert [p.proto.label for p in links] == ["Open the Sweep page"], links
+    assert links[0].proto.page.endswith("sweep.py") or "sweep" in links[0].proto.page, links[0].proto
 
 
 def test_settings_that_are_not_the_lessons_are_flagged_with_the_way_back():
