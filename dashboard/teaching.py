@@ -581,7 +581,7 @@ _LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rat
     LessonStep("The setting", "Missing labels, the noise real data has: annotators skip relevant labels (ρ+ "
                "about 0.2) far more often than they add irrelevant ones. ELM-O is told nothing: it estimates ρ− "
                "from the instances it scores lowest, and bounds ρ+ from above (a value would need instances "
-               "surely positive). {trusted}", "metrics"),
+               "surely positive). {trusted}", "rates"),
     LessonStep("What to watch", "Panel (e): how close the estimated rates come to the true ones, ρ− against "
                "ρ+.", "rates"),
     LessonStep("What to watch", "Panel (b): with the checked instances the band is a confidence interval. "
