@@ -166,8 +166,9 @@ def enlarge(fig) -> None:
     fig.update_annotations(font_size=PRESENT_FONT)
     F.scale_subtitles(fig, PRESENT_FONT - 4)
     fig.update_layout(legend_font_size=PRESENT_FONT - 4)  # under the plot, in two columns: fewer lines
-    fig.update_xaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
-    fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT)
+    # automargin: the margins grow with the larger tick labels, so an axis title never lies on them
+    fig.update_xaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT, automargin=True)
+    fig.update_yaxes(tickfont_size=PRESENT_FONT - 2, title_font_size=PRESENT_FONT, automargin=True)
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
     fig.layout.meta = meta | {"plot_px": PRESENT_PLOT_PX}
     F.fit_legend(fig)  # laid out for every width: the page draws the one of the graph's
