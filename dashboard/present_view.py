@@ -1,10 +1,11 @@
 """Presentation mode of the Live run page: the panel chosen or stepped through, and a guided lesson's steps.
 
 Widgets of ``dashboard/views/run.py`` in presentation mode (one panel at a time, large type): the lesson's
-chooser (:func:`lesson_select`), its current step with what it asks a teacher to change (:func:`lesson_box`), the
-panel's chooser with Previous / Next or a lesson's step buttons (:func:`panel_nav`), and in place of a run that may
-not be shown under the lesson's text, the flag that says why (:func:`stale_flag`, decided by
-:mod:`dashboard.lesson_guard`). A lesson's link opens its step (``dashboard.link``); every step opens its own panel.
+chooser (:func:`lesson_select`), its current step with what it asks a teacher to change and the step buttons
+(:func:`lesson_box`), the panel's chooser (:func:`panel_nav`; with Previous / Next when there is no lesson), and
+in place of a run that may not be shown under the lesson's text, the flag that says why (:func:`stale_flag`,
+decided by :mod:`dashboard.lesson_guard`). With a lesson, all of them but the flag stand beside the panel. A
+lesson's link opens its step (``dashboard.link``); every step opens its own panel.
 """
 
 from __future__ import annotations
@@ -107,9 +108,9 @@ def lesson_select():
 
 def lesson_box(run, cfg):
     """With a lesson chosen, its current step: setting, what to watch, what ``run`` measured when it may be shown
-    under the lesson (:func:`guard`), the settings on screen being ``cfg``; and the buttons of what the step asks a
-    teacher to change (the sidebar is hidden). The step buttons are on the panel's line (:func:`panel_nav`).
-    Beside the panel on a wide screen, above it on a narrow one (``dashboard/static/present.css``)."""
+    under the lesson (:func:`guard`), the settings on screen being ``cfg``; the buttons of what the step asks a
+    teacher to change (the sidebar is hidden), then Previous / Next step. Beside the panel on a wide screen, above it
+    on a narrow one (``dashboard/static/present.css``)."""
     at = ss.get(link.LESSON)
     if at is None:
         return
@@ -128,6 +129,7 @@ def lesson_box(run, cfg):
                       on_click=_apply, args=(action.settings,),
                       help="Done: the settings say so." if done else "Sets it on its control; the run of the new "
                                                                      "settings starts by itself once Run was pressed.")
+        _step_buttons(lesson, k)
 
 
 def _present_label(key: str) -> str:
@@ -135,24 +137,30 @@ def _present_label(key: str) -> str:
     return f"({panels.letter(index)}) {panels.PANELS[index].label}"
 
 
+def _step_buttons(lesson, k: int):
+    """A lesson's Previous / Next step (each step opens its own panel)."""
+    p2, p3 = st.container(key="lesson_nav").columns(2, vertical_alignment="bottom")
+    p2.button("Previous step", icon=":material/chevron_left:", key="lesson_prev", disabled=k <= 1,
+              on_click=_go_to_step, args=((lesson.slug, k - 1),), width="stretch")
+    p3.button("Next step", icon=":material/chevron_right:", key="lesson_next", disabled=k >= lesson.n_steps,
+              on_click=_go_to_step, args=((lesson.slug, k + 1),), width="stretch")
+
+
 def panel_nav():
-    """The chooser of the panel, Previous / Next (a lesson's Previous / Next step instead); the panel shown."""
+    """The chooser of the panel, with Previous / Next beside it (with a lesson: alone, under the lesson's step and
+    its buttons, :func:`lesson_box`); the panel shown."""
     keys = [p.key for p in panels.PANELS]
     if ss.get("present_panel") not in keys:
         ss["present_panel"] = keys[0]
+    if ss.get(link.LESSON) is not None:
+        with st.container(key="present_nav"):
+            st.selectbox("Panel", keys, key="present_panel", format_func=_present_label, label_visibility="collapsed")
+        return panels.by_key(ss.get("present_panel") or keys[0])
     p1, p2, p3 = st.container(key="present_nav").columns([4, 1, 1], vertical_alignment="bottom")
     with p1:
         st.selectbox("Panel", keys, key="present_panel", format_func=_present_label, label_visibility="collapsed")
-    at = ss.get(link.LESSON)
-    if at is not None:  # a lesson steps through its panels: its step buttons take the panel buttons' place
-        lesson, k = LESSONS[at[0]], at[1]
-        p2.button("Previous step", icon=":material/chevron_left:", key="lesson_prev", disabled=k <= 1,
-                  on_click=_go_to_step, args=((lesson.slug, k - 1),), width="stretch")
-        p3.button("Next step", icon=":material/chevron_right:", key="lesson_next", disabled=k >= lesson.n_steps,
-                  on_click=_go_to_step, args=((lesson.slug, k + 1),), width="stretch")
-    else:
-        p2.button("Previous", icon=":material/chevron_left:", on_click=_step_panel, args=(-1,), key="present_prev",
-                  width="stretch")
-        p3.button("Next", icon=":material/chevron_right:", on_click=_step_panel, args=(1,), key="present_next",
-                  width="stretch")
+    p2.button("Previous", icon=":material/chevron_left:", on_click=_step_panel, args=(-1,), key="present_prev",
+              width="stretch")
+    p3.button("Next", icon=":material/chevron_right:", on_click=_step_panel, args=(1,), key="present_next",
+              width="stretch")
     return panels.by_key(ss.get("present_panel") or keys[0])
