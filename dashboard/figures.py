@@ -260,8 +260,10 @@ def _legend_layout(facts: dict, width_px: int, columns: int, plot_px: float, axi
                 plot=plot_px, entrywidth=1 / columns, maxheight=legend_px + 4 * font, font=font)
 
 
-def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int = 2, wider: tuple = LEGEND_WIDTHS) -> None:
-    """Put ``fig``'s legend under the x axis, outside the plot area, in ``columns`` columns, and grow the figure
+def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int | tuple[int, ...] = 2,
+               wider: tuple = LEGEND_WIDTHS) -> None:
+    """Put ``fig``'s legend under the x axis, outside the plot area, in ``columns`` columns (several: for each
+    width, the number of them that makes the legend lowest, the fewer on a tie), and grow the figure
     by the legend's height: the plot keeps its own height whatever the number of entries (five detectors and a
     pinned baseline included) and the legend is never a scroll box (plotly scrolls a legend taller than half the
     figure). Names are re-wrapped to the columns' width (``width_px``: the graph's width); the plot area of a
@@ -287,7 +289,8 @@ def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int = 2, wider: tuple 
     if lay.yaxis and lay.yaxis.type == "category" and lay.yaxis.categoryarray:
         plot_px = max(plot_px, ROW_PX * len(lay.yaxis.categoryarray))
     facts = _legend_facts(fig)
-    layouts = [_legend_layout(facts, w, columns, plot_px, axis_b, margin_t)
+    choices = sorted({columns} if isinstance(columns, int) else set(columns))
+    layouts = [min((_legend_layout(facts, w, c, plot_px, axis_b, margin_t) for c in choices), key=lambda l: l["b"])
                for w in sorted({int(width_px), *(int(w) for w in wider if w > width_px)})]
     first = layouts[0]
     for i, name in first["names"].items():
@@ -530,8 +533,9 @@ def flip_rate_figure(over_time, *, n_chunks=None, height=300):
                                line=dict(color=color, width=2), marker=dict(size=5)))
     layout = _layout(height)
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
-    layout["yaxis"] = dict(title=dict(text=f"mean |estimate − true rate|<br>(true rate: {ORACLE})" if known
-                                      else "mean estimate", font=dict(size=11)),
+    # one line: the panel's heading says the true rates are the oracle's (a second line, rotated, ran past the graph's
+    # top in presentation mode's type)
+    layout["yaxis"] = dict(title=dict(text="mean |estimate − true rate|" if known else "mean estimate", font=_FONT),
                            rangemode="tozero")
     return figure_from_spec(dict(data=traces, layout=layout))
 

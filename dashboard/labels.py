@@ -68,13 +68,14 @@ def errors_text(errors: dict) -> str:
     return "; ".join(f"**{md_escape(label_of(k))}**: {md_escape(without_label(k, v))}" for k, v in errors.items())
 
 
-def _value_text(value) -> str:
+def value_text(value) -> str:
+    """A setting's value as the page says it: ``on``/``off``, ``0.5``, ``[a, b]`` or ``none``, ``all`` for None."""
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_value_text(v) for v in value) + "]" if value else "none"
+        return "[" + ", ".join(value_text(v) for v in value) + "]" if value else "none"
     return "all" if value is None else str(value)
 
 
@@ -84,7 +85,7 @@ def changed_settings(cfg) -> list[tuple[str, str]]:
     import dataclasses
 
     default = type(cfg)()
-    return [(label_of(f.name), _value_text(getattr(cfg, f.name))) for f in dataclasses.fields(cfg)
+    return [(label_of(f.name), value_text(getattr(cfg, f.name))) for f in dataclasses.fields(cfg)
             if getattr(cfg, f.name) != getattr(default, f.name)]
 
 

@@ -45,12 +45,18 @@ running = run is not None and run.active
 
 # --------------------------------------------------------------------------- heading, buttons, status
 st.html(STYLE)
-hd, tg = st.columns([4, 2], vertical_alignment="bottom")
-if ss.get("presenting"):  # the page's heading gives its line to the lesson's chooser (the screen's height is short)
-    with hd:
-        present_view.lesson_select()
+# presentation mode: the page's heading gives its line to the lesson's chooser, and with a lesson the chooser goes
+# beside the panel with the step, Run and Stop to the toggle's line (the screen's height is the panel's)
+with_lesson = bool(ss.get("presenting")) and ss.get(link.LESSON) is not None
+if with_lesson:
+    b1, b2, b3, tg = st.columns([1, 1, 4, 2], vertical_alignment="center")
 else:
-    hd.markdown("## Live run")
+    hd, tg = st.columns([4, 2], vertical_alignment="bottom")
+    if ss.get("presenting"):
+        with hd:
+            present_view.lesson_select()
+    else:
+        hd.markdown("## Live run")
 presenting = tg.toggle("Presentation mode", key="presenting",
                        help="For a projector: large type, one panel at a time (choose it, or step with "
                             "Previous / Next), the sidebar hidden; a panel, its caption and a lesson's step fit "
@@ -62,7 +68,8 @@ else:
                "then learned from its noisy labels. Whatever a legend marks *oracle: hidden from the learner* (the "
                "true cardinality, change points and regimes, the true flip rates, a model trained on the clean "
                "labels) is drawn to judge the learner, which never sees it.")
-b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
+if not with_lesson:
+    b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
 b1.button("Run", type="primary", icon=":material/play_arrow:", disabled=(not ctx.ok) or running,
           on_click=live_session.request_start, key="run_button", width="stretch")
 b2.button("Stop", icon=":material/stop:", disabled=not running, on_click=live_session.stop, key="stop_button", width="stretch")
@@ -100,10 +107,10 @@ def _shown(run, chunks=None) -> panels.PanelData:
     return live_page.panel_data(run, ctx.cfg, focus=_focus(), show_paper=bool(ss.get("show_paper")), chunks=chunks)
 
 
-def _options():
-    """Above the first per-variant panel: the paper's estimate on request; with several ELM variants, whose
-    records the per-variant panels draw."""
-    c1, c2 = st.columns([3, 2], vertical_alignment="center")
+def _options(stacked: bool = False):
+    """Above the first per-variant panel (``stacked``: one under the other, beside a lesson's panel): the paper's
+    estimate on request; with several ELM variants, whose records the per-variant panels draw."""
+    c1, c2 = (st, st) if stacked else st.columns([3, 2], vertical_alignment="center")
     c1.checkbox("show the paper's estimate", key="show_paper",
                 help="Adds the paper's Eq. (card): importance weights clipped at 0, P_D fitted on the same "
                      "chunk; biased upwards, unlike the moment estimate it is drawn beside.")
@@ -128,18 +135,24 @@ before = panels.PanelData(default_rates=live_page.default_rates(run.cfg if run e
 #: The panel above which the choice of variants (and the paper's estimate) sit.
 FIRST_PER_VARIANT = next((p.key for p in panels.PANELS if p.per_variant), None)
 summary_box = None
-if presenting:  # one panel, no explanation beside it (a lesson's step, when one is chosen); chosen or stepped through
-    where = st.container()
-    if ss.get(link.LESSON) is not None:  # the panel and the lesson's step side by side (stacked when narrow)
+if presenting:  # one panel, no explanation beside it; chosen or stepped through
+    where = beside = st.container()
+    if with_lesson:  # the panel, and beside it the lesson, its step and the panel's controls (stacked when narrow)
         where, beside = st.container(key="present_with_lesson").columns([2, 1])
         with beside:
+            present_view.lesson_select()
             present_view.lesson_box(run, ctx.cfg)
-    with where:
+    with beside:
         present = present_view.panel_nav()
+    with where:
         lp.heading(present, before)
-        if present.key == FIRST_PER_VARIANT:
-            _options()
-        summary_box = lp.body(present)
+        shown = not present_view.stale_flag(run)  # a run of other settings than the lesson's text: flagged, not drawn
+    if shown and present.key == FIRST_PER_VARIANT:
+        with beside:
+            _options(stacked=with_lesson)
+    if shown:
+        with where:
+            summary_box = lp.body(present)
 else:
     for panel in panels.PANELS:
         if panel.wide:  # the full width for the graph, its explanation beside the heading
