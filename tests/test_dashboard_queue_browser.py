@@ -62,6 +62,9 @@ def test_the_second_run_waits_in_line_says_so_and_starts_when_the_first_ends(bro
 # Tried twice: its 2 s bound on a status gap failed in 1 of 3 clean-clone make test runs after the live page became a
 # fragment (a 4.4 s gap while the third visitor opened, load about 3); the cause is not found yet (see the closing
 # note of that session). Both tries keep every assertion.
+# In the slow tier, which runs alone: in make test's two workers it missed a page's Run button within 240 s
+# (the other worker's tests on the same cores), and passed alone on an idle machine.
+@pytest.mark.slow
 @pytest.mark.flaky(reruns=1)
 def test_websocket_visitors_queue_follow_and_finish_like_pages(server):
     """The classroom test's visitors without a browser (benchmarks/socket_visitor.py) are sessions of the server:
