@@ -302,9 +302,7 @@ def warm_up() -> bool:
 
     Read-only and shared: it only imports modules and fills their lazy caches (plotly's
     validators, scipy's LAPACK wrappers) and starts the fork server of the runs' processes
-    (``dashboard.serving.chunk_process``); nothing of a visitor is kept. It builds the default stream into the
-    stream cache (:func:`build_stream`): the page opens on it, and its first Run then starts without building it
-    (the stream's readiness is timed by ``python -m benchmarks``, section 8). First it removes the upload parse
+    (``dashboard.serving.chunk_process``); nothing of a visitor is kept. First it removes the upload parse
     folders a killed server left in the temporary folder
     (``dashboard.serving.bounded_parse.remove_orphaned_folders``; a running server's stay).
     """
@@ -315,7 +313,6 @@ def warm_up() -> bool:
         from dashboard.serving.chunk_process import start_fork_server
 
         start_fork_server()
-        build_stream(RunConfig())  # the page's default: its first Run finds it built
         from ncld_core.model.detector import DETECTORS
 
         from . import panels

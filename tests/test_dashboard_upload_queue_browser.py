@@ -13,8 +13,13 @@ import numpy as np
 import pytest
 
 from dashboard.serve import serve
+from ncld_core.config import RunConfig
 from tests.test_dashboard_browser import ARTIFACTS, _need_chromium, _wait_status, browser  # noqa: F401
 from tests.test_dashboard_queue_browser import LONG
+
+# The run that holds the slot until its visitor stops it: 1,000 chunks (about 30 s idle), so it cannot end before
+# the upload's page has opened, queued, been cancelled and queued again (LONG's 50 chunks took 1.5 s)
+HOLDING = RunConfig(**{**LONG.to_dict(), "n_instances": 300_000})
 
 pytestmark = pytest.mark.browser
 
@@ -57,7 +62,7 @@ def _wait_text(page, pattern: str, timeout_s: float, *, gone: bool = False) -> s
 def test_an_upload_waits_in_line_is_cancelled_and_is_read_when_the_slot_frees(browser, server, tmp_path):  # noqa: F811
     runner = browser.new_context(viewport={"width": 1400, "height": 1200})
     a = runner.new_page()
-    a.goto(f"{server}/?{urllib.parse.urlencode(LONG.to_query_params())}", timeout=60_000)
+    a.goto(f"{server}/?{urllib.parse.urlencode(HOLDING.to_query_params())}", timeout=60_000)
     a.get_by_role("button", name="Run", exact=True).click(timeout=60_000)
     _wait_status(a, r"running · chunk [1-9]", 120)  # the server's one slot is taken
 

@@ -1,6 +1,6 @@
 """What the dashboard's server does once so that a first Run, or a moved knob, starts fast: the fork server computes
 a tiny run when it starts (dashboard.serving.fork_warmup), so every run's process forked from it starts with what a
-process sets up once already done; the server's warm-up builds the default stream (dashboard.data.warm_up)."""
+process sets up once already done."""
 
 from __future__ import annotations
 
@@ -53,18 +53,3 @@ def test_a_failed_warm_up_is_false_not_an_error(monkeypatch):
     monkeypatch.setattr(ncld_core.config, "RunConfig", refuse)
     assert fork_warmup.warm() is False
 
-
-def test_the_servers_warm_up_builds_the_default_stream(monkeypatch):
-    """The page opens on the default settings: their stream is in the stream cache before the first Run."""
-    from dashboard import data
-    from ncld_core.config import RunConfig
-
-    built = []
-    real = data.build_stream
-    monkeypatch.setattr(data, "build_stream", lambda cfg, upload=None: built.append(cfg) or real(cfg, upload))
-    data.warm_up.clear()
-    try:
-        assert data.warm_up() is True
-    finally:
-        data.warm_up.clear()
-    assert built == [RunConfig()]
