@@ -27,7 +27,8 @@ Generative model
   second shift swaps back). Each instance keeps its cardinality; which
   labels are frequent changes. Without growth or reduction the expected
   cardinality is ``cardinality`` throughout.
-- Noise: Eq. (NR) flips with per-label rates (default U[0.2, 0.4], the paper's).
+- Noise: Eq. (NR) flips with per-label rates (default U[0.2, 0.4], the paper's); a
+  ``noise`` change of the schedule multiplies them from its position on.
 
 >>> s = make_synthetic_stream(2000, n_features=5, n_labels=4, schedule="growth@1000", random_state=1)
 >>> s.n_instances, s.n_features, s.n_labels, s.change_points
@@ -45,7 +46,7 @@ import numpy as np
 from scipy.special import expit
 
 from ncld_core.validation import check_in_range
-from ncld_core.stream.noise import apply_label_noise, resolve_flip_rates
+from ncld_core.stream.noise import apply_label_noise, check_noise_changes_have_noise, resolve_flip_rates
 from ncld_core.stream.schedule import apply_label_shifts, as_schedule, shift_permutation
 from ncld_core.stream.seeding import spawn_generators
 from ncld_core.stream.stream import Stream, mark_trusted
@@ -345,7 +346,12 @@ def make_synthetic_stream(
 
     label_names = tuple(f"label_{j}" for j in range(q))
     rho_pos, rho_neg, mode = resolve_flip_rates(flip_rates, q, label_names, random_state=rng_rates)
-    Y_noisy = Y_true.copy() if mode == "none" else apply_label_noise(Y_true, rho_pos, rho_neg, random_state=rng_noise)
+    noise_changes = () if schedule is None else schedule.noise_changes
+    if mode == "none":
+        check_noise_changes_have_noise(noise_changes)
+        Y_noisy = Y_true.copy()
+    else:
+        Y_noisy = apply_label_noise(Y_true, rho_pos, rho_neg, random_state=rng_noise, changes=noise_changes)
 
     config = {
         "n_instances": n,
@@ -395,4 +401,5 @@ def make_synthetic_stream(
         P_true=P_true,
         meta=meta,
         trusted=mark_trusted(n, trusted_fraction, rng_trusted),
+        noise_changes=tuple(noise_changes),
     )
