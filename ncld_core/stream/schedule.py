@@ -74,6 +74,7 @@ __all__ = [
     "reorder_for_schedule",
     "shift_permutation",
     "apply_label_shifts",
+    "append_change",
     "KINDS",
     "REGIME_KINDS",
     "NOISE_KIND",
@@ -106,8 +107,9 @@ ALL_KINDS = (*KINDS, NOISE_KIND)
 #: ``ncld_core.config.StreamSpec``, :func:`ncld_core.stream.noise.apply_label_noise`).
 MAX_NOISE_FACTOR = 10.0
 
-# The regime a change point leaves.
+# The regime a change point leaves, and the one it starts.
 _REGIME_BEFORE = {"growth": "single", "reduction": "multi"}
+_REGIME_AFTER = {"growth": "multi", "reduction": "single"}
 
 #: ``initial_regime`` of a schedule without growth or reduction: the schedule does not
 #: sort instances by cardinality (random order on real data, one constant expected
@@ -507,6 +509,22 @@ class DriftSchedule:
                 factor = change.factor
         return factor
 
+    def regime_at(self, position: int) -> str:
+        """The regime the stream is in at instance ``position``: ``"single"``, ``"multi"`` or ``"mixed"`` (no
+        growth or reduction at or before it and none after it; see :attr:`initial_regime`).
+
+        >>> s = DriftSchedule.parse("reduction@100, shift@200")
+        >>> s.regime_at(99), s.regime_at(100), s.regime_at(250), DriftSchedule.parse("shift@5").regime_at(9)
+        ('multi', 'single', 'single', 'mixed')
+        """
+        if self.is_paper:
+            raise ValueError(f"schedule {str(self)!r} has no position yet: call at(position) first")
+        regime = self.initial_regime
+        for p in self.regime_points:
+            if p.position <= position:
+                regime = _REGIME_AFTER[p.kind]
+        return regime
+
     @property
     def kinds(self) -> tuple:
         return tuple(p.kind for p in self.points)
@@ -623,6 +641,68 @@ def as_schedule(schedule, *, optional: bool = False) -> DriftSchedule | None:
         return DriftSchedule.parse(schedule)
     none = "None, " if optional else ""
     raise ValueError(f"schedule must be {none}a DriftSchedule or a string like 'growth@600', got {schedule!r}")
+
+
+def append_change(schedule, position: int, kind: str, factor: float | None = None) -> DriftSchedule:
+    """``schedule`` (a DriftSchedule, text or None) with one more change at instance ``position``, refused unless
+    the stream before ``position`` stays exactly as it was: an intervention during a run, from a point on.
+
+    ``kind`` is a kind of :data:`ALL_KINDS`; a noise change takes its ``factor`` (the flip rates times it from
+    ``position`` on; one at the same instance is replaced). A growth or reduction needs the regime it leaves at
+    ``position`` (after a growth the stream is already multi-label) and both a growth or reduction before
+    ``position`` and none after it: without one before, the stream before it has no single-/multi-label regime
+    (its instances in random order, one cardinality in the synthetic stream) and the change would reorder it;
+    one after it would no longer alternate. A shift is refused where a change of the labels already is. Streams
+    built from the result (:func:`~ncld_core.stream.builder.build_stream`,
+    :func:`~ncld_core.stream.synthetic.make_synthetic_stream`) are identical to those of ``schedule`` before
+    ``position`` (tests/test_interventions.py).
+
+    >>> str(append_change("reduction@1000", 2500, "growth"))
+    'reduction@1000, growth@2500'
+    >>> str(append_change("reduction@1000, noise@2500x2", 2500, "noise", 0.5))
+    'reduction@1000, noise@2500x0.5'
+    >>> append_change(None, 2500, "growth")
+    Traceback (most recent call last):
+    ...
+    ValueError: a growth at instance 2500 would reorder the stream before it: that stream has no single-/multi-label regime (no growth or reduction before it); put one in the schedule before the run
+    >>> append_change("growth@1000", 2500, "growth")
+    Traceback (most recent call last):
+    ...
+    ValueError: a growth at instance 2500: the stream is already multi-label there
+    """
+    sched = as_schedule(schedule, optional=True)
+    if sched is not None and sched.is_paper:
+        raise ValueError(f"schedule {str(sched)!r} has no position yet: give it its position first (at(position))")
+    position = _check_position(position, "the change")
+    kind = _check_kind(kind, "the change", ALL_KINDS)
+    items = [] if sched is None else list(sched.changes)
+    where = f"a {kind} at instance {position}"
+    if kind == NOISE_KIND:
+        if factor is None:
+            raise ValueError(f"{where}: {_NEEDS_FACTOR}")
+        items = [p for p in items if not (isinstance(p, NoiseChange) and p.position == position)]
+        items.append(NoiseChange(position, _check_factor(factor, where)))
+        return DriftSchedule(_in_order(items))
+    if factor is not None:
+        raise ValueError(f"{where}: only a noise change takes a factor, got {factor!r}")
+    labels = [p for p in items if isinstance(p, ChangePoint)]
+    same = [p for p in labels if p.position == position]
+    if same:
+        raise ValueError(f"{where}: a change of the labels is there already ({_fmt(same[0])!r}): one an instance")
+    if kind in REGIME_KINDS:
+        regime = [p for p in labels if p.kind in REGIME_KINDS]
+        if not any(p.position < position for p in regime):
+            raise ValueError(f"{where} would reorder the stream before it: that stream has no single-/multi-label "
+                             "regime (no growth or reduction before it); put one in the schedule before the run")
+        later = [p for p in regime if p.position > position]
+        if later:
+            raise ValueError(f"{where}: the schedule's {_fmt(later[0])!r} comes after it and would no longer "
+                             "alternate; remove that change first")
+        if sched.regime_at(position) != _REGIME_BEFORE[kind]:
+            state = "multi-label" if kind == "growth" else "single-label"
+            raise ValueError(f"{where}: the stream is already {state} there")
+    items.append(ChangePoint(position, kind))
+    return DriftSchedule(_in_order(items))
 
 
 def _in_order(items) -> list:
