@@ -164,3 +164,19 @@ def test_the_observed_cardinality_records_follow_the_noise_the_estimate_told_the
     err_before = np.mean([abs(c.diagnostics["ELM-O"].lcard_hat - c.true_cardinality) for c in chunks[1:8]])
     err_after = np.mean([abs(c.diagnostics["ELM-O"].lcard_hat - c.true_cardinality) for c in chunks[8:]])
     assert err_after > 3 * err_before, (err_before, err_after)
+
+
+def test_the_estimates_errors_are_measured_against_the_rates_in_force():
+    """Panel (e)'s truth after a noise change: the stream's rates times the factor of the chunk's instances."""
+    from types import SimpleNamespace as NS
+
+    from ncld_core.model.flip_rates import estimate_errors
+
+    rho_pos, rho_neg = np.array([0.2, 0.1]), np.array([0.1, 0.3])
+    record = NS(estimates_rates=True, rho_pos_est=[0.4, 0.2], rho_neg_est=[0.2, 0.6])  # twice the rates
+    chunks = [NS(chunk=k, start=100 * k, stop=100 * (k + 1), diagnostics={"m": record}) for k in range(4)]
+    over, per_label = estimate_errors(chunks, "m", rho_pos, rho_neg, noise_changes=[NoiseChange(200, 2.0)])
+    np.testing.assert_allclose(over["mae_rho_pos"], [0.15, 0.15, 0.0, 0.0])
+    np.testing.assert_allclose(per_label["rho_neg true"], [0.2, 0.6])
+    over, _ = estimate_errors(chunks, "m", rho_pos, rho_neg, noise_changes=[NoiseChange(250, 2.0)])
+    np.testing.assert_allclose(over["mae_rho_pos"], [0.15, 0.15, 0.075, 0.0])  # chunk 2: half of it at x2
