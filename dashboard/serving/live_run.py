@@ -71,7 +71,7 @@ class LiveRun:
     the chunks and the status together): ``status`` (:data:`Status`), ``error`` (the message when it
     failed), ``chunks`` (every ChunkResult received), ``compute_ms`` (each chunk's compute time),
     ``stream`` and, once it runs, ``n_chunks``, ``models`` (the variants and references in the records),
-    ``change_points`` (``(position, kind)``), ``stream_name``, ``stream_s`` (seconds to build the
+    ``change_points`` (``(position, kind)``), ``noise_changes`` (``(position, factor)``), ``stream_name``, ``stream_s`` (seconds to build the
     stream), ``mode`` ("process", "thread" or "dask"), ``paused`` (waiting to be shown again). The page's own measurements: ``update_ms`` (each redraw),
     ``first_plot_s`` (click to the first chunk drawn), kept by :meth:`note_drawn`. ``token`` names the
     run (the page's graphs show one run's figures only), ``compare_id`` its entry in the compare
@@ -109,6 +109,7 @@ class LiveRun:
         self.n_chunks = 0
         self.models: list[str] = []
         self.change_points: list[tuple[int, str]] = []
+        self.noise_changes: list[tuple[int, float]] = []
         self.mode: str | None = None
         self.paused = False
         self.compare_id: int | None = None
@@ -189,6 +190,7 @@ class LiveRun:
             self.stream, self.stream_name = stream, stream.name
             self.n_chunks = runner.n_steps(stream)  # a run's chunks, or a sweep's steps
             self.change_points = [(cp.position, cp.kind) for cp in stream.change_points]
+            self.noise_changes = [(c.position, c.factor) for c in getattr(stream, "noise_changes", ())]
             self.models = runner.model_names
             self.stream_s = time.perf_counter() - t0
             self._seen = time.monotonic()
@@ -210,7 +212,7 @@ class LiveRun:
         chunks, run_status = run.snapshot()
         copy = cls(run.cfg, build_stream=lambda: run.stream, use_process=False)
         for name in ("stream", "stream_name", "stream_s", "chunk_size", "n_chunks", "models", "change_points",
-                     "error"):
+                     "noise_changes", "error"):
             setattr(copy, name, getattr(run, name))
         copy.chunks, copy.compute_ms = chunks, list(run.compute_ms[:len(chunks)])
         copy.status = status or run_status
@@ -361,5 +363,6 @@ class LiveRun:
         never the stream's data."""
         chunks, status = self.snapshot()
         return {"cfg": self.cfg, "chunks": chunks, "models": list(self.models),
-                "change_points": list(self.change_points), "chunk_size": self.chunk_size, "n_chunks": self.n_chunks,
+                "change_points": list(self.change_points), "noise_changes": list(self.noise_changes),
+                "chunk_size": self.chunk_size, "n_chunks": self.n_chunks,
                 "stream_name": self.stream_name, "status": status, "compare_id": self.compare_id}
