@@ -17,7 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import compare, data, link, live_page, live_session, panels, present_view
+from dashboard import compare, data, interventions, link, live_page, live_session, panels, present_view
 from dashboard.labels import errors_text
 from dashboard.live_chart import preload_plotly
 from dashboard.run_panels import LivePanels, summary
@@ -76,6 +76,8 @@ if ctx.ok and ctx.cost is not None and not presenting and (run is None or run.cf
 if not ctx.ok:
     st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {errors_text(ctx.errors)}",
                icon=":material/block:")
+if not presenting:  # labels grow / shrink / shift / noise up / down from the next chunk, while a run streams
+    interventions.render(ctx, run)
 
 
 # --------------------------------------------------------------------------- the panels
@@ -202,9 +204,17 @@ def _live(run, line, figures_shown: dict):
     if line is not None:  # the visitor it was computed for left, or others came
         role = _role(run)
         run_caption.caption(" · ".join(t for t in (role and f"**{role}**", *line) if t))
+    shown = run.status == "starting" and bool(run.chunks)  # an intervention's run (LiveRun.show_from): the chunks
+    if shown:  # before its change are drawn before its stream is built, never chunk 0 again
+        if not figures_shown:
+            lp.reserve(before)
+            figures_shown[None] = 0
+        _show(run, run.snapshot()[0], figures_shown, live=True)
     if run.status == "starting" and not run.begin():  # queued, or another script thread is beginning it
-        lp.reserve(before)
-        status.caption(live_page.waiting_text(run.queue_position(), LIMITS.max_concurrent_runs))
+        if not shown:
+            lp.reserve(before)
+        if not shown or run.queue_position():
+            status.caption(live_page.waiting_text(run.queue_position(), LIMITS.max_concurrent_runs))
         return
     chunks, state = run.wait(len(run.chunks), timeout=0)  # marks the run shown: its worker goes on
     if state not in ("starting", "running"):

@@ -75,6 +75,7 @@ __all__ = [
     "shift_permutation",
     "apply_label_shifts",
     "append_change",
+    "noise_factor_step",
     "KINDS",
     "REGIME_KINDS",
     "NOISE_KIND",
@@ -703,6 +704,27 @@ def append_change(schedule, position: int, kind: str, factor: float | None = Non
             raise ValueError(f"{where}: the stream is already {state} there")
     items.append(ChangePoint(position, kind))
     return DriftSchedule(_in_order(items))
+
+
+def noise_factor_step(current: float, up: bool, bound: float | None, step: float = 0.5) -> float | None:
+    """The factor "noise up" (``up``) or "noise down" sets where the factor is ``current``: ``step`` more or less, at
+    least 0 and, going up, the largest multiple of 0.05 that keeps every label's ``rho_pos + rho_neg`` below 1 (Eq. NR;
+    ``bound``: the stream's largest sum, ``ncld_core.config.StreamSpec.noise_bound``) and within
+    :data:`MAX_NOISE_FACTOR`; None when the factor cannot move that way.
+
+    >>> noise_factor_step(1.0, True, 0.8), noise_factor_step(1.0, True, 0.35), noise_factor_step(0.5, False, 0.8)
+    (1.2, 1.5, 0.0)
+    >>> noise_factor_step(1.2, True, 0.8) is None, noise_factor_step(0.0, False, 0.8) is None
+    (True, True)
+    """
+    if not up:
+        new = max(current - step, 0.0)
+        return round(new, 10) if new < current else None
+    limit = MAX_NOISE_FACTOR
+    if bound:
+        limit = min(limit, (math.ceil(1.0 / bound / 0.05 - 1e-9) - 1) * 0.05)
+    new = round(min(current + step, limit), 10)
+    return new if new > current else None
 
 
 def _in_order(items) -> list:
