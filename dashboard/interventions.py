@@ -24,6 +24,7 @@ from ncld_core.stream.schedule import append_change, noise_factor_step
 
 from . import data, live_session
 from .controls import set_config
+from .link import CANON
 from .figures import noise_text
 from .labels import worded
 
@@ -61,6 +62,10 @@ INTERVENTIONS = (
 NOTE = "intervention_note"
 #: Session state: why the last press did nothing (the run moved on between drawing the button and the press).
 REFUSED = "intervention_refused"
+#: Session state: a press changed the settings; the row's rerun then reruns the page (which starts their run).
+PRESSED = "intervention_pressed"
+#: How often (seconds) the row is drawn again while its run streams: which buttons can act changes with the chunk.
+ROW_EVERY_S = 1.0
 
 
 def next_position(run) -> int:
@@ -159,14 +164,25 @@ def _press(key: str) -> None:
     what = (noise_text(new.drift_schedule.noise_factor_at(position)) if it.kind == "noise" else it.kind)
     ss[NOTE] = (new, f"**{it.label}**: {what} from instance {position:,} (chunk {k}) on, added to the schedule and the "
                      f"link; the chunks before it stay as they were")
+    ss[PRESSED] = True
 
 
-def render(ctx, run) -> None:
+def render(run) -> None:
     """The row of buttons above the panels (once the session has a run); a button that cannot act is disabled,
-    its help says why."""
+    its help says why. While the run streams, the row is a fragment drawn again every :data:`ROW_EVERY_S` seconds
+    (what can act changes with the chunk the run is at: the page itself is not rerun then)."""
     if run is None:
         return
+    st.fragment(_row, run_every=ROW_EVERY_S if run.active else None)()
+
+
+def _row() -> None:
     ss = st.session_state
+    run, ctx = ss.get("run"), ss.get("ctx")
+    if ss.pop(PRESSED, False) and run is not None and ss.get(CANON) != run.cfg.to_dict():
+        st.rerun()  # a press in the row's own rerun: the page's full run draws the new settings and starts their run
+    if run is None or ctx is None:
+        return
     same = live_session.same_settings(run)
     options = reasons(run, ctx.cfg, same=same, **(_facts(ctx) if run.active and same else {}))
     with st.container(key="interventions"):

@@ -106,6 +106,9 @@ class LiveRun:
         #: The run's place in the server's queue (0: it may start; ``dashboard.serving.run_hub.RunHub``), or None.
         self.waiting = waiting
         self.token = uuid.uuid4().hex
+        #: Whose graphs the page's panels hold (``dashboard.live_chart``): the run's ``token``, or for a run shown from
+        #: another (:meth:`show_from`) that run's, so that its graphs are updated in place and never emptied.
+        self.owner = self.token
         self.status: Status = "starting"
         self.error: str | None = None
         self.chunks: list = []
@@ -153,9 +156,11 @@ class LiveRun:
         run recomputes them from the start (a run stays a pure function of its settings). Each chunk computed
         replaces the one shown (the same records: only its seconds differ); one that differs, which an
         append_change never gives, ends the showing there: the page then draws this run's own.
-        Until its stream is built, the run shows ``run``'s facts (its rates and labels are the same)."""
+        Until its stream is built, the run shows ``run``'s facts (its rates and labels are the same); its graphs are
+        ``run``'s (:attr:`owner`), updated in place."""
         chunks, _ = run.snapshot()
         shown = list(chunks[:k])
+        self.owner = run.owner
         self.chunks, self.compute_ms = shown, list(run.compute_ms[:len(shown)])
         self.shown_before, self.recomputed = len(shown), 0
         self.stream, self.stream_name, self.chunk_size = run.stream, run.stream_name, run.chunk_size

@@ -77,7 +77,7 @@ if not ctx.ok:
     st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {errors_text(ctx.errors)}",
                icon=":material/block:")
 if not presenting:  # labels grow / shrink / shift / noise up / down from the next chunk, while a run streams
-    interventions.render(ctx, run)
+    interventions.render(run)
 
 
 # --------------------------------------------------------------------------- the panels
@@ -123,7 +123,7 @@ def _options():
                       "rates; with estimated rates they part after a drift they act on.")
 
 
-lp = LivePanels(presenting=presenting, owner=run.token if run else None, hub=None)
+lp = LivePanels(presenting=presenting, owner=run.owner if run else None, hub=None)
 before = panels.PanelData(default_rates=live_page.default_rates(run.cfg if run else ctx.cfg))  # no records yet
 #: The panel above which the choice of variants (and the paper's estimate) sit.
 FIRST_PER_VARIANT = next((p.key for p in panels.PANELS if p.per_variant), None)
