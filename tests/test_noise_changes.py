@@ -36,6 +36,7 @@ def test_a_noise_change_parses_prints_back_and_sits_apart_from_the_label_changes
         "reduction@100, growth@3000, noise@3000x2"
     only = DriftSchedule.parse("noise@50x0.5")
     assert only.points == () and not only.is_paper and only.initial_regime == "mixed"
+    assert only and len(only) == 0  # a schedule of noise changes only is a schedule (len: the labels' changes)
     assert DriftSchedule.parse("growth, noise@50x2").at(70) == DriftSchedule.parse("noise@50x2, growth@70")
 
 

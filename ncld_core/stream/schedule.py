@@ -474,6 +474,11 @@ class DriftSchedule:
         """The changes of the label distribution (:attr:`points`; the noise changes are :attr:`noise_changes`)."""
         return len(self.points)
 
+    def __bool__(self) -> bool:
+        """Always true: a schedule holds at least one change (of the labels or of the noise; ``len`` counts the
+        former only)."""
+        return True
+
     def __iter__(self):
         """The changes of the label distribution (:attr:`points`; the noise changes are :attr:`noise_changes`)."""
         return iter(self.points)
