@@ -579,6 +579,43 @@ def _position_error(position: float) -> str | None:
     return None
 
 
+def _schedule_row(ver: int, i: int, rid: int) -> tuple[dict, str | None]:
+    """Change ``i`` (row ``rid``): its kind, its position, a noise change's factor, its remove button; the row read,
+    and what is wrong with its position (None: nothing)."""
+    ss = st.session_state
+    kind_key, pos_key = _schedule_keys(ver, rid)
+    noise = ss.get(kind_key) == NOISE_KIND  # a noise change's row has a box for its factor
+    if noise:
+        c1, c2, c4, c3 = st.columns([6, 5, 4, 2], vertical_alignment="center", gap="small")
+    else:
+        c1, c2, c3 = st.columns([8, 6, 2], vertical_alignment="center", gap="small")
+    kind = c1.selectbox(f"change {i}", list(ALL_KINDS), key=kind_key, label_visibility="collapsed",
+                        help="growth: to multi-label; reduction: to single-label; shift: other labels relevant, "
+                             "same cardinality; noise: every flip rate times a factor from there on (the models are "
+                             "still told the old rates)")
+    # a float box, as the integer settings' (_Form.number): "1e3" reads 1000, a fraction is said. No minimum: the
+    # browser keeps a number below it to itself, and the error under the box would name the one before.
+    position = c2.number_input(f"at instance (change {i})", step=1.0, format="%.15g", value=None,
+                               key=pos_key, label_visibility="collapsed", placeholder="paper's form")
+    bad = None
+    if position is not None:
+        wrong = _position_error(position)
+        if wrong:
+            bad = f"change {i}: the instance {wrong}"
+        else:
+            position = int(position)
+    factor = None
+    if noise:
+        factor = c4.number_input(f"× flip rates (change {i})", step=0.1, format="%g", value=None,
+                                 key=_factor_key(ver, rid), label_visibility="collapsed", placeholder="× rates",
+                                 help="the flip rates times this from the change on: 0 makes the labels clean, "
+                                      "1 brings back the stream's own rates")
+    # named for screen readers and tests, shown as its icon only (SCHEDULE_CSS)
+    c3.button(f"Remove change {i}", key=f"sched_del_{ver}_{rid}", icon=":material/close:",
+              on_click=_remove_change_point, args=(ver, rid))
+    return {"kind": kind, "position": position, "factor": factor}, bad
+
+
 def _schedule_section(f: _Form):
     """The change points, one row of plain controls each (kind, position, remove), and a button adding one;
     returns the slot of the schedule's preview (drawn once the configuration exists).
@@ -594,36 +631,9 @@ def _schedule_section(f: _Form):
         st.caption("change · at instance (the new regime's first; empty on a single row: the paper's form)")
     rows, bad = [], None
     for i, rid in enumerate(ids, start=1):
-        kind_key, pos_key = _schedule_keys(ver, rid)
-        noise = ss.get(kind_key) == NOISE_KIND  # a noise change's row has a box for its factor
-        if noise:
-            c1, c2, c4, c3 = st.columns([6, 5, 4, 2], vertical_alignment="center", gap="small")
-        else:
-            c1, c2, c3 = st.columns([8, 6, 2], vertical_alignment="center", gap="small")
-        kind = c1.selectbox(f"change {i}", list(ALL_KINDS), key=kind_key, label_visibility="collapsed",
-                            help="growth: to multi-label; reduction: to single-label; shift: other labels relevant, "
-                                 "same cardinality; noise: every flip rate times a factor from there on (the "
-                                 "models are still told the old rates)")
-        # a float box, as the integer settings' (_Form.number): "1e3" reads 1000, a fraction is said. No minimum: the
-        # browser keeps a number below it to itself, and the error under the box would name the one before.
-        position = c2.number_input(f"at instance (change {i})", step=1.0, format="%.15g", value=None,
-                                   key=pos_key, label_visibility="collapsed", placeholder="paper's form")
-        if position is not None:
-            wrong = _position_error(position)
-            if wrong:
-                bad = bad or f"change {i}: the instance {wrong}"
-            else:
-                position = int(position)
-        factor = None
-        if noise:
-            factor = c4.number_input(f"× flip rates (change {i})", step=0.1, format="%g", value=None,
-                                     key=_factor_key(ver, rid), label_visibility="collapsed", placeholder="× rates",
-                                     help="the flip rates times this from the change on: 0 makes the labels clean, "
-                                          "1 brings back the stream's own rates")
-        # named for screen readers and tests, shown as its icon only (SCHEDULE_CSS)
-        c3.button(f"Remove change {i}", key=f"sched_del_{ver}_{rid}", icon=":material/close:",
-                  on_click=_remove_change_point, args=(ver, rid))
-        rows.append({"kind": kind, "position": position, "factor": factor})
+        row, wrong = _schedule_row(ver, i, rid)
+        rows.append(row)
+        bad = bad or wrong
     full = len(ids) >= MAX_SCHEDULE_POINTS  # the schedule's bound (each row is three widgets of this sidebar)
     st.button("Add a change point", key=f"sched_add_{ver}", icon=":material/add:", on_click=_add_change_point,
               args=(ver,), disabled=full,
