@@ -67,6 +67,7 @@ def start_wanted():
     # dropped once the run is started: a rerun arriving meanwhile (a control changed just after the click)
     # interrupts the script inside start, and the click would be lost with the flag
     ss.pop(START_REQUESTED, None)
+    ss.pop(SHOWN_FROM, None)  # an intervention's run started (start took it), or its settings could not start
 
 
 def show_from(cfg, run, k: int):

@@ -117,7 +117,7 @@ def test_labels_grow_now_mid_run_is_drawn_and_its_link_reproduces_the_records(br
     seen = page.evaluate("window.__ncldSeen")
     # never back to chunk 0: from the press on, each drawing shows at least as many chunks as the one before
     drawn = seen["chunks"]
-    assert drawn and all(b >= a for a, b in zip(drawn, drawn[1:])), drawn
+    assert drawn and all(b >= a for a, b in zip(drawn, drawn[1:])), (k, seen["events"])
     # its graph is updated in place: never out of the page after the press (an owner of its own emptied it then)
     assert seen["gone"] == 0 and seen["since"] is None, seen["events"]
     print(f"\nintervention at chunk {k}: {len(seen['chunks'])} drawings of the cardinality graph, none out of the "

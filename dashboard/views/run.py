@@ -200,6 +200,9 @@ def _show(run, chunks, figures_shown: dict, live: bool = False):
 def _live(run, line, figures_shown: dict):
     """The live part: begin the run when the server has a slot, then draw what arrived; rerun the page when the
     run has ended. ``line``: the run caption's parts after the role, for a followed run (redrawn with its role)."""
+    pending = ss.get(live_session.SHOWN_FROM)
+    if pending is not None and pending[1] is run:  # an intervention replaces this run from a chunk it has drawn: no
+        st.rerun()  # later chunk of it is drawn (the page would step back to that chunk); the page's full run starts
     lp.clear()  # a fragment's rerun writes again what it wrote
     if line is not None:  # the visitor it was computed for left, or others came
         role = _role(run)
