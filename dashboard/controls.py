@@ -34,7 +34,7 @@ from ncld_core.eval.runner import RATE_MODES
 from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
 from ncld_core.model.decision import DECISIONS
 from ncld_core.model.detector import DETECTORS
-from ncld_core.stream.schedule import KINDS, MAX_SCHEDULE_POINTS
+from ncld_core.stream.schedule import ALL_KINDS, MAX_SCHEDULE_POINTS, NOISE_KIND
 from ncld_core.stream.noise_families import NOISE_FAMILIES
 
 from . import checks, compare, data, link, upload_view
@@ -195,38 +195,58 @@ def _rates_base(vals, n_labels, label_names):
 
 
 def schedule_rows(text: str) -> pd.DataFrame:
-    """The schedule string as editor rows (kind, position); unparsable text gives no rows."""
+    """The schedule string as editor rows (kind, position, factor: a noise change's, else None), in the text's
+    order; unparsable text gives no rows."""
     from ncld_core.stream.schedule import DriftSchedule
 
     rows = []
     if text and text.strip():
         try:
-            for p in DriftSchedule.parse(text):
-                rows.append({"kind": p.kind, "position": p.position})
+            for p in DriftSchedule.parse(text).changes:
+                factor = getattr(p, "factor", None)
+                rows.append({"kind": NOISE_KIND if factor is not None else p.kind, "position": p.position,
+                             "factor": factor})
         except ValueError:
             rows = []
-    return pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"})
+    return pd.DataFrame(rows, columns=["kind", "position", "factor"]).astype({"position": "Int64",
+                                                                            "factor": "Float64"})
 
 
 def schedule_text(df: pd.DataFrame) -> tuple[str, str | None]:
-    """Editor rows -> schedule string (sorted by position) and an error for incomplete rows."""
+    """Editor rows -> schedule string (sorted by position, as the schedule prints itself) and an error for
+    incomplete rows."""
+    from ncld_core.stream.schedule import DriftSchedule
+
     parts, error = [], None
     rows = []
     for i, row in enumerate(df.itertuples(index=False), start=1):
         kind = row.kind if isinstance(row.kind, str) and row.kind else None
         pos = None if pd.isna(row.position) else int(row.position)
+        factor = getattr(row, "factor", None)
+        factor = None if factor is None or pd.isna(factor) else float(factor)
         if kind is None and pos is None:
             continue
         if kind is None:
-            error = f"row {i}: choose {', '.join(KINDS[:-1])} or {KINDS[-1]}"
+            error = f"row {i}: choose {', '.join(ALL_KINDS[:-1])} or {ALL_KINDS[-1]}"
             continue
-        rows.append((pos, kind))
-    if any(p is None for p, _ in rows) and len(rows) > 1:
+        if kind == NOISE_KIND and factor is None:
+            error = error or f"row {i}: a noise change needs its factor (the flip rates times it)"
+            continue
+        rows.append((pos, kind, factor))
+    if any(p is None for p, _, _ in rows) and len(rows) > 1:
         error = error or "only a single point may omit its position (the paper's form)"
-    rows.sort(key=lambda r: (r[0] is not None, r[0] or 0))
-    for pos, kind in rows:
-        parts.append(kind if pos is None else f"{kind}@{pos}")
-    return ", ".join(parts), error
+    rows.sort(key=lambda r: (r[0] is not None, r[0] or 0, r[1] == NOISE_KIND))
+    for pos, kind, factor in rows:
+        if kind == NOISE_KIND:
+            parts.append(f"{kind}@{pos}x{factor!r}" if pos is not None else kind)
+        else:
+            parts.append(kind if pos is None else f"{kind}@{pos}")
+    text = ", ".join(parts)
+    try:  # the schedule's own text: a configuration equals the one its link gives
+        text = str(DriftSchedule.parse(text)) if text else text
+    except ValueError:
+        pass
+    return text, error
 
 
 def _editor(name: str, make_base, **kwargs):
@@ -534,6 +554,11 @@ def _schedule_keys(ver: int, rid: int) -> tuple[str, str]:
     return f"w_sched_kind_{ver}_{rid}", f"w_sched_pos_{ver}_{rid}"
 
 
+def _factor_key(ver: int, rid: int) -> str:
+    """The widget key of a noise change's factor (row ``rid`` of the controls' version ``ver``)."""
+    return f"w_sched_factor_{ver}_{rid}"
+
+
 def _schedule_row_ids(schedule: str) -> list[int]:
     """The change points' rows (ids, in order) of this version of the controls, seeded once from ``schedule``
     (a preset or a link bumps the version: its rows start afresh from the canonical schedule)."""
@@ -550,6 +575,8 @@ def _schedule_row_ids(schedule: str) -> list[int]:
             kind_key, pos_key = _schedule_keys(ver, rid)
             ss[kind_key] = row.kind
             ss[pos_key] = None if pd.isna(row.position) else float(row.position)
+            if not pd.isna(row.factor):
+                ss[_factor_key(ver, rid)] = float(row.factor)
     return ss[ids_key]
 
 
@@ -561,13 +588,13 @@ def _add_change_point(ver: int):
     ss[f"schedule_next_{ver}"] = rid + 1
     ss[f"schedule_rows_{ver}"] = [*ss[f"schedule_rows_{ver}"], rid]
     kind_key, pos_key = _schedule_keys(ver, rid)
-    ss[kind_key], ss[pos_key] = KINDS[0], None
+    ss[kind_key], ss[pos_key] = ALL_KINDS[0], None
 
 
 def _remove_change_point(ver: int, rid: int):
     ss = st.session_state
     ss[f"schedule_rows_{ver}"] = [r for r in ss[f"schedule_rows_{ver}"] if r != rid]
-    for key in _schedule_keys(ver, rid):
+    for key in (*_schedule_keys(ver, rid), _factor_key(ver, rid)):
         ss.pop(key, None)
 
 
@@ -580,6 +607,43 @@ def _position_error(position: float) -> str | None:
     if position > link.LARGEST_BOX_INTEGER:
         return f"must be at most {link.LARGEST_BOX_INTEGER:,}"
     return None
+
+
+def _schedule_row(ver: int, i: int, rid: int) -> tuple[dict, str | None]:
+    """Change ``i`` (row ``rid``): its kind, its position, a noise change's factor, its remove button; the row read,
+    and what is wrong with its position (None: nothing)."""
+    ss = st.session_state
+    kind_key, pos_key = _schedule_keys(ver, rid)
+    noise = ss.get(kind_key) == NOISE_KIND  # a noise change's row has a box for its factor
+    if noise:
+        c1, c2, c4, c3 = st.columns([6, 5, 4, 2], vertical_alignment="center", gap="small")
+    else:
+        c1, c2, c3 = st.columns([8, 6, 2], vertical_alignment="center", gap="small")
+    kind = c1.selectbox(f"change {i}", list(ALL_KINDS), key=kind_key, label_visibility="collapsed",
+                        help="growth: to multi-label; reduction: to single-label; shift: other labels relevant, "
+                             "same cardinality; noise: every flip rate times a factor from there on (the models are "
+                             "still told the old rates)")
+    # a float box, as the integer settings' (_Form.number): "1e3" reads 1000, a fraction is said. No minimum: the
+    # browser keeps a number below it to itself, and the error under the box would name the one before.
+    position = c2.number_input(f"at instance (change {i})", step=1.0, format="%.15g", value=None,
+                               key=pos_key, label_visibility="collapsed", placeholder="paper's form")
+    bad = None
+    if position is not None:
+        wrong = _position_error(position)
+        if wrong:
+            bad = f"change {i}: the instance {wrong}"
+        else:
+            position = int(position)
+    factor = None
+    if noise:
+        factor = c4.number_input(f"× flip rates (change {i})", step=0.1, format="%g", value=None,
+                                 key=_factor_key(ver, rid), label_visibility="collapsed", placeholder="× rates",
+                                 help="the flip rates times this from the change on: 0 makes the labels clean, "
+                                      "1 brings back the stream's own rates")
+    # named for screen readers and tests, shown as its icon only (SCHEDULE_CSS)
+    c3.button(f"Remove change {i}", key=f"sched_del_{ver}_{rid}", icon=":material/close:",
+              on_click=_remove_change_point, args=(ver, rid))
+    return {"kind": kind, "position": position, "factor": factor}, bad
 
 
 def _schedule_section(f: _Form):
@@ -597,25 +661,9 @@ def _schedule_section(f: _Form):
         st.caption("change · at instance (the new regime's first; empty on a single row: the paper's form)")
     rows, bad = [], None
     for i, rid in enumerate(ids, start=1):
-        kind_key, pos_key = _schedule_keys(ver, rid)
-        c1, c2, c3 = st.columns([8, 6, 2], vertical_alignment="center", gap="small")
-        kind = c1.selectbox(f"change {i}", list(KINDS), key=kind_key, label_visibility="collapsed",
-                            help="growth: to multi-label; reduction: to single-label; shift: other labels relevant, "
-                                 "same cardinality")
-        # a float box, as the integer settings' (_Form.number): "1e3" reads 1000, a fraction is said. No minimum: the
-        # browser keeps a number below it to itself, and the error under the box would name the one before.
-        position = c2.number_input(f"at instance (change {i})", step=1.0, format="%.15g", value=None,
-                                   key=pos_key, label_visibility="collapsed", placeholder="paper's form")
-        if position is not None:
-            wrong = _position_error(position)
-            if wrong:
-                bad = bad or f"change {i}: the instance {wrong}"
-            else:
-                position = int(position)
-        # named for screen readers and tests, shown as its icon only (SCHEDULE_CSS)
-        c3.button(f"Remove change {i}", key=f"sched_del_{ver}_{rid}", icon=":material/close:",
-                  on_click=_remove_change_point, args=(ver, rid))
-        rows.append({"kind": kind, "position": position})
+        row, wrong = _schedule_row(ver, i, rid)
+        rows.append(row)
+        bad = bad or wrong
     full = len(ids) >= MAX_SCHEDULE_POINTS  # the schedule's bound (each row is three widgets of this sidebar)
     st.button("Add a change point", key=f"sched_add_{ver}", icon=":material/add:", on_click=_add_change_point,
               args=(ver,), disabled=full,
@@ -623,14 +671,15 @@ def _schedule_section(f: _Form):
     if bad:  # a position no schedule can hold: said, and the schedule stays the last one read (rows keep their order)
         text, sched_error = f.vals["schedule"], bad
     else:
-        rows_df = pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"})
+        rows_df = pd.DataFrame(rows, columns=["kind", "position", "factor"]).astype({"position": "Int64",
+                                                                                  "factor": "Float64"})
         text, sched_error = schedule_text(rows_df)
     f.vals["schedule"] = text
     if sched_error:
         f.extra["schedule"] = sched_error
     chart = st.empty()
     st.caption(f"schedule: `{text or 'none'}` · growth = to multi-label, reduction = to single-label, "
-               "shift = other labels relevant (same cardinality)")
+               "shift = other labels relevant (same cardinality), noise = the flip rates times a factor")
     f.slot("schedule")
     return chart
 
@@ -738,7 +787,7 @@ def _validate(f: _Form, schedule_chart) -> Context:
     # inline SVG, not st.plotly_chart: the page's first plotly.js came before its Run button (dashboard/svg.py)
     # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops every SVG element (the preview
     # was sent and never shown); the SVG is built here from escaped text (dashboard/svg.py)
-    schedule_chart.markdown(svg_of(schedule_figure(_points(cfg), length),
+    schedule_chart.markdown(svg_of(schedule_figure(_points(cfg), length, noise_changes=_noise_points(cfg)),
                                    label=f"drift schedule: {cfg.schedule or 'none'}"
                                          + (f" on {length:,} instances" if length else "")),
                             unsafe_allow_html=True)
@@ -788,6 +837,15 @@ def _word_detector_errors(errors: dict, cfg: RunConfig):
         if bad:
             errors["monitors"] = (f"compared detector(s) {', '.join(map(repr, bad))} not known: remove them "
                                   f"(a link names the detectors {names})")
+
+
+def _noise_points(cfg: RunConfig):
+    """The schedule's noise changes as (position, factor)."""
+    try:
+        schedule = cfg.drift_schedule
+    except ValueError:
+        return []
+    return [] if schedule is None else [(c.position, c.factor) for c in schedule.noise_changes]
 
 
 def _points(cfg: RunConfig):

@@ -207,7 +207,8 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
                           + (f"; the link's {' and '.join(overridden)} not used" if overridden else "")))
         fix.update(noise="range", rho_low=low, rho_high=high)
     try:  # the schedule's editor holds parsed rows only: a text that does not parse would vanish from it
-        positions = [p.position for p in (cfg.drift_schedule or ()) if p.position is not None]
+        schedule = cfg.drift_schedule
+        positions = [p.position for p in (schedule.changes if schedule else ()) if p.position is not None]
     except ValueError as exc:
         notes.append(Note(f"schedule {_shown(cfg.schedule)}", f"cannot read it: {worded(exc)}", "using none"))
         fix["schedule"] = ""

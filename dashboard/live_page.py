@@ -128,6 +128,7 @@ def panel_data(run, cfg, *, focus, show_paper: bool, chunks=None) -> panels.Pane
     return panels.PanelData(
         chunks=list(run.chunks) if chunks is None else chunks, models=list(run.models),
         change_points=list(run.change_points), chunk_size=run.chunk_size, n_chunks=run.n_chunks,
+        noise_changes=list(run.noise_changes),
         focus=[focus] if focus in run.models else panels.drawn_order(run.models), show_paper=show_paper,
         rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, label_names=tuple(getattr(stream, "label_names", ()) or ()),
         default_rates=default_rates(run.cfg), trusted_fraction=float(run.cfg.trusted_fraction))

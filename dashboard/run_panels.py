@@ -79,8 +79,10 @@ class LivePanels:
             # the same chunk drawn with the same options by another session (a class on one run): its figures as
             # drawn; a pinned run is the session's own (its history), never shared
             chunk = shown.chunks[-1] if shown.chunks and base is None else None
+            # (the change points too: an intervention's run draws the chunks of the run it goes on from with its own)
             figs = SHARED.figures(chunk, (k, tuple(shown.focus), shown.show_paper, tuple(sorted(self.slots)),
-                                          self.presenting), make)
+                                          self.presenting, tuple(shown.change_points), tuple(shown.noise_changes)),
+                                  make)
             # chunk: each graph says how many chunks it shows (the browser test's latency measurement)
             draw_charts(self.hub, self.slots, figs, key=f"figs_{k}", owner=self.owner, config=PLOT_CONFIG, chunk=k)
         for panel in panels.PANELS:  # then what the panels write beside their graphs

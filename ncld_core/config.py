@@ -149,6 +149,45 @@ class StreamSpec:
         """Instances in the stream (None when the dataset's size is not known)."""
         return self.n_instances or (n_available if self.dataset != "synthetic" else SYNTHETIC_DEFAULT_LENGTH)
 
+    def noise_bound(self) -> float | None:
+        """The largest ``rho_pos + rho_neg`` a label of this stream can have: ``2 rho_high`` for a range, the noise
+        family's ``max_sum``, the table's largest sum, 0 without noise; None when the rates are not readable. A noise
+        change's factor ``f`` of the drift schedule must keep ``f`` times it below 1 (Eq. NR), for every seed.
+
+        >>> StreamSpec(rho_high=0.4).noise_bound(), StreamSpec(noise="missing").noise_bound()
+        (0.8, 0.35)
+        """
+        if self.noise == "none":
+            return 0.0
+        if self.noise == "range":
+            return 2.0 * float(self.rho_high) if _is_number(self.rho_high) else None
+        if self.noise in NOISE_FAMILIES:
+            return float(NOISE_FAMILIES[self.noise].max_sum)
+        try:
+            pos, neg = check_flip_rates(self.rho_pos, self.rho_neg, source="flip-rate table")
+        except ValueError:
+            return None
+        return float((pos + neg).max()) if pos.size else None
+
+    def _noise_change_error(self, sched) -> str | None:
+        """What is wrong with the schedule's noise changes for this stream's noise (None: nothing)."""
+        if sched is None or not sched.noise_changes:
+            return None
+        first = sched.noise_changes[0]
+        text = f"noise@{first.position}x{first.factor:g}"
+        if self.noise == "none":
+            return (f"a noise change ({text!r}) multiplies the stream's flip rates, and this stream has no noise: "
+                    "choose a noise first")
+        bound = self.noise_bound()
+        if not bound:
+            return None
+        for change in sched.noise_changes:
+            if change.factor * bound >= 1:
+                return (f"noise change 'noise@{change.position}x{change.factor:g}' would give flip rates with "
+                        f"rho_pos + rho_neg up to {change.factor * bound:.3g} (Eq. NR needs < 1): with this noise a "
+                        f"factor must stay below {1 / bound:.4g}")
+        return None
+
     def flip_rates_spec(self):
         if self.noise == "none":
             return None
@@ -223,10 +262,15 @@ class StreamSpec:
         if "schedule" not in err:
             try:
                 sched = self.drift_schedule
-                if sched is not None and length is not None and not sched.is_paper:
+                if sched is not None and length is not None:
                     sched.validate(length)
             except ValueError as exc:
                 err["schedule"] = str(exc)
+            else:
+                if not {"noise", "rho_low", "rho_high", "rates"} & set(err):
+                    noise_error = self._noise_change_error(sched)
+                    if noise_error:
+                        err["schedule"] = noise_error
         if (Y_true is not None and self.dataset != "synthetic" and has_schedule
                 and not {"schedule", "n_instances", "chunk_size"} & set(err)):
             from .stream.schedule import reorder_for_schedule

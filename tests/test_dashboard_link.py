@@ -463,10 +463,11 @@ def test_a_link_asking_for_the_papers_noise_gets_its_range_and_the_same_stream()
 
 
 @pytest.mark.parametrize("position", [str(2**63), "9" * 20, "9" * 3000, str(2**53)])
-def test_a_change_point_no_box_can_hold_is_a_note_not_a_broken_sidebar(work, position):
+@pytest.mark.parametrize("point", ["growth@{}", "noise@{}x1"])
+def test_a_change_point_no_box_can_hold_is_a_note_not_a_broken_sidebar(work, position, point):
     """growth@2^63 and beyond broke the sidebar (the schedule's rows held int64): a note, the schedule none, and the
-    note quotes the link's value cut short."""
-    at = _app({"schedule": f"growth@{position}"})
+    note quotes the link's value cut short. A noise change's position too (its row has the same box)."""
+    at = _app({"schedule": point.format(position)})
     errors = _errors(at)
     assert any("too large for its box; using none" in e for e in errors), errors
     assert all(len(e) < 400 for e in errors), [len(e) for e in errors]

@@ -153,9 +153,12 @@ class RunHub:
         return config_key(cfg, extra), self.fingerprint()
 
     def start(self, session_id: str, cfg, *, extra: str | None = None,
-              build_stream: Callable[[], object] | None = None) -> tuple[LiveRun, Role]:
+              build_stream: Callable[[], object] | None = None,
+              shown_from: tuple | None = None) -> tuple[LiveRun, Role]:
         """The run of ``cfg`` for ``session_id`` and how it came: ``"replayed"``, ``"following"`` or
-        ``"computing"`` (queued until a slot is free). A session holding a run is detached from it first."""
+        ``"computing"`` (queued until a slot is free). A session holding a run is detached from it first.
+        ``shown_from``: ``(run, k)``, the run an intervention changed from chunk ``k`` on: a run computed anew
+        shows its first ``k`` chunks until it has computed them (:meth:`LiveRun.show_from`)."""
         self.detach(session_id)
         with self._lock:
             self._watchdog.ensure()
@@ -173,7 +176,7 @@ class RunHub:
             threads = threads_for(n_hidden=int(cfg.n_hidden), concurrent_runs=self.limits.max_concurrent_runs)
             run = LiveRun(cfg, build_stream=build_stream, use_process=self.use_process,
                           waiting=lambda: self.position(key), n_threads=threads,
-                          niceness=self.limits.run_niceness)
+                          niceness=self.limits.run_niceness, shown_from=shown_from)
             self._runs[key], self._watchers[key] = run, {session_id}
             self._sessions[(session_id, RUN)] = key
             self._line.append((key, run))

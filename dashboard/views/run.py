@@ -17,7 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import compare, data, knob_row, link, live_page, live_session, panels, present_view
+from dashboard import compare, data, interventions, knob_row, link, live_page, live_session, panels, present_view
 from dashboard.labels import errors_text
 from dashboard.live_chart import preload_plotly
 from dashboard.run_panels import LivePanels, summary
@@ -85,6 +85,7 @@ if not ctx.ok:
                icon=":material/block:")
 if not presenting:  # (presentation mode has them behind a button on the panel chooser's line: present_view.panel_nav)
     knob_row.render(ctx)  # the knobs a lesson turns, beside the plots
+    interventions.render(run)  # labels grow / shrink / shift / noise up / down from the next chunk, while it streams
 
 
 # --------------------------------------------------------------------------- the panels
@@ -130,7 +131,7 @@ def _options(stacked: bool = False):
                       "rates; with estimated rates they part after a drift they act on.")
 
 
-lp = LivePanels(presenting=presenting, owner=run.token if run else None, hub=None)
+lp = LivePanels(presenting=presenting, owner=run.owner if run else None, hub=None)
 before = panels.PanelData(default_rates=live_page.default_rates(run.cfg if run else ctx.cfg))  # no records yet
 #: The panel above which the choice of variants (and the paper's estimate) sit.
 FIRST_PER_VARIANT = next((p.key for p in panels.PANELS if p.per_variant), None)
@@ -213,13 +214,24 @@ def _show(run, chunks, figures_shown: dict, live: bool = False):
 def _live(run, line, figures_shown: dict):
     """The live part: begin the run when the server has a slot, then draw what arrived; rerun the page when the
     run has ended. ``line``: the run caption's parts after the role, for a followed run (redrawn with its role)."""
+    pending = ss.get(live_session.SHOWN_FROM)
+    if pending is not None and pending[1] is run:  # an intervention replaces this run from a chunk it has drawn: no
+        st.rerun()  # later chunk of it is drawn (the page would step back to that chunk); the page's full run starts
     lp.clear()  # a fragment's rerun writes again what it wrote
     if line is not None:  # the visitor it was computed for left, or others came
         role = _role(run)
         run_caption.caption(" · ".join(t for t in (role and f"**{role}**", *line) if t))
+    shown = run.status == "starting" and bool(run.chunks)  # an intervention's run (LiveRun.show_from): the chunks
+    if shown:  # before its change are drawn before its stream is built, never chunk 0 again
+        if not figures_shown:
+            lp.reserve(before)
+            figures_shown[None] = 0
+        _show(run, run.snapshot()[0], figures_shown, live=True)
     if run.status == "starting" and not run.begin():  # queued, or another script thread is beginning it
-        lp.reserve(before)
-        status.caption(live_page.waiting_text(run.queue_position(), LIMITS.max_concurrent_runs))
+        if not shown:
+            lp.reserve(before)
+        if not shown or run.queue_position():
+            status.caption(live_page.waiting_text(run.queue_position(), LIMITS.max_concurrent_runs))
         return
     chunks, state = run.wait(len(run.chunks), timeout=0)  # marks the run shown: its worker goes on
     if state not in ("starting", "running"):
