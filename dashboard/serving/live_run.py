@@ -65,7 +65,9 @@ class LiveRun:
     ``build_stream``: makes the run's stream (the page passes its cached one; default
     ``cfg.build_stream()``); ``use_process``: compute in a process of its own (True), a thread (False),
     or as the platform and ``NCLD_DASHBOARD_THREADS`` allow (None). ``idle_s``, ``abandon_s``: see the
-    module's description.
+    module's description. ``beside``: also compute the models the run's one-glance summary needs
+    (``RunConfig.beside_plan``: where the memory budget allows; each chunk's ``beside``, never in its records);
+    ``beside_missing`` then names those it could not, with the reason.
 
     Fields read by whoever shows the run (written by the run under its lock; :meth:`snapshot` reads
     the chunks and the status together): ``status`` (:data:`Status`), ``error`` (the message when it
@@ -85,8 +87,10 @@ class LiveRun:
 
     def __init__(self, cfg, *, build_stream: Callable[[], object] | None = None, use_process: bool | None = None,
                  idle_s: float = IDLE_S, abandon_s: float = ABANDON_S, waiting: Callable[[], int] | None = None,
-                 n_threads="auto", niceness: int = 0):
+                 n_threads="auto", niceness: int = 0, beside: bool = False):
         self.cfg = cfg
+        self.beside = beside
+        self.beside_missing: dict[str, str] = {}
         #: Added to the niceness of the run's process (``ChunkProcess``; the hub sets ``NCLD_RUN_NICENESS``).
         self.niceness = niceness
         #: BLAS threads of the run's chunks (``PrequentialRunner(n_threads=...)``; the hub sets it from the
@@ -161,7 +165,8 @@ class LiveRun:
         proc = None
         try:
             stream = self._build_stream()
-            runner = cfg.runner()
+            plan = cfg.beside_plan(stream) if self.beside and hasattr(cfg, "beside_plan") else None  # (not a sweep)
+            runner = cfg.runner() if plan is None else cfg.runner(beside=plan.models)
             runner.n_threads = self.n_threads
             client = configured_client()  # NCLD_DASK_SCHEDULER set: the chunks are computed on that Dask cluster
             if client is not None:
@@ -190,6 +195,7 @@ class LiveRun:
             self.n_chunks = runner.n_steps(stream)  # a run's chunks, or a sweep's steps
             self.change_points = [(cp.position, cp.kind) for cp in stream.change_points]
             self.models = runner.model_names
+            self.beside_missing = {} if plan is None else dict(plan.missing)
             self.stream_s = time.perf_counter() - t0
             self._seen = time.monotonic()
             self._t_chunk = time.perf_counter()
@@ -210,7 +216,7 @@ class LiveRun:
         chunks, run_status = run.snapshot()
         copy = cls(run.cfg, build_stream=lambda: run.stream, use_process=False)
         for name in ("stream", "stream_name", "stream_s", "chunk_size", "n_chunks", "models", "change_points",
-                     "error"):
+                     "error", "beside", "beside_missing"):
             setattr(copy, name, getattr(run, name))
         copy.chunks, copy.compute_ms = chunks, list(run.compute_ms[:len(chunks)])
         copy.status = status or run_status
