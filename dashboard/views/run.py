@@ -73,6 +73,8 @@ alert = st.empty()
 if ctx.ok and ctx.cost is not None and not presenting and (run is None or run.cfg != ctx.cfg):
     # before a run of these settings only: its status line then says what was measured
     st.container(key="run_estimate").caption(live_page.expected_text(ctx.cost, data.time_calibration()))
+#: The one-glance strip (dashboard.glance), above the panels; presentation mode gives its height to the panel.
+strip = None if presenting else st.container(key="glance_strip").empty()
 if not ctx.ok:
     st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {errors_text(ctx.errors)}",
                icon=":material/block:")
@@ -157,6 +159,7 @@ else:
                 teach(panel.teaching, key=f"teach_{panel.key}")
         if panel.kind == "summary":
             summary_box = box
+    lp.slots["glance"] = strip  # the one-glance strip: each draw rewrites it (LivePanels.draw)
 
 
 # --------------------------------------------------------------------------- the run
@@ -219,7 +222,7 @@ lp.hub = st.empty()  # of no height: fetches plotly.js before Run, then carries 
 preload_plotly(lp.hub)
 if run is None:
     status.caption("Ready: press Run." if ctx.ok else "Waiting for the settings to be fixed: Run is disabled.")
-    next(iter(lp.slots.values()), st.empty()).info(
+    (strip or next(iter(lp.slots.values()), st.empty())).info(  # in the strip's place: its numbers come with Run
         "Press **Run** to stream the configured data through the selected variants. Presets in the sidebar fill "
         "every control.", icon=":material/info:")
 elif run.status in ("error", "stopped") and not run.chunks:
