@@ -55,11 +55,14 @@ def _noise(g: Glance, missing: dict) -> str:
             return "No label noise in this stream: nothing lost to it"
         names = " and ".join("the clean-label oracle" if m == ORACLE else "the noise-ignoring twin" for m in absent)
         return f"Noise cost not computed: {names} " + (f"not run ({'; '.join(why)})" if why else "not in this run")
-    text = f"**{g.cost:.3f}** micro-F1 noise cost (oracle {g.oracle:.3f} − ignoring {g.ignoring:.3f})"
-    if g.learner is None or g.learner_score is None:
+    cost = 0.0 if abs(g.cost) < 0.0005 else g.cost  # (never "-0.000")
+    learner = "" if g.learner is None or g.learner_score is None else f" · {g.learner} {g.learner_score:.3f}"
+    if not g.cost > 0:  # the oracle does no better: there is nothing to win back
+        return (f"**{cost:.3f}** micro-F1 noise cost: the oracle ({g.oracle:.3f}) no better than ignoring the noise "
+                f"({g.ignoring:.3f}){learner}")
+    text = f"**{cost:.3f}** micro-F1 noise cost (oracle {g.oracle:.3f} − ignoring {g.ignoring:.3f})"
+    if not learner:
         return text + " · no learner corrects it in this run"
-    if g.won_back is None:
-        return text + f" · nothing to win back ({g.learner} {g.learner_score:.3f})"
     return text + f" · **{100 * g.won_back:.0f} %** won back by {g.learner}"
 
 

@@ -28,7 +28,9 @@ def _g(**kw):
      ["No label noise in this stream: nothing lost to it"]),
     (dict(ignoring=None), {}, ["Noise cost not computed: the noise-ignoring twin not in this run"]),
     (dict(scored=0, chunks=1), {}, ["Noise cost: from chunk 1 (chunk 0 only initialises)"]),
-    (dict(ignoring=0.7), {}, ["nothing to win back (ELM-O 0.650)"]),
+    (dict(ignoring=0.7), {}, ["**0.000** micro-F1 noise cost: the oracle (0.700) no better than ignoring the noise "
+                              "(0.700) · ELM-O 0.650"]),
+    (dict(ignoring=0.8), {}, ["**-0.100** micro-F1 noise cost: the oracle (0.700) no better than ignoring the noise"]),
     (dict(found=(), detected=0, missed=1), {}, ["Drift at chunk **4**, **not found**"]),
     (dict(found=(2, 4, 5, 6, 7), false_alarms=4), {}, ["found at **2, 4, 5, 6** … +1 (4 false alarms)"]),
     (dict(happened=(), found=()), {}, ["Drift planted at chunk **4**, not reached yet"]),
