@@ -133,3 +133,21 @@ def test_the_selected_oracle_is_read_from_the_run_itself(beside_run):
     _, _, selected = beside_run
     g = glance(selected, learner="ELM-O", chunk_size=200)
     assert g.oracle == selected[-1].cumulative[ORACLE]["micro_f1"] and g.planted == ()
+
+
+def test_the_oracle_shares_the_chunks_features_and_learns_as_with_its_own(stream, monkeypatch):
+    """The clean-label oracle takes the noisy cache's H and graph (ChunkCache.for_labels): the records are those it
+    made with a cache of its own, and each chunk's feature graph is computed once instead of twice."""
+    from ncld_core.model import chunk_cache, elm_ncld
+
+    graphs = []
+    original = elm_ncld.reconstruction_weights
+    monkeypatch.setattr(elm_ncld, "reconstruction_weights", lambda *a, **k: graphs.append(1) or original(*a, **k))
+    cfg = dataclasses.replace(CFG, models=["ELM-O", ORACLE])
+    shared = cfg.runner().run(stream)
+    n_shared = len(graphs)
+    monkeypatch.setattr(chunk_cache, "FEATURE_ENTRIES", frozenset())  # nothing shared: a cache of its own
+    own = cfg.runner().run(stream)
+    assert n_shared == stream.n_chunks(CFG.chunk_size) and len(graphs) - n_shared == 2 * n_shared
+    timeless = [c for c in own.records.columns if "seconds" not in c]
+    pd.testing.assert_frame_equal(shared.records[timeless], own.records[timeless])

@@ -368,8 +368,8 @@ class PrequentialRunner:
         for name, model in models.items():
             oracle = isinstance(name, str) and name in ORACLES
             Y_learn = Y_true if oracle else Y_noisy
-            if oracle and clean_cache is None:
-                clean_cache = ChunkCache(X, Y_true)
+            if oracle and clean_cache is None:  # the same features: H and the graph are computed once
+                clean_cache = cache.for_labels(Y_true)
             t0 = time.perf_counter()
             if index > 0:
                 # The scores labels are ranked by (ELM-NCLD: H Phi; its decision_function is the rule's margin);
