@@ -289,8 +289,8 @@ def _legend_layout(facts: dict, width_px: int, columns: int, plot_px: float, axi
     # plotly's entry width is a fraction of the plot area's: the margins (and (d)'s row labels, about 120 px, pushed
     # into the left margin) are not the legend's
     plot_w = width_px - facts["sides"] - (120 if facts["category"] else 0)
-    if plot_w / columns < 200:  # too narrow for columns side by side: one column
-        columns = 1
+    while columns > 1 and plot_w / columns < 200:  # too narrow for so many columns side by side: fewer
+        columns -= 1
     chars = max(14, int((plot_w / columns - 40) / (0.6 * font)))
     names = {i: legend_wrap(name.replace("<br>· ", " · ").replace("<br>", " "), chars) for i, name in facts["names"]}
     shown = list(names.values())
@@ -545,7 +545,9 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
     layout["shapes"] = (_change_shapes(change_points, chunk_size, ("x", "x2", "x3"))
                         + _noise_shapes(noise_changes, chunk_size, ("x", "x2", "x3")))
     fig = figure_from_spec(dict(data=traces, layout=layout))
-    fit_legend(fig)  # under the plot, never over the two-line titles
+    # under the plot, never over the two-line titles; three columns where the graph is wide (the page's first screen
+    # holds this panel whole at 1280 x 720: one row of legend for three models)
+    fit_legend(fig, columns=3)
     return fig
 
 

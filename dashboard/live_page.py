@@ -28,8 +28,8 @@ from dashboard.serving.run_hub import queue_text
 from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.model.cost import MEMORY_BUDGET_BYTES
 
-__all__ = ["ALL", "starts_by_itself", "changed_note", "describe", "waiting_text", "expected_text", "default_rates",
-           "focus_options", "focus_choice", "panel_data", "summary_columns", "enlarge"]
+__all__ = ["ALL", "starts_by_itself", "changed_note", "describe", "about_run", "waiting_text", "expected_text", "default_rates",
+           "focus_options", "focus_choice", "panel_data", "summary_columns", "enlarge", "expected_help", "RUN_HELP"]
 
 #: The choice of "(b)-(d) show the records of" that draws every variant.
 ALL = "all"
@@ -69,6 +69,18 @@ def describe(cfg) -> str:
     return text if text == "the default settings" else f"the defaults, except {text}"
 
 
+def about_run(cfg, *, same: bool, upload: bool) -> str | None:
+    """What the run caption says the run is (:func:`describe`), or None for a run of the default settings that the
+    controls still show (``same``) on no uploaded file: the sentence would tell nothing the page does not.
+
+    >>> from ncld_core.config import RunConfig
+    >>> about_run(RunConfig(), same=True, upload=False) is None, about_run(RunConfig(), same=False, upload=False)
+    (True, 'the default settings')
+    """
+    text = describe(cfg)
+    return None if same and not upload and text == "the default settings" else text
+
+
 def waiting_text(place: int, slots: int) -> str:
     """The status of a run not begun yet: its ``place`` in the server's line (0: being built), ``slots`` the runs
     the server computes at once.
@@ -83,18 +95,30 @@ def waiting_text(place: int, slots: int) -> str:
 
 def expected_text(cost, calibration) -> str:
     """The settings' expected memory and time per chunk (the core's estimate ``cost``, timed by this server's
-    ``calibration``), said before Run."""
+    ``calibration``), said before Run; how it is estimated is :func:`expected_help`."""
     per, total = calibration.seconds_per_chunk(cost), calibration.seconds_total(cost)
-    runs = calibration.n_runs
-    speed = (f"this server's speed measured on its last {runs} run{'s' if runs > 1 else ''}" if runs
-             else "this server's speed from one matrix product until a run has finished")
     mem = cost.memory_bytes / 1024**2
     mem_txt = f"{mem / 1024:.1f} GB" if mem >= 1024 else f"{mem:.0f} MB"
     return (f"Expected for these settings: about {mem_txt} of arrays per chunk (budget "
             f"{MEMORY_BUDGET_BYTES / 1024**3:.0f} GB) · about {per:.1f} s per chunk"
-            + (f", {duration_text(total)} for {cost.n_chunks} chunks" if total is not None else "")
-            + f" — an estimate from the array shapes and {speed}; "
-              "a run's status replaces it with its measured chunk times.")
+            + (f", {duration_text(total)} for {cost.n_chunks} chunks" if total is not None else ""))
+
+
+def expected_help(calibration) -> str:
+    """How :func:`expected_text` estimates (its help, opened on demand)."""
+    runs = calibration.n_runs
+    speed = (f"this server's speed measured on its last {runs} run{'s' if runs > 1 else ''}" if runs
+             else "this server's speed from one matrix product until a run has finished")
+    return (f"An estimate from the array shapes and {speed}; a run's status replaces it with its measured chunk "
+            "times.")
+
+
+#: What Run does, and how to read what it draws (the Run button's help: the page's first screen keeps its words
+#: for the run's numbers).
+RUN_HELP = ("Prequential test-then-train on a noisy stream: every chunk is scored against the ground truth, then "
+            "learned from its noisy labels. Whatever a legend marks *oracle: hidden from the learner* (the true "
+            "cardinality, change points and regimes, the true flip rates, a model trained on the clean labels) is "
+            "drawn to judge the learner, which never sees it.")
 
 
 def default_rates(cfg) -> str:

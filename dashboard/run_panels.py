@@ -12,7 +12,7 @@ import re
 
 import streamlit as st
 
-from dashboard import compare, live_page, panels, report
+from dashboard import compare, glance, live_page, panels, report
 from dashboard import figures as F
 from dashboard.live_chart import SERVED, SHARED, draw_charts, mount
 from dashboard.teaching import clean_labels_note, noise_cost_text
@@ -85,6 +85,8 @@ class LivePanels:
                                   make)
             # chunk: each graph says how many chunks it shows (the browser test's latency measurement)
             draw_charts(self.hub, self.slots, figs, key=f"figs_{k}", owner=self.owner, config=PLOT_CONFIG, chunk=k)
+        if "glance" in self.slots:  # the one-glance strip above the panels (not in presentation mode)
+            self.put("glance", "markdown", glance.run_strip(run, shown.chunks), help=glance.STRIP_HELP)
         for panel in panels.PANELS:  # then what the panels write beside their graphs
             key = panel.key
             if f"{key}_heading" in self.slots:

@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 
 from .validation import MAX_TEXT_BYTES, NestingError, Range, check_flip_rates, decode_text, parse_json, parse_toml, shown_value
 from .stream.noise_families import NOISE_FAMILIES
+from .eval.glance import GLANCE_MODELS
 from .eval.runner import RATE_MODES, PrequentialRunner
 from .eval.variants import ELM_VARIANTS, ORACLES
 from .model.elm_ncld import ELMNCLD, PARAM_RANGES
 
-__all__ = ["RunConfig", "errors_text", "StreamSpec", "ModelParams", "MODEL_PARAMS", "STREAM_FIELDS", "PRESETS", "MAX_INSTANCES",
+__all__ = ["RunConfig", "BesidePlan", "errors_text", "StreamSpec", "ModelParams", "MODEL_PARAMS", "STREAM_FIELDS", "PRESETS", "MAX_INSTANCES",
            "SYNTHETIC_BUDGET_BYTES", "MAX_LINK_VALUE_CHARS"]
 
 #: Length of the synthetic stream when ``n_instances`` is not given.
@@ -374,6 +375,15 @@ MODEL_PARAMS = tuple(f.name for f in dataclasses.fields(ModelParams))
 
 
 @dataclass(frozen=True)
+class BesidePlan:
+    """The models a run computes beside its own for its summary (``models``, :meth:`RunConfig.beside_plan`), and
+    those it does not, each with the reason (``missing``: name -> reason)."""
+
+    models: tuple
+    missing: dict
+
+
+@dataclass(frozen=True)
 class RunConfig(ModelParams, StreamSpec):
     """Everything that defines a run: the :class:`StreamSpec` fields, the :class:`ModelParams`
     fields and the run's own (below), each declared once; plain values only, so it serialises to
@@ -578,11 +588,44 @@ class RunConfig(ModelParams, StreamSpec):
             raise ValueError(f"{refusal[0]}: {refusal[1]}")
         return cost
 
-    def runner(self) -> PrequentialRunner:
+    def runner(self, *, beside=()) -> PrequentialRunner:
+        """The run's runner; ``beside``: variant names computed beside its models (:meth:`beside_plan`), kept apart
+        from its records (``PrequentialRunner(beside=...)``)."""
         return PrequentialRunner(
             list(self.models), self.chunk_size, model_params=self.model_params(), references=self.references,
-            flip_rates=self.model_rates,
+            flip_rates=self.model_rates, beside=tuple(beside),
         )
+
+    def beside_plan(self, stream, *, budget_bytes: int | None = None) -> "BesidePlan":
+        """Which models a run of this configuration on ``stream`` (built from it) computes beside its own for its
+        one-glance summary (:mod:`ncld_core.eval.glance`): the :data:`~ncld_core.eval.glance.GLANCE_MODELS` it does
+        not select, unless the stream has no label noise (its noisy labels are its true ones: there is no cost to
+        measure) or the whole run with them would be past the memory budget (``budget_bytes``, default
+        ``run_memory_bytes`` of :mod:`ncld_core.limits`; :meth:`budget_error`). All or none: the noise cost needs
+        both.
+
+        >>> cfg = RunConfig(n_instances=200, chunk_size=50, n_neighbors=5, models=["ELM-O (clean labels)", "ELM-O"])
+        >>> cfg.beside_plan(cfg.build_stream()).models
+        ('ELM-O (noise ignored)',)
+        >>> plan = cfg.beside_plan(cfg.build_stream(), budget_bytes=1)
+        >>> plan.models, plan.missing
+        ((), {'ELM-O (noise ignored)': 'past the memory budget'})
+        """
+        import numpy as np
+
+        wanted = tuple(m for m in GLANCE_MODELS if m not in self.models)
+        if not wanted:
+            return BesidePlan((), {})
+        if np.array_equal(stream.Y_true, stream.Y_noisy):
+            return BesidePlan((), dict.fromkeys(wanted, "no label noise in this stream"))
+        X = stream.X
+        stored = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if hasattr(X, "indptr") else None
+        cost = dataclasses.replace(self, models=[*self.models, *wanted]).run_cost(
+            n_features=stream.n_features, n_labels=stream.n_labels, n_available=stream.n_instances,
+            features_bytes=stored)
+        if self.budget_error(cost, budget_bytes) is not None:
+            return BesidePlan((), dict.fromkeys(wanted, "past the memory budget"))
+        return BesidePlan(wanted, {})
 
     # ------------------------------------------------------------ serialisation
     def to_dict(self) -> dict:

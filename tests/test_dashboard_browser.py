@@ -480,7 +480,8 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
     seed.fill("7")
     seed.press("Enter")
     page.wait_for_url(re.compile(r"seed=7"), timeout=30_000)
-    page.get_by_role("button", name="Run", exact=True).click()
+    # no click: the page is live (Run was pressed), so the new seed's run starts by itself, and Run stays disabled
+    # while it computes (a click waited for its end: past 30 s on a loaded machine)
     # the new run began: the status reads "running" (until then the old run's "done · chunk 12/12" still matches)
     page.wait_for_function(r"() => window.__graphs.some(([text]) => /^running · chunk \d+\//.test(text))",
                            timeout=120_000)

@@ -76,7 +76,9 @@ class LiveRun:
     ``cfg.build_stream()``); ``use_process``: compute in a process of its own (True), a thread (False),
     or as the platform and ``NCLD_DASHBOARD_THREADS`` allow (None). ``idle_s``, ``abandon_s``: see the
     module's description. ``shown_from``: ``(run, k)``, another run whose first ``k`` chunks this one shows
-    until it has computed its own (:meth:`show_from`: an intervention's run).
+    until it has computed its own (:meth:`show_from`: an intervention's run). ``beside``: also compute the models
+    the run's one-glance summary needs (``RunConfig.beside_plan``: where the memory budget allows; each chunk's
+    ``beside``, never in its records); ``beside_missing`` then names those it could not, with the reason.
 
     Fields read by whoever shows the run (written by the run under its lock; :meth:`snapshot` reads
     the chunks and the status together): ``status`` (:data:`Status`), ``error`` (the message when it
@@ -96,8 +98,10 @@ class LiveRun:
 
     def __init__(self, cfg, *, build_stream: Callable[[], object] | None = None, use_process: bool | None = None,
                  idle_s: float = IDLE_S, abandon_s: float = ABANDON_S, waiting: Callable[[], int] | None = None,
-                 n_threads="auto", niceness: int = 0, shown_from: tuple | None = None):
+                 n_threads="auto", niceness: int = 0, shown_from: tuple | None = None, beside: bool = False):
         self.cfg = cfg
+        self.beside = beside
+        self.beside_missing: dict[str, str] = {}
         #: Added to the niceness of the run's process (``ChunkProcess``; the hub sets ``NCLD_RUN_NICENESS``).
         self.niceness = niceness
         #: BLAS threads of the run's chunks (``PrequentialRunner(n_threads=...)``; the hub sets it from the
@@ -165,6 +169,7 @@ class LiveRun:
         self.shown_before, self.recomputed = len(shown), 0
         self.stream, self.stream_name, self.chunk_size = run.stream, run.stream_name, run.chunk_size
         self.n_chunks, self.models = run.n_chunks, list(run.models)
+        self.beside_missing = dict(run.beside_missing)  # (the chunks shown carry their one-glance models)
         try:
             schedule = self.cfg.drift_schedule
         except ValueError:
@@ -210,7 +215,8 @@ class LiveRun:
         proc = None
         try:
             stream = self._build_stream()
-            runner = cfg.runner()
+            plan = cfg.beside_plan(stream) if self.beside and hasattr(cfg, "beside_plan") else None  # (not a sweep)
+            runner = cfg.runner() if plan is None else cfg.runner(beside=plan.models)
             runner.n_threads = self.n_threads
             client = configured_client()  # NCLD_DASK_SCHEDULER set: the chunks are computed on that Dask cluster
             if client is not None:
@@ -243,6 +249,7 @@ class LiveRun:
             self.change_points = [(cp.position, cp.kind) for cp in stream.change_points]
             self.noise_changes = [(c.position, c.factor) for c in getattr(stream, "noise_changes", ())]
             self.models = runner.model_names
+            self.beside_missing = {} if plan is None else dict(plan.missing)
             self.stream_s = time.perf_counter() - t0
             self._seen = time.monotonic()
             self._t_chunk = time.perf_counter()
@@ -263,7 +270,7 @@ class LiveRun:
         chunks, run_status = run.snapshot()
         copy = cls(run.cfg, build_stream=lambda: run.stream, use_process=False)
         for name in ("stream", "stream_name", "stream_s", "chunk_size", "n_chunks", "models", "change_points",
-                     "noise_changes", "error"):
+                     "noise_changes", "error", "beside", "beside_missing"):
             setattr(copy, name, getattr(run, name))
         copy.chunks, copy.compute_ms = chunks, list(run.compute_ms[:len(chunks)])
         copy.status = status or run_status

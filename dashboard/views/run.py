@@ -50,36 +50,34 @@ st.html(STYLE)
 with_lesson = bool(ss.get("presenting")) and ss.get(link.LESSON) is not None
 if with_lesson:
     b1, b2, b3, tg = st.columns([1, 1, 4, 2], vertical_alignment="center")
-else:
+elif ss.get("presenting"):  # the lesson's chooser on the first line (the screen's height is short), the buttons below
     hd, tg = st.columns([4, 2], vertical_alignment="bottom")
-    if ss.get("presenting"):
-        with hd:
-            present_view.lesson_select()
-    else:
-        hd.markdown("## Live run")
+    with hd:
+        present_view.lesson_select()
+    b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
+else:  # one line: Run, Stop, the status, the mode (the navigation names the page; the explanations are help)
+    b1, b2, b3, tg = st.columns([1, 1, 5, 2], vertical_alignment="center")
 presenting = tg.toggle("Presentation mode", key="presenting",
                        help="For a projector: large type, one panel at a time (choose it, or step with "
                             "Previous / Next), the sidebar hidden; a panel, its caption and a lesson's step fit "
                             "1280 × 720, 1024 × 768 and 820 px wide screens without scrolling.")
 if presenting:
     st.html(PRESENT_STYLE)
-else:
-    st.caption("Prequential test-then-train on a noisy stream: every chunk is scored against the ground truth, "
-               "then learned from its noisy labels. Whatever a legend marks *oracle: hidden from the learner* (the "
-               "true cardinality, change points and regimes, the true flip rates, a model trained on the clean "
-               "labels) is drawn to judge the learner, which never sees it.")
-if not with_lesson:
-    b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
 b1.button("Run", type="primary", icon=":material/play_arrow:", disabled=(not ctx.ok) or running,
-          on_click=live_session.request_start, key="run_button", width="stretch")
+          on_click=live_session.request_start, key="run_button", width="stretch",
+          help=None if presenting else live_page.RUN_HELP)
 b2.button("Stop", icon=":material/stop:", disabled=not running, on_click=live_session.stop, key="stop_button", width="stretch")
 with b3:
     status = st.container(key="run_status").empty()
+    if ctx.ok and ctx.cost is not None and not presenting and (run is None or run.cfg != ctx.cfg):
+        # before a run of these settings only: its status line then says what was measured
+        calibration = data.time_calibration()
+        st.container(key="run_estimate").caption(live_page.expected_text(ctx.cost, calibration),
+                                                 help=live_page.expected_help(calibration))
 run_caption = st.empty()
 alert = st.empty()
-if ctx.ok and ctx.cost is not None and not presenting and (run is None or run.cfg != ctx.cfg):
-    # before a run of these settings only: its status line then says what was measured
-    st.container(key="run_estimate").caption(live_page.expected_text(ctx.cost, data.time_calibration()))
+#: The one-glance strip (dashboard.glance), above the panels; presentation mode gives its height to the panel.
+strip = None if presenting else st.container(key="glance_strip").empty()
 if not ctx.ok:
     st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {errors_text(ctx.errors)}",
                icon=":material/block:")
@@ -173,6 +171,7 @@ else:
                 teach(panel.teaching, key=f"teach_{panel.key}")
         if panel.kind == "summary":
             summary_box = box
+    lp.slots["glance"] = strip  # the one-glance strip: each draw rewrites it (LivePanels.draw)
 
 
 # --------------------------------------------------------------------------- the run
@@ -246,9 +245,8 @@ lp.hub = st.empty()  # of no height: fetches plotly.js before Run, then carries 
 preload_plotly(lp.hub)
 if run is None:
     status.caption("Ready: press Run." if ctx.ok else "Waiting for the settings to be fixed: Run is disabled.")
-    next(iter(lp.slots.values()), st.empty()).info(
-        "Press **Run** to stream the configured data through the selected variants. Presets in the sidebar fill "
-        "every control.", icon=":material/info:")
+    (strip or next(iter(lp.slots.values()), st.empty())).info(  # in the strip's place: its numbers come with Run
+        "Press **Run** to stream the data through the selected models.", icon=":material/info:")
 elif run.status in ("error", "stopped") and not run.chunks:
     status.caption("failed" if run.status == "error" else "stopped before the first chunk")
     if run.status == "error":
@@ -259,11 +257,12 @@ else:
     role = None if presenting else _role(run)
     # an upload's name is in no setting (a link cannot carry the file): said beside them
     upload = f" (the uploaded file {run.stream_name})" if run.cfg.dataset == data.UPLOAD else ""
-    about = "" if presenting else f"This run: {md_escape(live_page.describe(run.cfg) + upload)}"
     # a preset or a control changed after the run: its numbers are not the settings' above (said, not hidden: the
     # run stays readable until the next one)
     changed = None if presenting else live_page.changed_note(same=live_session.same_settings(run), ok=ctx.ok, running=running,
                                                              live=bool(ss.get(live_session.LIVE)))
+    said = None if presenting else live_page.about_run(run.cfg, same=changed is None, upload=bool(upload))
+    about = f"This run: {md_escape(said + upload)}" if said else ""
     line = [changed, about]  # what follows the role, which the live part redraws as visitors come and go
     if role or about or changed:
         run_caption.caption(" · ".join(t for t in (role and f"**{role}**", *line) if t))
