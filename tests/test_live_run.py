@@ -240,3 +240,20 @@ def test_a_shown_run_that_cannot_start_keeps_none_of_the_chunks_it_showed():
     assert len(new.chunks) == 3
     new.begin()
     assert new.status == "error" and new.chunks == [] and new.stream is None
+
+
+def test_same_records_holds_a_rerun_equal_up_to_blas_sums_and_tells_a_real_difference():
+    class Chunk:
+        def __init__(self, **row):
+            self.row = row
+
+        def rows(self):
+            return [dict(self.row)]
+
+    base = dict(model="ELM-O", seconds=0.1, micro_f1=0.5, diag_k_condition=3091.4166781422355, fired=False,
+                lcard=float("nan"), regimes=[1, 2])
+    rerun = {**base, "seconds": 0.3, "diag_k_condition": 3091.4166781419913}  # (measured: BLAS threads 1 vs 2)
+    assert live_run.same_records(Chunk(**base), Chunk(**rerun))
+    for key, value in (("micro_f1", 0.5000001), ("fired", True), ("regimes", [1, 3]), ("lcard", 1.0),
+                       ("model", "ELM-I")):
+        assert not live_run.same_records(Chunk(**base), Chunk(**{**base, key: value})), key

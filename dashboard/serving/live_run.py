@@ -35,6 +35,7 @@ True
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import threading
@@ -56,12 +57,26 @@ Status = Literal["starting", "running", "done", "stopped", "error"]
 
 
 def same_records(a, b) -> bool:
-    """Whether two ChunkResults hold the same records (every row of :meth:`ChunkResult.rows`, not the seconds)."""
-    def rows(chunk):
-        return json.dumps([{k: v for k, v in row.items() if k != "seconds"} for row in chunk.rows()], sort_keys=True,
-                          default=repr)
+    """Whether two ChunkResults hold the same records (every row of :meth:`ChunkResult.rows`, not the seconds).
 
-    return rows(a) == rows(b)
+    Numbers are the same within a relative 1e-9: a run computed again gives its records again up to the order
+    of BLAS's floating-point sums, which its thread count sets (a condition number, for one, moves in its 13th
+    digit)."""
+    def rows(chunk):
+        return json.loads(json.dumps([{k: v for k, v in row.items() if k != "seconds"} for row in chunk.rows()],
+                                     sort_keys=True, default=repr))
+
+    return _same(rows(a), rows(b))
+
+
+def _same(x, y) -> bool:
+    if isinstance(x, bool) or isinstance(y, bool) or not (isinstance(x, (int, float)) and isinstance(y, (int, float))):
+        if isinstance(x, list) and isinstance(y, list):
+            return len(x) == len(y) and all(_same(u, v) for u, v in zip(x, y))
+        if isinstance(x, dict) and isinstance(y, dict):
+            return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+        return x == y
+    return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def duration_text(seconds: float) -> str:
