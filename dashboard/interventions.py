@@ -186,7 +186,7 @@ def _row() -> None:
     same = live_session.same_settings(run)
     options = reasons(run, ctx.cfg, same=same, **(_facts(ctx) if run.active and same else {}))
     with st.container(key="interventions"):
-        cols = st.columns([1.3, 1, 1, 1, 1, 1], vertical_alignment="center", gap="small")
+        cols = st.columns([1.3, 1.4, 1, 1, 1, 1], vertical_alignment="center", gap="small")
         cols[0].caption("From the next chunk:", help="Each button appends a change to this run's drift schedule at the "
                         "first chunk not yet computed: the settings and the link carry it, the chunks before it stay "
                         "as they were, and the panels mark it.")
