@@ -3,9 +3,9 @@
 One page per screen size walks every step of every lesson, the lessons chosen one after another from the lesson
 chooser as a teacher would (the first one's Run makes the page live: each next lesson's run starts by itself; at the
 second size the server replays them). At every step: the step's own panel alone, no run of other settings under the
-text (no flag, the quality panel's legend names the lesson's models and no others), the panel, the lesson's column
-and the room of the knob row (issue 38 item 2: up to ``KNOB_ROW_PX`` above the panels; reserved here when the page
-has none) inside the screen without scrolling, every plot at least ``MIN_PLOT_PX`` tall, no axis title on its tick
+text (no flag, the quality panel's legend names the lesson's models and no others), the panel and the lesson's
+column (with the knobs' Settings button: presentation mode has the knob row behind it) inside the screen without
+scrolling, every plot at least ``MIN_PLOT_PX`` tall, no axis title on its tick
 labels, and what the step asks a teacher to change on screen. Then, at 1280 x 720, the step's button is pressed and
 its run measured, and the Sweep page's link followed.
 
@@ -30,11 +30,6 @@ pytestmark = pytest.mark.browser
 
 #: The least plot height (px) of a graph in presentation mode at these sizes.
 MIN_PLOT_PX = 200
-#: The knob row's room above the panels (px; issue 38 item 2, dashboard/knob_row.py on its own branch).
-KNOB_ROW_PX = 90
-#: Reserves the knob row's room under the Run line when the page has no knob row of its own.
-RESERVE_KNOB_ROW = (f'[data-testid="stHorizontalBlock"]:has(.st-key-run_button) '
-                    f'{{ margin-bottom: {KNOB_ROW_PX}px !important; }}')
 
 # JavaScript: the shown panel's plot heights, and every axis title lying on a tick label of its graph.
 PLOTS_AND_TITLES = """
@@ -191,8 +186,7 @@ def test_every_lesson_step_fits_shows_its_own_panel_and_no_stale_run(browser, se
     first = next(iter(LESSONS))
     page.goto(f"{server}/?lesson={first}&step=1", timeout=60_000)
     page.locator(".st-key-lesson_step").wait_for(timeout=60_000)
-    if not page.locator(".st-key-knob_row").count():
-        page.add_style_tag(content=RESERVE_KNOB_ROW)
+    assert page.locator(".st-key-knob_popover").count()  # the knobs, behind their button on the panel's line
     page.get_by_role("button", name="Run", exact=True).click()  # the page is live from now on
     for slug, lesson in LESSONS.items():
         if slug != first:  # chosen as a teacher would: its run starts by itself
@@ -203,6 +197,9 @@ def test_every_lesson_step_fits_shows_its_own_panel_and_no_stale_run(browser, se
         _wait_done(page)
         for k in range(1, lesson.n_steps + 1):
             if k > 1:
+                # the pointer leaves where the lesson's option was (over the knobs' Settings button, whose tooltip
+                # then lies over Next step), as a teacher's hand does on its way to Next step
+                page.mouse.move(0, size[1] - 1)
                 page.get_by_role("button", name="Next step").click()
             _check_step(page, slug, k, size)
     page.close()
