@@ -81,7 +81,7 @@ MIN_HIDDEN_ADVISED = 10
 def over_budget(cfg: RunConfig, cost, n_features, n_labels):
     """``(field, message)`` when the settings' estimated memory per chunk is past MEMORY_BUDGET_BYTES, else None.
 
-    The field is the control whose value makes the largest array: L (hidden nodes) for the P_D fit and the
+    The field is the control whose value makes the largest array: the hidden nodes (L) for the P_D fit and the
     statistics, the chunk size for the graph and the chunk's features.
     """
     if cost is None or cost.memory_bytes <= MEMORY_BUDGET_BYTES:
@@ -103,7 +103,7 @@ def over_budget(cfg: RunConfig, cost, n_features, n_labels):
         while chunk > cfg.n_neighbors and (nodes := fit(chunk)) < MIN_HIDDEN_ADVISED:
             chunk //= 2
         if chunk > cfg.n_neighbors:
-            return "n_hidden", (f"{head}: lower both L (hidden nodes) and the chunk size: with chunks of {chunk}, "
+            return "n_hidden", (f"{head}: lower both the hidden nodes and the chunk size: with chunks of {chunk}, "
                                 f"at most {nodes} hidden nodes fit")
         return "n_hidden", f"{head}: this data's {n_features:,} features leave no room for a hidden layer"
     return "chunk_size", f"{head}: lower the chunk size"

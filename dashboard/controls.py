@@ -15,8 +15,9 @@ State model
   budget) and are written into an ``st.empty`` slot right under the control they concern, after every
   control is drawn.
 
-The sidebar is drawn section by section (:func:`render_sidebar`): the link's notes and its pending pinned
-run, data, stream, noise, schedule, models, drift detection, then the checks.
+The sidebar is drawn group by group (:func:`render_sidebar`): the link's notes and its pending pinned run, then
+data, noise, drift (the change points and their detection), model and run (how the stream is cut and seeded),
+then the checks. Labels are plain words; a setting's symbol (β, ρ₊, N, ...) is in its help.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ncld_core.eval.runner import RATE_MODES
 from ncld_core.eval.variants import ELM_VARIANTS, ORACLES
 from ncld_core.model.decision import DECISIONS
 from ncld_core.model.detector import DETECTORS
-from ncld_core.stream.schedule import KINDS, MAX_SCHEDULE_POINTS
+from ncld_core.stream.schedule import ALL_KINDS, MAX_SCHEDULE_POINTS, NOISE_KIND
 from ncld_core.stream.noise_families import NOISE_FAMILIES
 
 from . import checks, compare, data, link, upload_view
@@ -44,7 +45,7 @@ from .link import CANON, FIELDS
 from .teaching import PRESET_NOTES, detector_label
 from .ui import guarded, md_escape
 
-__all__ = ["Context", "render_sidebar", "set_config", "label_of", "worded", "start_failure", "MODEL_OPTIONS",
+__all__ = ["Context", "render_sidebar", "set_config", "set_values", "label_of", "worded", "start_failure", "MODEL_OPTIONS",
            "schedule_rows", "schedule_text"]
 
 #: Every model a run can put side by side: the ELM-NCLD variants, the clean-label oracle, the paper's baselines.
@@ -89,6 +90,24 @@ def set_config(cfg: RunConfig):
     ss = st.session_state
     ss[CANON] = cfg.to_dict()
     ss["editor_ver"] = ss.get("editor_ver", 0) + 1  # every widget afresh, under new keys (wkey)
+
+
+def set_values(changes: dict):
+    """Some settings changed from outside the sidebar (the knob row above the Live run's panels,
+    :mod:`dashboard.knob_row`): the canonical values take them, and so do the sidebar's controls of this version,
+    which are drawn next with them. Called from a widget's callback, before the script run draws any control.
+
+    A number goes into its box as a float (every box holds one, :class:`_Form`); a new schedule has its change
+    points' rows drawn afresh from it (:func:`_schedule_row_ids`)."""
+    ss = st.session_state
+    ss[CANON] = {**ss[CANON], **changes}
+    for name, value in changes.items():
+        if name == "schedule":
+            ss.pop(f"schedule_rows_{ss.get('editor_ver', 0)}", None)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            ss[wkey(name)] = float(value)
+        else:
+            ss[wkey(name)] = value
 
 
 def _apply_preset():
@@ -176,38 +195,58 @@ def _rates_base(vals, n_labels, label_names):
 
 
 def schedule_rows(text: str) -> pd.DataFrame:
-    """The schedule string as editor rows (kind, position); unparsable text gives no rows."""
+    """The schedule string as editor rows (kind, position, factor: a noise change's, else None), in the text's
+    order; unparsable text gives no rows."""
     from ncld_core.stream.schedule import DriftSchedule
 
     rows = []
     if text and text.strip():
         try:
-            for p in DriftSchedule.parse(text):
-                rows.append({"kind": p.kind, "position": p.position})
+            for p in DriftSchedule.parse(text).changes:
+                factor = getattr(p, "factor", None)
+                rows.append({"kind": NOISE_KIND if factor is not None else p.kind, "position": p.position,
+                             "factor": factor})
         except ValueError:
             rows = []
-    return pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"})
+    return pd.DataFrame(rows, columns=["kind", "position", "factor"]).astype({"position": "Int64",
+                                                                            "factor": "Float64"})
 
 
 def schedule_text(df: pd.DataFrame) -> tuple[str, str | None]:
-    """Editor rows -> schedule string (sorted by position) and an error for incomplete rows."""
+    """Editor rows -> schedule string (sorted by position, as the schedule prints itself) and an error for
+    incomplete rows."""
+    from ncld_core.stream.schedule import DriftSchedule
+
     parts, error = [], None
     rows = []
     for i, row in enumerate(df.itertuples(index=False), start=1):
         kind = row.kind if isinstance(row.kind, str) and row.kind else None
         pos = None if pd.isna(row.position) else int(row.position)
+        factor = getattr(row, "factor", None)
+        factor = None if factor is None or pd.isna(factor) else float(factor)
         if kind is None and pos is None:
             continue
         if kind is None:
-            error = f"row {i}: choose {', '.join(KINDS[:-1])} or {KINDS[-1]}"
+            error = f"row {i}: choose {', '.join(ALL_KINDS[:-1])} or {ALL_KINDS[-1]}"
             continue
-        rows.append((pos, kind))
-    if any(p is None for p, _ in rows) and len(rows) > 1:
+        if kind == NOISE_KIND and factor is None:
+            error = error or f"row {i}: a noise change needs its factor (the flip rates times it)"
+            continue
+        rows.append((pos, kind, factor))
+    if any(p is None for p, _, _ in rows) and len(rows) > 1:
         error = error or "only a single point may omit its position (the paper's form)"
-    rows.sort(key=lambda r: (r[0] is not None, r[0] or 0))
-    for pos, kind in rows:
-        parts.append(kind if pos is None else f"{kind}@{pos}")
-    return ", ".join(parts), error
+    rows.sort(key=lambda r: (r[0] is not None, r[0] or 0, r[1] == NOISE_KIND))
+    for pos, kind, factor in rows:
+        if kind == NOISE_KIND:
+            parts.append(f"{kind}@{pos}x{factor!r}" if pos is not None else kind)
+        else:
+            parts.append(kind if pos is None else f"{kind}@{pos}")
+    text = ", ".join(parts)
+    try:  # the schedule's own text: a configuration equals the one its link gives
+        text = str(DriftSchedule.parse(text)) if text else text
+    except ValueError:
+        pass
+    return text, error
 
 
 def _editor(name: str, make_base, **kwargs):
@@ -228,11 +267,11 @@ def render_sidebar() -> Context:
     f = _Form()
     preset_note = _header()
     _data_section(f)
-    _stream_section(f)
     _noise_section(f)
     schedule_chart = _schedule_section(f)
-    _models_section(f)
     _detection_section(f)
+    _models_section(f)
+    _run_section(f)
     ctx = _validate(f, schedule_chart)
     applied = st.session_state.get("preset_applied")
     if applied in PRESETS:
@@ -326,14 +365,14 @@ def _data_section(f: _Form):
 def _synthetic_controls(f: _Form):
     c1, c2 = st.columns(2)
     with c1:
-        f.number("n_features", "features d", integer=True, step=1)
+        f.number("n_features", "feature count", integer=True, step=1, help="d, the number of features of an instance.")
     with c2:
-        f.number("n_labels", "labels q", integer=True, step=1)
+        f.number("n_labels", "label count", integer=True, step=1, help="q, the number of labels.")
     c1, c2 = st.columns(2)
     with c1:
-        f.number("cardinality", "cardinality", step=0.1,
-                 help="Expected true labels per instance (without a drift schedule; with one, "
-                      "the single-label regime has 1 and the multi-label one 3).")
+        f.number("cardinality", "labels per instance", step=0.1,
+                 help="The label cardinality: expected true labels per instance (without a drift schedule; with "
+                      "one, the single-label regime has 1 and the multi-label one 3).")
     with c2:
         f.number("label_correlation", "label correlation", step=0.05)
 
@@ -388,38 +427,47 @@ def _listed_dataset(f: _Form, dataset: str):
         f.extra["dataset"] = str(exc)
 
 
-def _stream_section(f: _Form):
-    st.markdown("#### Stream")
+def _run_section(f: _Form):
+    """How the stream is cut and run: chunk size, length, the stream's and the models' seeds."""
+    st.markdown("#### Run")
     c1, c2 = st.columns(2)
     with c1:
-        f.number("chunk_size", "chunk size N", integer=True, step=50,
-                 help="Instances per chunk (the paper: 500). Each chunk is scored, then learned.")
+        f.number("chunk_size", "chunk size", integer=True, step=50,
+                 help="N, the instances per chunk (the paper: 500). Each chunk is scored, then learned.")
     with c2:
         default_n = SYNTHETIC_DEFAULT_LENGTH if f.vals["dataset"] == "synthetic" else f.facts.n_instances
         f.number("n_instances", "stream length", integer=True, step=500, allow_none=True,
                  placeholder=f"all ({default_n})" if default_n else "all",
                  help=f"Instances in the stream; empty = the whole dataset (synthetic: {SYNTHETIC_DEFAULT_LENGTH}).")
-    f.number("shuffle_seed", "stream seed", integer=True, step=1,
-             help="Seeds the order of the instances, the drawn flip rates and the flips.")
+    c1, c2 = st.columns(2)
+    with c1:
+        f.number("shuffle_seed", "stream seed", integer=True, step=1,
+                 help="Seeds the order of the instances, the drawn flip rates and the flips.")
+    with c2:
+        f.number("seed", "model seed", integer=True, step=1, help="Seeds the models' hidden layers.")
 
 
 def _noise_section(f: _Form):
-    st.markdown("#### Label noise (Eq. NR)")
+    st.markdown("#### Noise")
     f.seed("noise")
     families = [name for name in NOISE_FAMILIES if name != "paper"]  # "paper" is the range 0.2-0.4
-    noise = st.radio("Flip rates", ["none", "range", "table", *families], key=wkey("noise"), horizontal=True,
-                     format_func=lambda v: {"range": "range per label"}.get(v, v),
-                     help="range: rho_pos and rho_neg of every label drawn from U[low, high] (the paper: "
-                          "[0.2, 0.4]); table: edit them label by label; "
+    noise = st.radio("label noise", ["none", "range", "table", *families], key=wkey("noise"), horizontal=True,
+                     format_func=lambda v: {"range": "range per label", "missing": "missing labels"}.get(v, v),
+                     help="How labels are flipped (Eq. NR): a relevant label dropped with probability ρ₊ "
+                          "(rho_pos), an irrelevant one added with ρ₋ (rho_neg). range: both rates of every label "
+                          "drawn from U[low, high] (the paper: [0.2, 0.4]); table: edit them label by label; "
                           + "; ".join(f"{n}: {NOISE_FAMILIES[n].description}" for n in families) + ".")
     f.vals["noise"] = noise
     f.slot("noise")
     if noise == "range":
         c1, c2 = st.columns(2)
         with c1:
-            f.number("rho_low", "rho low", step=0.05)
+            f.number("rho_low", "lowest flip rate", step=0.05, help="rho low: the lower end of U[low, high] "
+                                                                     "the rates ρ₊, ρ₋ of every label are drawn from.")
         with c2:
-            f.number("rho_high", "rho high", step=0.05)
+            f.number("rho_high", "highest flip rate", step=0.05, help="rho high: the upper end of the range of "
+                                                                       "ρ₊, ρ₋ (below 0.5: a label's two rates "
+                                                                       "sum below 1).")
     elif noise == "table":
         _rate_table(f)
     f.slot("rates")
@@ -454,7 +502,7 @@ def _table_labels(f: _Form) -> tuple[int | None, list]:
         ss["editor_ver"] = ss.get("editor_ver", 0) + 1
         ss.pop("rates_base", None)
         ss["rates_redrawn"] = (f"The flip-rate table had {have} rows for the {n_lab} labels of this dataset: "
-                               "it was drawn afresh from rho low / rho high (seeded by the stream seed).")
+                               "it was drawn afresh from the lowest / highest flip rate (seeded by the stream seed).")
         # The version is in every control's key (wkey): the controls drawn above this one carry the old one, so
         # a value typed into them next would name no widget. Drawn afresh now, with what they hold.
         ss[CANON] = dict(f.vals)
@@ -474,17 +522,19 @@ def _rate_table(f: _Form):
         column_config={
             "label": st.column_config.TextColumn("label", disabled=True),
             # rates are used to 4 decimals (_rates_base): shown and edited to 4 decimals
-            "rho_pos": st.column_config.NumberColumn("ρ+ (lose)", min_value=0.0, max_value=0.9999,
-                                                     step=RATE_STEP, format=RATE_FORMAT, help="P(y=-1 | g=+1)"),
-            "rho_neg": st.column_config.NumberColumn("ρ− (add)", min_value=0.0, max_value=0.9999,
-                                                     step=RATE_STEP, format=RATE_FORMAT, help="P(y=+1 | g=-1)"),
+            "rho_pos": st.column_config.NumberColumn("drop rate", min_value=0.0, max_value=0.9999,
+                                                     step=RATE_STEP, format=RATE_FORMAT,
+                                                     help="ρ₊ = P(y=-1 | g=+1): a relevant label dropped"),
+            "rho_neg": st.column_config.NumberColumn("add rate", min_value=0.0, max_value=0.9999,
+                                                     step=RATE_STEP, format=RATE_FORMAT,
+                                                     help="ρ₋ = P(y=+1 | g=-1): an irrelevant label added"),
         },
     )
     if ss.get("rates_redrawn"):  # said once, on the rerun that redrew the table
         st.info(md_escape(ss.pop("rates_redrawn")), icon=":material/refresh:")
     f.vals["rho_pos"] = [None if pd.isna(v) else float(v) for v in edited["rho_pos"]]
     f.vals["rho_neg"] = [None if pd.isna(v) else float(v) for v in edited["rho_neg"]]
-    if st.button("Draw the table from the range", help="Fresh rates from U[rho low, rho high], seeded "
+    if st.button("Draw the table from the range", help="Fresh rates from U[lowest, highest flip rate], seeded "
                                                        "by the stream seed."):
         f.vals["rho_pos"], f.vals["rho_neg"] = [], []
         ss[CANON] = dict(f.vals)
@@ -504,6 +554,11 @@ def _schedule_keys(ver: int, rid: int) -> tuple[str, str]:
     return f"w_sched_kind_{ver}_{rid}", f"w_sched_pos_{ver}_{rid}"
 
 
+def _factor_key(ver: int, rid: int) -> str:
+    """The widget key of a noise change's factor (row ``rid`` of the controls' version ``ver``)."""
+    return f"w_sched_factor_{ver}_{rid}"
+
+
 def _schedule_row_ids(schedule: str) -> list[int]:
     """The change points' rows (ids, in order) of this version of the controls, seeded once from ``schedule``
     (a preset or a link bumps the version: its rows start afresh from the canonical schedule)."""
@@ -520,6 +575,8 @@ def _schedule_row_ids(schedule: str) -> list[int]:
             kind_key, pos_key = _schedule_keys(ver, rid)
             ss[kind_key] = row.kind
             ss[pos_key] = None if pd.isna(row.position) else float(row.position)
+            if not pd.isna(row.factor):
+                ss[_factor_key(ver, rid)] = float(row.factor)
     return ss[ids_key]
 
 
@@ -531,13 +588,13 @@ def _add_change_point(ver: int):
     ss[f"schedule_next_{ver}"] = rid + 1
     ss[f"schedule_rows_{ver}"] = [*ss[f"schedule_rows_{ver}"], rid]
     kind_key, pos_key = _schedule_keys(ver, rid)
-    ss[kind_key], ss[pos_key] = KINDS[0], None
+    ss[kind_key], ss[pos_key] = ALL_KINDS[0], None
 
 
 def _remove_change_point(ver: int, rid: int):
     ss = st.session_state
     ss[f"schedule_rows_{ver}"] = [r for r in ss[f"schedule_rows_{ver}"] if r != rid]
-    for key in _schedule_keys(ver, rid):
+    for key in (*_schedule_keys(ver, rid), _factor_key(ver, rid)):
         ss.pop(key, None)
 
 
@@ -552,6 +609,43 @@ def _position_error(position: float) -> str | None:
     return None
 
 
+def _schedule_row(ver: int, i: int, rid: int) -> tuple[dict, str | None]:
+    """Change ``i`` (row ``rid``): its kind, its position, a noise change's factor, its remove button; the row read,
+    and what is wrong with its position (None: nothing)."""
+    ss = st.session_state
+    kind_key, pos_key = _schedule_keys(ver, rid)
+    noise = ss.get(kind_key) == NOISE_KIND  # a noise change's row has a box for its factor
+    if noise:
+        c1, c2, c4, c3 = st.columns([6, 5, 4, 2], vertical_alignment="center", gap="small")
+    else:
+        c1, c2, c3 = st.columns([8, 6, 2], vertical_alignment="center", gap="small")
+    kind = c1.selectbox(f"change {i}", list(ALL_KINDS), key=kind_key, label_visibility="collapsed",
+                        help="growth: to multi-label; reduction: to single-label; shift: other labels relevant, "
+                             "same cardinality; noise: every flip rate times a factor from there on (the models are "
+                             "still told the old rates)")
+    # a float box, as the integer settings' (_Form.number): "1e3" reads 1000, a fraction is said. No minimum: the
+    # browser keeps a number below it to itself, and the error under the box would name the one before.
+    position = c2.number_input(f"at instance (change {i})", step=1.0, format="%.15g", value=None,
+                               key=pos_key, label_visibility="collapsed", placeholder="paper's form")
+    bad = None
+    if position is not None:
+        wrong = _position_error(position)
+        if wrong:
+            bad = f"change {i}: the instance {wrong}"
+        else:
+            position = int(position)
+    factor = None
+    if noise:
+        factor = c4.number_input(f"× flip rates (change {i})", step=0.1, format="%g", value=None,
+                                 key=_factor_key(ver, rid), label_visibility="collapsed", placeholder="× rates",
+                                 help="the flip rates times this from the change on: 0 makes the labels clean, "
+                                      "1 brings back the stream's own rates")
+    # named for screen readers and tests, shown as its icon only (SCHEDULE_CSS)
+    c3.button(f"Remove change {i}", key=f"sched_del_{ver}_{rid}", icon=":material/close:",
+              on_click=_remove_change_point, args=(ver, rid))
+    return {"kind": kind, "position": position, "factor": factor}, bad
+
+
 def _schedule_section(f: _Form):
     """The change points, one row of plain controls each (kind, position, remove), and a button adding one;
     returns the slot of the schedule's preview (drawn once the configuration exists).
@@ -559,7 +653,7 @@ def _schedule_section(f: _Form):
     Plain selectboxes and number inputs, not a data editor: its grid is drawn on a canvas (a screen reader and a
     keyboard reach its cells poorly) and its code was the page's largest download before the Run button."""
     ss = st.session_state
-    st.markdown("#### Drift schedule")
+    st.markdown("#### Drift")
     st.html(SCHEDULE_CSS)
     ver = ss.get("editor_ver", 0)
     ids = _schedule_row_ids(f.vals["schedule"])
@@ -567,25 +661,9 @@ def _schedule_section(f: _Form):
         st.caption("change · at instance (the new regime's first; empty on a single row: the paper's form)")
     rows, bad = [], None
     for i, rid in enumerate(ids, start=1):
-        kind_key, pos_key = _schedule_keys(ver, rid)
-        c1, c2, c3 = st.columns([8, 6, 2], vertical_alignment="center", gap="small")
-        kind = c1.selectbox(f"change {i}", list(KINDS), key=kind_key, label_visibility="collapsed",
-                            help="growth: to multi-label; reduction: to single-label; shift: other labels relevant, "
-                                 "same cardinality")
-        # a float box, as the integer settings' (_Form.number): "1e3" reads 1000, a fraction is said. No minimum: the
-        # browser keeps a number below it to itself, and the error under the box would name the one before.
-        position = c2.number_input(f"at instance (change {i})", step=1.0, format="%.15g", value=None,
-                                   key=pos_key, label_visibility="collapsed", placeholder="paper's form")
-        if position is not None:
-            wrong = _position_error(position)
-            if wrong:
-                bad = bad or f"change {i}: the instance {wrong}"
-            else:
-                position = int(position)
-        # named for screen readers and tests, shown as its icon only (SCHEDULE_CSS)
-        c3.button(f"Remove change {i}", key=f"sched_del_{ver}_{rid}", icon=":material/close:",
-                  on_click=_remove_change_point, args=(ver, rid))
-        rows.append({"kind": kind, "position": position})
+        row, wrong = _schedule_row(ver, i, rid)
+        rows.append(row)
+        bad = bad or wrong
     full = len(ids) >= MAX_SCHEDULE_POINTS  # the schedule's bound (each row is three widgets of this sidebar)
     st.button("Add a change point", key=f"sched_add_{ver}", icon=":material/add:", on_click=_add_change_point,
               args=(ver,), disabled=full,
@@ -593,23 +671,24 @@ def _schedule_section(f: _Form):
     if bad:  # a position no schedule can hold: said, and the schedule stays the last one read (rows keep their order)
         text, sched_error = f.vals["schedule"], bad
     else:
-        rows_df = pd.DataFrame(rows, columns=["kind", "position"]).astype({"position": "Int64"})
+        rows_df = pd.DataFrame(rows, columns=["kind", "position", "factor"]).astype({"position": "Int64",
+                                                                                  "factor": "Float64"})
         text, sched_error = schedule_text(rows_df)
     f.vals["schedule"] = text
     if sched_error:
         f.extra["schedule"] = sched_error
     chart = st.empty()
     st.caption(f"schedule: `{text or 'none'}` · growth = to multi-label, reduction = to single-label, "
-               "shift = other labels relevant (same cardinality)")
+               "shift = other labels relevant (same cardinality), noise = the flip rates times a factor")
     f.slot("schedule")
     return chart
 
 
 def _models_section(f: _Form):
-    st.markdown("#### Models")
+    st.markdown("#### Model")
     f.seed("models")
     models = st.multiselect(
-        "Variants side by side", MODEL_OPTIONS, key=wkey("models"),
+        "models side by side", MODEL_OPTIONS, key=wkey("models"),
         format_func=lambda m: m if m in ELM_VARIANTS else (f"{m} — oracle" if m in ORACLES else f"{m} (baseline)"),
         help="; ".join(f"{k}: {v}" for k, v in {**ELM_VARIANTS, **ORACLES}.items())
              + ". Baselines: the paper's comparison methods, run as published (not told the flip rates).")
@@ -641,24 +720,19 @@ def _models_section(f: _Form):
 def _model_parameters(f: _Form):
     c1, c2 = st.columns(2)
     with c1:
-        f.number("beta", "β (label fit)", step=0.01, help="Eq. (N2): weight of the observed labels vs the "
-                                                          "graph neighbours' scores, in [0, 1].")
-        f.number("delta", "δ (false alarms)", step=0.01,
-                 help="In (0, 1): the tolerated probability of a false alarm per chunk of the p-value tests; "
-                      "the δ of Eq. (Hfd) for the paper's test.")
-        f.number("n_hidden", "L (hidden nodes)", integer=True, step=5)
-        f.number("seed", "model seed", integer=True, step=1)
+        f.number("beta", "label fit weight", step=0.01, help="β of Eq. (N2): weight of the observed labels vs the "
+                                                             "graph neighbours' scores, in [0, 1].")
+        f.number("n_hidden", "hidden nodes", integer=True, step=5, help="L, the ELM's hidden layer's size.")
+        f.number("alpha", "ridge penalty", step=0.1, help="α, the ridge penalty of the output weights.")
     with c2:
-        f.number("gamma", "γ (ranking)", step=0.001,
-                 help="Eq. (N3): weight of the importance-weighted ranking term, ≥ 0.")
-        f.number("alpha", "α (ridge)", step=0.1)
-        f.number("n_neighbors", "K (neighbours)", integer=True, step=1, help="Eq. (Re): neighbours per instance "
-                                                                               "in the chunk's feature graph.")
+        f.number("gamma", "ranking weight", step=0.001,
+                 help="γ of Eq. (N3): weight of the importance-weighted ranking term, ≥ 0.")
+        f.number("n_neighbors", "neighbours", integer=True, step=1, help="K of Eq. (Re): neighbours per instance "
+                                                                         "in the chunk's feature graph.")
 
 
 def _detection_section(f: _Form):
     ss = st.session_state
-    st.markdown("#### Drift detection")
     det_options = list(DETECTORS)
     if f.vals["detector"] not in det_options:
         det_options.append(f.vals["detector"])  # from a link: kept visible, flagged below
@@ -681,6 +755,9 @@ def _detection_section(f: _Form):
                                  "statistics and firings and score them against the true change points.")
     f.vals["monitors"] = list(monitors)
     f.slot("monitors")
+    f.number("delta", "false-alarm rate", step=0.01,
+             help="δ, in (0, 1): the tolerated probability of a false alarm per chunk of the p-value tests; "
+                  "the δ of Eq. (Hfd) for the paper's test.")
 
 
 def _labels_true(f: _Form, cfg: RunConfig):
@@ -710,7 +787,7 @@ def _validate(f: _Form, schedule_chart) -> Context:
     # inline SVG, not st.plotly_chart: the page's first plotly.js came before its Run button (dashboard/svg.py)
     # st.markdown, not st.html: st.html's sanitizer keeps HTML only and drops every SVG element (the preview
     # was sent and never shown); the SVG is built here from escaped text (dashboard/svg.py)
-    schedule_chart.markdown(svg_of(schedule_figure(_points(cfg), length),
+    schedule_chart.markdown(svg_of(schedule_figure(_points(cfg), length, noise_changes=_noise_points(cfg)),
                                    label=f"drift schedule: {cfg.schedule or 'none'}"
                                          + (f" on {length:,} instances" if length else "")),
                             unsafe_allow_html=True)
@@ -760,6 +837,15 @@ def _word_detector_errors(errors: dict, cfg: RunConfig):
         if bad:
             errors["monitors"] = (f"compared detector(s) {', '.join(map(repr, bad))} not known: remove them "
                                   f"(a link names the detectors {names})")
+
+
+def _noise_points(cfg: RunConfig):
+    """The schedule's noise changes as (position, factor)."""
+    try:
+        schedule = cfg.drift_schedule
+    except ValueError:
+        return []
+    return [] if schedule is None else [(c.position, c.factor) for c in schedule.noise_changes]
 
 
 def _points(cfg: RunConfig):

@@ -392,7 +392,8 @@ def uploads():
 @st.cache_resource(show_spinner=False)
 def run_hub():
     """The server's runs, sweeps and upload parses, shared by every visitor (:class:`dashboard.serving.run_hub.RunHub`):
-    the queue, the one run (and one parse) per session, the closed sessions' jobs stopped, each computed once."""
+    the queue, the one run (and one parse) per session, the closed sessions' jobs stopped, each computed once; a run
+    with the models its one-glance strip needs beside its own, where the memory budget allows (``dashboard.glance``)."""
     from .serving.run_hub import RunHub
 
-    return RunHub(LIMITS, session_alive=session_alive, watch_s=LIMITS.session_check_s)
+    return RunHub(LIMITS, session_alive=session_alive, watch_s=LIMITS.session_check_s, beside=True)

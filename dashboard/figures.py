@@ -45,6 +45,8 @@ __all__ = [
     "firing_classes",
     "ORACLE",
     "CHANGE_NAME",
+    "NOISE_CHANGE_NAME",
+    "noise_text",
     "coinciding_models",
     "model_legend",
     "fix_y_ranges",
@@ -185,6 +187,46 @@ def _change_legend(change_points) -> list[dict]:
                  line=dict(color=_CHANGE_COLOR, width=1.5, dash="dash"), hoverinfo="skip")]
 
 
+#: Noise changes of the schedule (``noise@3000x1.5``): not a change of the truth, drawn in a style of their own.
+_NOISE_COLOR = "#8c564b"
+_NOISE_DASH = "dashdot"
+#: The legend's name of the noise change lines (named only where one is drawn).
+NOISE_CHANGE_NAME = "noise change: flip rates × factor from there (the models are still told the old rates)"
+
+
+def noise_text(factor: float) -> str:
+    """A noise change's label over its line: ``"noise ×1.5"``, ``"labels clean"`` for ×0.
+
+    >>> noise_text(1.5), noise_text(0.0)
+    ('noise ×1.5', 'labels clean')
+    """
+    return "labels clean" if factor == 0 else f"noise ×{factor:g}"
+
+
+def _noise_shapes(noise_changes, chunk_size, xrefs=("x",)) -> list[dict]:
+    """A vertical line per noise change, at its chunk (brown, dash-dot: not a true change)."""
+    cuts = change_chunks([p for p, _ in noise_changes], chunk_size)
+    return [dict(type="line", xref=xref, yref="paper" if xref == "x" else f"y{xref[1:]} domain", x0=c, x1=c, y0=0,
+                 y1=1, line=dict(color=_NOISE_COLOR, width=1.5, dash=_NOISE_DASH))
+            for c in cuts for xref in xrefs]
+
+
+def _noise_labels(noise_changes, chunk_size) -> list[dict]:
+    """Each noise change's factor written inside the plot's top edge, right of its line."""
+    cuts = change_chunks([p for p, _ in noise_changes], chunk_size)
+    return [dict(text=_esc(noise_text(f)), x=c, y=1, xref="x", yref="paper", xanchor="left", yanchor="top",
+                 xshift=2, showarrow=False, font=dict(size=10, color=_NOISE_COLOR))
+            for c, (_, f) in zip(cuts, noise_changes)]
+
+
+def _noise_legend(noise_changes) -> list[dict]:
+    """A legend-only entry naming the noise change lines (none without one)."""
+    if not noise_changes:
+        return []
+    return [dict(type="scatter", x=[None], y=[None], mode="lines", name=NOISE_CHANGE_NAME, legendgroup="noise",
+                 line=dict(color=_NOISE_COLOR, width=1.5, dash=_NOISE_DASH), hoverinfo="skip")]
+
+
 def legend_wrap(name: str, width: int = 50) -> str:
     """A legend name longer than ``width`` on several lines: before the variants it names (`` · ``),
     else at spaces; ``name.replace("<br>", " ")`` gives it back."""
@@ -247,8 +289,8 @@ def _legend_layout(facts: dict, width_px: int, columns: int, plot_px: float, axi
     # plotly's entry width is a fraction of the plot area's: the margins (and (d)'s row labels, about 120 px, pushed
     # into the left margin) are not the legend's
     plot_w = width_px - facts["sides"] - (120 if facts["category"] else 0)
-    if plot_w / columns < 200:  # too narrow for columns side by side: one column
-        columns = 1
+    while columns > 1 and plot_w / columns < 200:  # too narrow for so many columns side by side: fewer
+        columns -= 1
     chars = max(14, int((plot_w / columns - 40) / (0.6 * font)))
     names = {i: legend_wrap(name.replace("<br>· ", " · ").replace("<br>", " "), chars) for i, name in facts["names"]}
     shown = list(names.values())
@@ -260,8 +302,10 @@ def _legend_layout(facts: dict, width_px: int, columns: int, plot_px: float, axi
                 plot=plot_px, entrywidth=1 / columns, maxheight=legend_px + 4 * font, font=font)
 
 
-def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int = 2, wider: tuple = LEGEND_WIDTHS) -> None:
-    """Put ``fig``'s legend under the x axis, outside the plot area, in ``columns`` columns, and grow the figure
+def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int | tuple[int, ...] = 2,
+               wider: tuple = LEGEND_WIDTHS) -> None:
+    """Put ``fig``'s legend under the x axis, outside the plot area, in ``columns`` columns (several: for each
+    width, the number of them that makes the legend lowest, the fewer on a tie), and grow the figure
     by the legend's height: the plot keeps its own height whatever the number of entries (five detectors and a
     pinned baseline included) and the legend is never a scroll box (plotly scrolls a legend taller than half the
     figure). Names are re-wrapped to the columns' width (``width_px``: the graph's width); the plot area of a
@@ -287,7 +331,8 @@ def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int = 2, wider: tuple 
     if lay.yaxis and lay.yaxis.type == "category" and lay.yaxis.categoryarray:
         plot_px = max(plot_px, ROW_PX * len(lay.yaxis.categoryarray))
     facts = _legend_facts(fig)
-    layouts = [_legend_layout(facts, w, columns, plot_px, axis_b, margin_t)
+    choices = sorted({columns} if isinstance(columns, int) else set(columns))
+    layouts = [min((_legend_layout(facts, w, c, plot_px, axis_b, margin_t) for c in choices), key=lambda l: l["b"])
                for w in sorted({int(width_px), *(int(w) for w in wider if w > width_px)})]
     first = layouts[0]
     for i, name in first["names"].items():
@@ -444,8 +489,9 @@ def scale_subtitles(fig, px: int) -> None:
             ann.text = ann.text.replace(f"font-size:{SUBTITLE_PX}px", f"font-size:{px}px")
 
 
-def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=340):
-    """HL, micro-F1 and AP per variant: thin dotted = per chunk, thick = cumulative."""
+def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=340, noise_changes=()):
+    """HL, micro-F1 and AP per variant: thin dotted = per chunk, thick = cumulative; ``noise_changes``:
+    ``(position, factor)`` of the schedule's noise changes (drawn apart from the true changes)."""
     traces = []
     x = [c.chunk for c in chunks if c.metrics]
     # coinciding variants (e.g. ELM-O, ELM-I, ELM-II without a firing) are drawn once, named together
@@ -489,14 +535,19 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
     key_text = "x: chunk · thick: cumulative · thin dotted: this chunk"
     if change_points:  # only what is drawn is named
         key_text += f"<br>red lines: true changes ({ORACLE}; dotted: shift)"
+    if noise_changes:
+        key_text += "<br>brown dash-dot: noise changes (flip rates × factor)"
     annotations.append(dict(text=key_text,
                             x=1, y=0, yshift=-24, xref="paper", yref="paper", xanchor="right", yanchor="top",
                             align="right", showarrow=False, font=dict(size=11, color="#666")))
     layout["annotations"] = annotations
     layout["margin"] = margin
-    layout["shapes"] = _change_shapes(change_points, chunk_size, ("x", "x2", "x3"))
+    layout["shapes"] = (_change_shapes(change_points, chunk_size, ("x", "x2", "x3"))
+                        + _noise_shapes(noise_changes, chunk_size, ("x", "x2", "x3")))
     fig = figure_from_spec(dict(data=traces, layout=layout))
-    fit_legend(fig)  # under the plot, never over the two-line titles
+    # under the plot, never over the two-line titles; three columns where the graph is wide (the page's first screen
+    # holds this panel whole at 1280 x 720: one row of legend for three models)
+    fit_legend(fig, columns=3)
     return fig
 
 
@@ -518,8 +569,9 @@ def _estimate_groups(chunks, models, keys=("lcard_hat", "lcard_low", "lcard_high
     return coinciding_groups(series)
 
 
-def flip_rate_figure(over_time, *, n_chunks=None, height=300):
-    """Error of the estimated flip rates per chunk (or the mean estimates when the truth is unknown)."""
+def flip_rate_figure(over_time, *, n_chunks=None, height=300, noise_changes=(), chunk_size=1):
+    """Error of the estimated flip rates per chunk (or the mean estimates when the truth is unknown); the schedule's
+    ``noise_changes`` (``(position, factor)``, at ``chunk_size``) marked where the true rates move."""
     traces = []
     x = list(over_time["chunk"]) if len(over_time) else []
     known = "mae_rho_pos" in over_time.columns
@@ -530,9 +582,13 @@ def flip_rate_figure(over_time, *, n_chunks=None, height=300):
                                line=dict(color=color, width=2), marker=dict(size=5)))
     layout = _layout(height)
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
-    layout["yaxis"] = dict(title=dict(text=f"mean |estimate − true rate|<br>(true rate: {ORACLE})" if known
-                                      else "mean estimate", font=dict(size=11)),
+    # one line: the panel's heading says the true rates are the oracle's (a second line, rotated, ran past the graph's
+    # top in presentation mode's type)
+    layout["yaxis"] = dict(title=dict(text="mean |estimate − true rate|" if known else "mean estimate", font=_FONT),
                            rangemode="tozero")
+    traces += _noise_legend(noise_changes)
+    layout["shapes"] = _noise_shapes(noise_changes, chunk_size)
+    layout["annotations"] = _noise_labels(noise_changes, chunk_size)
     return figure_from_spec(dict(data=traces, layout=layout))
 
 
@@ -590,7 +646,7 @@ def _rate_mode(chunks, name) -> str:
 
 
 def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=340,
-                       show_paper=False):
+                       show_paper=False, noise_changes=()):
     """True cardinality (oracle), observed (noisy) cardinality, the moment estimate with its interval band.
 
     The band's name says what it is (a 95 % interval with the true rates, the set consistent with
@@ -633,7 +689,7 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
                                line=dict(color=_PAPER_COLOR if gi == 0 else color, width=2, dash="dashdot"),
                                marker=dict(size=5, symbol="triangle-up"),
                                hovertemplate="paper's Eq. (card) %{y:.3f}<extra></extra>"))
-    traces += _change_legend(change_points)
+    traces += _change_legend(change_points) + _noise_legend(noise_changes)
     layout = _layout(height)
     layout["margin"] = dict(l=55, r=15, t=35, b=40)
     layout["legend"] = dict(font=dict(size=11))
@@ -645,8 +701,8 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
         # the estimates; the observed line leaves it at the top, its name says so and its hover gives the values
         layout["yaxis"]["range"] = [0.0, framing_top(chunks, traces[2:])]
         traces[1].update(name=OBSERVED_NAME + " (above this scale: values on hover)", cliponaxis=True)
-    layout["shapes"] = _change_shapes(change_points, chunk_size)
-    layout["annotations"] = _change_labels(change_points, chunk_size)
+    layout["shapes"] = _change_shapes(change_points, chunk_size) + _noise_shapes(noise_changes, chunk_size)
+    layout["annotations"] = _change_labels(change_points, chunk_size) + _noise_labels(noise_changes, chunk_size)
     fig = figure_from_spec(dict(data=traces, layout=layout))
     fit_legend(fig)
     return fig
@@ -912,7 +968,7 @@ def _classified(fired, cuts, kinds, n_seen):
     return out
 
 
-def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=340):
+def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=340, noise_changes=()):
     """Every detector's statistic ÷ threshold per chunk (log axis; fires above 1), firings marked."""
     cuts = change_chunks([p for p, _ in change_points], chunk_size)
     kinds = {c: k for c, (_, k) in zip(cuts, change_points)}
@@ -935,7 +991,7 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     # the threshold line is named in the legend (a text on the plot would sit under the data)
     traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=THRESHOLD_NAME, legendgroup="threshold",
                        line=dict(color="#111", width=1.5, dash="dash"), hoverinfo="skip"))
-    traces += _glyph_legend() + _change_legend(change_points)
+    traces += _glyph_legend() + _change_legend(change_points) + _noise_legend(noise_changes)
     layout = _layout(height, hovermode="closest")
     layout["margin"] = dict(l=55, r=15, t=35, b=40)
     layout["xaxis"] = dict(title=dict(text="chunk", font=_FONT), **_x_range(n_chunks))
@@ -946,9 +1002,10 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     layout["yaxis"] = dict(title=dict(text="statistic ÷ threshold (log)", font=_FONT), type="log",
                            tickmode="array", tickvals=list(RATIO_TICKS), ticktext=list(RATIO_TICKS.values()),
                            range=[math.log10(_RATIO_FLOOR) - 0.2, max(1.0, math.ceil((top + 0.1) * 2) / 2)])
-    layout["shapes"] = [dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=1, y1=1,
-                             line=dict(color="#111", width=1.5, dash="dash"))] + _change_shapes(change_points, chunk_size)
-    layout["annotations"] = _change_labels(change_points, chunk_size)
+    layout["shapes"] = ([dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=1, y1=1,
+                              line=dict(color="#111", width=1.5, dash="dash"))]
+                        + _change_shapes(change_points, chunk_size) + _noise_shapes(noise_changes, chunk_size))
+    layout["annotations"] = _change_labels(change_points, chunk_size) + _noise_labels(noise_changes, chunk_size)
     fig = figure_from_spec(dict(data=traces, layout=layout))
     fit_legend(fig)
     return fig
@@ -993,7 +1050,8 @@ def detection_table(chunks, models, change_points, chunk_size):
     return pd.DataFrame(rows, columns=DETECTION_COLUMNS)
 
 
-def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=None):
+def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None, *, height=None,
+                    noise_changes=()):
     """True change points and every detector's firings on one chunk axis.
 
     ``height`` (px) defaults to room for every row (labels of two lines) and a legend entry per line.
@@ -1018,7 +1076,7 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
         row = _esc(s["label"])
         texts = _classified(s["fired"], cuts, kinds, n_seen)
         traces += _firing_traces(s["fired"], [row] * len(s["fired"]), texts, s["color"], s["label"], "")
-    traces += _glyph_legend() + _change_legend(change_points)
+    traces += _glyph_legend() + _change_legend(change_points) + _noise_legend(noise_changes)
     # the regime shading is explained in the legend (an axis title that long is cut on narrow screens)
     for regime in _regimes_drawn(change_points, chunk_size, total):
         traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=REGIME_NAMES[regime],
@@ -1033,7 +1091,8 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
     layout["yaxis"] = dict(type="category", categoryorder="array", categoryarray=rows[::-1],
                            range=[-0.6, len(rows) - 0.4], automargin=True,
                            tickmode="array", tickvals=rows, ticktext=[wrap_label(r) for r in rows])
-    layout["shapes"] = _regime_shapes(change_points, chunk_size, total) + _change_shapes(change_points, chunk_size)
+    layout["shapes"] = (_regime_shapes(change_points, chunk_size, total) + _change_shapes(change_points, chunk_size)
+                        + _noise_shapes(noise_changes, chunk_size))
     if not change_points:
         layout["annotations"] = [dict(text="no true change in this stream:<br>every firing is a false alarm",
                                       x=0.5, y=TRUE_CHANGE_ROW, xref="paper", yref="y", yanchor="middle", showarrow=False,
@@ -1048,12 +1107,13 @@ threshold_figure = detector_figure
 
 
 # --------------------------------------------------------------------------- schedule preview
-def schedule_figure(points, n_instances, *, height=130):
+def schedule_figure(points, n_instances, *, height=130, noise_changes=()):
     """The drift schedule on the stream: regimes as bands, change points as diamonds.
 
     ``points``: list of ``(position or None, kind)``; a single ``(None, kind)`` is the
     paper's form (the change comes after the whole first pool, known only from the data).
-    A ``shift`` (or any kind other than growth / reduction) keeps the regime.
+    A ``shift`` (or any kind other than growth / reduction) keeps the regime. ``noise_changes``:
+    ``(position, factor)`` of the noise changes, open brown diamonds low on the band with their factor.
     """
     traces, shapes, annotations = [], [], []
     n = max(int(n_instances or 0), 1)
@@ -1087,6 +1147,13 @@ def schedule_figure(points, n_instances, *, height=130):
                            line=dict(width=0), fillcolor="rgba(127,127,127,0.12)"))
         annotations.append(dict(x=n / 2, y=0.5, xref="x", yref="paper", showarrow=False, font=dict(size=11),
                                 text="no drift: one regime"))
+    if noise_changes:
+        traces.append(dict(type="scatter", x=[p for p, _ in noise_changes], y=[0.2] * len(noise_changes),
+                           mode="markers", marker=dict(symbol="diamond-open", size=10, color=_NOISE_COLOR),
+                           text=[_esc(f"noise@{p}x{f:g}: {noise_text(f)}") for p, f in noise_changes],
+                           hovertemplate="%{text}<extra></extra>"))
+        annotations += [dict(x=p, y=0.06, xref="x", yref="paper", showarrow=False, font=dict(size=9),
+                             text=_esc(f"×{f:g}")) for p, f in noise_changes]
     layout = dict(height=height, margin=dict(l=10, r=10, t=10, b=30), showlegend=False,
                   xaxis=dict(range=[0, n], title=dict(text="instance", font=dict(size=11))),
                   yaxis=dict(visible=False, range=[0, 1]), shapes=shapes, annotations=annotations)

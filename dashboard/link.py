@@ -190,7 +190,7 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
         value = getattr(cfg, key)
         if value != [] and (not isinstance(value, list) or not all(_number_like(v) and v is not None for v in value)):
             notes.append(Note(f"{key}={_shown(value)}", f"{label_of(key)}: not a list of numbers",
-                              "the table is drawn from rho low / rho high"))
+                              "the table is drawn from the lowest / highest flip rate"))
             fix[key] = []
             errors.pop(key, None)
     for key in CHOICE_FIELDS:
@@ -203,11 +203,12 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
         low, high = PAPER_NOISE_RANGE
         overridden = [k for k, v in (("rho_low", low), ("rho_high", high)) if k in params and getattr(cfg, k) != v]
         notes.append(Note("noise 'paper'", f"the paper's noise is both rates of every label drawn from [{low}, {high}]",
-                          f"set as 'range per label', rho low {low}, rho high {high} (the same stream)"
+                          f"set as 'range per label', lowest flip rate {low}, highest flip rate {high} (the same stream)"
                           + (f"; the link's {' and '.join(overridden)} not used" if overridden else "")))
         fix.update(noise="range", rho_low=low, rho_high=high)
     try:  # the schedule's editor holds parsed rows only: a text that does not parse would vanish from it
-        positions = [p.position for p in (cfg.drift_schedule or ()) if p.position is not None]
+        schedule = cfg.drift_schedule
+        positions = [p.position for p in (schedule.changes if schedule else ()) if p.position is not None]
     except ValueError as exc:
         notes.append(Note(f"schedule {_shown(cfg.schedule)}", f"cannot read it: {worded(exc)}", "using none"))
         fix["schedule"] = ""
@@ -246,7 +247,7 @@ def read_settings(params: dict) -> tuple[RunConfig, list[Note]]:
         if (cfg.noise == "table" and value and isinstance(n_labels, int) and n_labels > 0 and "n_labels" not in errors
                 and len(value) != n_labels):
             notes.append(Note(f"{key}={_shown(value)}", f"{label_of(key)}: {len(value)} rates for {n_labels} labels",
-                              "the table is drawn from rho low / rho high"))
+                              "the table is drawn from the lowest / highest flip rate"))
             fix[key] = []
     return dataclasses.replace(cfg, **fix), notes
 

@@ -14,8 +14,8 @@ import streamlit as st
 from dashboard import data, live_page
 from dashboard.serving.live_run import LiveRun
 
-__all__ = ["RUN_UPLOAD", "RUN_COST", "START_REQUESTED", "LIVE", "start", "start_wanted", "request_start", "stop",
-           "same_settings", "calibrate"]
+__all__ = ["RUN_UPLOAD", "RUN_COST", "START_REQUESTED", "LIVE", "SHOWN_FROM", "start", "start_wanted", "request_start",
+           "stop", "same_settings", "calibrate", "show_from"]
 
 ss = st.session_state
 #: The identity (``data.upload_identity``: name and digest) of the upload this session's run read (None: no upload).
@@ -30,6 +30,9 @@ START_REQUESTED = "start_requested"
 #: Run was pressed in this session and Stop not since: a control changed then starts its run by itself
 #: (:func:`dashboard.live_page.starts_by_itself`); a link alone never does.
 LIVE = "live"
+#: An intervention (``dashboard.interventions``): ``(settings, run, k)``, the settings it made and the run whose first
+#: ``k`` chunks the run of those settings shows until it has computed them (``LiveRun.show_from``).
+SHOWN_FROM = "shown_from"
 
 
 def start():
@@ -38,8 +41,10 @@ def start():
     stopped (unless other visitors follow it)."""
     cfg, upload = ss["ctx"].cfg, ss["ctx"].upload
     ss[RUN_UPLOAD] = data.upload_identity(upload)  # which file: no setting says (the caption compares it)
+    shown = ss.pop(SHOWN_FROM, None)  # an intervention's settings: the run they changed goes on from the change
     ss["run"], ss["run_role"] = data.run_hub().start(
-        data.session_id(), cfg, extra=ss[RUN_UPLOAD], build_stream=lambda: data.build_stream(cfg, upload))
+        data.session_id(), cfg, extra=ss[RUN_UPLOAD], build_stream=lambda: data.build_stream(cfg, upload),
+        shown_from=shown[1:] if shown is not None and shown[0] == cfg else None)
     if ss["run_role"] == "computing":  # its chunk times calibrate the next estimates (a replay's were counted)
         ss[RUN_COST] = (ss["run"].token, ss["ctx"].cost)
 
@@ -62,6 +67,14 @@ def start_wanted():
     # dropped once the run is started: a rerun arriving meanwhile (a control changed just after the click)
     # interrupts the script inside start, and the click would be lost with the flag
     ss.pop(START_REQUESTED, None)
+    ss.pop(SHOWN_FROM, None)  # an intervention's run started (start took it), or its settings could not start
+
+
+def show_from(cfg, run, k: int):
+    """An intervention made the settings ``cfg`` from ``run``'s, changed from chunk ``k`` on: the page is live (their run
+    starts by itself) and that run shows ``run``'s first ``k`` chunks until it has computed them."""
+    ss[SHOWN_FROM] = (cfg, run, int(k))
+    ss[LIVE] = True
 
 
 def request_start():

@@ -41,7 +41,8 @@ class PanelData:
     ``rho_neg``: the stream's true flip rates (drawn as the oracle), ``label_names`` its labels';
     ``default_rates``: what the models are told about the rates ("known", "estimate", "ignore"), said
     by a heading before the first record; ``trusted_fraction``: the stream's trusted sample (share of each
-    chunk; 0: none).
+    chunk; 0: none); ``noise_changes``: ``(position, factor)`` of the stream's noise changes (every panel marks
+    them; the true rates of panel (e) follow them).
     """
 
     chunks: Sequence = ()
@@ -56,6 +57,7 @@ class PanelData:
     label_names: Sequence[str] = ()
     default_rates: str = "known"
     trusted_fraction: float = 0.0
+    noise_changes: Sequence[tuple[int, float]] = ()
 
     @property
     def detail(self) -> list[str]:
@@ -158,7 +160,8 @@ def drawn_order(models) -> list[str]:
 
 # --------------------------------------------------------------------------- (a) quality
 def _metrics(d: PanelData):
-    return F.metrics_figure(d.chunks, d.models, d.change_points, d.chunk_size, d.n_chunks)
+    return F.metrics_figure(d.chunks, d.models, d.change_points, d.chunk_size, d.n_chunks,
+                            noise_changes=d.noise_changes)
 
 
 def dimmed_lines(spec: dict, base: dict, how: BaselineDraw) -> list[dict]:
@@ -169,7 +172,7 @@ def dimmed_lines(spec: dict, base: dict, how: BaselineDraw) -> list[dict]:
 # --------------------------------------------------------------------------- (b) cardinality
 def _cardinality(d: PanelData):
     return F.cardinality_figure(d.chunks, d.detail, d.change_points, d.chunk_size, d.n_chunks,
-                                show_paper=d.show_paper)
+                                show_paper=d.show_paper, noise_changes=d.noise_changes)
 
 
 def _cardinality_title(d: PanelData) -> str:
@@ -188,7 +191,8 @@ def _cardinality_lines(spec: dict, base: dict, how: BaselineDraw) -> list[dict]:
 
 # --------------------------------------------------------------------------- (c) drift tests
 def _detectors(d: PanelData):
-    return F.detector_figure(d.chunks, d.detail, d.change_points, d.chunk_size, d.n_chunks)
+    return F.detector_figure(d.chunks, d.detail, d.change_points, d.chunk_size, d.n_chunks,
+                             noise_changes=d.noise_changes)
 
 
 def _detector_lines(spec: dict, base: dict, how: BaselineDraw) -> list[dict]:
@@ -200,7 +204,8 @@ def _detector_lines(spec: dict, base: dict, how: BaselineDraw) -> list[dict]:
 
 # --------------------------------------------------------------------------- (d) firings
 def _timeline(d: PanelData):
-    return F.timeline_figure(d.chunks, d.detail, d.change_points, d.chunk_size, d.n_chunks)
+    return F.timeline_figure(d.chunks, d.detail, d.change_points, d.chunk_size, d.n_chunks,
+                             noise_changes=d.noise_changes)
 
 
 def _detections(d: PanelData) -> pd.DataFrame | None:
@@ -235,12 +240,18 @@ def _estimating(d: PanelData) -> list[str]:
             if any(m in c.diagnostics and c.diagnostics[m].estimates_rates for c in d.chunks)]
 
 
+def _noise_changes(d: PanelData) -> list:
+    from ncld_core.stream.stream import NoiseChange
+
+    return [NoiseChange(p, f) for p, f in d.noise_changes]
+
+
 def _rates(d: PanelData):
     estimating = _estimating(d)
     if not estimating:
         return None
-    over_time, _ = estimate_errors(d.chunks, estimating[0], d.rho_pos, d.rho_neg)
-    return F.flip_rate_figure(over_time, n_chunks=d.n_chunks)
+    over_time, _ = estimate_errors(d.chunks, estimating[0], d.rho_pos, d.rho_neg, _noise_changes(d))
+    return F.flip_rate_figure(over_time, n_chunks=d.n_chunks, noise_changes=d.noise_changes, chunk_size=d.chunk_size)
 
 
 def _rates_caption(d: PanelData) -> str:
@@ -259,7 +270,7 @@ def _rates_table(d: PanelData) -> pd.DataFrame | None:
     estimating = _estimating(d)
     if not estimating:
         return None
-    _, per_label = estimate_errors(d.chunks, estimating[0], d.rho_pos, d.rho_neg)
+    _, per_label = estimate_errors(d.chunks, estimating[0], d.rho_pos, d.rho_neg, _noise_changes(d))
     names = list(d.label_names or [])
     if names and len(names) == len(per_label):
         per_label["label"] = names

@@ -12,7 +12,7 @@ import re
 
 import streamlit as st
 
-from dashboard import compare, live_page, panels, report
+from dashboard import compare, glance, live_page, panels, report
 from dashboard import figures as F
 from dashboard.live_chart import SERVED, SHARED, draw_charts, mount
 from dashboard.teaching import clean_labels_note, noise_cost_text
@@ -79,10 +79,14 @@ class LivePanels:
             # the same chunk drawn with the same options by another session (a class on one run): its figures as
             # drawn; a pinned run is the session's own (its history), never shared
             chunk = shown.chunks[-1] if shown.chunks and base is None else None
+            # (the change points too: an intervention's run draws the chunks of the run it goes on from with its own)
             figs = SHARED.figures(chunk, (k, tuple(shown.focus), shown.show_paper, tuple(sorted(self.slots)),
-                                          self.presenting), make)
+                                          self.presenting, tuple(shown.change_points), tuple(shown.noise_changes)),
+                                  make)
             # chunk: each graph says how many chunks it shows (the browser test's latency measurement)
             draw_charts(self.hub, self.slots, figs, key=f"figs_{k}", owner=self.owner, config=PLOT_CONFIG, chunk=k)
+        if "glance" in self.slots:  # the one-glance strip above the panels (not in presentation mode)
+            self.put("glance", "markdown", glance.run_strip(run, shown.chunks), help=glance.STRIP_HELP)
         for panel in panels.PANELS:  # then what the panels write beside their graphs
             key = panel.key
             if f"{key}_heading" in self.slots:

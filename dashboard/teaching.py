@@ -330,13 +330,26 @@ def clean_labels_note(cfg) -> str | None:
 
 # --------------------------------------------------------------------------- guided lessons (presentation mode)
 @dataclass(frozen=True)
+class StepAction:
+    """What a step asks a teacher to change, one click away in presentation mode (where the sidebar is hidden):
+    a button ``label`` that sets ``settings`` (``(field, value)`` pairs of :class:`ncld_core.config.RunConfig`,
+    the other settings kept), or a link to another page of the lab (``page``: its file under ``dashboard/views``)."""
+
+    label: str
+    settings: tuple[tuple[str, object], ...] = ()
+    page: str | None = None
+
+
+@dataclass(frozen=True)
 class LessonStep:
-    """One step of a lesson: its ``title``, its ``text`` (Markdown) and the ``panel`` shown with it (a key of
-    :data:`dashboard.panels.PANELS`; None: the page as it is)."""
+    """One step of a lesson: its ``title``, its ``text`` (Markdown), the ``panel`` it opens (a key of
+    :data:`dashboard.panels.PANELS`: every step names its own, whatever was on screen before) and the
+    ``actions`` that put what its text asks a teacher to change within reach."""
 
     title: str
     text: str
-    panel: str | None = None
+    panel: str
+    actions: tuple[StepAction, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -346,6 +359,11 @@ class Lesson:
     ``steps`` are written beforehand; the last step is :meth:`measured_step`, its sentence read from the run
     (``measure``: a :class:`ncld_core.eval.runner.RunResult` and its stream to a sentence), never from these texts.
     Steps are numbered from 1, as in the link (``?lesson=<slug>&step=<k>``).
+
+    ``assumes``: the settings the written steps state, held at the preset's values (names of
+    :data:`dashboard.lesson_guard.ASPECTS`); what they fill in from the settings (:func:`step_words`: the change's
+    place, the chunk size, a range's flip rates, the trusted sample) follows the controls instead. Presentation mode
+    shows a run under the lesson only when it agrees with both (:func:`dashboard.lesson_guard.verdict`).
     """
 
     slug: str
@@ -353,6 +371,7 @@ class Lesson:
     steps: tuple[LessonStep, ...]
     measure: Callable[[object, object], str]
     panel: str = "summary"  # shown with the measured step
+    assumes: tuple[str, ...] = ()
 
     @property
     def n_steps(self) -> int:
@@ -375,7 +394,12 @@ class Lesson:
         if k > len(self.steps):
             return self.measured_step(result, stream)
         written = self.steps[k - 1]
-        return replace(written, text=written.text.format_map(_change_words(cfg or PRESETS[self.preset])))
+        return replace(written, text=written.text.format_map(step_words(cfg or PRESETS[self.preset])))
+
+    def written_texts(self, cfg) -> tuple[str, ...]:
+        """The written steps' texts as the settings ``cfg`` fill them in (two settings that give the same texts
+        are the same to the lesson's words)."""
+        return tuple(self.step(k, cfg=cfg).text for k in range(1, len(self.steps) + 1))
 
     def measured_step(self, result, stream=None) -> LessonStep:
         if result is None or not any(c.metrics for c in result.chunks):
@@ -385,19 +409,32 @@ class Lesson:
         return LessonStep("What this run shows" + partial, self.measure(result, stream), self.panel)
 
 
-def _change_words(cfg) -> dict:
-    """The words a lesson's written steps use for where its change is (``{at}``, ``{chunk}``, ``{size}``), from the
-    settings: the first positioned change point and the chunk size; said generally when a setting is unknown (the
-    paper's unpositioned form, an emptied box)."""
+def step_words(cfg) -> dict:
+    """The words a lesson's written steps fill in from the settings ``cfg``: where its change is (``{at}``,
+    ``{chunk}``, ``{size}``: the first positioned change point and the chunk size), the flip rates of a range
+    (``{rates}``) and the trusted sample (``{trusted}``, a sentence); said generally when a setting is unknown (the
+    paper's unpositioned form, an emptied box).
+
+    >>> from ncld_core.config import RunConfig
+    >>> words = step_words(RunConfig(schedule="growth@1000", rho_low=0.1, rho_high=0.3, trusted_fraction=0.05))
+    >>> words["at"], words["rates"], words["trusted"]
+    ('instance 1000 (chunk 4)', 'U[0.1, 0.3]', 'A user has checked 5 % of each chunk by hand: the trusted sample.')
+    """
     try:
         positions = [p for p in (cfg.drift_schedule.positions if cfg.drift_schedule else ()) if p is not None]
     except ValueError:  # an unreadable schedule: its error is under its control
         positions = []
     size = cfg.chunk_size if isinstance(cfg.chunk_size, int) and cfg.chunk_size > 0 else None
+    rates = (f"U[{cfg.rho_low:g}, {cfg.rho_high:g}]" if cfg.noise == "range" and all(
+        isinstance(r, (int, float)) for r in (cfg.rho_low, cfg.rho_high)) else "the set rates")
+    share = cfg.trusted_fraction if isinstance(cfg.trusted_fraction, (int, float)) else 0
+    trusted = (f"A user has checked {100 * share:g} % of each chunk by hand: the trusted sample." if share > 0
+               else "Nobody has checked any instance by hand: the trusted sample is 0.")
+    words = {"rates": rates, "trusted": trusted}
     if positions and size:
         chunk = f"chunk {change_chunks(positions[:1], size)[0]}"
-        return {"at": f"instance {positions[0]} ({chunk})", "chunk": chunk, "size": str(size)}
-    return {"at": "the change point", "chunk": "the change's chunk", "size": str(size) if size else "N"}
+        return words | {"at": f"instance {positions[0]} ({chunk})", "chunk": chunk, "size": str(size)}
+    return words | {"at": "the change point", "chunk": "the change's chunk", "size": str(size) if size else "N"}
 
 
 def _firings(result, model: str) -> list[int]:
@@ -499,63 +536,66 @@ def _watch_drift(what: str) -> LessonStep:
 
 
 # One lesson per preset (each written on its own: a lesson names the panels of its steps, and only
-# dashboard/panels.py lists the panels).
+# dashboard/panels.py lists the panels). ``assumes``: the settings each one's written steps state (every step's
+# words checked against them: tests/test_lesson_guard.py); the dataset and the models in every one.
 _LESSON_CLEAN_VS_NOISY = Lesson("clean-vs-noisy", "clean vs noisy", (
-    LessonStep("The setting", "Labels flipped at rates drawn from U[0.2, 0.4] per label. Three models on the "
+    LessonStep("The setting", "Labels flipped at rates drawn from {rates} per label. Three models on the "
                "same stream: **ELM-O** (the learner, told the flip rates), the **plain ELM** (no correction), "
                "and an **oracle** ELM-O trained on the clean labels, which no learner has: it only measures "
-               "what the noise costs. The decision rule is the paper's threshold 0."),
+               "what the noise costs. The decision rule is the paper's threshold 0.", "metrics"),
     LessonStep("What to watch", "Panel (a): average precision of the three. The gap between the oracle and the "
                "plain ELM is what the noise costs; how much of it ELM-O wins back is what the correction "
                "buys. Then micro-F1: does it show the cost at all?", "metrics"),
-), _clean_vs_noisy)
+), _clean_vs_noisy, assumes=("dataset", "noisy", "changes", "models", "model_rates", "decision"))
 
 _LESSON_CONCEPT_GROWTH = Lesson("concept-growth", "concept growth", (
     LessonStep("The setting", "Single-label instances first, multi-label from {at}. The "
                "learners are never told where. ELM-O only records the detector's firings, ELM-I retrains "
-               "and ELM-II adjusts when it fires."),
+               "and ELM-II adjusts when it fires.", "metrics"),
     LessonStep("What to watch", "Panel (b): does the cardinality estimate jump with the truth at {chunk} "
                "while the observed (noisy) cardinality rises by less than half as much (the noise flips part of "
                "the change away)?", "cardinality"),
     _watch_drift("Panel (d): does the acting detector fire at {chunk}, and nowhere else? Then panel (a): "
                  "which variant recovers its micro-F1 first?"),
-), _drift_sentence, "metrics")
+), _drift_sentence, "metrics", assumes=("dataset", "noise", "changes", "models"))
 
 _LESSON_CONCEPT_REDUCTION = Lesson("concept-reduction", "concept reduction", (
-    LessonStep("The setting", "The reverse of growth: multi-label first, single-label from {at}."),
+    LessonStep("The setting", "The reverse of growth: multi-label first, single-label from {at}.", "metrics"),
     _watch_drift("Panel (d): the firing at {chunk}. Then the summary: which variant has the lowest Hamming "
                  "loss, which the lowest micro-F1, and why those can be the same variant."),
-), _drift_sentence)
+), _drift_sentence, assumes=("dataset", "changes", "models"))
 
 _LESSON_LABEL_SHIFT = Lesson("label-shift", "label shift", (
     LessonStep("The setting", "In chunks of {size} instances, from {at} other labels are relevant, **as many as "
                "before**: "
                "the label cardinality does not change. The acting detector tests the cardinality and the "
-               "labels' counts; a cardinality-only test (adaptive window) is run beside it, only recorded."),
+               "labels' counts; a cardinality-only test (adaptive window) is run beside it, only recorded.",
+               "metrics"),
     LessonStep("What to watch", "Panel (b): the true cardinality stays flat across {chunk}, so no "
                "cardinality test can see this change.", "cardinality"),
     _watch_drift("Panel (c) and (d): which detector crosses its threshold from {chunk} on, and which never "
                  "does? Then panel (a): what the shift does to micro-F1, and who recovers."),
-), _drift_sentence, "metrics")
+), _drift_sentence, "metrics", assumes=("dataset", "changes", "models", "detector", "monitors"))
 
 _LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rates", (
     LessonStep("The setting", "Missing labels, the noise real data has: annotators skip relevant labels (ρ+ "
                "about 0.2) far more often than they add irrelevant ones. ELM-O is told nothing: it estimates ρ− "
                "from the instances it scores lowest, and bounds ρ+ from above (a value would need instances "
-               "surely positive). A user has checked 2 % of each chunk by hand: the trusted sample."),
+               "surely positive). {trusted}", "rates"),
     LessonStep("What to watch", "Panel (e): how close the estimated rates come to the true ones, ρ− against "
                "ρ+.", "rates"),
     LessonStep("What to watch", "Panel (b): with the checked instances the band is a confidence interval. "
                "Set the trusted sample to 0 and run again: the band becomes the identified set. How much wider, "
-               "and what does holding the truth mean then?", "cardinality"),
-), _unknown_noise, "cardinality")
+               "and what does holding the truth mean then?", "cardinality",
+               (StepAction("Set the trusted sample to 0", settings=(("trusted_fraction", 0.0),)),)),
+), _unknown_noise, "cardinality", assumes=("dataset", "noise", "changes", "models", "model_rates"))
 
 _LESSON_WHY_BETA_MATTERS = Lesson("why-beta-matters", "why beta matters", (
     LessonStep("The setting", "β = 1, γ = 0: no graph term, no ranking term. ELM-O then solves the plain "
-               "ELM's problem, on the noise-corrected targets of its loss."),
+               "ELM's problem, on the noise-corrected targets of its loss.", "metrics"),
     LessonStep("What to watch", "The summary: ELM-O against the plain ELM, metric by metric. Then the Sweep "
-               "page, to see where β and γ do matter.", "summary"),
-), _why_beta)
+               "page, to see where β and γ do matter.", "summary", (StepAction("Open the Sweep page", page="sweep.py"),)),
+), _why_beta, assumes=("dataset", "changes", "models", "model_rates", "beta", "gamma"))
 
 #: The presets as lessons, by the slug a link names them with (``?lesson=concept-growth&step=2``).
 LESSONS = {lesson.slug: lesson for lesson in (_LESSON_CLEAN_VS_NOISY, _LESSON_CONCEPT_GROWTH, _LESSON_CONCEPT_REDUCTION, _LESSON_LABEL_SHIFT, _LESSON_UNKNOWN_NOISE, _LESSON_WHY_BETA_MATTERS)}

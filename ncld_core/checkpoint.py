@@ -806,7 +806,7 @@ _METRICS = dict_of(dict_of(optional(REAL)))
 _CHUNK_FIELDS = {"chunk": INT, "start": INT, "stop": INT, "true_cardinality": REAL, "observed_cardinality": REAL,
                  "is_change": Spec("True or False", lambda v: isinstance(v, bool)), "metrics": _METRICS,
                  "cumulative": _METRICS, "diagnostics": dict_of(Spec("a dict", lambda v: isinstance(v, dict))),
-                 "seconds": dict_of(REAL)}
+                 "seconds": dict_of(REAL), "beside": _METRICS}
 
 
 def save_run(path, state: RunState, chunks: list, *, config: dict | None = None, chunk_size: int | None = None):

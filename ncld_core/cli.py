@@ -81,7 +81,8 @@ _HELP = {
                    "(estimate: estimated online) or rates 0 (ignore)",
     "trusted_fraction": "a trusted sample: reveal the clean labels of this share of each chunk (e.g. 0.01) to the "
                         "variants that estimate the rates",
-    "schedule": "drift points, e.g. 'growth@600, shift@900, reduction@1500', or 'growth' (paper)",
+    "schedule": "drift points, e.g. 'growth@600, shift@900, reduction@1500', or 'growth' (paper); "
+                "'noise@1200x1.5': the flip rates times 1.5 from instance 1200",
     "models": "comma-separated: ELM-O, ELM-I, ELM-II, 'ELM (plain)'",
     "detector": "the drift test the variants act on",
     "monitors": "comma-separated detectors recorded beside it, e.g. 'paper,welch'",

@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 
 from .validation import MAX_TEXT_BYTES, NestingError, Range, check_flip_rates, decode_text, parse_json, parse_toml, shown_value
 from .stream.noise_families import NOISE_FAMILIES
+from .eval.glance import GLANCE_MODELS
 from .eval.runner import RATE_MODES, PrequentialRunner
 from .eval.variants import ELM_VARIANTS, ORACLES
 from .model.elm_ncld import ELMNCLD, PARAM_RANGES
 
-__all__ = ["RunConfig", "errors_text", "StreamSpec", "ModelParams", "MODEL_PARAMS", "STREAM_FIELDS", "PRESETS", "MAX_INSTANCES",
+__all__ = ["RunConfig", "BesidePlan", "errors_text", "StreamSpec", "ModelParams", "MODEL_PARAMS", "STREAM_FIELDS", "PRESETS", "MAX_INSTANCES",
            "SYNTHETIC_BUDGET_BYTES", "MAX_LINK_VALUE_CHARS"]
 
 #: Length of the synthetic stream when ``n_instances`` is not given.
@@ -149,6 +150,45 @@ class StreamSpec:
         """Instances in the stream (None when the dataset's size is not known)."""
         return self.n_instances or (n_available if self.dataset != "synthetic" else SYNTHETIC_DEFAULT_LENGTH)
 
+    def noise_bound(self) -> float | None:
+        """The largest ``rho_pos + rho_neg`` a label of this stream can have: ``2 rho_high`` for a range, the noise
+        family's ``max_sum``, the table's largest sum, 0 without noise; None when the rates are not readable. A noise
+        change's factor ``f`` of the drift schedule must keep ``f`` times it below 1 (Eq. NR), for every seed.
+
+        >>> StreamSpec(rho_high=0.4).noise_bound(), StreamSpec(noise="missing").noise_bound()
+        (0.8, 0.35)
+        """
+        if self.noise == "none":
+            return 0.0
+        if self.noise == "range":
+            return 2.0 * float(self.rho_high) if _is_number(self.rho_high) else None
+        if self.noise in NOISE_FAMILIES:
+            return float(NOISE_FAMILIES[self.noise].max_sum)
+        try:
+            pos, neg = check_flip_rates(self.rho_pos, self.rho_neg, source="flip-rate table")
+        except ValueError:
+            return None
+        return float((pos + neg).max()) if pos.size else None
+
+    def _noise_change_error(self, sched) -> str | None:
+        """What is wrong with the schedule's noise changes for this stream's noise (None: nothing)."""
+        if sched is None or not sched.noise_changes:
+            return None
+        first = sched.noise_changes[0]
+        text = f"noise@{first.position}x{first.factor:g}"
+        if self.noise == "none":
+            return (f"a noise change ({text!r}) multiplies the stream's flip rates, and this stream has no noise: "
+                    "choose a noise first")
+        bound = self.noise_bound()
+        if not bound:
+            return None
+        for change in sched.noise_changes:
+            if change.factor * bound >= 1:
+                return (f"noise change 'noise@{change.position}x{change.factor:g}' would give flip rates with "
+                        f"rho_pos + rho_neg up to {change.factor * bound:.3g} (Eq. NR needs < 1): with this noise a "
+                        f"factor must stay below {1 / bound:.4g}")
+        return None
+
     def flip_rates_spec(self):
         if self.noise == "none":
             return None
@@ -223,10 +263,15 @@ class StreamSpec:
         if "schedule" not in err:
             try:
                 sched = self.drift_schedule
-                if sched is not None and length is not None and not sched.is_paper:
+                if sched is not None and length is not None:
                     sched.validate(length)
             except ValueError as exc:
                 err["schedule"] = str(exc)
+            else:
+                if not {"noise", "rho_low", "rho_high", "rates"} & set(err):
+                    noise_error = self._noise_change_error(sched)
+                    if noise_error:
+                        err["schedule"] = noise_error
         if (Y_true is not None and self.dataset != "synthetic" and has_schedule
                 and not {"schedule", "n_instances", "chunk_size"} & set(err)):
             from .stream.schedule import reorder_for_schedule
@@ -327,6 +372,15 @@ class ModelParams:
 STREAM_FIELDS = tuple(f.name for f in dataclasses.fields(StreamSpec))
 #: ELMNCLD parameters a run configuration carries (fields of :class:`ModelParams`).
 MODEL_PARAMS = tuple(f.name for f in dataclasses.fields(ModelParams))
+
+
+@dataclass(frozen=True)
+class BesidePlan:
+    """The models a run computes beside its own for its summary (``models``, :meth:`RunConfig.beside_plan`), and
+    those it does not, each with the reason (``missing``: name -> reason)."""
+
+    models: tuple
+    missing: dict
 
 
 @dataclass(frozen=True)
@@ -534,11 +588,44 @@ class RunConfig(ModelParams, StreamSpec):
             raise ValueError(f"{refusal[0]}: {refusal[1]}")
         return cost
 
-    def runner(self) -> PrequentialRunner:
+    def runner(self, *, beside=()) -> PrequentialRunner:
+        """The run's runner; ``beside``: variant names computed beside its models (:meth:`beside_plan`), kept apart
+        from its records (``PrequentialRunner(beside=...)``)."""
         return PrequentialRunner(
             list(self.models), self.chunk_size, model_params=self.model_params(), references=self.references,
-            flip_rates=self.model_rates,
+            flip_rates=self.model_rates, beside=tuple(beside),
         )
+
+    def beside_plan(self, stream, *, budget_bytes: int | None = None) -> "BesidePlan":
+        """Which models a run of this configuration on ``stream`` (built from it) computes beside its own for its
+        one-glance summary (:mod:`ncld_core.eval.glance`): the :data:`~ncld_core.eval.glance.GLANCE_MODELS` it does
+        not select, unless the stream has no label noise (its noisy labels are its true ones: there is no cost to
+        measure) or the whole run with them would be past the memory budget (``budget_bytes``, default
+        ``run_memory_bytes`` of :mod:`ncld_core.limits`; :meth:`budget_error`). All or none: the noise cost needs
+        both.
+
+        >>> cfg = RunConfig(n_instances=200, chunk_size=50, n_neighbors=5, models=["ELM-O (clean labels)", "ELM-O"])
+        >>> cfg.beside_plan(cfg.build_stream()).models
+        ('ELM-O (noise ignored)',)
+        >>> plan = cfg.beside_plan(cfg.build_stream(), budget_bytes=1)
+        >>> plan.models, plan.missing
+        ((), {'ELM-O (noise ignored)': 'past the memory budget'})
+        """
+        import numpy as np
+
+        wanted = tuple(m for m in GLANCE_MODELS if m not in self.models)
+        if not wanted:
+            return BesidePlan((), {})
+        if np.array_equal(stream.Y_true, stream.Y_noisy):
+            return BesidePlan((), dict.fromkeys(wanted, "no label noise in this stream"))
+        X = stream.X
+        stored = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if hasattr(X, "indptr") else None
+        cost = dataclasses.replace(self, models=[*self.models, *wanted]).run_cost(
+            n_features=stream.n_features, n_labels=stream.n_labels, n_available=stream.n_instances,
+            features_bytes=stored)
+        if self.budget_error(cost, budget_bytes) is not None:
+            return BesidePlan((), dict.fromkeys(wanted, "past the memory budget"))
+        return BesidePlan(wanted, {})
 
     # ------------------------------------------------------------ serialisation
     def to_dict(self) -> dict:

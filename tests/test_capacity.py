@@ -238,7 +238,7 @@ def test_alpha_grid_spec():
 
 
 @pytest.mark.parametrize(("n_features", "advice"), [
-    (1_500_000, r"lower both L \(hidden nodes\) and the chunk size: with chunks of (\d+), at most (\d+) hidden nodes fit"),
+    (1_500_000, r"lower both the hidden nodes and the chunk size: with chunks of (\d+), at most (\d+) hidden nodes fit"),
     (20_000_000, r"this data's 20,000,000 features leave no room for a hidden layer"),
 ])
 def test_wide_data_past_the_budget_is_advised_what_helps(n_features, advice):

@@ -107,7 +107,7 @@ def test_rho_high_error_next_to_control_disables_run():
     at = _app()
     at.number_input(key=wkey("rho_high", at.session_state)).set_value(0.6).run()
     errors = _errors(at)
-    assert any("rho high below 0.5" in e for e in errors), errors
+    assert any("highest flip rate below 0.5" in e for e in errors), errors
     assert _run_button(at).disabled is True
     # fixed again -> enabled
     at.number_input(key=wkey("rho_high", at.session_state)).set_value(0.45).run()
@@ -119,7 +119,7 @@ def test_n_neighbors_not_below_chunk_size():
     at = _app()
     at.number_input(key=wkey("chunk_size", at.session_state)).set_value(10)
     at.number_input(key=wkey("n_neighbors", at.session_state)).set_value(10).run()
-    assert any("K (neighbours) must be below the chunk size (10)" in e for e in _errors(at)), _errors(at)
+    assert any("neighbours must be below the chunk size (10)" in e for e in _errors(at)), _errors(at)
     assert _run_button(at).disabled is True
 
 
@@ -131,7 +131,7 @@ def test_rate_table_rejects_rho_sum_of_one():
     at.session_state[editor.key] = {"edited_rows": {"3": {"rho_pos": 0.6, "rho_neg": 0.45}},
                                     "added_rows": [], "deleted_rows": []}
     at.run()
-    assert any("ρ+ + ρ− must be < 1 for every label (Eq. NR), but label 3 has 0.6 + 0.45" in e
+    assert any("drop rate + add rate must be < 1 for every label (Eq. NR), but label 3 has 0.6 + 0.45" in e
                for e in _errors(at)), _errors(at)
     assert _run_button(at).disabled is True
     cfg = RunConfig(**at.session_state["cfg_values"])
@@ -157,10 +157,10 @@ def test_a_number_that_is_not_whole_in_an_integer_box_is_said_not_truncated():
     at = _app()
     box = at.number_input(key=wkey("chunk_size", at.session_state))
     box.set_value(250.5).run()
-    assert "chunk size N must be a whole number, got 250.5" in _errors(at), _errors(at)
+    assert "chunk size must be a whole number, got 250.5" in _errors(at), _errors(at)
     assert _run_button(at).disabled is True
     banner = next(w.value for w in at.warning if "Run is disabled" in w.value).replace("\\", "")
-    assert "**chunk size N**: must be a whole number, got 250.5" in banner, banner  # the label once
+    assert "**chunk size**: must be a whole number, got 250.5" in banner, banner  # the label once
     at.number_input(key=wkey("chunk_size", at.session_state)).set_value(1000.0).run()  # "1e3" typed
     assert not _errors(at) and at.session_state["ctx"].cfg.chunk_size == 1000
     assert isinstance(at.session_state["ctx"].cfg.chunk_size, int) and at.query_params["chunk_size"] == "1000"
@@ -191,7 +191,7 @@ def test_a_number_that_is_not_whole_in_an_integer_box_is_said_not_truncated():
     assert not at.exception and not any("went wrong" in e for e in _errors(at))
     at.radio(key=wkey("noise", at.session_state)).set_value("table").run()
     at.number_input(key=wkey("n_labels", at.session_state)).set_value(1e12).run()
-    assert any(e.startswith("labels q must be in [") for e in _errors(at)), _errors(at)
+    assert any(e.startswith("label count must be in [") for e in _errors(at)), _errors(at)
     assert not at.exception and not any("went wrong" in e for e in _errors(at))
 
 
@@ -369,7 +369,7 @@ def test_url_round_trip_out():
 @pytest.mark.parametrize(
     "query, message",
     [
-        ({"chunk_size": "abc"}, "chunk_size='abc' (chunk size N: cannot read it; the default is used)"),
+        ({"chunk_size": "abc"}, "chunk_size='abc' (chunk size: cannot read it; the default is used)"),
         ({"models": '["bogus", "ELM-I"]'}, "model 'bogus' (unknown model(s): bogus; dropped)"),
         ({"models": '["bogus"]'}, "model 'bogus' (unknown model(s): bogus; dropped; the default ['ELM-O', 'ELM-I', "
                                   "'ELM-II'] is used)"),
@@ -989,7 +989,7 @@ def test_an_emptied_rate_cell_is_drawn_empty_again_when_the_table_is_rebuilt():
     assert not at.exception and not any("went wrong" in e for e in _errors(at)), _errors(at)
     shown = next(d for d in at.data_editor if d.key and d.key.startswith("w_rates_")).value["rho_pos"].tolist()
     assert np.isnan(shown[0]) and shown[1:] == vals["rho_pos"][1:]
-    assert any("ρ+ of label 0 must be in [0, 1)" in e for e in _errors(at)), _errors(at)
+    assert any("drop rate of label 0 must be in [0, 1)" in e for e in _errors(at)), _errors(at)
 
 
 def test_rate_table_follows_the_dataset(data_dir):  # medical
@@ -1018,7 +1018,7 @@ def test_a_new_label_count_redraws_the_table_and_the_controls_above_keep_taking_
 
 @pytest.mark.parametrize("query, message, kept", [
     ({"schedule": "garbage@@", "beta": "0.3"}, "schedule 'garbage@@' (cannot read it", {"beta": 0.3, "schedule": ""}),
-    ({"chunk_size": "abc", "beta": "0.3"}, "chunk_size='abc' (chunk size N: cannot read it", {"beta": 0.3}),
+    ({"chunk_size": "abc", "beta": "0.3"}, "chunk_size='abc' (chunk size: cannot read it", {"beta": 0.3}),
     ({"bogus": "1", "beta": "0.3"}, "bogus='1' (not a setting: ignored)", {"beta": 0.3}),
 ])
 def test_every_link_value_that_cannot_be_applied_is_named(query, message, kept):
@@ -1030,7 +1030,7 @@ def test_every_link_value_that_cannot_be_applied_is_named(query, message, kept):
 
 def test_link_rates_that_sum_past_one_are_reported_by_label():
     at = _app({"rho_low": "0.3", "rho_high": "0.6"})
-    assert any("keep rho high below 0.5" in e and "ρ+ + ρ−" in e for e in _errors(at)), _errors(at)
+    assert any("keep highest flip rate below 0.5" in e and "drop rate + add rate" in e for e in _errors(at)), _errors(at)
     assert at.number_input(key=wkey("rho_high", at.session_state)).value == 0.6  # shown, not replaced
     assert _run_button(at).disabled is True
 
@@ -1038,10 +1038,10 @@ def test_link_rates_that_sum_past_one_are_reported_by_label():
 def test_messages_use_the_controls_labels():
     at = _app({"n_hidden": "0", "shuffle_seed": "-1"})
     errors = _errors(at)
-    assert any(e.startswith("L (hidden nodes) must be in") for e in errors), errors
+    assert any(e.startswith("hidden nodes must be in") for e in errors), errors
     assert any(e.startswith("stream seed must be in") for e in errors), errors
     warning = " ".join(_plain(w.value) for w in at.warning)
-    assert "L (hidden nodes)" in warning and "n_hidden" not in warning and "shuffle_seed" not in warning
+    assert "hidden nodes" in warning and "n_hidden" not in warning and "shuffle_seed" not in warning
 
 
 def test_sweep_progress_counts_grid_points():

@@ -69,7 +69,7 @@ def test_pin_and_compare_round_trip_through_the_link():
     # the table: both runs, the setting that differs, final metrics per model
     table = next(t.value for t in at.table if "run" in getattr(t.value, "columns", []))
     assert table["run"].unique().tolist() == ["#1", "#2"]
-    assert table["β"].tolist() == [str(SMALL.beta)] * 5 + ["0.5"] * 5
+    assert table["label fit weight"].tolist() == [str(SMALL.beta)] * 5 + ["0.5"] * 5
     assert table["pinned"].tolist() == ["pinned"] * 5 + [""] * 5
     # one chunk size: delays in chunks; in instances once the runs' chunk sizes differ (a chunk is not a chunk)
     assert "mean delay (chunks)" in table.columns and "mean delay (instances)" not in table.columns
@@ -111,10 +111,10 @@ def test_pin_and_compare_round_trip_through_the_link():
 
 
 @pytest.mark.parametrize("raw, message", [
-    ('{"chunk_size": "abc"}', "baseline (the pinned run: chunk_size='abc' (chunk size N: cannot read it); "
+    ('{"chunk_size": "abc"}', "baseline (the pinned run: chunk_size='abc' (chunk size: cannot read it); "
                               "no baseline is pinned)"),
     ("not json", "baseline='not json' (the pinned run: cannot read it; no baseline is pinned)"),
-    ('{"n_hidden": "0"}', "baseline (the pinned run: L (hidden nodes) must be in"),
+    ('{"n_hidden": "0"}', "baseline (the pinned run: hidden nodes must be in"),
 ])
 def test_an_unusable_pinned_run_in_the_link_is_named(raw, message):
     at = _app({"beta": "0.3", LINK_PARAM: raw})

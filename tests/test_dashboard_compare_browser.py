@@ -99,7 +99,7 @@ def test_pin_compare_and_share(browser, server):  # noqa: F811
 
     page.get_by_role("button", name="Pin this run as the baseline").click()
     page.wait_for_url(re.compile(r"baseline="), timeout=30_000)
-    beta = page.get_by_role("spinbutton", name="β (label fit)")
+    beta = page.get_by_role("spinbutton", name="label fit weight")
     beta.fill("0.6")
     beta.press("Enter")
     page.wait_for_url(re.compile(r"beta=0.6"), timeout=30_000)
@@ -113,7 +113,7 @@ def test_pin_compare_and_share(browser, server):  # noqa: F811
         assert got["dimmed"] > 0, (panel, got)  # drawn dimmed
     page.locator(".st-key-panel_compare table").wait_for(timeout=30_000)
     table = page.locator(".st-key-panel_compare table").inner_text()
-    assert "#1" in table and "#2" in table and "β" in table and "pinned" in table
+    assert "#1" in table and "#2" in table and "label fit weight" in table and "pinned" in table
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "compare_pinned.png"), full_page=True)
     for key in ("panel_cardinality", "panel_threshold", "panel_timeline", "compare_section"):

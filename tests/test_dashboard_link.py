@@ -150,8 +150,8 @@ def test_a_pinned_run_naming_a_file_is_refused_before_any_work(tmp_path, work, n
 @pytest.mark.parametrize("values, field, text", [
     ({"n_instances": 1_000_000, "n_features": 100}, "stream length", "past the budget of 512 MB"),
     ({"n_instances": 10**13}, "stream length", f"must be in [2, {MAX_INSTANCES}]"),
-    ({"n_features": 100_000}, "features d", "past the budget of 512 MB"),
-    ({"n_hidden": 100_000}, "L (hidden nodes)", "past the budget"),
+    ({"n_features": 100_000}, "feature count", "past the budget of 512 MB"),
+    ({"n_hidden": 100_000}, "hidden nodes", "past the budget"),
 ])
 def test_a_pinned_run_of_unbounded_size_is_refused_before_any_work(work, values, field, text):
     cfg, notes = L.read_baseline(json.dumps(values))
@@ -287,7 +287,7 @@ def test_a_pinned_run_waits_for_a_click_and_its_error_stays_beside_a_run(work):
     assert snap["origin"] == "link" and at.session_state["pinned_run"] == snap["id"] and snap["cfg"] == SMALL
 
     bad = _app({**SMALL.to_query_params(), "baseline": json.dumps({"n_hidden": "0"})})
-    said = "baseline (the pinned run: L (hidden nodes) must be in"
+    said = "baseline (the pinned run: hidden nodes must be in"
     assert any(said in e for e in _errors(bad)), _errors(bad)
     bad.button(key="run_button").click().run()
     assert not bad.exception, [e.value for e in bad.exception]
@@ -424,7 +424,7 @@ def test_a_rate_table_with_an_entry_that_is_no_number_is_named_not_a_failure(ent
     table drawn from the range."""
     at = _app({"noise": "table", "n_labels": "3", "rho_pos": f"[{entry}, 0.2, 0.1]", "rho_neg": "[0.1, 0.2, 0.1]"})
     errors = " ".join(_errors(at))
-    assert "ρ+: not a list of numbers; the table is drawn from rho low / rho high" in errors, errors
+    assert "drop rate: not a list of numbers; the table is drawn from the lowest / highest flip rate" in errors, errors
     assert "went wrong" not in errors and not at.exception
     table = next(d for d in at.data_editor if d.key and d.key.startswith("w_rates_")).value
     assert len(table) == 3 and table["rho_pos"].between(0, 1).all() and table["rho_neg"].between(0, 1).all()
@@ -434,7 +434,7 @@ def test_a_rate_table_with_an_entry_that_is_no_number_is_named_not_a_failure(ent
 def test_the_disabled_run_names_each_setting_once():
     at = _app({"noise": "table", "n_labels": "3", "rho_pos": "[-0.1, 0.2, 0.1]", "rho_neg": "[0.1, 0.2, 0.1]"})
     banner = next(w.value for w in at.warning if "Run is disabled" in w.value).replace("\\", "")
-    assert "**flip-rate table**: ρ+ of label 0 must be in [0, 1), got -0.1" in banner, banner
+    assert "**flip-rate table**: drop rate of label 0 must be in [0, 1), got -0.1" in banner, banner
     assert banner.count("flip-rate table") == 1, banner
 
 
@@ -452,7 +452,7 @@ def test_a_link_asking_for_the_papers_noise_gets_its_range_and_the_same_stream()
     cfg, notes = L.read_settings({"noise": "paper", "rho_low": "0.1"})
     assert (cfg.noise, cfg.rho_low, cfg.rho_high) == ("range", *L.PAPER_NOISE_RANGE)
     assert [n.text() for n in notes] == ["noise 'paper' (the paper's noise is both rates of every label drawn from "
-                                         "[0.2, 0.4]; set as 'range per label', rho low 0.2, rho high 0.4 (the same "
+                                         "[0.2, 0.4]; set as 'range per label', lowest flip rate 0.2, highest flip rate 0.4 (the same "
                                          "stream); the link's rho_low not used)"]
     small = dict(n_instances=400, chunk_size=100, n_labels=6)
     family, shown = RunConfig(noise="paper", **small).build_stream(), dataclasses.replace(cfg, **small).build_stream()
@@ -463,10 +463,11 @@ def test_a_link_asking_for_the_papers_noise_gets_its_range_and_the_same_stream()
 
 
 @pytest.mark.parametrize("position", [str(2**63), "9" * 20, "9" * 3000, str(2**53)])
-def test_a_change_point_no_box_can_hold_is_a_note_not_a_broken_sidebar(work, position):
+@pytest.mark.parametrize("point", ["growth@{}", "noise@{}x1"])
+def test_a_change_point_no_box_can_hold_is_a_note_not_a_broken_sidebar(work, position, point):
     """growth@2^63 and beyond broke the sidebar (the schedule's rows held int64): a note, the schedule none, and the
-    note quotes the link's value cut short."""
-    at = _app({"schedule": f"growth@{position}"})
+    note quotes the link's value cut short. A noise change's position too (its row has the same box)."""
+    at = _app({"schedule": point.format(position)})
     errors = _errors(at)
     assert any("too large for its box; using none" in e for e in errors), errors
     assert all(len(e) < 400 for e in errors), [len(e) for e in errors]
@@ -488,8 +489,8 @@ def test_a_rate_table_of_the_wrong_length_is_named():
     cfg, notes = L.read_settings({"noise": "table", "n_labels": "3", "rho_pos": "[0.1, 0.2]",
                                   "rho_neg": "[0.1, 0.2, 0.3]"})
     assert cfg.rho_pos == [] and cfg.rho_neg == [0.1, 0.2, 0.3]
-    assert [n.text() for n in notes] == ["rho_pos=[0.1, 0.2] (ρ+: 2 rates for 3 labels; the table is drawn from rho "
-                                         "low / rho high)"]
+    assert [n.text() for n in notes] == ["rho_pos=[0.1, 0.2] (drop rate: 2 rates for 3 labels; the table is drawn "
+                                         "from the lowest / highest flip rate)"]
     same_length = {"noise": "table", "n_labels": "2", "rho_pos": "[0.1, 0.2]", "rho_neg": "[0.1, 0.2]"}
     assert L.read_settings(same_length)[1] == []
     # a label count that is itself wrong (flagged at its box) judges no table
@@ -536,7 +537,7 @@ def test_a_schedule_past_the_bound_is_a_note_and_the_other_values_are_kept(work)
     # past the link's length bound (5,000 points: 71 KB), the value is not even counted
     cfg, notes = L.read_settings({"schedule": _long_schedule(5000), "n_instances": "1000000"})
     assert cfg.schedule == "" and cfg.n_instances == 1_000_000
-    assert notes[0].text().endswith("(Drift schedule: 71,392 characters, past the bound of 65,536: not read; the "
+    assert notes[0].text().endswith("(change points: 71,392 characters, past the bound of 65,536: not read; the "
                                     "default is used)"), notes[0].text()
     assert work == {"stream": 0, "load": 0, "run": 0}
 
@@ -546,9 +547,10 @@ def test_a_link_with_5000_drift_points_fills_the_controls_and_names_the_schedule
     the server 123 s of CPU (1,000 points: 31 s). The schedule is refused by counting; the stream length is kept."""
     at = _app({"schedule": _long_schedule(5000), "n_instances": "1000000", "beta": "0.3"})
     errors = " ".join(_errors(at))
-    assert "schedule='growth@10" in errors and "Drift schedule: 71,392 characters, past the bound" in errors
+    assert "schedule='growth@10" in errors and "change points: 71,392 characters, past the bound" in errors
     assert at.session_state[L.CANON]["schedule"] == "" and at.session_state[L.CANON]["n_instances"] == 1_000_000
-    assert at.button(key="run_button") is not None and not [s for s in at.selectbox if "change" in (s.label or "")]
+    assert at.button(key="run_button") is not None and not [s for s in at.selectbox
+                                                           if (s.key or "").startswith("w_sched_kind_")]
     assert not at.exception and not any("went wrong" in e for e in _errors(at))
     assert work == {"stream": 0, "load": 0, "run": 0}
 

@@ -3,6 +3,7 @@ the ranges only grow as chunks arrive (so most updates are drawn as transitions)
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import math
 
@@ -375,3 +376,71 @@ def test_the_schedule_preview_reads_the_figure_once_as_data():
 
     out = svg_of(OnlyItsData(), label="s")
     assert out == svg_of(fig, label="s") and reads == [1] and out.count("<path") == MAX_SCHEDULE_POINTS
+
+
+# --------------------------------------------------------------------------- noise changes (issue 38 item 3)
+def _noise_lines(fig) -> list:
+    return [s.x0 for s in fig.layout.shapes or () if s.type == "line" and s.line.color == F._NOISE_COLOR]
+
+
+def test_every_panel_marks_a_noise_change_in_its_own_style_named_only_when_drawn():
+    """A noise change of the schedule (noise@1200x2 in chunks of 200: chunk 6) is a brown dash-dot line on every
+    panel, apart from the true changes' red ones, and the legend (panel (a): its key) names it only when drawn."""
+    from ncld_core.stream.stream import NoiseChange
+
+    cfg = RunConfig(n_instances=2400, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, n_hidden=20,
+                    noise="missing", schedule="growth@600, noise@1200x2", model_rates="estimate", monitors=["labels"])
+    stream = cfg.build_stream()
+    assert stream.noise_changes == (NoiseChange(1200, 2.0),)
+    chunks = list(cfg.runner().iter_run(stream))
+    models = cfg.runner().model_names
+    cps = [(cp.position, cp.kind) for cp in stream.change_points]
+    noise = [(1200, 2.0)]
+    drawn = PanelData(chunks=chunks, models=models, change_points=cps, chunk_size=200, n_chunks=12,
+                      rho_pos=stream.rho_pos, rho_neg=stream.rho_neg, noise_changes=noise)
+    from dashboard import panels
+
+    figs = panels.figures(drawn)
+    assert set(figs) == {p.key for p in panels.PANELS if p.figure is not None}  # (e) too: the rates are estimated
+    for key, fig in figs.items():
+        lines = _noise_lines(fig)
+        assert lines and set(lines) == {6}, key
+        red = [s.x0 for s in fig.layout.shapes if s.type == "line" and s.line.color == F._CHANGE_COLOR]
+        assert key == "rates" or 3 in red, key  # the growth stays a red line
+        names = [t.name for t in fig.data if t.showlegend is not False]
+        if key == "metrics":
+            assert "noise changes" in _annotations_text(fig)
+        else:
+            assert any(n and n.replace("<br>", " ") == F.NOISE_CHANGE_NAME for n in names), (key, names)
+    assert "noise ×2" in _annotations_text(figs["cardinality"])
+    # without a noise change nothing names one
+    plain = dataclasses.replace(drawn, noise_changes=())
+    for key, fig in panels.figures(plain).items():
+        assert not _noise_lines(fig), key
+        assert "noise change" not in " ".join(str(t.name) for t in fig.data) + _annotations_text(fig), key
+
+
+def test_panel_e_measures_the_estimates_against_the_rates_the_noise_change_set():
+    from dashboard import panels
+
+    cfg = RunConfig(n_instances=2000, chunk_size=250, n_features=5, n_labels=4, n_neighbors=5, n_hidden=20,
+                    noise="missing", schedule="noise@1000x0", model_rates="estimate", models=["ELM-O"])
+    stream = cfg.build_stream()
+    chunks = list(cfg.runner().iter_run(stream))
+    drawn = PanelData(chunks=chunks, models=["ELM-O"], chunk_size=250, n_chunks=8, rho_pos=stream.rho_pos,
+                      rho_neg=stream.rho_neg, noise_changes=[(1000, 0.0)])
+    table = panels.by_key("rates").table(drawn)
+    assert (table["rho_pos true"] == 0).all() and (table["rho_neg true"] == 0).all()  # clean labels from 1000 on
+
+
+def test_the_schedule_preview_marks_the_noise_changes_with_their_factors():
+    import xml.etree.ElementTree as ET
+
+    from dashboard.svg import svg_of
+
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(svg_of(F.schedule_figure([(1000, "reduction")], 5000, noise_changes=[(3000, 1.5)]),
+                                label="s"))
+    tips = [m.find(f"{ns}title").text for m in root.findall(f"{ns}path")]
+    assert tips == ["reduction@1000", "noise@3000x1.5: noise ×1.5"]
+    assert "×1.5" in [t.text for t in root.findall(f"{ns}text")]

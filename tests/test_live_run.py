@@ -176,3 +176,84 @@ def test_a_run_left_alone_is_stopped():
     assert _until(lambda: run.status == "stopped", timeout=30), run.status
     assert len(run.chunks) < run.n_chunks
     assert run.join(timeout=30) and _until(lambda: not run.process_alive, timeout=10)
+
+
+# --------------------------------------------------------------------------- an intervention's run (issue 38 item 3)
+INTERVENED = RunConfig(n_instances=2000, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5, n_hidden=20,
+                       models=["ELM-O"], schedule="reduction@400")
+
+
+def test_a_run_shown_from_another_goes_on_from_the_change_and_recomputes_the_chunks_before_it():
+    """An intervention at chunk 5: the new run shows the old run's five chunks at once (before its stream is built:
+    the page never goes back to chunk 0), recomputes them, finds each the same (all but the seconds), and ends
+    with the records of its own settings computed from the start."""
+    import dataclasses
+
+    from ncld_core.stream.schedule import append_change
+
+    old = LiveRun(INTERVENED, use_process=False)
+    assert old.begin()
+    _watch(old, 120)
+    changed = dataclasses.replace(INTERVENED, schedule=str(append_change(INTERVENED.schedule, 1000, "growth")))
+    new = LiveRun(changed, use_process=False, shown_from=(old, 5))
+    assert [c.chunk for c in new.chunks] == [0, 1, 2, 3, 4] and new.chunks[4] is old.chunks[4]
+    assert new.status_text() == "starting · chunk 5/10 · building the stream with the change"
+    assert new.change_points == [(400, "reduction"), (1000, "growth")]  # the new change drawn at once
+    assert new.begin()
+    seen = _watch(new, 120)
+    assert min(seen) >= 5  # never fewer chunks than those shown
+    assert new.status == "done" and new.recomputed == new.shown_before == 5 and not new.prefix_differed
+    assert all(live_run.same_records(a, b) for a, b in zip(new.chunks[:5], old.chunks[:5]))
+    assert all(a is not b for a, b in zip(new.chunks[:5], old.chunks[:5]))  # every record this run's own
+    fresh = LiveRun(changed, use_process=False)
+    assert fresh.begin()
+    _watch(fresh, 120)
+    assert all(live_run.same_records(a, b) for a, b in zip(new.chunks, fresh.chunks)) and len(new.chunks) == 10
+    assert not live_run.same_records(new.chunks[6], old.chunks[6])  # the change changed what follows
+
+
+def test_chunks_shown_from_a_run_of_other_records_give_way_to_the_runs_own():
+    import dataclasses
+
+    old = LiveRun(dataclasses.replace(INTERVENED, seed=9), use_process=False)
+    assert old.begin()
+    _watch(old, 120)
+    new = LiveRun(INTERVENED, use_process=False, shown_from=(old, 4))
+    assert new.begin()
+    _watch(new, 120)
+    assert new.prefix_differed and new.status == "done" and len(new.chunks) == 10
+    fresh = LiveRun(INTERVENED, use_process=False)
+    assert fresh.begin()
+    _watch(fresh, 120)
+    assert all(live_run.same_records(a, b) for a, b in zip(new.chunks, fresh.chunks))
+
+
+def test_a_shown_run_that_cannot_start_keeps_none_of_the_chunks_it_showed():
+    old = LiveRun(INTERVENED, use_process=False)
+    assert old.begin()
+    _watch(old, 120)
+
+    def fail():
+        raise ValueError("no stream")
+
+    new = LiveRun(INTERVENED, use_process=False, shown_from=(old, 3), build_stream=fail)
+    assert len(new.chunks) == 3
+    new.begin()
+    assert new.status == "error" and new.chunks == [] and new.stream is None
+
+
+def test_same_records_holds_a_rerun_equal_up_to_blas_sums_and_tells_a_real_difference():
+    class Chunk:
+        def __init__(self, **row):
+            self.row = row
+
+        def rows(self):
+            return [dict(self.row)]
+
+    base = dict(model="ELM-O", seconds=0.1, micro_f1=0.5, diag_k_condition=3091.4166781422355, fired=False,
+                lcard=float("nan"), regimes=[1, 2])
+    rerun = {**base, "seconds": 0.3, "diag_k_condition": 3091.4166781419913}  # (measured: BLAS threads 1 vs 2)
+    assert live_run.same_records(Chunk(**base), Chunk(**rerun))
+    for key, value in (("micro_f1", 0.5000001), ("fired", True), ("regimes", [1, 3]), ("lcard", 1.0),
+                       ("model", "ELM-I")):
+        assert not live_run.same_records(Chunk(**base), Chunk(**{**base, key: value})), key

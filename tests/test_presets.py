@@ -229,7 +229,7 @@ def test_every_preset_is_a_lesson_with_the_setting_first_and_the_measured_senten
         assert slug == lesson.slug and lesson.n_steps >= 3, slug
         assert lesson.step(1).title == "The setting"
         assert any(s.title == "What to watch" for s in lesson.steps), slug
-        assert all(s.panel is None or s.panel in keys for s in lesson.steps) and lesson.panel in keys
+        assert all(s.panel in keys for s in lesson.steps) and lesson.panel in keys  # every step opens its own
         last = lesson.step(lesson.n_steps)
         assert last.title == "What this run shows" and "Press **Run**" in last.text  # nothing measured before a run
         assert lesson.step(99) == last and lesson.step(-3) == lesson.step(1)  # a link's step is clamped

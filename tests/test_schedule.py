@@ -73,7 +73,7 @@ class TestDriftSchedule:
     def test_constructor_errors(self):
         with pytest.raises(ValueError, match="at least one point"):
             DriftSchedule([])
-        with pytest.raises(ValueError, match="kind must be 'growth', 'reduction' or 'shift', got 'drift'"):
+        with pytest.raises(ValueError, match="kind must be 'growth', 'reduction', 'shift' or 'noise', got 'drift'"):
             DriftSchedule([(5, "drift")])
         with pytest.raises(ValueError, match="integer instance index"):
             DriftSchedule([(5.0, "growth")])

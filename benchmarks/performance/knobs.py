@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import argument_parser, md_table, write_atomic
+from dashboard.labels import label_of
 from benchmarks.performance.formatting import target_row
 from benchmarks.performance.protocol import TARGETS, log
 
@@ -45,14 +46,14 @@ __all__ = ["KNOBS", "OBSERVE", "analyse", "bench_knobs", "render", "target_rows"
 #: The live graphs, in the page's order (``dashboard/panels.py``).
 PANELS = ("metrics", "cardinality", "threshold", "timeline")
 
-#: The knobs moved, taking turns: ``(kind, the sidebar control's label, value of the r-th move)``; the change
-#: point's first move is the click on "Add a change point" (a change in the middle of the stream, the paper's
-#: form), the later ones type its position. Every value differs from the defaults and from the kind's others.
+#: The knobs moved, taking turns: ``(kind, the sidebar control's label (dashboard.labels), value of the r-th move)``;
+#: the change point's first move is the click on "Add a change point" (a change in the middle of the stream, the
+#: paper's form), the later ones type its position. Every value differs from the defaults and from the kind's others.
 KNOBS = (
-    ("noise level (rho high)", "rho high", lambda r: round(0.25 + 0.01 * r, 2)),
-    ("β", "β (label fit)", lambda r: round(0.19 + 0.01 * r, 2)),
+    ("noise level (rho high)", label_of("rho_high"), lambda r: round(0.25 + 0.01 * r, 2)),
+    ("β", label_of("beta"), lambda r: round(0.19 + 0.01 * r, 2)),
     ("change point", "at instance (change 1)", lambda r: None if r == 0 else 250 * (1 + r)),
-    ("trusted share", "trusted sample (share of each chunk)", lambda r: round(0.01 * (1 + r), 2)),
+    ("trusted share", label_of("trusted_fraction"), lambda r: round(0.01 * (1 + r), 2)),
 )
 #: At most this many moves: each kind's values stay new and in range (rho high in (0.2, 0.4), a change inside the
 #: stream's 5000 instances).

@@ -34,6 +34,8 @@ True
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import statistics
 import threading
@@ -48,10 +50,33 @@ from ncld_core.model.cost import extrapolate
 from .chunk_process import ChunkProcess, advance, process_context
 from .dask_run import DaskChunkRun, configured_client
 
-__all__ = ["LiveRun", "Status", "duration_text"]
+__all__ = ["LiveRun", "Status", "duration_text", "same_records"]
 
 #: Where a run stands: being built, computing chunks, or ended (all chunks, Stop / abandoned, failed).
 Status = Literal["starting", "running", "done", "stopped", "error"]
+
+
+def same_records(a, b) -> bool:
+    """Whether two ChunkResults hold the same records (every row of :meth:`ChunkResult.rows`, not the seconds).
+
+    Numbers are the same within a relative 1e-9: a run computed again gives its records again up to the order
+    of BLAS's floating-point sums, which its thread count sets (a condition number, for one, moves in its 13th
+    digit)."""
+    def rows(chunk):
+        return json.loads(json.dumps([{k: v for k, v in row.items() if k != "seconds"} for row in chunk.rows()],
+                                     sort_keys=True, default=repr))
+
+    return _same(rows(a), rows(b))
+
+
+def _same(x, y) -> bool:
+    if isinstance(x, bool) or isinstance(y, bool) or not (isinstance(x, (int, float)) and isinstance(y, (int, float))):
+        if isinstance(x, list) and isinstance(y, list):
+            return len(x) == len(y) and all(_same(u, v) for u, v in zip(x, y))
+        if isinstance(x, dict) and isinstance(y, dict):
+            return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+        return x == y
+    return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def duration_text(seconds: float) -> str:
@@ -65,13 +90,16 @@ class LiveRun:
     ``build_stream``: makes the run's stream (the page passes its cached one; default
     ``cfg.build_stream()``); ``use_process``: compute in a process of its own (True), a thread (False),
     or as the platform and ``NCLD_DASHBOARD_THREADS`` allow (None). ``idle_s``, ``abandon_s``: see the
-    module's description.
+    module's description. ``shown_from``: ``(run, k)``, another run whose first ``k`` chunks this one shows
+    until it has computed its own (:meth:`show_from`: an intervention's run). ``beside``: also compute the models
+    the run's one-glance summary needs (``RunConfig.beside_plan``: where the memory budget allows; each chunk's
+    ``beside``, never in its records); ``beside_missing`` then names those it could not, with the reason.
 
     Fields read by whoever shows the run (written by the run under its lock; :meth:`snapshot` reads
     the chunks and the status together): ``status`` (:data:`Status`), ``error`` (the message when it
     failed), ``chunks`` (every ChunkResult received), ``compute_ms`` (each chunk's compute time),
     ``stream`` and, once it runs, ``n_chunks``, ``models`` (the variants and references in the records),
-    ``change_points`` (``(position, kind)``), ``stream_name``, ``stream_s`` (seconds to build the
+    ``change_points`` (``(position, kind)``), ``noise_changes`` (``(position, factor)``), ``stream_name``, ``stream_s`` (seconds to build the
     stream), ``mode`` ("process", "thread" or "dask"), ``paused`` (waiting to be shown again). The page's own measurements: ``update_ms`` (each redraw),
     ``first_plot_s`` (click to the first chunk drawn), kept by :meth:`note_drawn`. ``token`` names the
     run (the page's graphs show one run's figures only), ``compare_id`` its entry in the compare
@@ -85,8 +113,10 @@ class LiveRun:
 
     def __init__(self, cfg, *, build_stream: Callable[[], object] | None = None, use_process: bool | None = None,
                  idle_s: float = IDLE_S, abandon_s: float = ABANDON_S, waiting: Callable[[], int] | None = None,
-                 n_threads="auto", niceness: int = 0):
+                 n_threads="auto", niceness: int = 0, shown_from: tuple | None = None, beside: bool = False):
         self.cfg = cfg
+        self.beside = beside
+        self.beside_missing: dict[str, str] = {}
         #: Added to the niceness of the run's process (``ChunkProcess``; the hub sets ``NCLD_RUN_NICENESS``).
         self.niceness = niceness
         #: BLAS threads of the run's chunks (``PrequentialRunner(n_threads=...)``; the hub sets it from the
@@ -95,6 +125,9 @@ class LiveRun:
         #: The run's place in the server's queue (0: it may start; ``dashboard.serving.run_hub.RunHub``), or None.
         self.waiting = waiting
         self.token = uuid.uuid4().hex
+        #: Whose graphs the page's panels hold (``dashboard.live_chart``): the run's ``token``, or for a run shown from
+        #: another (:meth:`show_from`) that run's, so that its graphs are updated in place and never emptied.
+        self.owner = self.token
         self.status: Status = "starting"
         self.error: str | None = None
         self.chunks: list = []
@@ -109,6 +142,7 @@ class LiveRun:
         self.n_chunks = 0
         self.models: list[str] = []
         self.change_points: list[tuple[int, str]] = []
+        self.noise_changes: list[tuple[int, float]] = []
         self.mode: str | None = None
         self.paused = False
         self.compare_id: int | None = None
@@ -125,6 +159,41 @@ class LiveRun:
         self._proc: ChunkProcess | None = None
         self._worker: threading.Thread | None = None
         self._result: RunResult | None = None
+        #: Chunks shown from another run until this run has computed them (:meth:`show_from`), and how many of them it
+        #: has computed so far.
+        self.shown_before = 0
+        self.recomputed = 0
+        #: A chunk this run computed differed from the one shown for it (its records are then this run's own).
+        self.prefix_differed = False
+        if shown_from is not None:
+            self.show_from(*shown_from)
+
+    def show_from(self, run: "LiveRun", k: int) -> None:
+        """Show the first ``k`` chunks of ``run`` until this run has computed its own: a run whose settings are
+        ``run``'s with a change from chunk ``k`` on (an intervention, ``ncld_core.stream.schedule.append_change``),
+        whose records before it are ``run``'s. The page then goes on from chunk ``k`` instead of chunk 0 while this
+        run recomputes them from the start (a run stays a pure function of its settings). Each chunk computed
+        replaces the one shown (the same records: only its seconds differ); one that differs, which an
+        append_change never gives, ends the showing there: the page then draws this run's own.
+        Until its stream is built, the run shows ``run``'s facts (its rates and labels are the same); its graphs are
+        ``run``'s (:attr:`owner`), updated in place."""
+        chunks, _ = run.snapshot()
+        shown = list(chunks[:k])
+        self.owner = run.owner
+        self.chunks, self.compute_ms = shown, list(run.compute_ms[:len(shown)])
+        self.shown_before, self.recomputed = len(shown), 0
+        self.stream, self.stream_name, self.chunk_size = run.stream, run.stream_name, run.chunk_size
+        self.n_chunks, self.models = run.n_chunks, list(run.models)
+        self.beside_missing = dict(run.beside_missing)  # (the chunks shown carry their one-glance models)
+        try:
+            schedule = self.cfg.drift_schedule
+        except ValueError:
+            schedule = None
+        if schedule is not None and not schedule.is_paper:  # the new change drawn at once
+            self.change_points = [(p.position, p.kind) for p in schedule]
+            self.noise_changes = [(c.position, c.factor) for c in schedule.noise_changes]
+        else:
+            self.change_points, self.noise_changes = list(run.change_points), list(run.noise_changes)
 
     # ----------------------------------------------------------------------- start and stop
     @property
@@ -161,7 +230,8 @@ class LiveRun:
         proc = None
         try:
             stream = self._build_stream()
-            runner = cfg.runner()
+            plan = cfg.beside_plan(stream) if self.beside and hasattr(cfg, "beside_plan") else None  # (not a sweep)
+            runner = cfg.runner() if plan is None else cfg.runner(beside=plan.models)
             runner.n_threads = self.n_threads
             client = configured_client()  # NCLD_DASK_SCHEDULER set: the chunks are computed on that Dask cluster
             if client is not None:
@@ -179,6 +249,9 @@ class LiveRun:
                 if self.status == "starting":
                     self.status = "error"
                     self.error = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+                    if self.shown_before:  # chunks of another run: never kept as this one's
+                        self.chunks, self.compute_ms, self.stream = [], [], None
+                        self.shown_before = self.recomputed = 0
                 self._cond.notify_all()
             return
         with self._lock:
@@ -189,7 +262,9 @@ class LiveRun:
             self.stream, self.stream_name = stream, stream.name
             self.n_chunks = runner.n_steps(stream)  # a run's chunks, or a sweep's steps
             self.change_points = [(cp.position, cp.kind) for cp in stream.change_points]
+            self.noise_changes = [(c.position, c.factor) for c in getattr(stream, "noise_changes", ())]
             self.models = runner.model_names
+            self.beside_missing = {} if plan is None else dict(plan.missing)
             self.stream_s = time.perf_counter() - t0
             self._seen = time.monotonic()
             self._t_chunk = time.perf_counter()
@@ -210,7 +285,7 @@ class LiveRun:
         chunks, run_status = run.snapshot()
         copy = cls(run.cfg, build_stream=lambda: run.stream, use_process=False)
         for name in ("stream", "stream_name", "stream_s", "chunk_size", "n_chunks", "models", "change_points",
-                     "error"):
+                     "noise_changes", "error", "beside", "beside_missing"):
             setattr(copy, name, getattr(run, name))
         copy.chunks, copy.compute_ms = chunks, list(run.compute_ms[:len(chunks)])
         copy.status = status or run_status
@@ -257,7 +332,17 @@ class LiveRun:
         is discarded). True while the run goes on."""
         if self.status != "running":
             return False
-        if kind == "chunk":
+        if kind == "chunk" and self.recomputed < self.shown_before:  # a chunk shown from another run, computed
+            i = self.recomputed
+            self.recomputed += 1
+            if same_records(self.chunks[i], value):
+                self.chunks[i], self.compute_ms[i] = value, 1000 * seconds
+            else:  # never from append_change: this run's own records from here
+                del self.chunks[i:], self.compute_ms[i:]
+                self.shown_before, self.prefix_differed = i, True
+                self.chunks.append(value)
+                self.compute_ms.append(1000 * seconds)
+        elif kind == "chunk":
             self.chunks.append(value)
             self.compute_ms.append(1000 * seconds)
         elif kind == "done":
@@ -334,6 +419,11 @@ class LiveRun:
         upd, comp = self.update_ms, self.compute_ms
         # a time not measured (no redraw yet: a replay before it is drawn, a run that ended before its first
         # redraw) is left out rather than shown as 0 or nan
+        if self.status == "starting" and k:  # a run shown from another's chunks (show_from) while it starts
+            return f"starting · chunk {k}/{n} · building the stream with the change"
+        if self.status == "running" and self.recomputed < self.shown_before:
+            return (f"running · chunk {k}/{n} · the change applies from chunk {self.shown_before}: recomputing the "
+                    f"chunks before it ({self.recomputed} of {self.shown_before} done)")
         if self.status == "running":
             left = (f" · about {duration_text(extrapolate([c / 1000 for c in comp[:k]], n))} left"
                     if 0 < k < n else "")
@@ -361,5 +451,6 @@ class LiveRun:
         never the stream's data."""
         chunks, status = self.snapshot()
         return {"cfg": self.cfg, "chunks": chunks, "models": list(self.models),
-                "change_points": list(self.change_points), "chunk_size": self.chunk_size, "n_chunks": self.n_chunks,
+                "change_points": list(self.change_points), "noise_changes": list(self.noise_changes),
+                "chunk_size": self.chunk_size, "n_chunks": self.n_chunks,
                 "stream_name": self.stream_name, "status": status, "compare_id": self.compare_id}

@@ -125,13 +125,14 @@ def config_key(cfg, extra: str | None = None) -> str:
 class RunHub:
     """Every run of the server (see the module's description). ``session_alive(session_id)``: whether a
     session's browser is still there (default: always); ``fingerprint``: the code version (default
-    :func:`ncld_core.code_version.code_fingerprint`); ``use_process``: passed to each :class:`LiveRun`; ``watch_s``: how often the
+    :func:`ncld_core.code_version.code_fingerprint`); ``use_process``, ``beside``: passed to each :class:`LiveRun`; ``watch_s``: how often the
     watchdog looks for gone sessions and ended runs (seconds; 0: no watchdog, :meth:`reap` by hand)."""
 
     def __init__(self, limits: Limits = LIMITS, *, session_alive: Callable[[str], bool] | None = None,
                  fingerprint: Callable[[], str] = code_fingerprint, use_process: bool | None = None,
-                 watch_s: float = 0.5, clock: Callable[[], float] = time.monotonic):
+                 watch_s: float = 0.5, clock: Callable[[], float] = time.monotonic, beside: bool = False):
         self.limits = limits
+        self.beside = beside
         self.session_alive = session_alive or (lambda session_id: True)
         self.fingerprint = fingerprint
         self.use_process = use_process
@@ -153,9 +154,12 @@ class RunHub:
         return config_key(cfg, extra), self.fingerprint()
 
     def start(self, session_id: str, cfg, *, extra: str | None = None,
-              build_stream: Callable[[], object] | None = None) -> tuple[LiveRun, Role]:
+              build_stream: Callable[[], object] | None = None,
+              shown_from: tuple | None = None) -> tuple[LiveRun, Role]:
         """The run of ``cfg`` for ``session_id`` and how it came: ``"replayed"``, ``"following"`` or
-        ``"computing"`` (queued until a slot is free). A session holding a run is detached from it first."""
+        ``"computing"`` (queued until a slot is free). A session holding a run is detached from it first.
+        ``shown_from``: ``(run, k)``, the run an intervention changed from chunk ``k`` on: a run computed anew
+        shows its first ``k`` chunks until it has computed them (:meth:`LiveRun.show_from`)."""
         self.detach(session_id)
         with self._lock:
             self._watchdog.ensure()
@@ -173,7 +177,7 @@ class RunHub:
             threads = threads_for(n_hidden=int(cfg.n_hidden), concurrent_runs=self.limits.max_concurrent_runs)
             run = LiveRun(cfg, build_stream=build_stream, use_process=self.use_process,
                           waiting=lambda: self.position(key), n_threads=threads,
-                          niceness=self.limits.run_niceness)
+                          niceness=self.limits.run_niceness, shown_from=shown_from, beside=self.beside)
             self._runs[key], self._watchers[key] = run, {session_id}
             self._sessions[(session_id, RUN)] = key
             self._line.append((key, run))

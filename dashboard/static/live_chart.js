@@ -98,24 +98,28 @@ function applyLegend(gd, fig) {
   if (fit) { fit.base = pick.height; fit.plot = pick.plot; }
 }
 
-// Presentation mode (layout.meta.fit = {base, plot, min, max}: the figure's height and its plot area's, as drawn
-// by the app, and the plot area's bounds): the plot area takes the height the window has left under the graph's
-// top, less what its panel shows under it (a note, a table) and the page's bottom padding, within [min, max] px.
-// The panel then fits the screen whatever stands above it (a lesson's step of any length, a wrapped heading).
+// Presentation mode (layout.meta.fit = {base, plot, min, max, wide, narrow_min}: the figure's height and its plot
+// area's, as drawn by the app, and the plot area's bounds, its least narrow_min on a window narrower than wide px):
+// the plot area takes the height the window has left under the graph's top, less what its panel shows under it (a
+// note, a table) and the page's bottom padding, within [min, max] px. The panel then fits the screen whatever
+// stands above it (a lesson's step of any length, a wrapped heading).
 function fittedHeight(gd, layout) {
   const fit = layout.meta && layout.meta.fit;
   if (!fit || !gd.isConnected) return layout.height;
   const panel = gd.closest('[class*="st-key-panel_"]') || gd.parentNode;
   const top = gd.getBoundingClientRect().top + window.scrollY;
-  // what the panel shows under the graph, to its lowest element (a caption's text can overhang its box)
+  // what the panel shows under the graph, to its lowest element (a caption's text can overhang its box); not what a
+  // closed expander holds (laid out, though not shown: a table there took the graph's room)
   const bottom = Math.max(panel.getBoundingClientRect().bottom,
     ...[...panel.querySelectorAll('[data-testid="stCaptionContainer"], [data-testid="stExpander"], table')]
+      .filter(e => !(e.parentElement && e.parentElement.closest('details:not([open])')))
       .map(e => e.getBoundingClientRect().bottom));
   const below = Math.max(0, bottom - gd.getBoundingClientRect().bottom);
   const main = document.querySelector('.stMainBlockContainer');
   const pad = main ? parseFloat(getComputedStyle(main).paddingBottom) || 0 : 0;
   const room = window.innerHeight - top - below - pad - 8;
-  const plot = Math.min(fit.max, Math.max(fit.min, room - (fit.base - fit.plot)));
+  const low = fit.wide && window.innerWidth < fit.wide ? fit.narrow_min : fit.min;
+  const plot = Math.min(fit.max, Math.max(low, room - (fit.base - fit.plot)));
   return Math.round(fit.base - fit.plot + plot);
 }
 

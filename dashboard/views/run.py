@@ -17,7 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import compare, data, link, live_page, live_session, panels, present_view
+from dashboard import compare, data, interventions, knob_row, link, live_page, live_session, panels, present_view
 from dashboard.labels import errors_text
 from dashboard.live_chart import preload_plotly
 from dashboard.run_panels import LivePanels, summary
@@ -45,37 +45,45 @@ running = run is not None and run.active
 
 # --------------------------------------------------------------------------- heading, buttons, status
 st.html(STYLE)
-hd, tg = st.columns([4, 2], vertical_alignment="bottom")
-if ss.get("presenting"):  # the page's heading gives its line to the lesson's chooser (the screen's height is short)
+# presentation mode: the page's heading gives its line to the lesson's chooser, and with a lesson the chooser goes
+# beside the panel with the step, Run and Stop to the toggle's line (the screen's height is the panel's)
+with_lesson = bool(ss.get("presenting")) and ss.get(link.LESSON) is not None
+if with_lesson:
+    b1, b2, b3, tg = st.columns([1, 1, 4, 2], vertical_alignment="center")
+elif ss.get("presenting"):  # the lesson's chooser on the first line (the screen's height is short), the buttons below
+    hd, tg = st.columns([4, 2], vertical_alignment="bottom")
     with hd:
         present_view.lesson_select()
-else:
-    hd.markdown("## Live run")
+    b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
+else:  # one line: Run, Stop, the status, the mode (the navigation names the page; the explanations are help)
+    b1, b2, b3, tg = st.columns([1, 1, 5, 2], vertical_alignment="center")
 presenting = tg.toggle("Presentation mode", key="presenting",
                        help="For a projector: large type, one panel at a time (choose it, or step with "
                             "Previous / Next), the sidebar hidden; a panel, its caption and a lesson's step fit "
                             "1280 × 720, 1024 × 768 and 820 px wide screens without scrolling.")
 if presenting:
     st.html(PRESENT_STYLE)
-else:
-    st.caption("Prequential test-then-train on a noisy stream: every chunk is scored against the ground truth, "
-               "then learned from its noisy labels. Whatever a legend marks *oracle: hidden from the learner* (the "
-               "true cardinality, change points and regimes, the true flip rates, a model trained on the clean "
-               "labels) is drawn to judge the learner, which never sees it.")
-b1, b2, b3 = st.columns([1, 1, 6], vertical_alignment="center")
 b1.button("Run", type="primary", icon=":material/play_arrow:", disabled=(not ctx.ok) or running,
-          on_click=live_session.request_start, key="run_button", width="stretch")
+          on_click=live_session.request_start, key="run_button", width="stretch",
+          help=None if presenting else live_page.RUN_HELP)
 b2.button("Stop", icon=":material/stop:", disabled=not running, on_click=live_session.stop, key="stop_button", width="stretch")
 with b3:
     status = st.container(key="run_status").empty()
+    if ctx.ok and ctx.cost is not None and not presenting and (run is None or run.cfg != ctx.cfg):
+        # before a run of these settings only: its status line then says what was measured
+        calibration = data.time_calibration()
+        st.container(key="run_estimate").caption(live_page.expected_text(ctx.cost, calibration),
+                                                 help=live_page.expected_help(calibration))
 run_caption = st.empty()
 alert = st.empty()
-if ctx.ok and ctx.cost is not None and not presenting and (run is None or run.cfg != ctx.cfg):
-    # before a run of these settings only: its status line then says what was measured
-    st.container(key="run_estimate").caption(live_page.expected_text(ctx.cost, data.time_calibration()))
+#: The one-glance strip (dashboard.glance), above the panels; presentation mode gives its height to the panel.
+strip = None if presenting else st.container(key="glance_strip").empty()
 if not ctx.ok:
     st.warning(f"Run is disabled until these settings are fixed (see the sidebar): {errors_text(ctx.errors)}",
                icon=":material/block:")
+if not presenting:  # (presentation mode has them behind a button on the panel chooser's line: present_view.panel_nav)
+    knob_row.render(ctx)  # the knobs a lesson turns, beside the plots
+    interventions.render(run)  # labels grow / shrink / shift / noise up / down from the next chunk, while it streams
 
 
 # --------------------------------------------------------------------------- the panels
@@ -98,10 +106,10 @@ def _shown(run, chunks=None) -> panels.PanelData:
     return live_page.panel_data(run, ctx.cfg, focus=_focus(), show_paper=bool(ss.get("show_paper")), chunks=chunks)
 
 
-def _options():
-    """Above the first per-variant panel: the paper's estimate on request; with several ELM variants, whose
-    records the per-variant panels draw."""
-    c1, c2 = st.columns([3, 2], vertical_alignment="center")
+def _options(stacked: bool = False):
+    """Above the first per-variant panel (``stacked``: one under the other, beside a lesson's panel): the paper's
+    estimate on request; with several ELM variants, whose records the per-variant panels draw."""
+    c1, c2 = (st, st) if stacked else st.columns([3, 2], vertical_alignment="center")
     c1.checkbox("show the paper's estimate", key="show_paper",
                 help="Adds the paper's Eq. (card): importance weights clipped at 0, P_D fitted on the same "
                      "chunk; biased upwards, unlike the moment estimate it is drawn beside.")
@@ -121,23 +129,29 @@ def _options():
                       "rates; with estimated rates they part after a drift they act on.")
 
 
-lp = LivePanels(presenting=presenting, owner=run.token if run else None, hub=None)
+lp = LivePanels(presenting=presenting, owner=run.owner if run else None, hub=None)
 before = panels.PanelData(default_rates=live_page.default_rates(run.cfg if run else ctx.cfg))  # no records yet
 #: The panel above which the choice of variants (and the paper's estimate) sit.
 FIRST_PER_VARIANT = next((p.key for p in panels.PANELS if p.per_variant), None)
 summary_box = None
-if presenting:  # one panel, no explanation beside it (a lesson's step, when one is chosen); chosen or stepped through
-    where = st.container()
-    if ss.get(link.LESSON) is not None:  # the panel and the lesson's step side by side (stacked when narrow)
+if presenting:  # one panel, no explanation beside it; chosen or stepped through
+    where = beside = st.container()
+    if with_lesson:  # the panel, and beside it the lesson, its step and the panel's controls (stacked when narrow)
         where, beside = st.container(key="present_with_lesson").columns([2, 1])
         with beside:
+            present_view.lesson_select()
             present_view.lesson_box(run, ctx.cfg)
-    with where:
+    with beside:
         present = present_view.panel_nav()
+    with where:
         lp.heading(present, before)
-        if present.key == FIRST_PER_VARIANT:
-            _options()
-        summary_box = lp.body(present)
+        shown = not present_view.stale_flag(run)  # a run of other settings than the lesson's text: flagged, not drawn
+    if shown and present.key == FIRST_PER_VARIANT:
+        with beside:
+            _options(stacked=with_lesson)
+    if shown:
+        with where:
+            summary_box = lp.body(present)
 else:
     for panel in panels.PANELS:
         if panel.wide:  # the full width for the graph, its explanation beside the heading
@@ -157,6 +171,7 @@ else:
                 teach(panel.teaching, key=f"teach_{panel.key}")
         if panel.kind == "summary":
             summary_box = box
+    lp.slots["glance"] = strip  # the one-glance strip: each draw rewrites it (LivePanels.draw)
 
 
 # --------------------------------------------------------------------------- the run
@@ -198,13 +213,24 @@ def _show(run, chunks, figures_shown: dict, live: bool = False):
 def _live(run, line, figures_shown: dict):
     """The live part: begin the run when the server has a slot, then draw what arrived; rerun the page when the
     run has ended. ``line``: the run caption's parts after the role, for a followed run (redrawn with its role)."""
+    pending = ss.get(live_session.SHOWN_FROM)
+    if pending is not None and pending[1] is run:  # an intervention replaces this run from a chunk it has drawn: no
+        st.rerun()  # later chunk of it is drawn (the page would step back to that chunk); the page's full run starts
     lp.clear()  # a fragment's rerun writes again what it wrote
     if line is not None:  # the visitor it was computed for left, or others came
         role = _role(run)
         run_caption.caption(" · ".join(t for t in (role and f"**{role}**", *line) if t))
+    shown = run.status == "starting" and bool(run.chunks)  # an intervention's run (LiveRun.show_from): the chunks
+    if shown:  # before its change are drawn before its stream is built, never chunk 0 again
+        if not figures_shown:
+            lp.reserve(before)
+            figures_shown[None] = 0
+        _show(run, run.snapshot()[0], figures_shown, live=True)
     if run.status == "starting" and not run.begin():  # queued, or another script thread is beginning it
-        lp.reserve(before)
-        status.caption(live_page.waiting_text(run.queue_position(), LIMITS.max_concurrent_runs))
+        if not shown:
+            lp.reserve(before)
+        if not shown or run.queue_position():
+            status.caption(live_page.waiting_text(run.queue_position(), LIMITS.max_concurrent_runs))
         return
     chunks, state = run.wait(len(run.chunks), timeout=0)  # marks the run shown: its worker goes on
     if state not in ("starting", "running"):
@@ -219,9 +245,8 @@ lp.hub = st.empty()  # of no height: fetches plotly.js before Run, then carries 
 preload_plotly(lp.hub)
 if run is None:
     status.caption("Ready: press Run." if ctx.ok else "Waiting for the settings to be fixed: Run is disabled.")
-    next(iter(lp.slots.values()), st.empty()).info(
-        "Press **Run** to stream the configured data through the selected variants. Presets in the sidebar fill "
-        "every control.", icon=":material/info:")
+    (strip or next(iter(lp.slots.values()), st.empty())).info(  # in the strip's place: its numbers come with Run
+        "Press **Run** to stream the data through the selected models.", icon=":material/info:")
 elif run.status in ("error", "stopped") and not run.chunks:
     status.caption("failed" if run.status == "error" else "stopped before the first chunk")
     if run.status == "error":
@@ -232,11 +257,12 @@ else:
     role = None if presenting else _role(run)
     # an upload's name is in no setting (a link cannot carry the file): said beside them
     upload = f" (the uploaded file {run.stream_name})" if run.cfg.dataset == data.UPLOAD else ""
-    about = "" if presenting else f"This run: {md_escape(live_page.describe(run.cfg) + upload)}"
     # a preset or a control changed after the run: its numbers are not the settings' above (said, not hidden: the
     # run stays readable until the next one)
     changed = None if presenting else live_page.changed_note(same=live_session.same_settings(run), ok=ctx.ok, running=running,
                                                              live=bool(ss.get(live_session.LIVE)))
+    said = None if presenting else live_page.about_run(run.cfg, same=changed is None, upload=bool(upload))
+    about = f"This run: {md_escape(said + upload)}" if said else ""
     line = [changed, about]  # what follows the role, which the live part redraws as visitors come and go
     if role or about or changed:
         run_caption.caption(" · ".join(t for t in (role and f"**{role}**", *line) if t))

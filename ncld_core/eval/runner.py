@@ -65,6 +65,9 @@ class ChunkResult:
     diagnostics: dict[str, ModelChunkRecord] = field(default_factory=dict)  # model -> model.last_record_ (ELM-NCLD)
     # model -> seconds to score and learn; what the ELM variants share (ChunkCache) is charged to the first
     seconds: dict = field(default_factory=dict)
+    # model -> cumulative metrics of the models computed beside the run (PrequentialRunner's ``beside``): kept
+    # apart from the run's own records, which never name them
+    beside: dict = field(default_factory=dict)
 
     def rows(self) -> list[dict]:
         """Long-format rows, one per model."""
@@ -246,10 +249,16 @@ class PrequentialRunner:
         budget (:func:`~ncld_core.threads.set_budget`: the command line's ``--threads``, the dashboard's
         run processes), else one thread per run below ``THREADED_FROM`` hidden nodes. An execution
         setting, not part of the run's configuration: the records do not depend on it.
+    beside : sequence of str, default ()
+        Variant names computed beside the run (e.g. :data:`ncld_core.eval.glance.GLANCE_MODELS`, what a summary
+        of the run compares it with): scored and learned on the same chunks as ``models``, sharing their
+        per-chunk work, but only their cumulative metrics are kept, in :attr:`ChunkResult.beside`; the run's
+        records, :attr:`model_names` and summary are those of ``models`` alone. A name already in ``models``
+        is not computed twice (its records are the run's).
     """
 
     def __init__(self, models, chunk_size: int = 500, *, model_params=None, references=False,
-                 flip_rates="known", n_threads="auto"):
+                 flip_rates="known", n_threads="auto", beside=()):
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 2:
             raise ValueError(f"chunk_size must be an integer >= 2, got {chunk_size!r}")
         if not models:
@@ -262,6 +271,9 @@ class PrequentialRunner:
             raise ValueError(f"flip_rates must be one of {RATE_MODES}, got {flip_rates!r}")
         self.flip_rates = flip_rates
         self.n_threads = check_n_threads(n_threads)
+        if isinstance(beside, str) or not all(isinstance(b, str) for b in beside):
+            raise ValueError(f"beside must be a sequence of variant names, got {beside!r}")
+        self.beside = [b for b in dict.fromkeys(beside) if b not in self.model_names]
 
     def threads(self, models: dict) -> int:
         """The BLAS threads a chunk of this run gets (:func:`ncld_core.threads.resolve` of the largest
@@ -294,6 +306,8 @@ class PrequentialRunner:
         if self.references:
             for name in REFERENCES:
                 built.setdefault(name, make_model(name))
+        for name in self.beside:
+            built[name] = make_model(name, rates=rates, **self.model_params)
         min_chunk = max(getattr(m, "n_neighbors", 0) + 1 for m in built.values())
         if stream.n_instances < min_chunk:
             raise ValueError(f"the stream has {stream.n_instances} instances, fewer than one chunk needs")
@@ -342,6 +356,7 @@ class PrequentialRunner:
             trusted = None if stream.trusted is None else stream.trusted[start:stop]
             with limit_threads(self.threads(models)):  # per chunk: never held across the yield
                 self._learn_chunk(index, models, acc, result, X, Y_true, Y_noisy, cache, on_scores, trusted)
+            self._set_beside_apart(result)
             state.next_chunk = index + 1
             yield result
 
@@ -353,8 +368,8 @@ class PrequentialRunner:
         for name, model in models.items():
             oracle = isinstance(name, str) and name in ORACLES
             Y_learn = Y_true if oracle else Y_noisy
-            if oracle and clean_cache is None:
-                clean_cache = ChunkCache(X, Y_true)
+            if oracle and clean_cache is None:  # the same features: H and the graph are computed once
+                clean_cache = cache.for_labels(Y_true)
             t0 = time.perf_counter()
             if index > 0:
                 # The scores labels are ranked by (ELM-NCLD: H Phi; its decision_function is the rule's margin);
@@ -383,6 +398,16 @@ class PrequentialRunner:
                 if record is not None:
                     result.diagnostics[name] = record
             result.seconds[name] = time.perf_counter() - t0
+
+    def _set_beside_apart(self, result: ChunkResult) -> None:
+        """Move the models computed beside the run out of ``result``'s records, keeping their cumulative metrics
+        in ``result.beside`` (none for chunk 0, which only initialises)."""
+        for name in self.beside:
+            for part in (result.metrics, result.diagnostics, result.seconds):
+                part.pop(name, None)
+            cumulative = result.cumulative.pop(name, None)
+            if cumulative is not None:
+                result.beside[name] = cumulative
 
     def run(self, stream: Stream, *, progress=None, stop_event=None, config=None) -> RunResult:
         """Run to the end (or until stopped) and collect a :class:`RunResult`.

@@ -21,6 +21,16 @@ its own.  Cached arrays are read-only: a model that wrote into one would change 
 Traceback (most recent call last):
 ...
 ValueError: cache: this ChunkCache was made for another chunk (pass the arrays it was made with)
+
+A model learning the same chunk's features with other labels (the clean-label oracle learns the ground truth)
+takes :meth:`ChunkCache.for_labels`: the entries that depend on the features alone (:data:`FEATURE_ENTRIES`) are
+computed once for both.
+
+>>> clean = cache.for_labels(np.ones((3, 1)))
+>>> clean.get(("H", 0), lambda: np.zeros(2)) is cache.get(("H", 0), lambda: np.ones(2))
+True
+>>> clean.get(("P_D", 0), lambda: np.zeros(2)).tolist(), cache.get(("P_D", 0), lambda: np.ones(2)).tolist()
+([0.0, 0.0], [1.0, 1.0])
 """
 
 from __future__ import annotations
@@ -28,7 +38,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["ChunkCache"]
+__all__ = ["ChunkCache", "FEATURE_ENTRIES"]
+
+#: The entries (the first element of their key) that depend on the chunk's features alone, not its labels
+#: (``ncld_core.model.elm_ncld``: the hidden output, the feature graph, and their Gram matrices): shared by the
+#: caches of one chunk made for other labels (:meth:`ChunkCache.for_labels`).
+FEATURE_ENTRIES = frozenset({"H", "graph", "HtH", "EtE"})
 
 
 def _freeze(value):
@@ -61,9 +76,17 @@ class ChunkCache:
     def __init__(self, X, Y):
         self._X, self._Y = X, Y
         self._store: dict = {}
+        self._features: dict = {}  # the FEATURE_ENTRIES, shared with the caches for_labels makes
         self._layers: list = []
         self.hits = 0
         self.misses = 0
+
+    def for_labels(self, Y) -> "ChunkCache":
+        """A cache of this chunk's features for the labels ``Y``: it shares this cache's layers and the entries of
+        :data:`FEATURE_ENTRIES` (each computed once for both), and keeps its own of the others."""
+        other = ChunkCache(self._X, Y)
+        other._features, other._layers = self._features, self._layers
+        return other
 
     def layer_key(self, hidden) -> int:
         """A key for ``hidden`` (a fitted RandomHiddenLayer): equal layers share it.
@@ -93,10 +116,11 @@ class ChunkCache:
 
     def get(self, key, compute):
         """The value stored under ``key``, computing (and freezing) it with ``compute()`` the first time."""
-        if key in self._store:
+        store = self._features if isinstance(key, tuple) and key and key[0] in FEATURE_ENTRIES else self._store
+        if key in store:
             self.hits += 1
-            return self._store[key]
+            return store[key]
         self.misses += 1
         value = _freeze(compute())
-        self._store[key] = value
+        store[key] = value
         return value

@@ -643,7 +643,7 @@ def check_trusted(trusted, Y_trusted, shape):
     return mask, (G > 0).astype(np.float64)
 
 
-def estimate_errors(chunks, model: str, rho_pos=None, rho_neg=None):
+def estimate_errors(chunks, model: str, rho_pos=None, rho_neg=None, noise_changes=()):
     """Estimated rates of ``model`` over a run, against the truth when known.
 
     Parameters
@@ -653,6 +653,9 @@ def estimate_errors(chunks, model: str, rho_pos=None, rho_neg=None):
         A variant that estimated its rates (its records hold ``rho_pos_est`` / ``rho_neg_est``).
     rho_pos, rho_neg : arrays (q,), optional
         The stream's true rates.
+    noise_changes : iterable of :class:`~ncld_core.stream.stream.NoiseChange`
+        The stream's noise changes: a chunk's true rates are ``rho_pos`` / ``rho_neg`` times the mean factor of
+        its instances (:func:`~ncld_core.stream.stream.noise_factors`).
 
     Returns
     -------
@@ -664,6 +667,15 @@ def estimate_errors(chunks, model: str, rho_pos=None, rho_neg=None):
     """
     import pandas as pd
 
+    from ..stream.stream import noise_factors
+
+    changes = tuple(noise_changes)
+
+    def factor(c) -> float:
+        if not changes:
+            return 1.0
+        return float(noise_factors(c.stop, changes)[c.start:c.stop].mean())
+
     rows, last = [], None
     for c in chunks:
         record = c.diagnostics.get(model)
@@ -671,18 +683,20 @@ def estimate_errors(chunks, model: str, rho_pos=None, rho_neg=None):
             continue
         pos, neg = np.asarray(record.rho_pos_est), np.asarray(record.rho_neg_est)
         row = {"chunk": c.chunk, "mean_rho_pos": pos.mean(), "mean_rho_neg": neg.mean()}
+        f = factor(c)
         if rho_pos is not None:
-            row["mae_rho_pos"] = float(np.abs(pos - rho_pos).mean())
-            row["mae_rho_neg"] = float(np.abs(neg - rho_neg).mean())
+            row["mae_rho_pos"] = float(np.abs(pos - f * np.asarray(rho_pos)).mean())
+            row["mae_rho_neg"] = float(np.abs(neg - f * np.asarray(rho_neg)).mean())
         rows.append(row)
-        last = (pos, neg)
+        last = (pos, neg, f)
     over_time = pd.DataFrame(rows)
     if last is None:
         return over_time, pd.DataFrame()
     per_label = pd.DataFrame({"label": np.arange(last[0].size), "rho_pos estimated": last[0],
                               "rho_neg estimated": last[1]})
     if rho_pos is not None:
-        per_label["rho_pos true"], per_label["rho_neg true"] = rho_pos, rho_neg
-        per_label["|error| rho_pos"] = np.abs(last[0] - rho_pos)
-        per_label["|error| rho_neg"] = np.abs(last[1] - rho_neg)
+        true_pos, true_neg = last[2] * np.asarray(rho_pos), last[2] * np.asarray(rho_neg)
+        per_label["rho_pos true"], per_label["rho_neg true"] = true_pos, true_neg
+        per_label["|error| rho_pos"] = np.abs(last[0] - true_pos)
+        per_label["|error| rho_neg"] = np.abs(last[1] - true_neg)
     return over_time, per_label

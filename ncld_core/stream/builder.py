@@ -31,7 +31,7 @@ import numbers
 import numpy as np
 
 from ncld_core.validation import check_in_range, check_X, check_Y
-from ncld_core.stream.noise import apply_label_noise, resolve_flip_rates
+from ncld_core.stream.noise import apply_label_noise, check_noise_changes_have_noise, resolve_flip_rates
 from ncld_core.stream.schedule import (
     apply_label_shifts,
     as_schedule,
@@ -84,7 +84,9 @@ def build_stream(
         on (paired by frequency in the whole dataset,
         :func:`~ncld_core.stream.schedule.shift_permutation`; a second shift swaps them
         back); it does not change the order, so a schedule of shifts only is
-        ordered as without a schedule.
+        ordered as without a schedule. ``"noise@900x1.5"`` multiplies the flip rates
+        by 1.5 from instance 900 on (``Stream.noise_changes``; ``rho_pos`` / ``rho_neg``
+        stay the rates drawn); it changes neither the order nor the truth, and needs noise.
     n_instances : int, optional
         Keep only this many instances (the first ones of the order).
     shuffle : bool
@@ -148,12 +150,15 @@ def build_stream(
         shift_perm = shift_permutation(Y)
         Y_ord = apply_label_shifts(Y_ord, change_points, shift_perm)
 
-    # 3. Noise, after ordering and shifts (paper protocol): rates stay with the columns.
+    # 3. Noise, after ordering and shifts (paper protocol): rates stay with the columns; a noise change of the
+    # schedule scales them from its position on.
     rho_pos, rho_neg, mode = resolve_flip_rates(flip_rates, q, label_names, random_state=rng_rates)
+    noise_changes = () if schedule is None else schedule.noise_changes
     if mode == "none":
+        check_noise_changes_have_noise(noise_changes)
         Y_noisy = Y_ord.copy()
     else:
-        Y_noisy = apply_label_noise(Y_ord, rho_pos, rho_neg, random_state=rng_noise)
+        Y_noisy = apply_label_noise(Y_ord, rho_pos, rho_neg, random_state=rng_noise, changes=noise_changes)
 
     card = Y.sum(axis=1)
     used_card = card[order]
@@ -193,4 +198,5 @@ def build_stream(
         label_names=label_names,
         meta=meta,
         trusted=mark_trusted(Y_ord.shape[0], trusted_fraction, rng_trusted),
+        noise_changes=tuple(noise_changes),
     )

@@ -40,6 +40,7 @@ import pandas as pd
 from ncld_core.validation import check_flip_rates, check_in_range, check_Y, describe_label
 from ncld_core.stream.noise_families import NOISE_FAMILIES, draw_family_rates
 from ncld_core.stream.seeding import as_generator
+from ncld_core.stream.stream import noise_factors
 
 __all__ = [
     "PAPER_FLIP_RANGE",
@@ -47,6 +48,7 @@ __all__ = [
     "parse_flip_rates",
     "resolve_flip_rates",
     "apply_label_noise",
+    "check_noise_changes_have_noise",
 ]
 
 #: The range both rates of every label are drawn from in the paper (Section IV).
@@ -307,7 +309,24 @@ def resolve_flip_rates(flip_rates, n_labels: int, label_names=None, *, random_st
     return (*parse_flip_rates(flip_rates, n_labels, label_names=label_names), "explicit")
 
 
-def apply_label_noise(Y_true, rho_pos, rho_neg, *, random_state=None) -> np.ndarray:
+def check_noise_changes_have_noise(changes) -> None:
+    """A noise change scales the stream's flip rates: on a stream without noise it would change nothing, and is
+    a ValueError.
+
+    >>> from ncld_core.stream.stream import NoiseChange
+    >>> check_noise_changes_have_noise([NoiseChange(30, 1.5)])
+    Traceback (most recent call last):
+    ...
+    ValueError: schedule: a noise change ('noise@30x1.5') multiplies the stream's flip rates, and this stream has no noise: choose a noise first
+    """
+    changes = tuple(changes)
+    if changes:
+        first = changes[0]
+        raise ValueError(f"schedule: a noise change ('noise@{first.position}x{first.factor:g}') multiplies the "
+                         "stream's flip rates, and this stream has no noise: choose a noise first")
+
+
+def apply_label_noise(Y_true, rho_pos, rho_neg, *, random_state=None, changes=()) -> np.ndarray:
     """Flip every entry of ``Y_true`` independently with the class-conditional rates of Eq. (NR).
 
     Entry ``(t, j)`` with ``g = 1`` becomes 0 with probability ``rho_pos[j]``;
@@ -320,6 +339,12 @@ def apply_label_noise(Y_true, rho_pos, rho_neg, *, random_state=None) -> np.ndar
     Y_true : array-like (n, q) in {0, 1} or {-1, +1}
     rho_pos, rho_neg : float or array-like (q,)
     random_state : None, int or numpy.random.Generator
+    changes : iterable of :class:`~ncld_core.stream.stream.NoiseChange`
+        Noise changes of a drift schedule (``DriftSchedule.noise_changes``): from each one's position on, both
+        rates of every label are multiplied by its factor (:func:`~ncld_core.stream.stream.noise_factors`). The
+        uniforms drawn are the same with or without them, so the rows before the first change are flipped
+        exactly as without, and a larger factor only adds flips. Rates a factor takes past Eq. (NR) are a
+        ValueError naming the change.
 
     Returns
     -------
@@ -331,10 +356,23 @@ def apply_label_noise(Y_true, rho_pos, rho_neg, *, random_state=None) -> np.ndar
     >>> Y = np.ones((3, 2), dtype=np.int8)
     >>> apply_label_noise(Y, [0.0, 0.999999], 0.0, random_state=1).tolist()
     [[1, 0], [1, 0], [1, 0]]
+    >>> from ncld_core.stream.stream import NoiseChange
+    >>> apply_label_noise(Y, [0.0, 0.999999], 0.0, random_state=1, changes=[NoiseChange(2, 0.0)]).tolist()
+    [[1, 0], [1, 0], [1, 1]]
+    >>> apply_label_noise(Y, 0.3, 0.3, changes=[NoiseChange(2, 2.0)])
+    Traceback (most recent call last):
+    ...
+    ValueError: noise change 'noise@2x2' (the flip rates times 2): rho_pos + rho_neg must be < 1 for every label (Eq. NR), but label 0 has 0.6 + 0.6
     """
     Y = check_Y(Y_true, name="Y_true")
     n, q = Y.shape
     rho_pos, rho_neg = check_flip_rates(rho_pos, rho_neg, n_labels=q)
+    changes = tuple(changes)
+    for change in changes:
+        check_flip_rates(rho_pos * change.factor, rho_neg * change.factor, n_labels=q,
+                         source=f"noise change 'noise@{change.position}x{change.factor:g}' (the flip rates times "
+                                f"{change.factor:g})")
+    factors = noise_factors(n, changes) if changes else None
     rng = as_generator(random_state)
     out = np.empty_like(Y)
     rows = max(1, _NOISE_BLOCK_ENTRIES // q)
@@ -343,5 +381,7 @@ def apply_label_noise(Y_true, rho_pos, rho_neg, *, random_state=None) -> np.ndar
         u = rng.random(block.shape)
         # The flip probability of an entry is picked by its true value (Eq. NR).
         rate = np.where(block == 1, rho_pos, rho_neg)
+        if factors is not None:
+            rate = rate * factors[start : start + rows, None]
         out[start : start + rows] = block ^ (u < rate)
     return out

@@ -44,11 +44,15 @@ __all__ = ["NoiseFamily", "NOISE_FAMILIES", "draw_family_rates"]
 
 @dataclass(frozen=True)
 class NoiseFamily:
-    """One way of drawing per-label rates: ``draw(n_labels, rng) -> (rho_pos, rho_neg)``."""
+    """One way of drawing per-label rates: ``draw(n_labels, rng) -> (rho_pos, rho_neg)``; ``max_sum``: the largest
+    ``rho_pos + rho_neg`` a label's draw can have (a noise change of a drift schedule multiplies the rates by its
+    factor, which must keep every sum below 1: ``ncld_core.config.StreamSpec`` refuses a larger factor before any
+    draw)."""
 
     name: str
     description: str
     draw: Callable[[int, np.random.Generator], tuple]
+    max_sum: float
 
 
 def _paper(n_labels: int, rng: np.random.Generator):
@@ -71,10 +75,10 @@ def _mixed(n_labels: int, rng: np.random.Generator):
 NOISE_FAMILIES: dict[str, NoiseFamily] = {
     family.name: family
     for family in (
-        NoiseFamily("paper", "both rates ~ U[0.2, 0.4] per label (the paper's Section IV)", _paper),
+        NoiseFamily("paper", "both rates ~ U[0.2, 0.4] per label (the paper's Section IV)", _paper, 0.4 + 0.4),
         NoiseFamily("missing", "missing labels: rho_pos ~ U[0.1, 0.3], rho_neg ~ U[0.01, 0.05] x min(1, 14/q)",
-                    _missing),
-        NoiseFamily("mixed", "each label from 'paper' or 'missing' with probability 1/2", _mixed),
+                    _missing, 0.3 + 0.05),
+        NoiseFamily("mixed", "each label from 'paper' or 'missing' with probability 1/2", _mixed, 0.4 + 0.4),
     )
 }
 

@@ -38,10 +38,26 @@ rates now meet other prevalences, which moves the *observed* cardinality).
 ([(0, 4, 'single'), (4, 6, 'multi'), (6, 8, 'single')], (5,))
 >>> apply_label_shifts(Y[:3], [ChangePoint(1, "shift")]).tolist()   # label 0 is the frequent one
 [[1, 0], [0, 1], [0, 1]]
+
+A fourth kind, ``noise``, is a change of the label noise, not of the truth: ``noise@3000x1.5`` multiplies every
+label's flip rates by 1.5 from instance 3000 on (``x0`` makes the labels clean, ``x1`` brings back the stream's
+own rates). It keeps the order and the truth; the noise injection applies it
+(:func:`~ncld_core.stream.noise.apply_label_noise`) for every noise family. What the models are *told* stays the
+stream's own rates (``Stream.rho_pos`` / ``rho_neg``, the configured ones): the noise moves under a model told the
+rates, whose cardinality estimate then leaves the truth while the observed cardinality moves with the noise
+(docs/interventions.md). Noise changes count in :data:`MAX_SCHEDULE_POINTS` and are kept apart from the changes of
+the labels (:attr:`DriftSchedule.noise_changes`; a stream's ``noise_changes``, never its ``change_points``).
+
+>>> u = DriftSchedule.parse("reduction@1000, noise@2500x1.5, growth@2500")
+>>> str(u), u.noise_changes, u.positions
+('reduction@1000, growth@2500, noise@2500x1.5', (NoiseChange(position=2500, factor=1.5),), (1000, 2500))
+>>> DriftSchedule.parse(str(u)) == u
+True
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 from dataclasses import dataclass
@@ -50,7 +66,7 @@ import numpy as np
 
 from ncld_core.validation import check_in_range, check_Y
 from ncld_core.stream.seeding import as_generator
-from ncld_core.stream.stream import ChangePoint
+from ncld_core.stream.stream import ChangePoint, NoiseChange
 
 __all__ = [
     "DriftSchedule",
@@ -58,8 +74,13 @@ __all__ = [
     "reorder_for_schedule",
     "shift_permutation",
     "apply_label_shifts",
+    "append_change",
+    "noise_factor_step",
     "KINDS",
     "REGIME_KINDS",
+    "NOISE_KIND",
+    "ALL_KINDS",
+    "MAX_NOISE_FACTOR",
     "MAX_SCHEDULE_POINTS",
 ]
 
@@ -78,15 +99,26 @@ MAX_SCHEDULE_POINTS = 100
 #: The kinds that change the single-/multi-label regime; they must alternate.
 REGIME_KINDS = ("growth", "reduction")
 
-# The regime a change point leaves.
+#: The kind of a change of the label *noise* (``noise@3000x1.5``): every label's flip rates times the factor from
+#: there on. Not a change of the true label distribution: kept apart (:attr:`DriftSchedule.noise_changes`).
+NOISE_KIND = "noise"
+#: Every kind a schedule's text may name.
+ALL_KINDS = (*KINDS, NOISE_KIND)
+#: The largest factor a noise change may give the flip rates (Eq. NR bounds it further for a stream's own rates:
+#: ``ncld_core.config.StreamSpec``, :func:`ncld_core.stream.noise.apply_label_noise`).
+MAX_NOISE_FACTOR = 10.0
+
+# The regime a change point leaves, and the one it starts.
 _REGIME_BEFORE = {"growth": "single", "reduction": "multi"}
+_REGIME_AFTER = {"growth": "multi", "reduction": "single"}
 
 #: ``initial_regime`` of a schedule without growth or reduction: the schedule does not
 #: sort instances by cardinality (random order on real data, one constant expected
 #: cardinality in the synthetic stream).
 MIXED = "mixed"
 
-_TOKEN = re.compile(r"^(?P<kind>[a-z]+)\s*(?:@\s*(?P<chunk>chunk\s*:\s*)?(?P<pos>[+-]?\d+))?$")
+_TOKEN = re.compile(r"^(?P<kind>[a-z]+)\s*(?:@\s*(?P<chunk>chunk\s*:\s*)?(?P<pos>[+-]?\d+))?"
+                    r"(?:\s*[x×*]\s*(?P<factor>\S+))?$")
 
 
 def _check_kind(kind, where: str, kinds=KINDS) -> str:
@@ -97,6 +129,9 @@ def _check_kind(kind, where: str, kinds=KINDS) -> str:
 
 
 _NO_PAPER_SHIFT = "a shift needs a position ('shift@<instance>' or 'shift@chunk:<k>'): it has no paper form"
+_NO_PAPER_NOISE = "a noise change needs a position and a factor, e.g. 'noise@3000x1.5' (or 'noise@chunk:12x1.5')"
+_NEEDS_FACTOR = ("a noise change needs its factor, e.g. 'noise@3000x1.5': the flip rates times 1.5 from instance "
+                 "3000 on")
 
 
 def _check_position(position, where: str) -> int:
@@ -122,8 +157,52 @@ def _check_count(n: int) -> None:
         raise ValueError(f"a drift schedule has at most {MAX_SCHEDULE_POINTS} change points, got {n:,}")
 
 
-def _fmt(point: ChangePoint) -> str:
+def _factor_text(factor: float) -> str:
+    """``1.5`` -> ``"1.5"``, ``2.0`` -> ``"2"``: the shortest text that reads back as the same number."""
+    short = format(factor, "g")
+    return short if float(short) == factor else repr(float(factor))
+
+
+def _fmt(point) -> str:
+    if isinstance(point, NoiseChange):
+        return f"{NOISE_KIND}@{point.position}x{_factor_text(point.factor)}"
     return point.kind if point.position is None else f"{point.kind}@{point.position}"
+
+
+def _is_noise(kind) -> bool:
+    return isinstance(kind, str) and kind.strip().lower() == NOISE_KIND
+
+
+def _check_factor(factor, where: str) -> float:
+    """A noise change's factor: a number in [0, :data:`MAX_NOISE_FACTOR`]; a ValueError naming ``where`` otherwise.
+
+    >>> _check_factor(-1, "drift point 1")
+    Traceback (most recent call last):
+    ...
+    ValueError: drift point 1: a noise change's factor must be a number in [0, 10] (the flip rates are multiplied by it from there on), got -1
+    """
+    if (isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not math.isfinite(factor)
+            or not 0 <= factor <= MAX_NOISE_FACTOR):
+        raise ValueError(f"{where}: a noise change's factor must be a number in [0, {MAX_NOISE_FACTOR:g}] (the flip "
+                         f"rates are multiplied by it from there on), got {factor!r}")
+    return float(factor)
+
+
+def _as_item(p, where: str):
+    """``(position, kind, factor)`` of a ChangePoint, a NoiseChange, a ``(position, kind)`` pair or a
+    ``(position, "noise", factor)`` triple (factor None for the others); a ValueError naming ``where`` otherwise."""
+    if isinstance(p, NoiseChange):
+        return p.position, NOISE_KIND, p.factor
+    if isinstance(p, ChangePoint):
+        return p.position, p.kind, None
+    try:
+        parts = tuple(p)
+    except TypeError:
+        parts = ()
+    if isinstance(p, str) or len(parts) not in (2, 3):
+        raise ValueError(f"{where} must be a ChangePoint, a NoiseChange, a (position, kind) pair or a "
+                         f"(position, 'noise', factor) triple, got {p!r}")
+    return (*parts, None) if len(parts) == 2 else parts
 
 
 @dataclass(frozen=True, init=False)
@@ -147,9 +226,18 @@ class DriftSchedule:
         protocol, where the change comes after the whole first pool (see
         :meth:`paper`). A shift always needs a position.
 
+        A change of the label *noise* is a :class:`~ncld_core.stream.stream.NoiseChange` or a
+        ``(position, "noise", factor)`` triple: every label's flip rates times ``factor`` (a number in
+        [0, :data:`MAX_NOISE_FACTOR`]) from ``position`` on, until the next noise change. Noise changes are
+        strictly increasing among themselves, may share an instance with a change of the labels, and do not
+        count in the alternation.
+
     Attributes
     ----------
     points : tuple of ChangePoint
+        The changes of the true label distribution (what iterating a schedule gives).
+    noise_changes : tuple of NoiseChange
+        The changes of the noise; every change in the text's order is :attr:`changes`.
 
     Examples
     --------
@@ -166,6 +254,7 @@ class DriftSchedule:
     """
 
     points: tuple
+    noise_changes: tuple
 
     def __init__(self, points):
         if isinstance(points, str):
@@ -177,41 +266,64 @@ class DriftSchedule:
         _check_count(len(raw))
         if not raw:
             raise ValueError("a DriftSchedule needs at least one point; use schedule=None for a stream without drift")
-        out = []
-        for i, p in enumerate(raw, start=1):
+        items = [(i, *_as_item(p, f"drift point {i}")) for i, p in enumerate(raw, start=1)]
+        n_points = sum(1 for _, _, kind, _ in items if not _is_noise(kind))
+        out, noise, given = [], [], []  # given: (number, item) in the order given
+        for i, position, kind, factor in items:
             where = f"drift point {i}"
-            position, kind = _as_pair(p, where)
-            kind = _check_kind(kind, where)
+            if _is_noise(kind):
+                if position is None:
+                    raise ValueError(f"{where}: {_NO_PAPER_NOISE}")
+                if factor is None:
+                    raise ValueError(f"{where}: {_NEEDS_FACTOR}")
+                change = NoiseChange(_check_position(position, where), _check_factor(factor, where))
+                noise.append((i, change))
+                given.append((i, change))
+                continue
+            if factor is not None:
+                raise ValueError(f"{where}: only a noise change takes a factor, got {kind!r} with factor {factor!r}")
+            kind = _check_kind(kind, where, ALL_KINDS)
             if position is None:
                 if kind == "shift":
                     raise ValueError(f"{where}: {_NO_PAPER_SHIFT}")
-                if len(raw) != 1:
+                if n_points != 1:
                     raise ValueError(
                         f"{where} ({kind!r}) has no position: that form (the paper's protocol, change after "
-                        "the whole first pool) is only allowed as the single point of a schedule"
+                        "the whole first pool) is only allowed as the single point of a schedule (noise changes aside)"
                     )
             else:
                 position = _check_position(position, where)
-            out.append(ChangePoint(position, kind))
+            out.append((i, ChangePoint(position, kind)))
+            given.append((i, out[-1][1]))
         # Alternation of the regime changes; shifts keep the regime and are skipped.
-        regime = [(i, p) for i, p in enumerate(out, start=1) if p.kind != "shift"]
-        for (i0, prev), (i1, cur) in zip(regime, regime[1:]):
+        regime = [(k, i, p) for k, (i, p) in enumerate(out) if p.kind != "shift"]
+        for (k0, i0, prev), (k1, i1, cur) in zip(regime, regime[1:]):
             if cur.kind == prev.kind:
                 state = "multi-label" if cur.kind == "growth" else "single-label"
-                between = "" if i1 == i0 + 1 else f" (point {i0}, {_fmt(prev)!r}; the shifts in between keep the regime)"
+                between = "" if k1 == k0 + 1 else f" (point {i0}, {_fmt(prev)!r}; the shifts in between keep the regime)"
                 raise ValueError(
                     "drift points must alternate between growth and reduction: "
                     f"point {i1} ({_fmt(cur)!r}) is a {cur.kind} right after a {prev.kind}{between} "
                     f"(the stream is already {state} there)"
                 )
-        for i in range(1, len(out)):
-            prev, cur = out[i - 1], out[i]
-            if cur.position <= prev.position:
+        # Strictly increasing within the changes of the labels and within the noise changes; a noise change may
+        # share its instance with a change of the labels, and the text gives them in order of position.
+        for group in (out, noise):
+            for (i0, prev), (i1, cur) in zip(group, group[1:]):
+                if cur.position <= prev.position:
+                    raise ValueError(
+                        f"drift positions must be strictly increasing: point {i1} ({_fmt(cur)!r}) "
+                        f"is not after point {i0} ({_fmt(prev)!r})"
+                    )
+        placed = [(i, p) for i, p in given if p.position is not None]
+        for (i0, prev), (i1, cur) in zip(placed, placed[1:]):
+            if cur.position < prev.position:
                 raise ValueError(
-                    f"drift positions must be strictly increasing: point {i + 1} ({_fmt(cur)!r}) "
-                    f"is not after point {i} ({_fmt(prev)!r})"
+                    f"drift positions must be increasing: point {i1} ({_fmt(cur)!r}) is before point {i0} "
+                    f"({_fmt(prev)!r})"
                 )
-        object.__setattr__(self, "points", tuple(out))
+        object.__setattr__(self, "points", tuple(p for _, p in out))
+        object.__setattr__(self, "noise_changes", tuple(c for _, c in noise))
 
     # -- constructors -------------------------------------------------------------
     @classmethod
@@ -241,7 +353,7 @@ class DriftSchedule:
         Parameters
         ----------
         chunks : iterable of ``(chunk_index, kind)`` pairs, or of chunk indices with ``first``
-            ``kind`` may be ``"shift"`` in the pairs.
+            ``kind`` may be ``"shift"`` in the pairs; a noise change is a triple ``(chunk_index, "noise", factor)``.
         chunk_size : int >= 1
         first : {"growth", "reduction"}, optional
             Kind of the first point when ``chunks`` holds bare indices; the
@@ -251,6 +363,8 @@ class DriftSchedule:
         'reduction@200, growth@500'
         >>> str(DriftSchedule.from_chunks([(2, "shift"), (4, "growth"), (6, "shift")], 100))
         'shift@200, growth@400, shift@600'
+        >>> str(DriftSchedule.from_chunks([(4, "growth"), (4, "noise", 2)], 100))
+        'growth@400, noise@400x2'
         """
         check_in_range(chunk_size, "chunk_size", 1, np.inf, integer=True)
         items = list(chunks)
@@ -267,25 +381,29 @@ class DriftSchedule:
         points = []
         for i, p in enumerate(pairs, start=1):
             try:
-                k, kind = p
+                k, kind, *factor = p
             except (TypeError, ValueError):
+                factor = [None, None]
+            if len(factor) > 1 or isinstance(p, str):
                 raise ValueError(
-                    f"drift point {i}: expected a (chunk_index, kind) pair (or give first=...), got {p!r}"
+                    f"drift point {i}: expected a (chunk_index, kind) pair or a (chunk_index, 'noise', factor) triple "
+                    f"(or give first=...), got {p!r}"
                 ) from None
             if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
                 raise ValueError(f"drift point {i}: chunk index must be an integer >= 1, got {k!r}")
-            points.append((int(k) * int(chunk_size), kind))
+            points.append((int(k) * int(chunk_size), kind, *factor))
         return cls(points)
 
     @classmethod
     def parse(cls, text: str, *, chunk_size: int | None = None) -> "DriftSchedule":
-        """Parse ``"growth@600, reduction@1500"`` (instance positions); kinds are growth, reduction, shift.
+        """Parse ``"growth@600, reduction@1500"`` (instance positions); kinds are growth, reduction, shift, noise.
 
         Points are separated by commas or semicolons. ``kind@chunk:k`` gives the
         position as a chunk index (needs ``chunk_size``). A bare ``"growth"`` or
         ``"reduction"`` is the paper's protocol (:meth:`paper`); a bare
-        ``"shift"`` is an error (a shift has no paper form). Case and spaces
-        are ignored. ``str(schedule)`` gives text that parses back to it.
+        ``"shift"`` is an error (a shift has no paper form). A noise change gives
+        its factor after an ``x``: ``"noise@3000x1.5"`` (``"noise@chunk:12x1.5"``).
+        Case and spaces are ignored. ``str(schedule)`` gives text that parses back to it.
 
         >>> DriftSchedule.parse("Growth @ chunk:3; shift@chunk:4, reduction@chunk:5", chunk_size=500).positions
         (1500, 2000, 2500)
@@ -297,6 +415,12 @@ class DriftSchedule:
         Traceback (most recent call last):
         ...
         ValueError: drift points must alternate between growth and reduction: point 2 ('growth@900') is a growth right after a growth (the stream is already multi-label there)
+        >>> str(DriftSchedule.parse("noise @ chunk:4 x 0.5, growth@chunk:4", chunk_size=250))
+        'growth@1000, noise@1000x0.5'
+        >>> DriftSchedule.parse("growth@600x2")
+        Traceback (most recent call last):
+        ...
+        ValueError: drift point 1: only a noise change takes a factor, got 'growth' with factor 2.0
         """
         if not isinstance(text, str):
             raise ValueError(f"schedule text must be a string, got {text!r}")
@@ -307,17 +431,26 @@ class DriftSchedule:
         points = []
         for i, tok in enumerate(tokens, start=1):
             m = _TOKEN.match(tok.lower())
-            if not tok or m is None or m.group("kind") not in KINDS:
+            factor = None if m is None else m.group("factor")
+            if factor is not None:
+                try:
+                    factor = float(factor)
+                except ValueError:
+                    m = None
+            if not tok or m is None or m.group("kind") not in ALL_KINDS:
                 raise ValueError(
                     f"cannot parse drift point {i} ({tok!r}): expected 'growth@<instance>', "
                     "'reduction@<instance>' or 'shift@<instance>', '<kind>@chunk:<k>' with a chunk size, "
-                    "or a bare growth/reduction"
+                    "a bare growth/reduction, or a noise change 'noise@<instance>x<factor>'"
                 )
+            extra = () if factor is None else (factor,)
             pos = m.group("pos")
             if pos is None:
                 if m.group("kind") == "shift":
                     raise ValueError(f"drift point {i} ({tok!r}): {_NO_PAPER_SHIFT}")
-                points.append((None, m.group("kind")))
+                if m.group("kind") == NOISE_KIND:
+                    raise ValueError(f"drift point {i} ({tok!r}): {_NO_PAPER_NOISE}")
+                points.append((None, m.group("kind"), *extra))
                 continue
             pos = int(pos)
             if m.group("chunk"):
@@ -327,26 +460,76 @@ class DriftSchedule:
                 if pos < 1:
                     raise ValueError(f"drift point {i} ({tok!r}): chunk index must be >= 1")
                 pos *= int(chunk_size)
-            points.append((pos, m.group("kind")))
+            points.append((pos, m.group("kind"), *extra))
         return cls(points)
 
     # -- views ---------------------------------------------------------------------
     def __str__(self) -> str:
-        return ", ".join(_fmt(p) for p in self.points)
+        return ", ".join(_fmt(p) for p in self.changes)
 
     def __repr__(self) -> str:
         return f"DriftSchedule({str(self)!r})"
 
     def __len__(self) -> int:
+        """The changes of the label distribution (:attr:`points`; the noise changes are :attr:`noise_changes`)."""
         return len(self.points)
 
+    def __bool__(self) -> bool:
+        """Always true: a schedule holds at least one change (of the labels or of the noise; ``len`` counts the
+        former only)."""
+        return True
+
     def __iter__(self):
+        """The changes of the label distribution (:attr:`points`; the noise changes are :attr:`noise_changes`)."""
         return iter(self.points)
+
+    @property
+    def changes(self) -> tuple:
+        """Every change, of the labels (:class:`ChangePoint`) and of the noise (:class:`NoiseChange`), in the order
+        of their positions (the paper's unpositioned point first; at one instance, the labels' change first): the
+        order of ``str(schedule)``.
+
+        >>> DriftSchedule.parse("noise@900x2, shift@900, noise@1200x1").changes  # doctest: +NORMALIZE_WHITESPACE
+        (ChangePoint(position=900, kind='shift'), NoiseChange(position=900, factor=2.0),
+         NoiseChange(position=1200, factor=1.0))
+        """
+        return tuple(sorted((*self.points, *self.noise_changes),
+                            key=lambda p: (p.position is not None, p.position or 0, isinstance(p, NoiseChange))))
 
     @property
     def is_paper(self) -> bool:
         """True for the paper's form, whose position is fixed only by the data."""
-        return self.points[0].position is None
+        return bool(self.points) and self.points[0].position is None
+
+    def noise_factor_at(self, position: int) -> float:
+        """The factor of the flip rates at instance ``position``: that of the last noise change at or before it, 1
+        before the first.
+
+        >>> s = DriftSchedule.parse("noise@100x1.5, noise@300x0")
+        >>> s.noise_factor_at(99), s.noise_factor_at(100), s.noise_factor_at(300)
+        (1.0, 1.5, 0.0)
+        """
+        factor = 1.0
+        for change in self.noise_changes:
+            if change.position <= position:
+                factor = change.factor
+        return factor
+
+    def regime_at(self, position: int) -> str:
+        """The regime the stream is in at instance ``position``: ``"single"``, ``"multi"`` or ``"mixed"`` (no
+        growth or reduction at or before it and none after it; see :attr:`initial_regime`).
+
+        >>> s = DriftSchedule.parse("reduction@100, shift@200")
+        >>> s.regime_at(99), s.regime_at(100), s.regime_at(250), DriftSchedule.parse("shift@5").regime_at(9)
+        ('multi', 'single', 'single', 'mixed')
+        """
+        if self.is_paper:
+            raise ValueError(f"schedule {str(self)!r} has no position yet: call at(position) first")
+        regime = self.initial_regime
+        for p in self.regime_points:
+            if p.position <= position:
+                regime = _REGIME_AFTER[p.kind]
+        return regime
 
     @property
     def kinds(self) -> tuple:
@@ -401,7 +584,7 @@ class DriftSchedule:
         """
         if not self.is_paper:
             return self
-        return DriftSchedule([(position, self.points[0].kind)])
+        return DriftSchedule(_in_order([ChangePoint(position, self.points[0].kind), *self.noise_changes]))
 
     def validate(self, n_instances: int) -> "DriftSchedule":
         """Check every point lies inside a stream of ``n_instances`` instances; return ``self``.
@@ -415,12 +598,10 @@ class DriftSchedule:
         ValueError: drift point 'reduction@1500' lies beyond the stream of 1200 instances (positions must be < n_instances)
         """
         check_in_range(n_instances, "n_instances", 1, np.inf, integer=True)
-        if self.is_paper:
-            if n_instances < 2:
-                raise ValueError(f"a stream with a drift needs at least 2 instances, got n_instances={n_instances}")
-            return self
-        for p in self.points:
-            if p.position >= n_instances:
+        if self.is_paper and n_instances < 2:
+            raise ValueError(f"a stream with a drift needs at least 2 instances, got n_instances={n_instances}")
+        for p in self.changes:
+            if p.position is not None and p.position >= n_instances:
                 raise ValueError(
                     f"drift point {_fmt(p)!r} lies beyond the stream of {n_instances} instances "
                     "(positions must be < n_instances)"
@@ -466,6 +647,93 @@ def as_schedule(schedule, *, optional: bool = False) -> DriftSchedule | None:
         return DriftSchedule.parse(schedule)
     none = "None, " if optional else ""
     raise ValueError(f"schedule must be {none}a DriftSchedule or a string like 'growth@600', got {schedule!r}")
+
+
+def append_change(schedule, position: int, kind: str, factor: float | None = None) -> DriftSchedule:
+    """``schedule`` (a DriftSchedule, text or None) with one more change at instance ``position``, refused unless
+    the stream before ``position`` stays exactly as it was: an intervention during a run, from a point on.
+
+    ``kind`` is a kind of :data:`ALL_KINDS`; a noise change takes its ``factor`` (the flip rates times it from
+    ``position`` on; one at the same instance is replaced). A growth or reduction needs the regime it leaves at
+    ``position`` (after a growth the stream is already multi-label) and both a growth or reduction before
+    ``position`` and none after it: without one before, the stream before it has no single-/multi-label regime
+    (its instances in random order, one cardinality in the synthetic stream) and the change would reorder it;
+    one after it would no longer alternate. A shift is refused where a change of the labels already is. Streams
+    built from the result (:func:`~ncld_core.stream.builder.build_stream`,
+    :func:`~ncld_core.stream.synthetic.make_synthetic_stream`) are identical to those of ``schedule`` before
+    ``position`` (tests/test_interventions.py).
+
+    >>> str(append_change("reduction@1000", 2500, "growth"))
+    'reduction@1000, growth@2500'
+    >>> str(append_change("reduction@1000, noise@2500x2", 2500, "noise", 0.5))
+    'reduction@1000, noise@2500x0.5'
+    >>> append_change(None, 2500, "growth")
+    Traceback (most recent call last):
+    ...
+    ValueError: a growth at instance 2500 would reorder the stream before it: that stream has no single-/multi-label regime (no growth or reduction before it); put one in the schedule before the run
+    >>> append_change("growth@1000", 2500, "growth")
+    Traceback (most recent call last):
+    ...
+    ValueError: a growth at instance 2500: the stream is already multi-label there
+    """
+    sched = as_schedule(schedule, optional=True)
+    if sched is not None and sched.is_paper:
+        raise ValueError(f"schedule {str(sched)!r} has no position yet: give it its position first (at(position))")
+    position = _check_position(position, "the change")
+    kind = _check_kind(kind, "the change", ALL_KINDS)
+    items = [] if sched is None else list(sched.changes)
+    where = f"a {kind} at instance {position}"
+    if kind == NOISE_KIND:
+        if factor is None:
+            raise ValueError(f"{where}: {_NEEDS_FACTOR}")
+        items = [p for p in items if not (isinstance(p, NoiseChange) and p.position == position)]
+        items.append(NoiseChange(position, _check_factor(factor, where)))
+        return DriftSchedule(_in_order(items))
+    if factor is not None:
+        raise ValueError(f"{where}: only a noise change takes a factor, got {factor!r}")
+    labels = [p for p in items if isinstance(p, ChangePoint)]
+    same = [p for p in labels if p.position == position]
+    if same:
+        raise ValueError(f"{where}: a change of the labels is there already ({_fmt(same[0])!r}): one an instance")
+    if kind in REGIME_KINDS:
+        regime = [p for p in labels if p.kind in REGIME_KINDS]
+        if not any(p.position < position for p in regime):
+            raise ValueError(f"{where} would reorder the stream before it: that stream has no single-/multi-label "
+                             "regime (no growth or reduction before it); put one in the schedule before the run")
+        later = [p for p in regime if p.position > position]
+        if later:
+            raise ValueError(f"{where}: the schedule's {_fmt(later[0])!r} comes after it and would no longer "
+                             "alternate; remove that change first")
+        if sched.regime_at(position) != _REGIME_BEFORE[kind]:
+            state = "multi-label" if kind == "growth" else "single-label"
+            raise ValueError(f"{where}: the stream is already {state} there")
+    items.append(ChangePoint(position, kind))
+    return DriftSchedule(_in_order(items))
+
+
+def noise_factor_step(current: float, up: bool, bound: float | None, step: float = 0.5) -> float | None:
+    """The factor "noise up" (``up``) or "noise down" sets where the factor is ``current``: ``step`` more or less, at
+    least 0 and, going up, the largest multiple of 0.05 that keeps every label's ``rho_pos + rho_neg`` below 1 (Eq. NR;
+    ``bound``: the stream's largest sum, ``ncld_core.config.StreamSpec.noise_bound``) and within
+    :data:`MAX_NOISE_FACTOR`; None when the factor cannot move that way.
+
+    >>> noise_factor_step(1.0, True, 0.8), noise_factor_step(1.0, True, 0.35), noise_factor_step(0.5, False, 0.8)
+    (1.2, 1.5, 0.0)
+    >>> noise_factor_step(1.2, True, 0.8) is None, noise_factor_step(0.0, False, 0.8) is None
+    (True, True)
+    """
+    if not up:
+        new = max(current - step, 0.0)
+        return round(new, 10) if new < current else None
+    limit = MAX_NOISE_FACTOR
+    if bound:
+        limit = min(limit, (math.ceil(1.0 / bound / 0.05 - 1e-9) - 1) * 0.05)
+    new = round(min(current + step, limit), 10)
+    return new if new > current else None
+
+
+def _in_order(items) -> list:
+    return sorted(items, key=lambda p: (p.position, isinstance(p, NoiseChange)))
 
 
 def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, random_state=None, shuffle: bool = True):
@@ -554,7 +822,7 @@ def reorder_for_schedule(Y_true, schedule, n_instances: int | None = None, *, ra
         sched = sched.at(position)
     elif n_instances is None:
         # The last segment is open-ended: it takes what is left of its pool.
-        last_position = sched.positions[-1]  # a shift may come after the last regime change
+        last_position = max(p.position for p in sched.changes)  # a shift or a noise change may come after it
         segs = sched.segments(last_position + 1)
         need_before = {"single": 0, "multi": 0}
         for start, stop, regime in segs[:-1]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Stream", "ChangePoint", "mark_trusted"]
+__all__ = ["Stream", "ChangePoint", "NoiseChange", "mark_trusted", "noise_factors"]
 
 
 def mark_trusted(n: int, fraction: float, random_state=None) -> np.ndarray | None:
@@ -51,6 +51,29 @@ class ChangePoint:
 
 
 @dataclass(frozen=True)
+class NoiseChange:
+    """A change of the label noise, at instance index ``position``: from there on every label's flip rates are
+    ``factor`` times the stream's own (``Stream.rho_pos`` / ``rho_neg``, which stay what the models are told).
+    Not a change of the true label distribution (never among a stream's ``change_points``)."""
+
+    position: int
+    factor: float
+
+
+def noise_factors(n: int, changes=()) -> np.ndarray:
+    """The factor of the flip rates at each of ``n`` instances: 1 before the first :class:`NoiseChange` of
+    ``changes`` (sorted by position), then the factor of the last change at or before the instance.
+
+    >>> noise_factors(6, [NoiseChange(2, 1.5), NoiseChange(4, 0.0)]).tolist()
+    [1.0, 1.0, 1.5, 1.5, 0.0, 0.0]
+    """
+    out = np.ones(int(n), dtype=np.float64)
+    for change in sorted(changes, key=lambda c: c.position):
+        out[min(int(change.position), int(n)):] = float(change.factor)
+    return out
+
+
+@dataclass(frozen=True)
 class Stream:
     """Instances in stream order with true and observed (noisy) labels.
 
@@ -60,8 +83,10 @@ class Stream:
     Y_true : int8 ndarray in {0, 1}, shape (n, q) -- ground truth, used only for scoring.
     Y_noisy : int8 ndarray in {0, 1}, shape (n, q) -- what the learner observes.
     rho_pos, rho_neg : float ndarray, shape (q,) -- the flip rates that produced
-        ``Y_noisy`` (Eq. NR): P(y=-1 | g=+1) and P(y=+1 | g=-1).
+        ``Y_noisy`` (Eq. NR): P(y=-1 | g=+1) and P(y=+1 | g=-1); scaled from each noise change on.
     change_points : tuple of ChangePoint -- true changes of the label distribution.
+    noise_changes : tuple of NoiseChange -- where the flip rates that produced ``Y_noisy`` move away from
+        ``rho_pos`` / ``rho_neg`` (scaled by a factor from there on; :func:`noise_factors`).
     P_true : float ndarray (n, q) or None -- the clean P(g=1 | x), when known (synthetic).
     trusted : bool ndarray (n,) or None -- the rows whose clean labels a user has checked (a trusted
         sample, :func:`mark_trusted`): the runner reveals their ``Y_true`` to the models that take it.
@@ -78,6 +103,7 @@ class Stream:
     P_true: np.ndarray | None = None
     meta: dict = field(default_factory=dict)
     trusted: np.ndarray | None = None
+    noise_changes: tuple = ()
 
     def __post_init__(self):
         n = self.X.shape[0]

@@ -24,10 +24,13 @@ Generative model
 - Shift: from a ``shift`` point on, the label columns of ``Y_true`` and
   ``P_true`` are swapped by :func:`~ncld_core.stream.schedule.apply_label_shifts`,
   labels paired by their frequency in the whole stream's ``Y_true`` (a
-  second shift swaps back). Each instance keeps its cardinality; which
+  second shift swaps back), drawn with the regime in force at the first shift
+  to the end (a growth or reduction after the first shift does not move the
+  pairing, so a change appended after a shift leaves the stream before it as it was). Each instance keeps its cardinality; which
   labels are frequent changes. Without growth or reduction the expected
   cardinality is ``cardinality`` throughout.
-- Noise: Eq. (NR) flips with per-label rates (default U[0.2, 0.4], the paper's).
+- Noise: Eq. (NR) flips with per-label rates (default U[0.2, 0.4], the paper's); a
+  ``noise`` change of the schedule multiplies them from its position on.
 
 >>> s = make_synthetic_stream(2000, n_features=5, n_labels=4, schedule="growth@1000", random_state=1)
 >>> s.n_instances, s.n_features, s.n_labels, s.change_points
@@ -45,7 +48,7 @@ import numpy as np
 from scipy.special import expit
 
 from ncld_core.validation import check_in_range
-from ncld_core.stream.noise import apply_label_noise, resolve_flip_rates
+from ncld_core.stream.noise import apply_label_noise, check_noise_changes_have_noise, resolve_flip_rates
 from ncld_core.stream.schedule import apply_label_shifts, as_schedule, shift_permutation
 from ncld_core.stream.seeding import spawn_generators
 from ncld_core.stream.stream import Stream, mark_trusted
@@ -325,6 +328,10 @@ def make_synthetic_stream(
     # --- the stream --------------------------------------------------------------
     X = _sample_x(rng_x, centres, n)
     logits = X @ W.T + bias
+    # a growth or reduction after the first shift: the shift's pairing needs the logits without offsets (below)
+    first_shift = schedule.shift_positions[0] if schedule is not None and schedule.shift_positions else None
+    later = [] if first_shift is None else [p for p in schedule.regime_points if p.position > first_shift]
+    raw = logits.copy() if later else None
     if not regimes:
         logits += offsets["constant"]
         segments = [(0, n, "constant")]
@@ -334,18 +341,31 @@ def make_synthetic_stream(
             logits[start:stop] += offsets[regime]
     P_true = expit(logits)
     # Labels independent given x: one uniform per entry.
-    Y_true = (rng_y.random((n, q)) < P_true).astype(np.int8)
+    uniforms = rng_y.random((n, q))
+    Y_true = (uniforms < P_true).astype(np.int8)
     shift_perm = None
     if schedule is not None and schedule.shift_positions:
-        # Pairing by frequency in the whole stream's truth, before the shifts;
-        # P_true follows so that Y_true stays drawn from it.
-        shift_perm = shift_permutation(Y_true)
+        # Pairing by frequency in the whole stream's truth, before the shifts, with the regimes as they stand at
+        # the first shift (a growth or reduction after it does not move the pairing: a change appended after a
+        # shift leaves the stream before it as it was); P_true follows so that Y_true stays drawn from it.
+        pairing_truth = Y_true
+        if later:
+            held = logits.copy()  # the regime in force at the first shift, to the end of the stream
+            cut = later[0].position
+            held[cut:] = raw[cut:] + offsets[schedule.regime_at(first_shift)]
+            pairing_truth = (uniforms < expit(held)).astype(np.int8)
+        shift_perm = shift_permutation(pairing_truth)
         Y_true = apply_label_shifts(Y_true, schedule.change_points, shift_perm)
         P_true = apply_label_shifts(P_true, schedule.change_points, shift_perm)
 
     label_names = tuple(f"label_{j}" for j in range(q))
     rho_pos, rho_neg, mode = resolve_flip_rates(flip_rates, q, label_names, random_state=rng_rates)
-    Y_noisy = Y_true.copy() if mode == "none" else apply_label_noise(Y_true, rho_pos, rho_neg, random_state=rng_noise)
+    noise_changes = () if schedule is None else schedule.noise_changes
+    if mode == "none":
+        check_noise_changes_have_noise(noise_changes)
+        Y_noisy = Y_true.copy()
+    else:
+        Y_noisy = apply_label_noise(Y_true, rho_pos, rho_neg, random_state=rng_noise, changes=noise_changes)
 
     config = {
         "n_instances": n,
@@ -395,4 +415,5 @@ def make_synthetic_stream(
         P_true=P_true,
         meta=meta,
         trusted=mark_trusted(n, trusted_fraction, rng_trusted),
+        noise_changes=tuple(noise_changes),
     )
