@@ -114,7 +114,7 @@ from ..saved_state import NONNEGATIVE, PROPORTION, RATE, SavedState, array, firs
 from ..validation import check_dtype, check_in_range
 
 __all__ = ["FlipRateEstimator", "TRUSTED_COUNTS", "binomial_mixture_em", "check_trusted", "estimate_errors",
-           "pool_intervals", "pooled_posterior", "wilson_interval"]
+           "pool_intervals", "pooled_posterior", "pooled_prior", "wilson_interval"]
 
 
 def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int = 200, tol: float = 1e-6):
@@ -240,24 +240,14 @@ def pool_intervals(anchor, trusted, anchor_var, trusted_var):
 PRIOR_MIN_SD = 0.03
 
 
-def pooled_posterior(successes, trials, level: float = 0.95):
-    """Per label, the Beta posterior of a proportion under a prior pooled across labels (empirical Bayes).
+def pooled_prior(successes, trials) -> tuple[float, float]:
+    """``(m, s)``: the prior ``Beta(s m, s (1 - m))`` that :func:`pooled_posterior` pools across labels (its mean
+    ``m`` the labels' pooled proportion, its strength ``s`` from their spread; see there).
 
-    The prior ``Beta(s m, s (1 - m))`` has the labels' pooled proportion ``m = (sum k + 1) / (sum n + 2)`` as
-    its mean and as its variance the spread of the labels' proportions beyond their binomial noise (method of
-    moments, at least :data:`PRIOR_MIN_SD` squared) plus the uncertainty of ``m`` itself (``m (1 - m) / sum n``):
-    few counts in all make a weak prior, many labels that agree a strong one.  A label with a handful of
-    counts (2 positives, none missed) is then pulled to what the other labels show instead of to 0.
-
-    Returns ``(mean, low, high, var)``: the posterior mean, its equal-tailed ``level`` interval and variance,
-    arrays of the labels' shape; a label with no trials gets the prior.
-
-    >>> m, lo, hi, v = pooled_posterior(np.array([0.0, 30.0, 29.0]), np.array([2.0, 100.0, 100.0]))
-    >>> bool(0.2 < m[0] < 0.31), bool(lo[0] < 0.29 < hi[0]), bool(abs(m[1] - 0.3) < 0.01)
-    (True, True, True)
+    >>> m, s = pooled_prior(np.array([30.0, 29.0]), np.array([100.0, 100.0]))
+    >>> round(m, 3), bool(s > 50)
+    (0.297, True)
     """
-    from scipy.stats import beta as beta_dist
-
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(trials, dtype=np.float64)
     total_n = float(n.sum())
@@ -270,7 +260,31 @@ def pooled_posterior(successes, trials, level: float = 0.95):
     else:
         spread = 0.0
     var = max(spread, PRIOR_MIN_SD ** 2) + m * (1.0 - m) / max(total_n, 1.0)
-    strength = max(m * (1.0 - m) / var - 1.0, 1e-3)
+    return m, max(m * (1.0 - m) / var - 1.0, 1e-3)
+
+
+def pooled_posterior(successes, trials, level: float = 0.95):
+    """Per label, the Beta posterior of a proportion under a prior pooled across labels (empirical Bayes).
+
+    The prior ``Beta(s m, s (1 - m))`` (:func:`pooled_prior`) has the labels' pooled proportion
+    ``m = (sum k + 1) / (sum n + 2)`` as its mean and as its variance the spread of the labels' proportions
+    beyond their binomial noise (method of moments, at least :data:`PRIOR_MIN_SD` squared) plus the
+    uncertainty of ``m`` itself (``m (1 - m) / sum n``): few counts in all make a weak prior, many labels that
+    agree a strong one.  A label with a handful of counts (2 positives, none missed) is then pulled to what the
+    other labels show instead of to 0.
+
+    Returns ``(mean, low, high, var)``: the posterior mean, its equal-tailed ``level`` interval and variance,
+    arrays of the labels' shape; a label with no trials gets the prior.
+
+    >>> m, lo, hi, v = pooled_posterior(np.array([0.0, 30.0, 29.0]), np.array([2.0, 100.0, 100.0]))
+    >>> bool(0.2 < m[0] < 0.31), bool(lo[0] < 0.29 < hi[0]), bool(abs(m[1] - 0.3) < 0.01)
+    (True, True, True)
+    """
+    from scipy.stats import beta as beta_dist
+
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    m, strength = pooled_prior(k, n)
     a, b = strength * m + k, strength * (1.0 - m) + (n - k)
     tail = (1.0 - level) / 2.0
     mean = a / (a + b)
