@@ -49,8 +49,9 @@ acted on (retrain / adjust) also down-weights the estimator's accumulated statis
 rates (``rho_+`` only from above): the cardinality's interval is then the identified set of those bounds,
 and the record says so (``lcard_identified``, ``rates_identified``).  A trusted sample, rows whose clean
 labels a user has checked (``partial_fit(X, Y, trusted=mask, Y_trusted=clean)``), gives direct counts of
-the flips and a regression estimate of the cardinality with a confidence interval
-(:mod:`ncld_core.model.cardinality`); the model still learns every row from its observed labels.
+the flips and an estimate of the cardinality with a confidence interval (:mod:`ncld_core.model.cardinality`:
+the trusted rows' regression, restarted when the detector fires, acted on or not; after a change, the rates
+the trusted rows count); the model still learns every row from its observed labels.
 
 Loss (``loss=``, :mod:`ncld_core.model.noisy_targets`): with given rates the score term regresses, by
 default, the backward-corrected targets ``(y - rho_-) / (1 - rho_+ - rho_-)`` (unbiased for the clean
@@ -93,6 +94,7 @@ Examples
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import time
 
@@ -183,11 +185,12 @@ def _hidden(hidden, Xs, cache=None) -> np.ndarray:
 def _cardinality(Y01, rho_pos, rho_neg, estimator):
     """The chunk's cardinality estimate (:mod:`ncld_core.model.cardinality`): with given rates the moment
     estimate and its confidence interval; with estimated ones the interval of the rates' bounds, or, with
-    a trusted sample, the regression estimate."""
+    a trusted sample, the regression estimate or the counted-rates one (:mod:`ncld_core.model.cardinality`)."""
     if estimator is None:
         return moment_cardinality(Y01, rho_pos, rho_neg)
     return moment_cardinality(Y01, rho_pos, rho_neg, rate_intervals=estimator.rate_intervals_,
-                              identified=bool(estimator.identified_.all()), trusted=estimator.trusted_sample())
+                              identified=bool(estimator.identified_.all()), trusted=estimator.trusted_sample(),
+                              counts=getattr(estimator, "trusted_counts_", None))
 
 
 def _pinned_by_trusted_rows(estimator, cardinality) -> bool:
@@ -751,6 +754,13 @@ class ELMNCLD(ChunkClassifier):
                                   trusted=trusted, Y_trusted=Y_trusted)
         results = {name: det.update(terms.signal) for name, det in detectors.items()}
         result = results[""]
+        if result.fired and terms.estimator is not None and terms.estimator.trusted_sample() is not None:
+            # A firing, acted on or not: the trusted rows drawn before it describe the old label distribution, and
+            # the chunk's own may straddle the change.  The cardinality's regression restarts from the next
+            # chunk's rows (flip counts kept); this chunk's estimate is recomputed without them.
+            estimator = terms.estimator.after_change()
+            terms = dataclasses.replace(terms, estimator=estimator,
+                                        cardinality=_cardinality(Y01, terms.rho_pos, terms.rho_neg, estimator))
         action = drift_action(result.fired, self.strategy, first)
         grid = alpha_grid(self.alpha)
         alpha, losses = self._select_alpha(grid, terms, None if first else self.statistics_,

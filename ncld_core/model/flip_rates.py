@@ -86,8 +86,9 @@ cardinality's regression estimate (:func:`~ncld_core.model.cardinality.moment_ca
 All rates and bounds are clipped to ``[0, max_rate]`` (``max_rate < 1/2`` keeps
 ``rho_+ + rho_- < 1``, the condition of Eq. (NR)'s inverse).  A detected drift changes the
 label distribution, not the annotators' noise: the estimates are kept, the accumulated anchor
-counts are down-weighted by ``drift_decay`` (newer chunks count more), the trusted flip counts
-are kept and the trusted rows' weight in the cardinality's regression is down-weighted.
+counts are down-weighted by ``drift_decay`` (newer chunks count more; a drift acted on), the trusted flip
+counts are kept and the trusted rows drawn before it weigh nothing in the cardinality's regression from
+then on (:meth:`FlipRateEstimator.after_change`; any firing, acted on or not).
 
 >>> import numpy as np
 >>> from ncld_core.stream.synthetic import make_synthetic_stream
@@ -346,7 +347,7 @@ class FlipRateEstimator:
         Per label, summed over the trusted rows seen: :data:`TRUSTED_COUNTS`.
     trusted_Y_, trusted_cardinality_, trusted_weight_ : arrays or None
         The trusted rows kept: observed labels (n, q) int8, clean cardinality (n,), weight (n,)
-        (1, down-weighted by :meth:`after_drift`).
+        (1; 0 for the rows up to the chunk a change was detected in, :meth:`after_change`).
     n_chunks_ : int
         Chunks seen.
     """
@@ -552,8 +553,18 @@ class FlipRateEstimator:
         start = None if first else (self.mix_rates_, self.mix_weights_)
         self.mix_rates_, self.mix_weights_ = binomial_mixture_em(self.hist_, start=start)
 
+    def after_change(self) -> "FlipRateEstimator":
+        """A copy whose kept trusted rows weigh nothing in the cardinality's regression from now on: they were
+        drawn before a detected change of the label distribution, or in the chunk it was detected in
+        (:mod:`ncld_core.model.cardinality`).  The flip counts, which measure the annotators, are kept."""
+        new = copy.deepcopy(self)
+        if getattr(new, "trusted_weight_", None) is not None:
+            new.trusted_weight_ = np.zeros_like(new.trusted_weight_)
+        return new
+
     def after_drift(self) -> "FlipRateEstimator":
-        """A copy with the accumulated counts down-weighted by ``drift_decay`` (estimates kept)."""
+        """A copy with the accumulated anchor counts down-weighted by ``drift_decay`` (estimates kept; the
+        trusted rows are :meth:`after_change`'s)."""
         new = copy.deepcopy(self)
         if getattr(new, "low_count_", None) is not None:
             new.low_positives_ = new.low_positives_ * self.drift_decay
@@ -562,10 +573,6 @@ class FlipRateEstimator:
             new.anchor_weight_ = new.anchor_weight_ * self.drift_decay
             if getattr(new, "hist_", None) is not None:
                 new.hist_ = new.hist_ * self.drift_decay
-        if getattr(new, "trusted_weight_", None) is not None:
-            # The trusted rows' flip counts measure the annotators and are kept; the rows themselves
-            # describe the old label distribution, which the cardinality's regression weighs less.
-            new.trusted_weight_ = new.trusted_weight_ * self.drift_decay
         return new
 
 
