@@ -39,15 +39,24 @@ Student's t on the trusted rows' degrees of freedom.  That regression, ``E[g | c
 rows' own label distribution: after a change of the label distribution it pulls the estimate back to the
 old one (issue 39: after a concept growth its interval missed the new cardinality).  What stays the same
 across such a change is the noise: the trusted rows' flip counts, per label, measure the annotators.
-So the regression is taken only from at least :data:`MIN_TRUSTED` trusted rows (effective count,
-their weights) drawn after the chunk the model's detector last fired in (``FlipRateEstimator.after_change``
-weighs the older ones 0), and only while the chunk's mean moment estimate agrees with theirs (within
-:data:`SHIFT_Z` standard errors, :func:`shifted`); otherwise (after a firing, or a chunk the trusted rows
-do not describe) the estimate is the per-label moment estimate at the rates the trusted rows count,
-with their uncertainty in the interval (:func:`ncld_core.model.counted_rates.counted_estimate`, given
-``counts=``): wider, and valid whatever the label distribution does.  Its coverage after the changes of
-the presets and of the drift benchmark's streams: ``docs/change-coverage.md``
-(``python -m benchmarks.change_coverage``).  With fewer than
+The interval that holds whatever the label distribution does is the per-label moment estimate's at
+the rates the trusted rows count, with their uncertainty in it
+(:func:`ncld_core.model.counted_rates.counted_estimate`, given ``counts=``), cut to the identified set:
+wider than the regression's.  So, given the counts, the regression is taken only from at least
+:data:`MIN_TRUSTED` trusted rows (effective count, their weights) drawn after the chunk the model's
+detector last fired in (``FlipRateEstimator.after_change`` weighs the older ones 0):
+
+* fewer (the chunks after a firing): the counted interval; its estimate the regression of the rows
+  before the firing where the interval holds it (a false alarm keeps the precise value), else the counted
+  one;
+* enough, and the chunk's mean moment estimate agrees with theirs (within :data:`SHIFT_Z` standard
+  errors, :func:`shifted`): the regression;
+* enough, and it does not (a change the detector has not seen yet, or chance): the chunk is drawn like
+  them or not, so the interval spans both the regression's and the counted one, the estimate the
+  regression's.
+
+Its coverage after the changes of the presets and of the drift benchmark's streams:
+``docs/change-coverage.md`` (``python -m benchmarks.change_coverage``).  With fewer than
 :data:`MIN_TRUSTED` trusted rows (the first chunks of a 1 % sample) and rates not identified, the
 estimate is the trusted rows' mean clean cardinality (unbiased, no rate assumption; kept inside
 the interval) and the interval stays the identified set: too few rows for a confidence interval.
@@ -202,9 +211,8 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     :data:`MIN_TRUSTED` of them on, the regression estimate of the module doc (``point_identified`` True,
     ``n_trusted`` their count); fewer, with rates not identified: their mean inside the identified set.
     ``counts`` (4, q): their flip counts (:attr:`~ncld_core.model.flip_rates.FlipRateEstimator.trusted_counts_`);
-    with them the regression needs :data:`MIN_TRUSTED` rows of weight (effective count) and a chunk that has
-    not :func:`shifted`, else the estimate is the counted-rates one cut to the identified set (module doc;
-    ``n_trusted``: the rows counted).
+    with them the regression alone needs :data:`MIN_TRUSTED` rows of weight (effective count) and a chunk that
+    has not :func:`shifted`, else the counted-rates interval enters (module doc; ``n_trusted``: the rows counted).
 
     >>> few_rows = (np.array([[1, 0], [0, 1]]), np.array([1.0, 2.0]))   # two trusted rows: clean cardinality 1, 2
     >>> e = moment_cardinality(np.eye(2)[[0, 1, 0, 0]], 0.1, 0.1, rate_intervals=(0, 0.3, 0, 0.3), trusted=few_rows)
@@ -222,21 +230,28 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     se = float(np.sqrt(noise_var.sum() / n))
     z = float(ndtri(0.5 + level / 2.0))
     rest = (per_instance, prevalence)
+    rows = None  # the trusted rows' moment estimates and clean cardinalities, when there are enough of them
     if trusted is not None:
         Y_tr, g_tr = np.asarray(trusted[0], dtype=np.float64), np.asarray(trusted[1], dtype=np.float64)
         weight = trusted[2] if len(trusted) > 2 else None
         if Y_tr.ndim != 2 or Y_tr.shape[1] != q or g_tr.shape != (Y_tr.shape[0],):
             raise ValueError(f"trusted: expected observed labels (n, {q}) and n clean cardinalities, got "
                              f"{Y_tr.shape} and {g_tr.shape}")
-        if weight is not None and not float(np.sum(weight)) > 0:
-            trusted = None  # every row weighed down to nothing (drift_decay=0): as without them
+        weighed_out = weight is not None and not float(np.sum(weight)) > 0  # after a detected change
+        if Y_tr.shape[0] >= MIN_TRUSTED and (counts is not None or not weighed_out):
+            rows = ((Y_tr - rho_neg) / denom).sum(axis=1), g_tr
+        if weighed_out:
+            trusted = None  # every row weighed down to nothing: as without them (but for the counted estimate)
     counted_rows = 0 if counts is None else int(round(float(counts[0][0] + counts[2][0])))
-    if trusted is not None and Y_tr.shape[0] >= MIN_TRUSTED:
-        c_tr = ((Y_tr - rho_neg) / denom).sum(axis=1)
-        fresh = _row_weights(c_tr, weight)[2] >= MIN_TRUSTED and not shifted(per_instance, c_tr, weight)
-        if counts is None or fresh:
-            estimate, se_t, low, high = regression_estimate(per_instance, c_tr, g_tr, weight, level=level)
-            return _well_formed(estimate, se_t, low, high, q, *rest, True, n_trusted=int(Y_tr.shape[0]))
+    greg = stale = None
+    if rows is not None:
+        fresh = trusted is not None and _row_weights(rows[0], weight)[2] >= MIN_TRUSTED
+        if fresh or counts is None:
+            greg = regression_estimate(per_instance, *rows, weight, level=level)
+            if counts is None or not shifted(per_instance, rows[0], weight):
+                return _well_formed(*greg, q, *rest, True, n_trusted=int(Y_tr.shape[0]))
+        else:  # rows drawn before a detected change: their regression, the precise value it was, only as a guide
+            stale = regression_estimate(per_instance, *rows, level=level)[0]
     counted = counted_estimate(Y, counts, level=level) if counted_rows >= MIN_TRUSTED else None
     if rho_bounds is None and rate_intervals is None:
         if counted is not None:
@@ -256,11 +271,21 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     high = float(np.clip(corners.max(axis=0), 0.0, 1.0).sum()) + z * se
     if counted is not None:
         # The counted-rates interval inside the identified set (which rests on the rates' bounds, not on values
-        # from few counts); where the two do not meet, the set alone.  Few counted rows on many labels give a
-        # wild value: cut to the set too.
+        # from few counts); where the two do not meet, the set alone.
         estimate, se_c, low_c, high_c = counted
         if low_c <= high and high_c >= low:
             low, high = max(low, low_c), min(high, high_c)
+        if greg is not None:
+            # The chunk's labels moved away from the trusted rows' with no firing: it is drawn like them (the
+            # regression holds) or not (the counted interval holds); the interval holds both, the estimate is the
+            # regression's, the more precise.
+            estimate, se_c = greg[0], greg[1]
+            low, high = min(low, greg[2]), max(high, greg[3])
+        elif stale is not None and low <= stale <= high:
+            # After a firing, the regression of the rows before it where the counted interval still allows it (a
+            # false alarm keeps its precise value; few counted rows on many labels give a wild counted value);
+            # where it does not, the labels have moved, and the counted value is the one that follows them.
+            estimate = stale
         return _well_formed(float(np.clip(estimate, low, high)), se_c, low, high, q, *rest, True,
                             n_trusted=counted_rows)
     # Identified: the plug-in mean, unbiased.  Not: the plug-in with each prevalence cut to [0, 1] (which
