@@ -208,12 +208,40 @@ def _pinned_by_trusted_rows(estimator, cardinality) -> bool:
     return estimator is not None and cardinality.n_trusted > 0
 
 
+#: Share of the labels whose ``rho_-`` must be bounded near 0 for the decision to fall back to the rates-free rule
+#: (:func:`_rates_free`): most, not all (a frequent label's low scores hold clean positives, which lift its bound).
+RATES_FREE_SHARE = 0.9
+
+
+def _rates_free(estimator, cardinality) -> bool:
+    """Whether the decision falls back to the rule that needs no rates (:func:`update_state`'s ``rates_free``):
+    the rates are estimated, no trusted row pins the cardinality down, ``rho_-``'s upper bound is near 0 (at most
+    the estimator's ``identified_width``) on at least :data:`RATES_FREE_SHARE` of the labels and ``rho_+`` is not
+    identified on every label: the correction would rest on the rate the noisy labels do not pin down (missing
+    labels).  With trusted rows the count they vouch for decides (it scored higher, ``docs/rates-unknown.md``).
+
+    >>> from types import SimpleNamespace as E
+    >>> import numpy as np
+    >>> missing = E(rho_neg_high_=np.array([0.03, 0.05]), identified_width=0.1,
+    ...             rho_pos_identified_=np.array([False, True]))
+    >>> paper = E(**{**vars(missing), "rho_neg_high_": np.array([0.03, 0.35])})
+    >>> blind, checked = E(n_trusted=0), E(n_trusted=12)
+    >>> _rates_free(missing, blind), _rates_free(paper, blind), _rates_free(missing, checked), _rates_free(None, blind)
+    (True, False, False, False)
+    """
+    if estimator is None or _pinned_by_trusted_rows(estimator, cardinality):
+        return False
+    near_zero = float(np.mean(estimator.rho_neg_high_ <= estimator.identified_width))
+    return bool(near_zero >= RATES_FREE_SHARE and not np.all(estimator.rho_pos_identified_))
+
+
 def _whole_data_cardinality(Y01, rho_pos, rho_neg, estimator) -> dict:
     """Cardinality and prevalences of all of ``fit``'s data, and what the decision state is told of them (the
     rates estimated; the cardinality pinned down by trusted rows), as :func:`update_state` takes them."""
     est = _cardinality(Y01, rho_pos, rho_neg, estimator)
     return {"cardinality": est.estimate, "prevalence": est.prevalence, "rates_estimated": estimator is not None,
-            "cardinality_identified": _pinned_by_trusted_rows(estimator, est)}
+            "cardinality_identified": _pinned_by_trusted_rows(estimator, est),
+            "rates_free": _rates_free(estimator, est)}
 
 
 def _rate_bounds(estimator) -> dict:
@@ -780,7 +808,8 @@ class ELMNCLD(ChunkClassifier):
                               terms.rho_pos, terms.rho_neg), Y01, terms.rho_pos,
             terms.rho_neg, cardinality=terms.cardinality.estimate, prevalence=terms.cardinality.prevalence,
             rates_estimated=terms.estimator is not None,
-            cardinality_identified=_pinned_by_trusted_rows(terms.estimator, terms.cardinality))
+            cardinality_identified=_pinned_by_trusted_rows(terms.estimator, terms.cardinality),
+            rates_free=_rates_free(terms.estimator, terms.cardinality))
         record = ModelChunkRecord(
             chunk=0 if first else len(self._chunk_records()),
             n_instances=terms.n_instances,
