@@ -58,7 +58,9 @@ def _rows(result, stream, chunk, models, **keys) -> list[dict]:
     for r in result.chunks:
         since = [k for k in changes if k <= r.chunk]
         for m in models:
-            d = r.diagnostics[m]
+            d = r.diagnostics.get(m)
+            if d is None:  # a last chunk too short for the graph: scored, not learnt, no record
+                continue
             out.append({**keys, "model": m, "chunk": r.chunk, "truth": r.true_cardinality, "low": d.lcard_low,
                         "high": d.lcard_high, "estimate": d.lcard_hat, "after": bool(since),
                         "since": r.chunk - since[-1] if since else -1, "fired": bool(d.fired)})
