@@ -50,9 +50,10 @@ detector last fired in (``FlipRateEstimator.after_change`` weighs the older ones
   before the firing where the interval holds it (a false alarm keeps the precise value), else the counted
   one;
 * enough, and the chunk's mean moment estimate agrees with theirs (within :data:`SHIFT_Z` standard
-  errors, :func:`shifted`): the regression;
-* enough, and it does not (a change the detector has not seen yet, or chance): the chunk is drawn like
-  them or not, so the interval spans both the regression's and the counted one, the estimate the
+  errors, :func:`shifted`) and their clean cardinalities did not change along the order they were drawn in
+  (:func:`changed_along`): the regression;
+* enough, and one of the two fails (a change the detector has not seen yet, or chance): the chunk is drawn
+  like them or not, so the interval spans both the regression's and the counted one, the estimate the
   regression's.
 
 Its coverage after the changes of the presets and of the drift benchmark's streams:
@@ -90,7 +91,8 @@ from scipy.special import ndtri
 
 from .counted_rates import counted_estimate
 
-__all__ = ["CardinalityEstimate", "MIN_TRUSTED", "SHIFT_Z", "moment_cardinality", "regression_estimate", "shifted"]
+__all__ = ["CHANGE_LEVEL", "CardinalityEstimate", "MIN_TRUSTED", "SHIFT_Z", "changed_along", "moment_cardinality",
+           "regression_estimate", "shifted"]
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,39 @@ def shifted(c_chunk, c_trusted, weight=None) -> bool:
     return bool(se > 0 and abs(float(c.mean()) - xw) > SHIFT_Z * se)
 
 
+#: Level of :func:`changed_along`'s test (two-sided, Bonferroni over the split points).
+CHANGE_LEVEL = 0.05
+
+
+def changed_along(g_trusted, weight=None) -> bool:
+    """Whether the trusted rows' clean cardinalities ``g_trusted`` (n,), in the order they were drawn, changed
+    along it: for every split, the newest ``k`` rows' mean against the older ones', in standard errors of the
+    rows' common spread; beyond the Bonferroni bound of :data:`CHANGE_LEVEL` over the ``n - 1`` splits at any
+    split, they were not drawn from one label distribution.  Rows of weight 0 are left out.
+
+    The clean labels vary far less than the noisy moment estimates :func:`shifted` compares, so a change the
+    chunk's noisy labels cannot show (a few labels more per row among many noisy ones) shows here.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> same, grown = rng.poisson(1.0, 12).astype(float), np.r_[np.ones(9), [3.0, 2.0, 3.0]]
+    >>> changed_along(same), changed_along(grown)
+    (False, True)
+    """
+    g = np.asarray(g_trusted, dtype=np.float64)
+    if weight is not None:
+        g = g[np.asarray(weight, dtype=np.float64) > 0]
+    n = g.size
+    spread = float(g.std(ddof=1)) if n > 2 else 0.0
+    if n < 3 or not spread > 0:
+        return False
+    k = np.arange(1, n)
+    tail = np.cumsum(g[::-1])[:-1]  # the newest k rows' sums
+    diff = tail / k - (g.sum() - tail) / (n - k)
+    z = np.abs(diff) / (spread * np.sqrt(1.0 / k + 1.0 / (n - k)))
+    return bool(z.max() > -ndtri(CHANGE_LEVEL / (2.0 * (n - 1))))
+
+
 def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds=None, rate_intervals=None,
                        identified: bool = False, trusted=None, counts=None) -> CardinalityEstimate:
     """Unbiased chunk cardinality from observed labels ``Y01`` (N, q) in {0, 1} and per-label rates.
@@ -211,8 +246,9 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     :data:`MIN_TRUSTED` of them on, the regression estimate of the module doc (``point_identified`` True,
     ``n_trusted`` their count); fewer, with rates not identified: their mean inside the identified set.
     ``counts`` (4, q): their flip counts (:attr:`~ncld_core.model.flip_rates.FlipRateEstimator.trusted_counts_`);
-    with them the regression alone needs :data:`MIN_TRUSTED` rows of weight (effective count) and a chunk that
-    has not :func:`shifted`, else the counted-rates interval enters (module doc; ``n_trusted``: the rows counted).
+    with them the regression alone needs :data:`MIN_TRUSTED` rows of weight (effective count) that have not
+    :func:`changed_along` and a chunk that has not :func:`shifted`, else the counted-rates interval enters
+    (module doc; ``n_trusted``: the rows counted).
 
     >>> few_rows = (np.array([[1, 0], [0, 1]]), np.array([1.0, 2.0]))   # two trusted rows: clean cardinality 1, 2
     >>> e = moment_cardinality(np.eye(2)[[0, 1, 0, 0]], 0.1, 0.1, rate_intervals=(0, 0.3, 0, 0.3), trusted=few_rows)
@@ -248,7 +284,7 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
         fresh = trusted is not None and _row_weights(rows[0], weight)[2] >= MIN_TRUSTED
         if fresh or counts is None:
             greg = regression_estimate(per_instance, *rows, weight, level=level)
-            if counts is None or not shifted(per_instance, rows[0], weight):
+            if counts is None or not (shifted(per_instance, rows[0], weight) or changed_along(rows[1], weight)):
                 return _well_formed(*greg, q, *rest, True, n_trusted=int(Y_tr.shape[0]))
         else:  # rows drawn before a detected change: their regression, the precise value it was, only as a guide
             stale = regression_estimate(per_instance, *rows, level=level)[0]
@@ -276,9 +312,9 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
         if low_c <= high and high_c >= low:
             low, high = max(low, low_c), min(high, high_c)
         if greg is not None:
-            # The chunk's labels moved away from the trusted rows' with no firing: it is drawn like them (the
-            # regression holds) or not (the counted interval holds); the interval holds both, the estimate is the
-            # regression's, the more precise.
+            # The chunk's labels moved away from the trusted rows', or theirs changed along their order, with no
+            # firing: the chunk is drawn like them (the regression holds) or not (the counted interval holds); the
+            # interval holds both, the estimate is the regression's, the more precise.
             estimate, se_c = greg[0], greg[1]
             low, high = min(low, greg[2]), max(high, greg[3])
         elif stale is not None and low <= stale <= high:
