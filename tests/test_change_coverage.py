@@ -10,10 +10,11 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 
 from ncld_core.config import PRESETS
 from ncld_core.eval.drift_eval import change_chunks
-from ncld_core.model.cardinality import regression_estimate
+from ncld_core.model.cardinality import changed_along, moment_cardinality, regression_estimate
 from ncld_core.model.counted_rates import counted_estimate
 from ncld_core.model.flip_rates import FlipRateEstimator
 from ncld_core.stream.noise_families import draw_family_rates
@@ -50,6 +51,42 @@ def test_the_counted_rates_interval_covers_after_a_reduction_where_the_regressio
     assert np.mean(regression) < 0.5, np.mean(regression)
 
 
+def _undetected_change(before: float, after: float, draws: int = 300):
+    """Per draw (the paper's rates on 40 labels): 30 trusted rows at cardinality ``before``, then 20 at ``after``
+    with no firing between, and a chunk of 50 at ``after``; whether the model's interval (plug-in rates 0.3, the
+    trusted rows' counts) holds the chunk's true cardinality, and whether :func:`changed_along` fired."""
+    rng = np.random.default_rng(39)
+    q, box = 40, (np.zeros(40), np.full(40, 0.45), np.zeros(40), np.full(40, 0.45))
+    covered, fired = [], []
+    for draw in range(draws):
+        rho_pos, rho_neg = draw_family_rates("paper", q, random_state=[draw, 5])
+        G_old, Y_old = _draw(rng, 30, before, rho_pos, rho_neg)
+        G_new, Y_new = _draw(rng, 20, after, rho_pos, rho_neg)
+        G, Y = _draw(rng, 50, after, rho_pos, rho_neg)
+        G_tr, Y_tr = np.vstack([G_old, G_new]), np.vstack([Y_old, Y_new])
+        counts = np.stack([G_tr.sum(0), (G_tr * (1 - Y_tr)).sum(0), (1 - G_tr).sum(0), ((1 - G_tr) * Y_tr).sum(0)])
+        e = moment_cardinality(Y, 0.3, 0.3, rate_intervals=box, trusted=(Y_tr, G_tr.sum(1), np.ones(50)), counts=counts)
+        covered.append(e.low <= G.sum(axis=1).mean() <= e.high)
+        fired.append(changed_along(G_tr.sum(axis=1)))
+    return np.mean(covered), np.mean(fired)
+
+
+def test_a_change_along_the_trusted_rows_with_no_firing_widens_the_interval_to_hold_the_truth():
+    # The detector has not fired (the drift benchmark's langlog and medical streams: 10 chunks late, or never), so
+    # the trusted rows drawn before the change still make the regression.  300 draws each (binomial s.e. of a
+    # coverage near 0.9: 1.7 points); the bar, 85 %, is 3 of them below the band's 90 %.  Before changed_along
+    # (the regression alone, the chunk's noisy labels too noisy for `shifted`): reduction 13 %, growth 21 %.
+    # Measured: reduction 90.0 %, growth 95.7 %.
+    for before, after in ((3.0, 1.0), (1.0, 3.0)):
+        covered, _ = _undetected_change(before, after)
+        assert covered >= 0.85, (before, after, covered)
+    # With no change the test fires at its level (5 %; measured 2.0 %) and the interval stays the regression's
+    # (measured coverage 94.3 %, as before changed_along); bars: 2 s.e. of 300 draws above 5 %, and the 90-99 % band.
+    covered, fired = _undetected_change(2.0, 2.0)
+    assert fired <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 300), fired
+    assert 0.90 <= covered <= 0.99, covered
+
+
 def test_a_detected_change_weighs_the_older_trusted_rows_to_nothing_and_keeps_the_flip_counts():
     rng = np.random.default_rng(0)
     n, q = 60, 4
@@ -77,6 +114,7 @@ def _after_change(name: str, seed: int, fraction: float):
             for c in chunks if c.chunk >= first]
 
 
+@pytest.mark.slow  # 24 runs of the presets: over 20 s on a shared machine
 def test_the_presets_interval_holds_the_truth_after_the_change_with_2_percent_trusted():
     # Issue 39: with 2 % of the rows trusted, the 95 % interval should hold the true cardinality in 90-99 % of the
     # chunks after the change.  Seeds 0-7 of the growth and reduction presets (10 chunks after the change each) and
