@@ -115,6 +115,20 @@ def _cov(r) -> str:
     return f"{100 * r.coverage:.1f} % ({100 * r.ci_low:.0f}-{100 * r.ci_high:.0f})"
 
 
+def outside_band(s: pd.DataFrame, by) -> str:
+    """The cells outside the band, each with its chunks covered and whether its Wilson interval reaches the band
+    (then the miss is within the chance of that many chunks)."""
+    parts = []
+    for r in s.itertuples():
+        if _in_band(r.coverage):
+            continue
+        side = "under" if r.coverage < COVERAGE[0] else "over"
+        reach = r.ci_high >= COVERAGE[0] if side == "under" else r.ci_low <= COVERAGE[1]
+        parts.append(f"{' / '.join(str(getattr(r, b)) for b in by)} {side}: {int(r.hits)} of {int(r.chunks)} "
+                     f"chunks, {_cov(r)}, " + ("its interval reaches the band" if reach else "clear of the band"))
+    return "; outside: " + "; ".join(parts) if parts else ""
+
+
 def targets(df: pd.DataFrame) -> list[list[str]]:
     """Issue 39's targets of item 3 as ``[target, measured, verdict]`` rows."""
     after = df[df.after]
@@ -132,7 +146,7 @@ def targets(df: pd.DataFrame) -> list[list[str]]:
         out.append([f"{100 * TRUSTED:g} % trusted: the 95 % interval covers {100 * COVERAGE[0]:.0f}-"
                     f"{100 * COVERAGE[1]:.0f} % of the chunks after a change, in {label}",
                     f"{len(inside)} of {len(s)} in the band (lowest: {' / '.join(str(worst[b]) for b in by)}, "
-                    f"{_cov(worst)}; highest {100 * s.coverage.max():.1f} %)",
+                    f"{_cov(worst)}; highest {100 * s.coverage.max():.1f} %){outside_band(s, by)}",
                     "met" if len(inside) == len(s) else "missed"])
     none = after[after.fraction == 0]
     if not none.empty:

@@ -507,3 +507,10 @@ def test_change_coverage_cells_mark_the_chunks_after_a_change_and_report_the_tar
     assert [r[0].split(":")[0] for r in rows] == ["2 % trusted", "2 % trusted", "no trusted rows"]
     text = cc.report(df, command="python -m benchmarks.change_coverage --quick", seconds=1.0, workers=1)
     assert "## Targets" in text and "label shift" in text and "emotions" in text
+    # a cell outside the band is named, with its chunks and whether its Wilson interval reaches the band
+    cells = pd.DataFrame({"kind": ["a", "b", "c"], "family": ["paper"] * 3, "hits": [200, 80, 93],
+                          "chunks": [200, 100, 100], "coverage": [1.0, 0.8, 0.93], "ci_low": [0.98, 0.71, 0.86],
+                          "ci_high": [1.0, 0.87, 0.97]})
+    assert cc.outside_band(cells, ["kind", "family"]) == (
+        "; outside: a / paper over: 200 of 200 chunks, 100.0 % (98-100), its interval reaches the band; "
+        "b / paper under: 80 of 100 chunks, 80.0 % (71-87), clear of the band")
