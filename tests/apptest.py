@@ -17,20 +17,33 @@ class LiveAppTest(AppTest):
 
     In a browser the page's live part is a fragment that Streamlit reruns every ``POLL_S`` seconds while a run is
     active (``dashboard/views/run.py``); AppTest has no browser to time those reruns, so each run of the page here
-    is followed by whole-page reruns (the fragment inside them) until the run has ended, as a browser left open
-    would show it. A run that stays active past the timeout is left active."""
+    is followed by whole-page reruns (the fragment inside them) until the run has ended and the page has drawn it
+    ended, as a browser left open would show it. A run that stays active past the timeout is left active."""
 
     #: Seconds between two reruns while the run is active (the page's ``POLL_S``).
     POLL_S = 0.2
 
     def _run(self, widget_state=None, timeout=None):
-        out = super()._run(widget_state, timeout)
         deadline = time.monotonic() + (timeout or self.default_timeout)
-        while ((self._live_run_active() or self._parse_under_way()) and time.monotonic() < deadline
-               and not self.exception):
-            time.sleep(self.POLL_S)
+        before = self._run_state()
+        out = super()._run(widget_state, timeout)
+        # again while the run is active, and once more when it moved on while the page was drawn (it may have ended
+        # after its status was drawn: the page then still showed it running)
+        while ((self._live_run_active() or self._parse_under_way() or self._run_state() != before)
+               and time.monotonic() < deadline and not self.exception):
+            if self._live_run_active() or self._parse_under_way():
+                time.sleep(self.POLL_S)
+            before = self._run_state()
             out = super()._run(self._tree.get_widget_states(), timeout)
         return out
+
+    def _run_state(self):
+        """The session's run as the page could draw it: which run, its status and its chunk count."""
+        try:
+            run = self.session_state["run"]
+        except KeyError:
+            return None
+        return None if run is None else (id(run), run.status, len(run.chunks))
 
     def _parse_under_way(self) -> bool:
         """The sidebar shows its upload being parsed (``dashboard/upload_view.py``, a fragment the browser reruns):
