@@ -369,6 +369,9 @@ def _knob_to_new_plot(page, seed: int) -> float:
     return (page.evaluate("window.__ncldNewPlot") - t0) / 1000
 
 
+# Slow tier (make test-slow): 90 s of a make test worker; make test keeps the knob row's browser twin
+# (tests/test_knob_row_browser.py) and the AppTest one (tests/test_dashboard_app.py).
+@pytest.mark.slow
 def test_a_control_changed_after_a_preset_draws_its_run_without_a_run_click(browser, server):
     """Issue 38 item 1: after a preset and one Run, each control changed starts its run and draws it, no Run click
     (the knob-to-first-new-plot time goes to tests/artifacts/dashboard_timing.json). Then on the default stream."""
@@ -550,6 +553,8 @@ def test_typed_numbers_in_an_integer_box_are_read_as_written(browser, server):
     page.close()
 
 
+# Slow tier (make test-slow): 46 s of a make test worker.
+@pytest.mark.slow
 def test_an_equation_expander_typesets_its_equations_when_opened(browser, server):
     """The panels' explanations are drawn when their expander opens (the page's first answer does not wait for
     the typesetting): opened, the equation is typeset and the text is there; closed again, it folds."""

@@ -120,6 +120,8 @@ def test_every_knob_value_is_new_and_in_its_range():
 
 
 @pytest.mark.browser
+# Slow tier (make test-slow): 91 s of a make test worker; make bench runs the whole benchmark.
+@pytest.mark.slow
 def test_the_benchmark_runs_two_moves_in_chromium_and_writes_its_section(tmp_path):
     """The benchmark's own code on a tiny setting: the default page, Run, two knob moves (noise level, β), its
     section written with every figure measured (not a timing test: no bound on the times)."""
