@@ -17,8 +17,8 @@ import pytest
 
 from dashboard.serve import serve
 from ncld_core.config import RunConfig
-from tests.test_dashboard_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, DATA_DIR, _need_chromium, _status, \
-    _wait_status
+from tests.test_dashboard_browser import ARTIFACTS, DATA_DIR, _need_chromium, _status, _wait_status, \
+    browser  # noqa: F401 (its browser, on this module's server)
 
 pytestmark = pytest.mark.browser
 
@@ -62,18 +62,6 @@ def server():
                 yield url
         except RuntimeError as exc:
             pytest.fail(f"{exc}; see {ARTIFACTS / 'streamlit_server_interventions.log'}")
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _page(browser, url):
