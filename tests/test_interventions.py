@@ -14,20 +14,10 @@ from ncld_core.config import RunConfig
 from ncld_core.stream.builder import build_stream
 from ncld_core.stream.schedule import append_change
 from ncld_core.stream.synthetic import make_synthetic_stream
+from tests.test_noise_changes import single_and_multi_label_data
 
 
 # --------------------------------------------------------------------------- a change appended at a point
-def _dataset(n_single=700, n_multi=700, q=6, d=5, seed=0):
-    rng = np.random.default_rng(seed)
-    Y = np.zeros((n_single + n_multi, q), dtype=np.int8)
-    Y[np.arange(n_single), rng.integers(0, q, n_single)] = 1
-    for i in range(n_single, n_single + n_multi):
-        Y[i, rng.choice(q, size=rng.integers(2, q), replace=False)] = 1
-    X = rng.normal(size=(Y.shape[0], d)) + Y[:, :d] * 0.5
-    perm = rng.permutation(Y.shape[0])
-    return X[perm], Y[perm]
-
-
 def _same_before(a, b, at):
     for name in ("X", "Y_true", "Y_noisy", "P_true", "trusted"):
         x, y = getattr(a, name), getattr(b, name)
@@ -56,7 +46,7 @@ APPENDED = [  # (schedule before, instance, kind, factor)
 @pytest.mark.parametrize("n_instances", [None, 1000])
 def test_a_change_appended_to_a_real_datasets_schedule_keeps_the_stream_before_it(before, at, kind, factor,
                                                                                   n_instances):
-    X, Y = _dataset()
+    X, Y = single_and_multi_label_data()
     after = append_change(before or None, at, kind, factor)
     kw = dict(name="toy", flip_rates="paper", n_instances=n_instances, random_state=5, trusted_fraction=0.05)
     a = build_stream(X, Y, schedule=before or None, **kw)

@@ -87,7 +87,8 @@ def test_every_family_declares_a_true_bound_of_its_rates():
 
 
 # --------------------------------------------------------------------------- the noise change in a stream
-def _dataset(n_single=700, n_multi=700, q=6, d=5, seed=0):
+def single_and_multi_label_data(n_single=700, n_multi=700, q=6, d=5, seed=0):
+    """``(X, Y)``: ``n_single`` single-label rows and ``n_multi`` rows of 2 to q-1 labels, shuffled."""
     rng = np.random.default_rng(seed)
     Y = np.zeros((n_single + n_multi, q), dtype=np.int8)
     Y[np.arange(n_single), rng.integers(0, q, n_single)] = 1
@@ -132,7 +133,7 @@ def test_a_noise_change_moves_the_flip_rates_from_its_point_on_for_every_family(
 
 
 def test_a_noise_change_on_real_data_and_on_a_stream_without_noise():
-    X, Y = _dataset()
+    X, Y = single_and_multi_label_data()
     plain = build_stream(X, Y, name="toy", flip_rates="missing", schedule="reduction@300", random_state=3)
     moved = build_stream(X, Y, name="toy", flip_rates="missing", schedule="reduction@300, noise@500x2",
                          random_state=3)
