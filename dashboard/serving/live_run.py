@@ -60,8 +60,7 @@ def same_records(a, b) -> bool:
     """Whether two ChunkResults hold the same records (every row of :meth:`ChunkResult.rows`, not the seconds).
 
     Numbers are the same within a relative 1e-9: a run computed again gives its records again up to the order
-    of BLAS's floating-point sums, which its thread count sets (a condition number, for one, moves in its 13th
-    digit)."""
+    of BLAS's floating-point sums, which its thread count sets."""
     def rows(chunk):
         return json.loads(json.dumps([{k: v for k, v in row.items() if k != "seconds"} for row in chunk.rows()],
                                      sort_keys=True, default=repr))
