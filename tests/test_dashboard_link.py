@@ -496,7 +496,10 @@ def test_a_rate_table_of_the_wrong_length_is_named():
     # a label count that is itself wrong (flagged at its box) judges no table
     cfg, notes = L.read_settings({"noise": "table", "n_labels": "0", "rho_pos": "[0.1]", "rho_neg": "[0.1]"})
     assert cfg.rho_pos == [0.1] and not any("rates for" in n.text() for n in notes)
-    # a listed dataset's tables are judged against its own labels (medical: 45), not the generator's count
+
+
+def test_a_listed_datasets_rate_table_is_judged_against_its_own_labels(data_dir):
+    # medical: 45 labels, not the generator's count (needs the shared datasets: skipped without them, outside CI)
     cfg, notes = L.read_settings({"dataset": "medical", "noise": "table", "rho_pos": json.dumps([0.1] * 45),
                                   "rho_neg": json.dumps([0.1] * 10)})
     assert len(cfg.rho_pos) == 45 and cfg.rho_neg == [] and "10 rates for 45 labels" in notes[0].text()
