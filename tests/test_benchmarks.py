@@ -493,3 +493,25 @@ def test_rates_unknown_runs_every_model_and_states_each_target():
     text = rates_unknown.report(df, command="python -m benchmarks.rates_unknown", seconds=1.0, max_instances=1000,
                                 workers=1)
     assert all(n in text for n in names) and "## Targets" in text
+
+
+def test_a_sections_own_cpu_counts_the_processes_it_started_in_sessions_of_their_own():
+    """make bench's warning names other processes' CPU: a section's dashboard server, its run processes (which call
+    os.setsid) and its browser are its own. A child starts a grandchild in a session of its own that spins about 1 s
+    and is never waited for by this process: OwnCPU counts it, the finished-children count does not."""
+    import subprocess
+    import sys
+    import time
+
+    from benchmarks.performance.machine import OwnCPU, cpu_seconds
+
+    spin = "import os, time\nos.setsid()\nt = time.time()\nwhile time.time() - t < 1.0:\n    pass\n"
+    child = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {spin!r}])\ntime.sleep(2.0)\n"
+    _, before = cpu_seconds()
+    with OwnCPU(every_s=0.1) as own:
+        proc = subprocess.Popen([sys.executable, "-c", child])
+        time.sleep(1.6)  # the grandchild's last reading falls inside its spin
+    _, after = cpu_seconds()
+    proc.wait()
+    assert own.seconds >= 0.7, own.seconds
+    assert after - before < 0.5, after - before
