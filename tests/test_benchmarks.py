@@ -495,23 +495,28 @@ def test_rates_unknown_runs_every_model_and_states_each_target():
     assert all(n in text for n in names) and "## Targets" in text
 
 
-def test_a_sections_own_cpu_counts_the_processes_it_started_in_sessions_of_their_own():
+def test_a_sections_own_cpu_counts_the_processes_it_started_in_sessions_of_their_own(tmp_path):
     """make bench's warning names other processes' CPU: a section's dashboard server, its run processes (which call
-    os.setsid) and its browser are its own. A child starts a grandchild in a session of its own that spins about 1 s
-    and is never waited for by this process: OwnCPU counts it, the finished-children count does not."""
+    os.setsid) and its browser are its own. A child starts a grandchild in a session of its own that spins 1 s of CPU
+    and is not reaped before the section ends: OwnCPU counts it, the finished-children count does not."""
     import subprocess
     import sys
     import time
 
     from benchmarks.performance.machine import OwnCPU, cpu_seconds
 
-    spin = "import os, time\nos.setsid()\nt = time.time()\nwhile time.time() - t < 1.0:\n    pass\n"
-    child = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {spin!r}])\ntime.sleep(2.0)\n"
+    done = tmp_path / "done"
+    spin = ("import os, time\nos.setsid()\nwhile time.process_time() < 1.0:\n    pass\n"
+            f"open({str(done)!r}, 'w').close()\n")
+    child = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {spin!r}]).wait()\ntime.sleep(3.0)\n"
     _, before = cpu_seconds()
-    with OwnCPU(every_s=0.1) as own:
+    with OwnCPU(every_s=0.05) as own:
         proc = subprocess.Popen([sys.executable, "-c", child])
-        time.sleep(1.6)  # the grandchild's last reading falls inside its spin
-    _, after = cpu_seconds()
+        deadline = time.monotonic() + 60
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    _, after = cpu_seconds()  # the child sleeps still: nothing of the grandchild is reaped into this process yet
     proc.wait()
-    assert own.seconds >= 0.7, own.seconds
+    assert done.exists()
+    assert own.seconds >= 0.8, own.seconds
     assert after - before < 0.5, after - before
