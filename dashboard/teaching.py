@@ -602,8 +602,7 @@ _LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rat
                "surely positive). {trusted}", "rates"),
     LessonStep("What to watch", "Panel (e): how close the estimated rates come to the true ones, ρ− against "
                "ρ+.", "rates"),
-    LessonStep("What to watch", "Panel (b), with the checked instances. " + BANDS["trusted"] + " "
-               + BANDS["point"], "cardinality"),
+    LessonStep("What to watch", BANDS["trusted"] + " " + BANDS["point"], "cardinality"),
     LessonStep("Without a checked instance", "Set the trusted sample to 0 and run again. " + BANDS["identified"]
                + " How much wider is the band, and what does holding the truth mean then?", "cardinality",
                (StepAction("Set the trusted sample to 0", settings=(("trusted_fraction", 0.0),)),)),
