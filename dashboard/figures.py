@@ -23,7 +23,7 @@ from ncld_core.eval.drift_eval import change_chunks, detection_report
 from ncld_core.eval.variants import ORACLES, REFERENCES
 from ncld_core.model.detector import DETECTORS
 
-from .teaching import detector_label
+from .teaching import BANDS, detector_label
 
 __all__ = [
     "COLORS",
@@ -608,7 +608,7 @@ ESTIMATE_SYMBOL = "square"
 _ESTIMATE_NAMES = {
     "known": ("moment estimate (unbiased: true rates given)", "95 % interval for the chunk's true cardinality"),
     "estimate": ("plug-in estimate (rates estimated: biased)", "identified set (rates from 0 to their bounds)"),
-    "trusted": ("regression estimate (rates estimated, a trusted sample)",
+    "trusted": ("estimate from the trusted sample (rates estimated)",
                 "95 % interval from the trusted sample"),
     "ignore": ("moment estimate with rates 0 (= observed)", "interval if the labels were clean (rates taken as 0)"),
 }
@@ -617,8 +617,8 @@ _CARDINALITY_TITLES = {
     "known": "Label cardinality: true (oracle), observed (noisy), moment estimate with its 95 % interval",
     "estimate": "Label cardinality: true (oracle), observed (noisy), plug-in estimate (biased) and the identified "
                 "set (rates estimated)",
-    "trusted": "Label cardinality: true (oracle), observed (noisy), the trusted sample's regression estimate with "
-               "its 95 % interval (rates estimated)",
+    "trusted": "Label cardinality: true (oracle), observed (noisy), the trusted sample's estimate with its 95 % "
+               "interval (rates estimated)",
     "ignore": "Label cardinality: true (oracle), observed (noisy), moment estimate with rates 0 (= observed)",
 }
 
@@ -800,9 +800,9 @@ def cardinality_note(chunks, models, *, trusted_fraction: float = 0.0, show_pape
     who = "" if len(groups) == 1 else f" ({name})"
     if mode == "trusted":
         last = rows[-1][1]
-        text = (f"This run{who}: {last.n_trusted} trusted rows (clean labels revealed) so far; the band is their "
-                f"regression estimate's 95 % interval, which needs no assumption on the rates: mean width "
-                f"{width:.2f} labels per instance, holding the true cardinality in {inside} of {n} chunks")
+        text = (f"{BANDS['trusted']} This run{who}: {last.n_trusted} trusted rows (clean labels revealed) so far; "
+                f"the band's mean width {width:.2f} labels per instance, holding the true cardinality in {inside} of "
+                f"{n} chunks")
         if mean_err:
             text += f"; mean error {mean_err} labels per instance"
         return text + (f". Rates pinned down on {last.rates_identified:.0%} of the labels." if last.estimates_rates
@@ -810,14 +810,12 @@ def cardinality_note(chunks, models, *, trusted_fraction: float = 0.0, show_pape
     if mode == "estimate":
         q = next((len(r.rho_pos_est) for _, r in reversed(rows) if r.estimates_rates), None)
         ident = rows[-1][1].rates_identified
-        text = (f"This run{who}: the noisy labels pin both flip rates down on {ident:.0%} of the labels (ρ+ needs "
-                f"near-certain positives; elsewhere only upper bounds hold), so the band is the identified set, not a "
-                f"confidence interval: every cardinality that "
-                f"rates between 0 and those bounds allow, widened by the sampling error. Its mean width is "
-                f"{width:.2f} labels per instance (mean true cardinality {truth:.2f}" + (f", {q} labels" if q else "")
-                + f"), so holding the truth ({inside} of {n} chunks) says little. The point estimate plugs in "
-                f"values inside the bounds, each label's prevalence cut to [0, 1], and is biased (docs/flip-rates.md "
-                f"measures it; a trusted sample of checked labels makes it a confidence interval)")
+        text = (f"{BANDS['identified']} {BANDS['point']} This run{who}: the noisy labels pin both flip rates down "
+                f"on {ident:.0%} of the labels (ρ+ needs near-certain positives; elsewhere only upper bounds hold). "
+                f"The band's mean width is {width:.2f} labels per instance (mean true cardinality {truth:.2f}"
+                + (f", {q} labels" if q else "") + f"), so holding the truth ({inside} of {n} chunks) says little; "
+                f"the point estimate's bias is measured in docs/flip-rates.md (a trusted sample of checked labels "
+                f"narrows the band)")
         if mean_err:
             text += f": mean error here {mean_err} labels per instance"
             if paper_err:

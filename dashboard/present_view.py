@@ -132,6 +132,17 @@ def lesson_box(run, cfg):
         _step_buttons(lesson, k)
 
 
+def step_said(cfg) -> str:
+    """The written text of the lesson's steps up to the one on screen (the settings ``cfg`` fill them in), "" without
+    a lesson: what the class has been told, which the panels' captions need not say again
+    (:func:`dashboard.run_panels.unsaid`)."""
+    at = ss.get(link.LESSON)
+    if at is None:
+        return ""
+    lesson = LESSONS[at[0]]
+    return " ".join(lesson.step(k, cfg=cfg).text for k in range(1, min(at[1], lesson.n_steps) + 1))
+
+
 def _present_label(key: str) -> str:
     index = next(i for i, p in enumerate(panels.PANELS) if p.key == key)
     return f"({panels.letter(index)}) {panels.PANELS[index].label}"

@@ -18,18 +18,31 @@ from dashboard.live_chart import SERVED, SHARED, draw_charts, mount
 from dashboard.teaching import clean_labels_note, noise_cost_text
 from dashboard.ui import md_escape
 
-__all__ = ["LivePanels", "PLOT_CONFIG", "summary"]
+__all__ = ["LivePanels", "PLOT_CONFIG", "summary", "unsaid"]
 
 PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
 
+def unsaid(text: str, said: str) -> str:
+    """``text`` without the sentences ``said`` holds word for word: a panel's caption beside a lesson step that
+    already says what its band is (the screen's height is short in presentation mode).
+
+    >>> unsaid("The band is a set. It is wide. This run: 3 chunks.", "Look at (b). The band is a set. It is wide.")
+    'This run: 3 chunks.'
+    """
+    if not said:
+        return text
+    return " ".join(s for s in re.split(r"(?<=[.?!])\s+", text) if s not in said)
+
+
 class LivePanels:
     """The panels' places in one script run: ``presenting`` (presentation mode), ``owner`` (the token of the run
-    the graphs' mounts show, None: none) and ``hub`` (an ``st.empty`` of no height that carries each draw's
-    figures, ``dashboard.live_chart.draw_charts``)."""
+    the graphs' mounts show, None: none), ``hub`` (an ``st.empty`` of no height that carries each draw's
+    figures, ``dashboard.live_chart.draw_charts``) and ``said``: text on screen beside the panels (a lesson's
+    step), whose sentences the captions leave out (:func:`unsaid`)."""
 
-    def __init__(self, *, presenting: bool, owner: str | None, hub):
-        self.presenting, self.owner, self.hub = presenting, owner, hub
+    def __init__(self, *, presenting: bool, owner: str | None, hub, said: str = ""):
+        self.presenting, self.owner, self.hub, self.said = presenting, owner, hub, said
         self.slots: dict = {}
         self.sent: dict = {}  # what each slot shows since the last clear (see put)
         self.folds: dict = {}  # presentation mode: a table slot -> the slot inside its expander (put_table)
@@ -93,7 +106,7 @@ class LivePanels:
                 self.put(f"{key}_heading", "markdown", "##### " + panels.heading(panel, shown))
             for part in ("caption", "note"):
                 if f"{key}_{part}" in self.slots:
-                    text = getattr(panel, part)(shown)
+                    text = unsaid(getattr(panel, part)(shown) or "", self.said)
                     if text:
                         self.put(f"{key}_{part}", "caption", text)
             if f"{key}_table" in self.slots:

@@ -106,6 +106,22 @@ METRICS = Teaching(
     ),
 )
 
+#: What each band and point of the cardinality panel (b) is when the models estimate the flip rates, in at most
+#: 40 words each (issue 39): its caption (figures.cardinality_note) and the unknown-noise lesson say it in these
+#: words.  The identified set is the band that assumes no values of the rates; the 95 % interval rests on the
+#: trusted rows; the point estimate on the estimated rates.
+BANDS = {
+    "identified": "The band is the identified set: every cardinality that rates between 0 and the bounds the "
+                  "noisy labels give allow, plus sampling error. It assumes no values of the rates, only those "
+                  "bounds (ρ+'s from the model's P_D): wide.",
+    "trusted": "The band is a 95 % confidence interval given the trusted rows: their regression, or after a detected "
+               "change the flip rates they count. It assumes the checked rows are a random sample and the flip "
+               "rates stay fixed.",
+    "point": "The squares are a point estimate under an assumption: the estimated rates plugged in, each label's "
+             "prevalence cut to [0, 1]. Where the noisy labels do not pin the rates down, it is biased.",
+}
+
+
 CARDINALITY = Teaching(
     title="Moment identity · label cardinality, its interval or identified set; Eq. (card) for comparison",
     latex=(
@@ -130,7 +146,9 @@ CARDINALITY = Teaching(
         "little. The squares are then a *plug-in* of values inside those bounds (each label's prevalence "
         "cut to [0, 1]): biased, measured in `docs/flip-rates.md`. A **trusted sample** (a few checked "
         "instances per chunk, *trusted sample* under Label noise) turns the band into a 95 % interval: the "
-        "regression of the checked instances' true cardinality on their estimate, whatever the rates. With rates 0 (*ignore the noise*) the estimate is the observed cardinality "
+        "regression of the checked instances' true cardinality on their estimate, or, after the detector fires, "
+        "the estimate at the flip rates they count; it assumes they are a random sample and the rates stay fixed. "
+        "With rates 0 (*ignore the noise*) the estimate is the observed cardinality "
         "and its band holds the truth only if the labels are in fact clean.\n\n"
         "**The paper's estimate** (tick *show the paper's estimate*) is Eq. (card): importance "
         "weights clipped at 0 and $P_D$ fitted on the same chunk. The paper calls it unbiased; it is "
@@ -513,8 +531,8 @@ def _unknown_noise(result, stream=None) -> str:
     elif band["n"]:
         text += (f"The cardinality band, the identified set, is {band['width']:.2f} labels per instance wide on "
                  f"average (true cardinality {band['truth']:.2f}) and holds the truth in {band['inside']} of "
-                 f"{band['n']} chunks: wide, because the noisy labels alone cannot say more. A trusted sample "
-                 f"of a few checked instances per chunk makes it a confidence interval.")
+                 f"{band['n']} chunks: wide, because the noisy labels alone cannot say more. With a trusted "
+                 f"sample of a few checked instances per chunk the band becomes a 95 % interval instead.")
     return text
 
 
@@ -584,9 +602,9 @@ _LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rat
                "surely positive). {trusted}", "rates"),
     LessonStep("What to watch", "Panel (e): how close the estimated rates come to the true ones, ρ− against "
                "ρ+.", "rates"),
-    LessonStep("What to watch", "Panel (b): with the checked instances the band is a confidence interval. "
-               "Set the trusted sample to 0 and run again: the band becomes the identified set. How much wider, "
-               "and what does holding the truth mean then?", "cardinality",
+    LessonStep("What to watch", BANDS["trusted"] + " " + BANDS["point"], "cardinality"),
+    LessonStep("Without a checked instance", "Set the trusted sample to 0 and run again. " + BANDS["identified"]
+               + " How much wider is the band, and what does holding the truth mean then?", "cardinality",
                (StepAction("Set the trusted sample to 0", settings=(("trusted_fraction", 0.0),)),)),
 ), _unknown_noise, "cardinality", assumes=("dataset", "noise", "changes", "models", "model_rates"))
 

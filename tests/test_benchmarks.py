@@ -520,3 +520,24 @@ def test_a_sections_own_cpu_counts_the_processes_it_started_in_sessions_of_their
     assert done.exists()
     assert own.seconds >= 0.8, own.seconds
     assert after - before < 0.5, after - before
+
+
+def test_change_coverage_cells_mark_the_chunks_after_a_change_and_report_the_targets(data_dir):
+    cc = script("change_coverage")
+    preset = cc.preset_cell(("label shift", 0, cc.TRUSTED))  # chunks of 500, the shift at 2500: chunk 5
+    assert {r["model"] for r in preset} == {"ELM-O", "ELM-I", "ELM-II"}
+    assert [r["since"] for r in preset if r["model"] == "ELM-O"] == [-1] * 5 + list(range(5))
+    drift = [r for f in (cc.TRUSTED, 0.0) for r in cc.drift_cell(("emotions", "shift", "missing", 0, f))]
+    assert [r["after"] for r in drift][:5] == [False] * 4 + [True]  # shifts every 4 chunks of 25
+    df = pd.DataFrame(preset + drift)
+    rows = cc.targets(df)
+    assert [r[0].split(":")[0] for r in rows] == ["2 % trusted", "2 % trusted", "no trusted rows"]
+    text = cc.report(df, command="python -m benchmarks.change_coverage --quick", seconds=1.0, workers=1)
+    assert "## Targets" in text and "label shift" in text and "emotions" in text
+    # a cell outside the band is named, with its chunks and whether its Wilson interval reaches the band
+    cells = pd.DataFrame({"kind": ["a", "b", "c"], "family": ["paper"] * 3, "hits": [200, 80, 93],
+                          "chunks": [200, 100, 100], "coverage": [1.0, 0.8, 0.93], "ci_low": [0.98, 0.71, 0.86],
+                          "ci_high": [1.0, 0.87, 0.97]})
+    assert cc.outside_band(cells, ["kind", "family"]) == (
+        "; outside: a / paper over: 200 of 200 chunks, 100.0 % (98-100), its interval reaches the band; "
+        "b / paper under: 80 of 100 chunks, 80.0 % (71-87), clear of the band")

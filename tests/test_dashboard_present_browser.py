@@ -212,15 +212,15 @@ def test_a_steps_change_a_link_to_the_sweep_and_the_way_back_to_the_lesson(brows
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.set_default_timeout(30_000)
     # "Set the trusted sample to 0 and run again": one click, and on the live page its run starts by itself
-    page.goto(f"{server}/?lesson=unknown-noise&step=3&n_instances=1500", timeout=60_000)
+    page.goto(f"{server}/?lesson=unknown-noise&step=4&n_instances=1500", timeout=60_000)
     page.get_by_role("button", name="Run", exact=True).click()
     _wait_done(page)
     page.get_by_role("button", name="Set the trusted sample to 0").click()
     page.get_by_role("button", name="Next step").click()
-    box = page.locator(".st-key-lesson_step", has_text="step 4 of 4")
+    box = page.locator(".st-key-lesson_step", has_text="step 5 of 5")
     box.filter(has_text="The cardinality band, the identified set, is").wait_for(timeout=120_000)
     assert not page.locator(".st-key-lesson_stale").count()
-    _check_step(page, "unknown-noise", 4, (1280, 720))
+    _check_step(page, "unknown-noise", 5, (1280, 720))
     # "Then the Sweep page": its link, in presentation mode
     page.goto(f"{server}/?lesson=why-beta-matters&step=2", timeout=60_000)
     page.get_by_role("link", name="Open the Sweep page").click()

@@ -306,3 +306,49 @@ def test_fit_decides_with_estimated_rates_as_partial_fit_does():
     for key, value in b.decision_state_.items():
         assert np.allclose(a.decision_state_[key], value), key
     assert (a.predict(s.X) == b.predict(s.X)).all()
+
+
+def test_with_rho_neg_pinned_near_0_and_rho_pos_not_f1_bounded_falls_back_to_the_rule_at_rates_0():
+    # Issue 39, missing labels: rho_- is pinned near 0 and rho_+ only bounded, so a correction would rest on the
+    # rate the noisy labels do not pin down; "f1-bounded" then predicts as a model told rates 0 does, chunk after
+    # chunk (its threshold a running average, as with given rates).  Without the flag it keeps the trusted count.
+    rng = np.random.default_rng(11)
+    q = 6
+    states = {"free": None, "zero": None, "pinned": None}
+    for _ in range(3):
+        g = (rng.random((400, q)) < 0.3).astype(np.int8)
+        y = np.where(g == 1, rng.random(g.shape) >= 0.25, rng.random(g.shape) < 0.02).astype(np.int8)
+        o = 2.0 * (0.02 + 0.7 * g) - 1.0 + rng.normal(scale=0.5, size=g.shape)
+        kw = dict(cardinality=1.8, prevalence=[0.3] * q)
+        states["free"] = update_state(states["free"], o, y, [0.15] * q, [0.03] * q, rates_estimated=True,
+                                      cardinality_identified=True, rates_free=True, **kw)
+        states["pinned"] = update_state(states["pinned"], o, y, [0.15] * q, [0.03] * q, rates_estimated=True,
+                                        cardinality_identified=True, **kw)
+        states["zero"] = update_state(states["zero"], o, y, 0.0, 0.0, **kw)  # told rates 0
+        o_next = 2.0 * (0.02 + 0.7 * g) - 1.0 + rng.normal(scale=0.5, size=g.shape)
+        np.testing.assert_array_equal(decide("f1-bounded", states["free"], o_next),
+                                      decide("f1-bounded", states["zero"], o_next))
+    assert states["free"]["rates_free"] == 1.0 and states["pinned"]["rates_free"] == 0.0
+    # the pinned rule predicts about the trusted count (1.8 per row); the fall-back another count
+    assert int(decide("f1-bounded", states["free"], o_next).sum()) != int(decide("f1-bounded", states["pinned"],
+                                                                             o_next).sum())
+    # given rates: the flag means nothing
+    told = update_state(None, o, y, 0.15, 0.03, rates_free=True, **kw)
+    assert told["rates_free"] == 0.0
+
+
+@pytest.mark.parametrize("family, fraction, falls_back", [("missing", 0.0, True), ("paper", 0.0, False),
+                                                        ("missing", 0.05, False)])
+def test_the_model_falls_back_to_the_rates_free_rule_under_missing_labels_without_trusted_rows(family, fraction,
+                                                                                            falls_back):
+    # sparse labels (1 of 20 per row, as on the shared datasets): the low-score anchors hold few clean positives,
+    # so under missing labels the rho_- upper bounds are near 0 (at most 0.08-0.09 on seeds 0-2); with trusted
+    # rows the count they vouch for decides instead
+    s = make_synthetic_stream(1500, n_labels=20, cardinality=1.0, flip_rates=family, random_state=0,
+                              trusted_fraction=fraction)
+    model = ELMNCLD(random_state=0)
+    for start in range(0, 1500, 500):
+        rows = slice(start, start + 500)
+        kw = {} if s.trusted is None else {"trusted": s.trusted[rows], "Y_trusted": s.Y_true[rows][s.trusted[rows]]}
+        model.partial_fit(s.X[rows], s.Y_noisy[rows], **kw)
+    assert bool(model.decision_state_["rates_free"]) is falls_back

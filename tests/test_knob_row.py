@@ -176,9 +176,9 @@ def test_a_knob_moved_after_run_starts_its_run_without_a_click():
 
 @pytest.mark.parametrize("lesson", ["unknown-noise"])
 def test_presentation_mode_draws_the_row_and_the_lessons_change_is_reachable(lesson):
-    """The unknown-noise lesson's step 3 says "Set the trusted sample to 0 and run again": with the sidebar hidden,
+    """The unknown-noise lesson's step 4 says "Set the trusted sample to 0 and run again": with the sidebar hidden,
     the trusted-sample knob (behind the panel chooser's Settings button) does it."""
-    at = open_app({"lesson": lesson, "step": "3"})
+    at = open_app({"lesson": lesson, "step": "4"})
     ss = at.session_state
     assert ss["presenting"] and at.select_slider(key=knob_key("trusted", ss)).value == 0.02
     at.select_slider(key=knob_key("trusted", ss)).set_value(0.0).run()

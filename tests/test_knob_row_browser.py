@@ -116,10 +116,10 @@ def test_the_row_fits_1280x720_above_the_panels_and_serves_a_lessons_step_in_pre
     _open_knobs(page, "presentation")
     page.close()
 
-    # the unknown-noise lesson's step 3 asks to set the trusted sample to 0: the row does it, the sidebar hidden
+    # the unknown-noise lesson's step 4 asks to set the trusted sample to 0: the row does it, the sidebar hidden
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.set_default_timeout(30_000)
-    page.goto(f"{server}/?lesson=unknown-noise&step=3", timeout=60_000)
+    page.goto(f"{server}/?lesson=unknown-noise&step=4", timeout=60_000)
     page.locator(".st-key-lesson_step", has_text="Set the trusted sample to 0").wait_for(timeout=60_000)
     from playwright.sync_api import expect
 

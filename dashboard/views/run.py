@@ -129,7 +129,8 @@ def _options(stacked: bool = False):
                       "rates; with estimated rates they part after a drift they act on.")
 
 
-lp = LivePanels(presenting=presenting, owner=run.owner if run else None, hub=None)
+lp = LivePanels(presenting=presenting, owner=run.owner if run else None, hub=None,
+                said=present_view.step_said(ctx.cfg) if presenting else "")
 before = panels.PanelData(default_rates=live_page.default_rates(run.cfg if run else ctx.cfg))  # no records yet
 #: The panel above which the choice of variants (and the paper's estimate) sit.
 FIRST_PER_VARIANT = next((p.key for p in panels.PANELS if p.per_variant), None)

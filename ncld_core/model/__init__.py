@@ -6,6 +6,7 @@
 * :mod:`~ncld_core.model.importance` -- importance weights and the ranking matrix (Eq. RL_New);
 * :mod:`~ncld_core.model.flip_rates` -- online flip-rate estimation;
 * :mod:`~ncld_core.model.cardinality` -- the noise-corrected cardinality (Eq. card);
+* :mod:`~ncld_core.model.counted_rates` -- the cardinality at the flip rates a trusted sample counts;
 * :mod:`~ncld_core.model.detector` -- drift detectors (Eq. Hfd and others);
 * :mod:`~ncld_core.model.chunk_cache` -- per-chunk work shared between models;
 * :mod:`~ncld_core.model.chunk_terms` -- :class:`ChunkTerms`, what one chunk contributes to the model;

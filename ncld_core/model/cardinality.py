@@ -33,15 +33,31 @@ A trusted sample (rows whose clean labels are known, ``trusted=``) turns the est
 regression estimate (the survey sampler's GREG): the trusted rows' clean cardinality ``g`` is
 regressed on their moment estimate ``c`` (with the estimated rates), and the chunk's estimate
 is ``g_bar + b (c_bar_chunk - c_bar_trusted)``.  It needs no assumption on the rates (a wrong
-rate changes the slope, not the unbiasedness), only that the trusted rows are drawn at random
-from the stream; its standard error is the regression's prediction error of a mean of ``N``,
-and the interval uses Student's t on the trusted rows' degrees of freedom.  That regression, ``E[g | c]``, carries the
-trusted rows' own label distribution: after a change of the label distribution it pulls the estimate
-back to the old one (issue 39: after a concept growth its interval missed the new cardinality).  So when the chunk's
-mean moment estimate differs from the trusted rows' by more than :data:`SHIFT_Z` standard errors the
-estimate is the calibration (inverse regression) estimate instead, :func:`calibration_estimate`: ``c``
-regressed on ``g``, ``E[c | g]`` being the noise process alone, the same before and after the change
-(:func:`trusted_estimate` chooses).  With fewer than
+rate changes the slope, not the unbiasedness), only that the chunk is drawn like the trusted rows;
+its standard error is the regression's prediction error of a mean of ``N``, and the interval uses
+Student's t on the trusted rows' degrees of freedom.  That regression, ``E[g | c]``, carries the trusted
+rows' own label distribution: after a change of the label distribution it pulls the estimate back to the
+old one (issue 39: after a concept growth its interval missed the new cardinality).  What stays the same
+across such a change is the noise: the trusted rows' flip counts, per label, measure the annotators.
+The interval that holds whatever the label distribution does is the per-label moment estimate's at
+the rates the trusted rows count, with their uncertainty in it
+(:func:`ncld_core.model.counted_rates.counted_estimate`, given ``counts=``), cut to the identified set:
+wider than the regression's.  So, given the counts, the regression is taken only from at least
+:data:`MIN_TRUSTED` trusted rows (effective count, their weights) drawn after the chunk the model's
+detector last fired in (``FlipRateEstimator.after_change`` weighs the older ones 0):
+
+* fewer (the chunks after a firing): the counted interval; its estimate the regression of the rows
+  before the firing where the interval holds it (a false alarm keeps the precise value), else the counted
+  one;
+* enough, and the chunk's mean moment estimate agrees with theirs (within :data:`SHIFT_Z` standard
+  errors, :func:`shifted`) and their clean cardinalities did not change along the order they were drawn in
+  (:func:`changed_along`): the regression;
+* enough, and one of the two fails (a change the detector has not seen yet, or chance): the chunk is drawn
+  like them or not, so the interval spans both the regression's and the counted one, the estimate the
+  regression's.
+
+Its coverage after the changes of the presets and of the drift benchmark's streams:
+``docs/change-coverage.md`` (``python -m benchmarks.change_coverage``).  With fewer than
 :data:`MIN_TRUSTED` trusted rows (the first chunks of a 1 % sample) and rates not identified, the
 estimate is the trusted rows' mean clean cardinality (unbiased, no rate assumption; kept inside
 the interval) and the interval stays the identified set: too few rows for a confidence interval.
@@ -73,8 +89,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
-__all__ = ["CALIBRATION_MIN_ROWS", "CardinalityEstimate", "MIN_TRUSTED", "SHIFT_Z", "calibration_estimate",
-           "moment_cardinality", "regression_estimate", "trusted_estimate"]
+from .counted_rates import counted_estimate
+
+__all__ = ["CHANGE_LEVEL", "CardinalityEstimate", "MIN_TRUSTED", "SHIFT_Z", "changed_along", "moment_cardinality",
+           "regression_estimate", "shifted"]
 
 
 @dataclass(frozen=True)
@@ -158,78 +176,20 @@ def regression_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: fl
     return estimate, se, estimate - half, estimate + half
 
 
-def calibration_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: float = 0.95):
-    """The calibration (inverse regression) estimate of a chunk's mean clean cardinality from trusted rows.
-
-    The trusted rows' moment estimates ``c`` are regressed on their clean cardinalities ``g``,
-    ``c = a + k g + e``: under class-conditional flips ``E[c | g]`` is the noise process alone (``E[y | g] =
-    rho_- + g (1 - rho_+ - rho_-)`` per label), the same before and after the label distribution changes,
-    whereas :func:`regression_estimate`'s ``E[g | c]`` carries the trusted rows' own label distribution and
-    after a change pulls the estimate back to it (issue 39: after a concept growth its interval missed the
-    new cardinality).  The chunk's estimate is
-    ``(c_bar - a) / k``, its standard error by the delta method: ``s sqrt(1/N + 1/n_eff + (est - g_w)^2 /
-    S_gg) / k``, Student's t on ``n_eff - 2`` degrees of freedom.  Where ``k`` is not clearly positive (its
-    lower 95 % limit at most 0.1: the trusted rows span too few cardinalities, or the rates are far off),
-    the ratio is unstable and :func:`regression_estimate` is returned instead.
-
-    Arguments and return value as :func:`regression_estimate`.
-
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> g = rng.poisson(2.0, 300).astype(float); c = 0.5 * g + rng.normal(0, 0.3, 300)     # trusted: mean 2
-    >>> g_new = rng.poisson(3.0, 500).astype(float); c_new = 0.5 * g_new + rng.normal(0, 0.3, 500)  # mean 3
-    >>> est, se, lo, hi = calibration_estimate(c_new, c, g)
-    >>> bool(lo < g_new.mean() < hi), round(est, 2), round(float(g_new.mean()), 2)
-    (True, 2.94, 2.86)
-    """
-    from scipy.stats import t as student
-
-    x = np.asarray(c_trusted, dtype=np.float64)
-    g = np.asarray(g_trusted, dtype=np.float64)
-    w, total, n_eff = _row_weights(x, weight)
-    gw, xw = float((w * g).sum() / total), float((w * x).sum() / total)
-    dg = g - gw
-    sgg = float((w * dg**2).sum())
-    dof = max(n_eff - 2.0, 1.0)
-    t_q = float(student.ppf(0.5 + level / 2.0, dof))
-    if sgg <= 1e-12 * max(total, 1.0):
-        return regression_estimate(c_chunk, c_trusted, g_trusted, weight, level=level)
-    slope = float((w * dg * (x - xw)).sum() / sgg)
-    resid = x - xw - slope * dg
-    s2 = float((w * resid**2).sum() / total) * n_eff / dof
-    slope_se = float(np.sqrt(s2 * float((w**2 * dg**2).sum()) / sgg**2))
-    if slope - t_q * slope_se <= 0.1:
-        return regression_estimate(c_chunk, c_trusted, g_trusted, weight, level=level)
-    estimate = gw + (float(np.mean(c_chunk)) - xw) / slope
-    lever = float((w**2).sum() / total**2) + (estimate - gw) ** 2 * float((w**2 * dg**2).sum()) / sgg**2
-    se = float(np.sqrt(s2 * (lever + 1.0 / len(c_chunk)))) / slope
-    half = t_q * se
-    return estimate, se, estimate - half, estimate + half
-
-
-#: ``|z|`` of the chunk's mean moment estimate against the trusted rows' beyond which :func:`trusted_estimate`
-#: takes the calibration estimate: the chunk's labels no longer look like the trusted rows'.
+#: ``|z|`` of the chunk's mean moment estimate against the trusted rows' beyond which :func:`shifted` says the
+#: chunk's labels no longer look like the trusted rows'.
 SHIFT_Z = 2.0
-#: Fewest trusted rows (effective count) the calibration estimate is taken from: its ratio is unstable on
-#: fewer, and moved the estimate where nothing changed (measured in the commit that added it).
-CALIBRATION_MIN_ROWS = 30
 
 
-def trusted_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: float = 0.95):
-    """The chunk's mean clean cardinality from trusted rows: :func:`regression_estimate` (the more precise)
-    while the chunk's mean moment estimate agrees with the trusted rows' (``|z| <= SHIFT_Z``) or there are
-    fewer than :data:`CALIBRATION_MIN_ROWS` of them, else :func:`calibration_estimate` (valid after a change
-    of the label distribution, which the regression pulls back to the trusted rows' own).  Arguments and
-    return value as :func:`regression_estimate`.
+def shifted(c_chunk, c_trusted, weight=None) -> bool:
+    """Whether the chunk's mean moment estimate ``c_chunk`` (N,) is more than :data:`SHIFT_Z` standard errors
+    from the trusted rows' ``c_trusted`` (n,) (weighted) mean: the chunk is not drawn like the trusted rows.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
-    >>> g = rng.poisson(2.0, 300).astype(float); c = 0.5 * g + rng.normal(0, 0.3, 300)
-    >>> g_new = rng.poisson(3.0, 500).astype(float); c_new = 0.5 * g_new + rng.normal(0, 0.3, 500)
-    >>> trusted_estimate(c_new, c, g) == calibration_estimate(c_new, c, g)        # shifted: calibration
-    True
-    >>> trusted_estimate(c[:150], c[150:], g[150:]) == regression_estimate(c[:150], c[150:], g[150:])
-    True
+    >>> trusted_rows = rng.normal(2.0, 1.0, 100)
+    >>> shifted(rng.normal(2.0, 1.0, 500), trusted_rows), shifted(rng.normal(3.0, 1.0, 500), trusted_rows)
+    (False, True)
     """
     x = np.asarray(c_trusted, dtype=np.float64)
     w, total, n_eff = _row_weights(x, weight)
@@ -237,13 +197,44 @@ def trusted_estimate(c_chunk, c_trusted, g_trusted, weight=None, *, level: float
     var = float((w * (x - xw) ** 2).sum() / total)
     c = np.asarray(c_chunk, dtype=np.float64)
     se = np.sqrt(var / max(n_eff, 1.0) + float(np.var(c)) / max(c.size, 1))
-    shifted = n_eff >= CALIBRATION_MIN_ROWS and se > 0 and abs(float(c.mean()) - xw) > SHIFT_Z * se
-    return (calibration_estimate if shifted else regression_estimate)(c_chunk, c_trusted, g_trusted, weight,
-                                                                      level=level)
+    return bool(se > 0 and abs(float(c.mean()) - xw) > SHIFT_Z * se)
+
+
+#: Level of :func:`changed_along`'s test (two-sided, Bonferroni over the split points).
+CHANGE_LEVEL = 0.05
+
+
+def changed_along(g_trusted, weight=None) -> bool:
+    """Whether the trusted rows' clean cardinalities ``g_trusted`` (n,), in the order they were drawn, changed
+    along it: for every split, the newest ``k`` rows' mean against the older ones', in standard errors of the
+    rows' common spread; beyond the Bonferroni bound of :data:`CHANGE_LEVEL` over the ``n - 1`` splits at any
+    split, they were not drawn from one label distribution.  Rows of weight 0 are left out.
+
+    The clean labels vary far less than the noisy moment estimates :func:`shifted` compares, so a change the
+    chunk's noisy labels cannot show (a few labels more per row among many noisy ones) shows here.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> same, grown = rng.poisson(1.0, 12).astype(float), np.r_[np.ones(9), [3.0, 2.0, 3.0]]
+    >>> changed_along(same), changed_along(grown)
+    (False, True)
+    """
+    g = np.asarray(g_trusted, dtype=np.float64)
+    if weight is not None:
+        g = g[np.asarray(weight, dtype=np.float64) > 0]
+    n = g.size
+    spread = float(g.std(ddof=1)) if n > 2 else 0.0
+    if n < 3 or not spread > 0:
+        return False
+    k = np.arange(1, n)
+    tail = np.cumsum(g[::-1])[:-1]  # the newest k rows' sums
+    diff = tail / k - (g.sum() - tail) / (n - k)
+    z = np.abs(diff) / (spread * np.sqrt(1.0 / k + 1.0 / (n - k)))
+    return bool(z.max() > -ndtri(CHANGE_LEVEL / (2.0 * (n - 1))))
 
 
 def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds=None, rate_intervals=None,
-                       identified: bool = False, trusted=None) -> CardinalityEstimate:
+                       identified: bool = False, trusted=None, counts=None) -> CardinalityEstimate:
     """Unbiased chunk cardinality from observed labels ``Y01`` (N, q) in {0, 1} and per-label rates.
 
     ``rate_intervals=(pos_low, pos_high, neg_low, neg_high)``: the rates are only known to lie in these
@@ -254,6 +245,10 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     ``trusted=(observed labels (n, q), clean cardinality (n,), weight (n,) or None)``: trusted rows; from
     :data:`MIN_TRUSTED` of them on, the regression estimate of the module doc (``point_identified`` True,
     ``n_trusted`` their count); fewer, with rates not identified: their mean inside the identified set.
+    ``counts`` (4, q): their flip counts (:attr:`~ncld_core.model.flip_rates.FlipRateEstimator.trusted_counts_`);
+    with them the regression alone needs :data:`MIN_TRUSTED` rows of weight (effective count) that have not
+    :func:`changed_along` and a chunk that has not :func:`shifted`, else the counted-rates interval enters
+    (module doc; ``n_trusted``: the rows counted).
 
     >>> few_rows = (np.array([[1, 0], [0, 1]]), np.array([1.0, 2.0]))   # two trusted rows: clean cardinality 1, 2
     >>> e = moment_cardinality(np.eye(2)[[0, 1, 0, 0]], 0.1, 0.1, rate_intervals=(0, 0.3, 0, 0.3), trusted=few_rows)
@@ -271,19 +266,32 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     se = float(np.sqrt(noise_var.sum() / n))
     z = float(ndtri(0.5 + level / 2.0))
     rest = (per_instance, prevalence)
+    rows = None  # the trusted rows' moment estimates and clean cardinalities, when there are enough of them
     if trusted is not None:
         Y_tr, g_tr = np.asarray(trusted[0], dtype=np.float64), np.asarray(trusted[1], dtype=np.float64)
         weight = trusted[2] if len(trusted) > 2 else None
         if Y_tr.ndim != 2 or Y_tr.shape[1] != q or g_tr.shape != (Y_tr.shape[0],):
             raise ValueError(f"trusted: expected observed labels (n, {q}) and n clean cardinalities, got "
                              f"{Y_tr.shape} and {g_tr.shape}")
-        if weight is not None and not float(np.sum(weight)) > 0:
-            trusted = None  # every row weighed down to nothing (drift_decay=0): as without them
-    if trusted is not None and Y_tr.shape[0] >= MIN_TRUSTED:
-        c_tr = ((Y_tr - rho_neg) / denom).sum(axis=1)
-        estimate, se_t, low, high = trusted_estimate(per_instance, c_tr, g_tr, weight, level=level)
-        return _well_formed(estimate, se_t, low, high, q, *rest, True, n_trusted=int(Y_tr.shape[0]))
+        weighed_out = weight is not None and not float(np.sum(weight)) > 0  # after a detected change
+        if Y_tr.shape[0] >= MIN_TRUSTED and (counts is not None or not weighed_out):
+            rows = ((Y_tr - rho_neg) / denom).sum(axis=1), g_tr
+        if weighed_out:
+            trusted = None  # every row weighed down to nothing: as without them (but for the counted estimate)
+    counted_rows = 0 if counts is None else int(round(float(counts[0][0] + counts[2][0])))
+    greg = stale = None
+    if rows is not None:
+        fresh = trusted is not None and _row_weights(rows[0], weight)[2] >= MIN_TRUSTED
+        if fresh or counts is None:
+            greg = regression_estimate(per_instance, *rows, weight, level=level)
+            if counts is None or not (shifted(per_instance, rows[0], weight) or changed_along(rows[1], weight)):
+                return _well_formed(*greg, q, *rest, True, n_trusted=int(Y_tr.shape[0]))
+        else:  # rows drawn before a detected change: their regression, the precise value it was, only as a guide
+            stale = regression_estimate(per_instance, *rows, level=level)[0]
+    counted = counted_estimate(Y, counts, level=level) if counted_rows >= MIN_TRUSTED else None
     if rho_bounds is None and rate_intervals is None:
+        if counted is not None:
+            return _well_formed(*counted, q, *rest, True, n_trusted=counted_rows)
         estimate = float(per_instance.mean())
         return _well_formed(estimate, se, estimate - z * se, estimate + z * se, q, *rest, True)
     if rate_intervals is None:
@@ -297,6 +305,25 @@ def moment_cardinality(Y01, rho_pos, rho_neg, *, level: float = 0.95, rho_bounds
     corners = np.stack([(freq - a) / (1.0 - b - a) for a in (neg_lo, neg_hi) for b in (pos_lo, pos_hi)])
     low = float(np.clip(corners.min(axis=0), 0.0, 1.0).sum()) - z * se
     high = float(np.clip(corners.max(axis=0), 0.0, 1.0).sum()) + z * se
+    if counted is not None:
+        # The counted-rates interval inside the identified set (which rests on the rates' bounds, not on values
+        # from few counts); where the two do not meet, the set alone.
+        estimate, se_c, low_c, high_c = counted
+        if low_c <= high and high_c >= low:
+            low, high = max(low, low_c), min(high, high_c)
+        if greg is not None:
+            # The chunk's labels moved away from the trusted rows', or theirs changed along their order, with no
+            # firing: the chunk is drawn like them (the regression holds) or not (the counted interval holds); the
+            # interval holds both, the estimate is the regression's, the more precise.
+            estimate, se_c = greg[0], greg[1]
+            low, high = min(low, greg[2]), max(high, greg[3])
+        elif stale is not None and low <= stale <= high:
+            # After a firing, the regression of the rows before it where the counted interval still allows it (a
+            # false alarm keeps its precise value; few counted rows on many labels give a wild counted value);
+            # where it does not, the labels have moved, and the counted value is the one that follows them.
+            estimate = stale
+        return _well_formed(float(np.clip(estimate, low, high)), se_c, low, high, q, *rest, True,
+                            n_trusted=counted_rows)
     # Identified: the plug-in mean, unbiased.  Not: the plug-in with each prevalence cut to [0, 1] (which
     # moves every label's estimate towards the truth, itself in [0, 1]); biased, see docs/flip-rates.md.
     # Too few trusted rows for the regression still give an unbiased mean; the identified set holds the truth,

@@ -41,6 +41,13 @@ and each is an estimate of a decision that is right for the *clean* labels:
     per-label rates the noisy labels do not identify (a ``rho_-`` biased up on a frequent label lowers
     both ``P`` and its ``u``, and the top-``m`` set shrinks to nearly nothing, issue 39): the rule then
     predicts the top ``round(c N)`` entries by ``u``, the count the trusted sample vouches for.
+    Without a trusted sample, where the estimated rates leave the correction resting on what the noisy
+    labels do not pin down (``rates_free``: ``rho_-`` bounded near 0 on most labels, ``rho_+`` not identified:
+    missing labels), the rule falls back to the one that needs no rates: the same count-based threshold at
+    rates 0 (``u = (o + 1) / 2``, the observed labels as counts), what a model told rates 0 predicts from
+    these scores.  (Under missing labels the corrections bought less than 0.01 micro-F1 on every shared
+    dataset even told the true rates, and the estimated ones cost up to 0.015 on a dataset's mean, issue 39;
+    ``docs/rates-unknown.md``.)
 ``"f1-bounded-rates"``
     ``"f1-bounded"`` reading the estimated rates' counts even where a trusted sample pins the
     cardinality (the rule before issue 39, kept for comparison).
@@ -113,7 +120,8 @@ DECISIONS = {
     "prevalence": "per-label score quantile matching the running clean prevalence",
     "f1": "one corrected-score threshold maximising micro-F1 estimated from the noisy labels",
     "f1-bounded": "as f1, predicting at most the estimated number of clean positives (with estimated rates and "
-                  "a trusted sample: the top entries, as many as the trusted cardinality estimate)",
+                  "a trusted sample: the top entries, as many as the trusted cardinality estimate; without one, with "
+                  "rho_- pinned near 0 and rho_+ not pinned: the same rule at rates 0)",
     "f1-bounded-rates": "f1-bounded reading the estimated rates' counts even with a trusted sample (before issue 39)",
     "f1-budget": "as f1, with the estimated Hamming loss at most HL_BUDGET x the all-negative one",
     "hamming": "one corrected-score threshold minimising the Hamming loss estimated from the noisy labels",
@@ -279,7 +287,7 @@ def _count_threshold(U, count: int) -> float:
 
 
 def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalence, rates_estimated=False,
-                 cardinality_identified=False, calibrate=True) -> dict:
+                 cardinality_identified=False, calibrate=True, rates_free=False) -> dict:
     """The running state after one chunk; ``state`` None starts afresh (first chunk, or after a drift reset).
 
     ``scores`` (N, q): the chunk's scores (the model's prequential ones, see the module doc);
@@ -299,6 +307,9 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     ``rates_estimated`` the ``"f1-bounded"`` threshold is the latest chunk's, not a running average: the
     estimated rates, and with them the scale of ``u``, move from chunk to chunk, and an average dragged the
     first chunk's in-sample threshold along.
+    ``rates_free``: with ``rates_estimated``, the rates pin nothing the correction needs (module doc,
+    ``"f1-bounded"``): that rule then predicts by the threshold it would have at rates 0, kept beside the
+    others (a running average, as with given rates) whatever ``rates_free`` says.
     ``calibrate``: fit the calibration of the probabilities (:func:`fit_calibration`) on this chunk; without
     it the state keeps its calibration (a sweep that only counts predictions: their sign does not depend on
     it).  Pure: ``state`` is not modified.
@@ -325,6 +336,7 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
     C = (Y - rho_neg) / (1.0 - rho_pos - rho_neg)  # unbiased clean-label counts per entry
     bound = float((Y / (1.0 - rho_pos)).sum()) if rates_estimated else None  # the identified set's largest count
     tau, tau_bounded, tau_budget, tau_hl = _count_thresholds(U, C, bound)
+    tau_free = _count_thresholds((S + 1.0) / 2.0, Y)[1]  # rates 0: the noisy scale, the observed labels as counts
     tau_rates = tau_bounded
     if rates_estimated:
         floor = cardinality
@@ -347,6 +359,9 @@ def update_state(state, scores, Y01, rho_pos, rho_neg, *, cardinality, prevalenc
         "f1_bounded_threshold": float(tau_bounded if rates_estimated else run("f1_bounded_threshold", tau_bounded)),
         "f1_bounded_rates_threshold": float(tau_rates if state is None else (1.0 - w) * state.get(
             "f1_bounded_rates_threshold", state["f1_bounded_threshold"]) + w * tau_rates),
+        "rates_free_threshold": float(tau_free if state is None or "rates_free_threshold" not in state
+                                      else (1.0 - w) * state["rates_free_threshold"] + w * tau_free),
+        "rates_free": float(bool(rates_free and rates_estimated)),
         "f1_budget_threshold": float(run("f1_budget_threshold", tau_budget)),
         "hamming_threshold": float(run("hamming_threshold", tau_hl)),
         "calibration_slope": float(slope if state is None else (1.0 - w) * previous[0] + w * slope),
@@ -405,6 +420,8 @@ def decision_margin(rule, state, scores) -> np.ndarray:
         else:
             tau = (ordered[:, k - 1] + ordered[:, k]) / 2.0
         M = a * (U - tau[:, None])
+    elif rule == "f1-bounded" and state.get("rates_free", 0.0):
+        M = a * ((S2 + 1.0) / 2.0 - float(state["rates_free_threshold"]))  # at rates 0 (update_state)
     else:
         key = {"bayes": None, "f1": "f1_threshold", "f1-bounded": "f1_bounded_threshold",
                "f1-bounded-rates": "f1_bounded_rates_threshold",

@@ -49,8 +49,9 @@ acted on (retrain / adjust) also down-weights the estimator's accumulated statis
 rates (``rho_+`` only from above): the cardinality's interval is then the identified set of those bounds,
 and the record says so (``lcard_identified``, ``rates_identified``).  A trusted sample, rows whose clean
 labels a user has checked (``partial_fit(X, Y, trusted=mask, Y_trusted=clean)``), gives direct counts of
-the flips and a regression estimate of the cardinality with a confidence interval
-(:mod:`ncld_core.model.cardinality`); the model still learns every row from its observed labels.
+the flips and an estimate of the cardinality with a confidence interval (:mod:`ncld_core.model.cardinality`:
+the trusted rows' regression, restarted when the detector fires, acted on or not; after a change, the rates
+the trusted rows count); the model still learns every row from its observed labels.
 
 Loss (``loss=``, :mod:`ncld_core.model.noisy_targets`): with given rates the score term regresses, by
 default, the backward-corrected targets ``(y - rho_-) / (1 - rho_+ - rho_-)`` (unbiased for the clean
@@ -93,6 +94,7 @@ Examples
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import time
 
@@ -183,11 +185,12 @@ def _hidden(hidden, Xs, cache=None) -> np.ndarray:
 def _cardinality(Y01, rho_pos, rho_neg, estimator):
     """The chunk's cardinality estimate (:mod:`ncld_core.model.cardinality`): with given rates the moment
     estimate and its confidence interval; with estimated ones the interval of the rates' bounds, or, with
-    a trusted sample, the regression estimate."""
+    a trusted sample, the regression estimate or the counted-rates one (:mod:`ncld_core.model.cardinality`)."""
     if estimator is None:
         return moment_cardinality(Y01, rho_pos, rho_neg)
     return moment_cardinality(Y01, rho_pos, rho_neg, rate_intervals=estimator.rate_intervals_,
-                              identified=bool(estimator.identified_.all()), trusted=estimator.trusted_sample())
+                              identified=bool(estimator.identified_.all()), trusted=estimator.trusted_sample(),
+                              counts=getattr(estimator, "trusted_counts_", None))
 
 
 def _pinned_by_trusted_rows(estimator, cardinality) -> bool:
@@ -205,12 +208,40 @@ def _pinned_by_trusted_rows(estimator, cardinality) -> bool:
     return estimator is not None and cardinality.n_trusted > 0
 
 
+#: Share of the labels whose ``rho_-`` must be bounded near 0 for the decision to fall back to the rates-free rule
+#: (:func:`_rates_free`): most, not all (a frequent label's low scores hold clean positives, which lift its bound).
+RATES_FREE_SHARE = 0.9
+
+
+def _rates_free(estimator, cardinality) -> bool:
+    """Whether the decision falls back to the rule that needs no rates (:func:`update_state`'s ``rates_free``):
+    the rates are estimated, no trusted row pins the cardinality down, ``rho_-``'s upper bound is near 0 (at most
+    the estimator's ``identified_width``) on at least :data:`RATES_FREE_SHARE` of the labels and ``rho_+`` is not
+    identified on every label: the correction would rest on the rate the noisy labels do not pin down (missing
+    labels).  With trusted rows the count they vouch for decides (it scored higher, ``docs/rates-unknown.md``).
+
+    >>> from types import SimpleNamespace as E
+    >>> import numpy as np
+    >>> missing = E(rho_neg_high_=np.array([0.03, 0.05]), identified_width=0.1,
+    ...             rho_pos_identified_=np.array([False, True]))
+    >>> paper = E(**{**vars(missing), "rho_neg_high_": np.array([0.03, 0.35])})
+    >>> blind, checked = E(n_trusted=0), E(n_trusted=12)
+    >>> _rates_free(missing, blind), _rates_free(paper, blind), _rates_free(missing, checked), _rates_free(None, blind)
+    (True, False, False, False)
+    """
+    if estimator is None or _pinned_by_trusted_rows(estimator, cardinality):
+        return False
+    near_zero = float(np.mean(estimator.rho_neg_high_ <= estimator.identified_width))
+    return bool(near_zero >= RATES_FREE_SHARE and not np.all(estimator.rho_pos_identified_))
+
+
 def _whole_data_cardinality(Y01, rho_pos, rho_neg, estimator) -> dict:
     """Cardinality and prevalences of all of ``fit``'s data, and what the decision state is told of them (the
     rates estimated; the cardinality pinned down by trusted rows), as :func:`update_state` takes them."""
     est = _cardinality(Y01, rho_pos, rho_neg, estimator)
     return {"cardinality": est.estimate, "prevalence": est.prevalence, "rates_estimated": estimator is not None,
-            "cardinality_identified": _pinned_by_trusted_rows(estimator, est)}
+            "cardinality_identified": _pinned_by_trusted_rows(estimator, est),
+            "rates_free": _rates_free(estimator, est)}
 
 
 def _rate_bounds(estimator) -> dict:
@@ -751,6 +782,13 @@ class ELMNCLD(ChunkClassifier):
                                   trusted=trusted, Y_trusted=Y_trusted)
         results = {name: det.update(terms.signal) for name, det in detectors.items()}
         result = results[""]
+        if result.fired and terms.estimator is not None and terms.estimator.trusted_sample() is not None:
+            # A firing, acted on or not: the trusted rows drawn before it describe the old label distribution, and
+            # the chunk's own may straddle the change.  The cardinality's regression restarts from the next
+            # chunk's rows (flip counts kept); this chunk's estimate is recomputed without them.
+            estimator = terms.estimator.after_change()
+            terms = dataclasses.replace(terms, estimator=estimator,
+                                        cardinality=_cardinality(Y01, terms.rho_pos, terms.rho_neg, estimator))
         action = drift_action(result.fired, self.strategy, first)
         grid = alpha_grid(self.alpha)
         alpha, losses = self._select_alpha(grid, terms, None if first else self.statistics_,
@@ -770,7 +808,8 @@ class ELMNCLD(ChunkClassifier):
                               terms.rho_pos, terms.rho_neg), Y01, terms.rho_pos,
             terms.rho_neg, cardinality=terms.cardinality.estimate, prevalence=terms.cardinality.prevalence,
             rates_estimated=terms.estimator is not None,
-            cardinality_identified=_pinned_by_trusted_rows(terms.estimator, terms.cardinality))
+            cardinality_identified=_pinned_by_trusted_rows(terms.estimator, terms.cardinality),
+            rates_free=_rates_free(terms.estimator, terms.cardinality))
         record = ModelChunkRecord(
             chunk=0 if first else len(self._chunk_records()),
             n_instances=terms.n_instances,

@@ -86,8 +86,9 @@ cardinality's regression estimate (:func:`~ncld_core.model.cardinality.moment_ca
 All rates and bounds are clipped to ``[0, max_rate]`` (``max_rate < 1/2`` keeps
 ``rho_+ + rho_- < 1``, the condition of Eq. (NR)'s inverse).  A detected drift changes the
 label distribution, not the annotators' noise: the estimates are kept, the accumulated anchor
-counts are down-weighted by ``drift_decay`` (newer chunks count more), the trusted flip counts
-are kept and the trusted rows' weight in the cardinality's regression is down-weighted.
+counts are down-weighted by ``drift_decay`` (newer chunks count more; a drift acted on), the trusted flip
+counts are kept and the trusted rows drawn before it weigh nothing in the cardinality's regression from
+then on (:meth:`FlipRateEstimator.after_change`; any firing, acted on or not).
 
 >>> import numpy as np
 >>> from ncld_core.stream.synthetic import make_synthetic_stream
@@ -114,7 +115,7 @@ from ..saved_state import NONNEGATIVE, PROPORTION, RATE, SavedState, array, firs
 from ..validation import check_dtype, check_in_range
 
 __all__ = ["FlipRateEstimator", "TRUSTED_COUNTS", "binomial_mixture_em", "check_trusted", "estimate_errors",
-           "pool_intervals", "pooled_posterior", "wilson_interval"]
+           "pool_intervals", "pooled_posterior", "pooled_prior", "wilson_interval"]
 
 
 def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int = 200, tol: float = 1e-6):
@@ -240,24 +241,14 @@ def pool_intervals(anchor, trusted, anchor_var, trusted_var):
 PRIOR_MIN_SD = 0.03
 
 
-def pooled_posterior(successes, trials, level: float = 0.95):
-    """Per label, the Beta posterior of a proportion under a prior pooled across labels (empirical Bayes).
+def pooled_prior(successes, trials) -> tuple[float, float]:
+    """``(m, s)``: the prior ``Beta(s m, s (1 - m))`` that :func:`pooled_posterior` pools across labels (its mean
+    ``m`` the labels' pooled proportion, its strength ``s`` from their spread; see there).
 
-    The prior ``Beta(s m, s (1 - m))`` has the labels' pooled proportion ``m = (sum k + 1) / (sum n + 2)`` as
-    its mean and as its variance the spread of the labels' proportions beyond their binomial noise (method of
-    moments, at least :data:`PRIOR_MIN_SD` squared) plus the uncertainty of ``m`` itself (``m (1 - m) / sum n``):
-    few counts in all make a weak prior, many labels that agree a strong one.  A label with a handful of
-    counts (2 positives, none missed) is then pulled to what the other labels show instead of to 0.
-
-    Returns ``(mean, low, high, var)``: the posterior mean, its equal-tailed ``level`` interval and variance,
-    arrays of the labels' shape; a label with no trials gets the prior.
-
-    >>> m, lo, hi, v = pooled_posterior(np.array([0.0, 30.0, 29.0]), np.array([2.0, 100.0, 100.0]))
-    >>> bool(0.2 < m[0] < 0.31), bool(lo[0] < 0.29 < hi[0]), bool(abs(m[1] - 0.3) < 0.01)
-    (True, True, True)
+    >>> m, s = pooled_prior(np.array([30.0, 29.0]), np.array([100.0, 100.0]))
+    >>> round(m, 3), bool(s > 50)
+    (0.297, True)
     """
-    from scipy.stats import beta as beta_dist
-
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(trials, dtype=np.float64)
     total_n = float(n.sum())
@@ -270,7 +261,31 @@ def pooled_posterior(successes, trials, level: float = 0.95):
     else:
         spread = 0.0
     var = max(spread, PRIOR_MIN_SD ** 2) + m * (1.0 - m) / max(total_n, 1.0)
-    strength = max(m * (1.0 - m) / var - 1.0, 1e-3)
+    return m, max(m * (1.0 - m) / var - 1.0, 1e-3)
+
+
+def pooled_posterior(successes, trials, level: float = 0.95):
+    """Per label, the Beta posterior of a proportion under a prior pooled across labels (empirical Bayes).
+
+    The prior ``Beta(s m, s (1 - m))`` (:func:`pooled_prior`) has the labels' pooled proportion
+    ``m = (sum k + 1) / (sum n + 2)`` as its mean and as its variance the spread of the labels' proportions
+    beyond their binomial noise (method of moments, at least :data:`PRIOR_MIN_SD` squared) plus the
+    uncertainty of ``m`` itself (``m (1 - m) / sum n``): few counts in all make a weak prior, many labels that
+    agree a strong one.  A label with a handful of counts (2 positives, none missed) is then pulled to what the
+    other labels show instead of to 0.
+
+    Returns ``(mean, low, high, var)``: the posterior mean, its equal-tailed ``level`` interval and variance,
+    arrays of the labels' shape; a label with no trials gets the prior.
+
+    >>> m, lo, hi, v = pooled_posterior(np.array([0.0, 30.0, 29.0]), np.array([2.0, 100.0, 100.0]))
+    >>> bool(0.2 < m[0] < 0.31), bool(lo[0] < 0.29 < hi[0]), bool(abs(m[1] - 0.3) < 0.01)
+    (True, True, True)
+    """
+    from scipy.stats import beta as beta_dist
+
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    m, strength = pooled_prior(k, n)
     a, b = strength * m + k, strength * (1.0 - m) + (n - k)
     tail = (1.0 - level) / 2.0
     mean = a / (a + b)
@@ -332,7 +347,7 @@ class FlipRateEstimator:
         Per label, summed over the trusted rows seen: :data:`TRUSTED_COUNTS`.
     trusted_Y_, trusted_cardinality_, trusted_weight_ : arrays or None
         The trusted rows kept: observed labels (n, q) int8, clean cardinality (n,), weight (n,)
-        (1, down-weighted by :meth:`after_drift`).
+        (1; 0 for the rows up to the chunk a change was detected in, :meth:`after_change`).
     n_chunks_ : int
         Chunks seen.
     """
@@ -538,8 +553,18 @@ class FlipRateEstimator:
         start = None if first else (self.mix_rates_, self.mix_weights_)
         self.mix_rates_, self.mix_weights_ = binomial_mixture_em(self.hist_, start=start)
 
+    def after_change(self) -> "FlipRateEstimator":
+        """A copy whose kept trusted rows weigh nothing in the cardinality's regression from now on: they were
+        drawn before a detected change of the label distribution, or in the chunk it was detected in
+        (:mod:`ncld_core.model.cardinality`).  The flip counts, which measure the annotators, are kept."""
+        new = copy.deepcopy(self)
+        if getattr(new, "trusted_weight_", None) is not None:
+            new.trusted_weight_ = np.zeros_like(new.trusted_weight_)
+        return new
+
     def after_drift(self) -> "FlipRateEstimator":
-        """A copy with the accumulated counts down-weighted by ``drift_decay`` (estimates kept)."""
+        """A copy with the accumulated anchor counts down-weighted by ``drift_decay`` (estimates kept; the
+        trusted rows are :meth:`after_change`'s)."""
         new = copy.deepcopy(self)
         if getattr(new, "low_count_", None) is not None:
             new.low_positives_ = new.low_positives_ * self.drift_decay
@@ -548,10 +573,6 @@ class FlipRateEstimator:
             new.anchor_weight_ = new.anchor_weight_ * self.drift_decay
             if getattr(new, "hist_", None) is not None:
                 new.hist_ = new.hist_ * self.drift_decay
-        if getattr(new, "trusted_weight_", None) is not None:
-            # The trusted rows' flip counts measure the annotators and are kept; the rows themselves
-            # describe the old label distribution, which the cardinality's regression weighs less.
-            new.trusted_weight_ = new.trusted_weight_ * self.drift_decay
         return new
 
 
