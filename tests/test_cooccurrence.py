@@ -88,3 +88,15 @@ def test_bad_inputs_raise_value_errors():
         small_loss_selection(Y, Y, keep=0)
     with pytest.raises(ValueError, match="proba"):
         small_loss_selection(Y, np.zeros((4, 3)))
+
+
+def test_rate_benchmark_cell_measures_cooccurrence_and_its_assumption(monkeypatch):
+    from benchmarks import rate_estimators
+
+    monkeypatch.setattr(rate_estimators, "LENGTH", 1500)
+    row = rate_estimators.cell((rate_estimators.SYNTHETIC, "missing"))
+    assert row["co_labels"] == 10 and 0 <= row["co_identified"] <= 10 and 0 < row["purity"] <= 1
+    assert len(row["co_errors_pos"]) == row["co_identified"] and 0 <= row["every_identified"] <= 10
+    text = rate_estimators.report([row], [], 1.0)
+    assert "## Label co-occurrence with small-loss selection" in text
+    assert f"| {row['co_identified']} of 10" in text.split("## Label co-occurrence")[1]
