@@ -31,7 +31,7 @@ import numbers
 import numpy as np
 
 from ncld_core.validation import check_in_range, check_X, check_Y
-from ncld_core.stream.noise import apply_label_noise, check_noise_changes_have_noise, resolve_flip_rates
+from ncld_core.stream.noise import noisy_labels
 from ncld_core.stream.schedule import (
     apply_label_shifts,
     as_schedule,
@@ -152,13 +152,10 @@ def build_stream(
 
     # 3. Noise, after ordering and shifts (paper protocol): rates stay with the columns; a noise change of the
     # schedule scales them from its position on.
-    rho_pos, rho_neg, mode = resolve_flip_rates(flip_rates, q, label_names, random_state=rng_rates)
     noise_changes = () if schedule is None else schedule.noise_changes
-    if mode == "none":
-        check_noise_changes_have_noise(noise_changes)
-        Y_noisy = Y_ord.copy()
-    else:
-        Y_noisy = apply_label_noise(Y_ord, rho_pos, rho_neg, random_state=rng_noise, changes=noise_changes)
+    Y_noisy, rho_pos, rho_neg, mode = noisy_labels(
+        Y_ord, flip_rates, label_names, rates_random_state=rng_rates, noise_random_state=rng_noise,
+        changes=noise_changes)
 
     card = Y.sum(axis=1)
     used_card = card[order]

@@ -49,6 +49,7 @@ __all__ = [
     "resolve_flip_rates",
     "apply_label_noise",
     "check_noise_changes_have_noise",
+    "noisy_labels",
 ]
 
 #: The range both rates of every label are drawn from in the paper (Section IV).
@@ -385,3 +386,27 @@ def apply_label_noise(Y_true, rho_pos, rho_neg, *, random_state=None, changes=()
             rate = rate * factors[start : start + rows, None]
         out[start : start + rows] = block ^ (u < rate)
     return out
+
+
+def noisy_labels(Y_true, flip_rates, label_names, *, rates_random_state=None, noise_random_state=None, changes=()):
+    """The observed labels of a stream builder: ``flip_rates`` resolved (:func:`resolve_flip_rates`, drawn from
+    ``rates_random_state``), then each entry flipped by :func:`apply_label_noise` (from ``noise_random_state``),
+    with the schedule's noise ``changes``; a noise change on a stream without noise is a ValueError
+    (:func:`check_noise_changes_have_noise`).
+
+    Returns ``(Y_noisy, rho_pos, rho_neg, mode)``: the int8 noisy labels (a copy of ``Y_true`` without noise) and
+    what :func:`resolve_flip_rates` returns.
+
+    >>> import numpy as np
+    >>> Y_noisy, rho_pos, rho_neg, mode = noisy_labels(np.ones((2, 2), dtype=np.int8), None, ("a", "b"))
+    >>> Y_noisy.tolist(), mode
+    ([[1, 1], [1, 1]], 'none')
+    """
+    Y_true = np.asarray(Y_true)
+    rho_pos, rho_neg, mode = resolve_flip_rates(flip_rates, Y_true.shape[1], label_names,
+                                                random_state=rates_random_state)
+    if mode == "none":
+        check_noise_changes_have_noise(changes)
+        return Y_true.copy(), rho_pos, rho_neg, mode
+    return (apply_label_noise(Y_true, rho_pos, rho_neg, random_state=noise_random_state, changes=changes),
+            rho_pos, rho_neg, mode)

@@ -48,7 +48,7 @@ import numpy as np
 from scipy.special import expit
 
 from ncld_core.validation import check_in_range
-from ncld_core.stream.noise import apply_label_noise, check_noise_changes_have_noise, resolve_flip_rates
+from ncld_core.stream.noise import noisy_labels
 from ncld_core.stream.schedule import apply_label_shifts, as_schedule, shift_permutation
 from ncld_core.stream.seeding import spawn_generators
 from ncld_core.stream.stream import Stream, mark_trusted
@@ -359,13 +359,10 @@ def make_synthetic_stream(
         P_true = apply_label_shifts(P_true, schedule.change_points, shift_perm)
 
     label_names = tuple(f"label_{j}" for j in range(q))
-    rho_pos, rho_neg, mode = resolve_flip_rates(flip_rates, q, label_names, random_state=rng_rates)
     noise_changes = () if schedule is None else schedule.noise_changes
-    if mode == "none":
-        check_noise_changes_have_noise(noise_changes)
-        Y_noisy = Y_true.copy()
-    else:
-        Y_noisy = apply_label_noise(Y_true, rho_pos, rho_neg, random_state=rng_noise, changes=noise_changes)
+    Y_noisy, rho_pos, rho_neg, mode = noisy_labels(
+        Y_true, flip_rates, label_names, rates_random_state=rng_rates, noise_random_state=rng_noise,
+        changes=noise_changes)
 
     config = {
         "n_instances": n,
