@@ -352,3 +352,36 @@ def test_the_model_falls_back_to_the_rates_free_rule_under_missing_labels_withou
         kw = {} if s.trusted is None else {"trusted": s.trusted[rows], "Y_trusted": s.Y_true[rows][s.trusted[rows]]}
         model.partial_fit(s.X[rows], s.Y_noisy[rows], **kw)
     assert bool(model.decision_state_["rates_free"]) is falls_back
+
+
+def test_count_thresholds_rank_tied_scores_in_their_own_order():
+    """The count-based thresholds rank a chunk's entries by corrected score, equal scores in their own order (a
+    stable sort), so a threshold never depends on how a faster sort happens to break ties; checked against a
+    reference ranking by (score descending, position) on scores with many ties."""
+    from ncld_core.model.decision import corrected_scores, update_state
+
+    def reference_f1_threshold(U, C):
+        u, c = U.ravel(), C.ravel()
+        order = np.lexsort((np.arange(u.size), -u))
+        u, c = u[order], c[order]
+        tp = np.cumsum(c)
+        f1 = 2.0 * tp / (np.arange(1, u.size + 1) + max(float(c.sum()), 1.0))
+        best = int(np.argmax(f1))
+        if f1[best] <= 0:
+            return float(u[0])
+        nxt = u[best + 1] if best + 1 < u.size else u[best] - 1.0
+        return float((u[best] + nxt) / 2.0)
+
+    rng = np.random.default_rng(0)
+    differ = 0
+    for _ in range(40):
+        S = np.round(rng.normal(-0.3, 0.4, (300, 8)), 1)  # about 20 distinct values: ties everywhere
+        Y = (rng.random(S.shape) < 0.3).astype(float)
+        rho_pos, rho_neg = np.full(8, 0.2), np.full(8, 0.1)
+        U = corrected_scores(S, rho_pos, rho_neg)
+        C = (Y - rho_neg) / (1.0 - rho_pos - rho_neg)
+        state = update_state(None, S, Y, rho_pos, rho_neg, cardinality=1.0, prevalence=np.full(8, 0.3))
+        assert state["f1_threshold"] == reference_f1_threshold(U, C)
+        u = U.ravel()
+        differ += not np.array_equal(np.argsort(-u), np.lexsort((np.arange(u.size), -u)))
+    assert differ > 0  # the unstable sort does break these ties otherwise
