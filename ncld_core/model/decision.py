@@ -247,11 +247,18 @@ def _prevalence_thresholds(S, prevalence) -> np.ndarray:
 
 def _descending(u) -> np.ndarray:
     """The order of ``u`` from largest to smallest, equal entries in their own order (a stable sort's): the
-    unstable sort (faster), unless two entries are equal."""
+    unstable sort (faster), then each run of equal entries put back in their own order (a label whose scores are all
+    equal makes long runs)."""
     order = np.argsort(-u)
     ranked = u[order]
-    if np.any(ranked[1:] == ranked[:-1]):
-        return np.argsort(-u, kind="stable")
+    same = ranked[1:] == ranked[:-1]
+    if same.any():
+        tied = np.zeros(u.size, dtype=bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        run = np.cumsum(np.concatenate(([True], ~same)))  # the run of equal entries of each place
+        at = np.flatnonzero(tied)
+        order[at] = order[at][np.lexsort((order[at], run[at]))]
     return order
 
 
