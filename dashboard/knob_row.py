@@ -43,6 +43,7 @@ from ncld_core.stream.noise_families import NOISE_FAMILIES
 from ncld_core.stream.schedule import KINDS
 
 from . import controls
+from .link import CANON
 from .ui import md_escape
 
 __all__ = ["NONE", "PAPER", "RATE_MAX", "TRUSTED_SHARES", "MAX_POSITIONS", "ChangeKnob", "knob_key", "noise_value",
@@ -223,18 +224,27 @@ def _keyed(name: str, shown) -> str:
     return key
 
 
-def _version() -> int:
-    """The controls' version a knob is drawn in (its key's, :func:`knob_key`)."""
-    return ss.get("editor_ver", 0)
+def _drawn(*fields) -> tuple:
+    """What a knob is drawn from: the controls' version (its key's, :func:`knob_key`) and the canonical values of
+    the settings ``fields`` it shows."""
+    canon = ss.get(CANON, {})
+    return ss.get("editor_ver", 0), tuple((name, canon.get(name)) for name in fields)
 
 
-def _moved(key: str, version: int, changes):
+def _moved(key: str, drawn: tuple, changes):
     """A knob's callback: its new value's settings into the canonical values and the sidebar's controls.
 
-    Only for a knob of this version: a click that reaches the server while a preset's (or a link's) script run
-    still draws carries the knobs drawn before it, and the interrupted run has not removed them, so their callbacks
-    come too, with the settings from before the preset (they set them back, and Run ran those)."""
-    if version == _version():
+    Only for a knob drawn from the settings as they are (``drawn``, :func:`_drawn`); Streamlit calls the callback
+    of a knob the page no longer shows too:
+
+    * a click that reaches the server while a preset's (or a link's) script run still draws carries the knobs
+      drawn before it, and the interrupted run has not removed them, so their callbacks come too, with the
+      settings from before the preset (they set them back, and Run ran those): the version differs;
+    * a rerun the browser sends before it has drawn the last script run (the live part's poll, under load)
+      carries the knobs it still shows: the change knob's choice of a kind ("none"), gone once the sidebar's
+      "Add a change point" made a change point, came as a change to "none" and took the point away
+      (tests/test_knob_row.py): the setting differs."""
+    if drawn == _drawn(*(name for name, _ in drawn[1])):
         controls.set_values(changes(ss[key]))
 
 
@@ -250,7 +260,7 @@ def _noise(ctx):
     if value is not None:
         key = _keyed("noise", value)
         st.slider("label noise: flip rates", 0.0, RATE_MAX, step=RATE_STEP, format="%.2f",
-                  key=key, on_change=_moved, args=(key, _version(), noise_changes),
+                  key=key, on_change=_moved, args=(key, _drawn("noise", "rho_low", "rho_high"), noise_changes),
                   help="The chance that a label is flipped: ρ₊ (a relevant label dropped) and ρ₋ (an irrelevant "
                        "one added), drawn for every label between the two ends (the paper: 0.2-0.4). Both at 0: "
                        "no noise. The sidebar's label noise section also has a table per label and the noise "
@@ -258,7 +268,7 @@ def _noise(ctx):
     else:
         key = _keyed("noise_kind", cfg.noise)
         st.selectbox("label noise", noise_kinds(cfg), key=key, on_change=_moved,
-                     args=(key, _version(), noise_changes), format_func=lambda k: _NOISE_WORDS.get(k, k),
+                     args=(key, _drawn("noise"), noise_changes), format_func=lambda k: _NOISE_WORDS.get(k, k),
                      help="How the flip rates ρ₊ (a relevant label dropped) and ρ₋ (an irrelevant one added) of "
                           "each label are set: "
                           + "; ".join(f"{n}: {f.description}" for n, f in NOISE_FAMILIES.items() if n != "paper")
@@ -279,20 +289,20 @@ def _change_points(ctx):
     elif knob.choose_kind:
         key = _keyed("change_kind", NONE)
         st.selectbox(knob.label, knob.options, key=key, on_change=_moved,
-                     args=(key, _version(), lambda v: change_changes(knob, v)),
+                     args=(key, _drawn("schedule"), lambda v: change_changes(knob, v)),
                      format_func=lambda k: "none" if k == NONE else f"{_KIND_WORDS[k]} (placed mid-stream)",
                      help=help_text)
     elif len(knob.kinds) == 1:
         key = _keyed("change", knob.value)
         st.select_slider(knob.label, knob.options, key=key, on_change=_moved,
-                         args=(key, _version(), lambda v: change_changes(knob, v)),
+                         args=(key, _drawn("schedule"), lambda v: change_changes(knob, v)),
                          format_func=_change_place_text, help=help_text)
     else:
         # two thumbs: a select slider is a range only when its value (not its state) is a pair, so the pair is
         # given as the value and named in the key (a new key when the setting moves, elsewhere too)
         key = f"{knob_key('change_pair')}_{'_'.join(map(str, knob.value))}"
         st.select_slider(knob.label, knob.options, value=knob.value, key=key, on_change=_moved,
-                         args=(key, _version(), lambda v: change_changes(knob, v)),
+                         args=(key, _drawn("schedule"), lambda v: change_changes(knob, v)),
                          format_func=_change_place_text, help=help_text)
     _errors(ctx, "schedule")
 
@@ -301,7 +311,8 @@ def _trusted(ctx):
     options, shown = trusted_options(ctx.cfg)
     key = _keyed("trusted", shown)
     st.select_slider("trusted sample", options, key=key, on_change=_moved,
-                     args=(key, _version(), lambda v: {"trusted_fraction": float(v)}), format_func=lambda v: f"{v:.1%}",
+                     args=(key, _drawn("trusted_fraction"), lambda v: {"trusted_fraction": float(v)}),
+                     format_func=lambda v: f"{v:.1%}",
                      help="The share of each chunk whose labels a user has checked by hand (their clean labels "
                           "revealed). The models told nothing about the noise use them for the flip rates and the "
                           "cardinality band (docs/flip-rates.md).")
@@ -311,7 +322,7 @@ def _trusted(ctx):
 def _beta(ctx):
     key = _keyed("beta", beta_value(ctx.cfg))
     st.slider("label fit weight", 0.0, 1.0, step=0.01, format="%.2f", key=key,
-              on_change=_moved, args=(key, _version(), lambda v: {"beta": round(float(v), 2)}),
+              on_change=_moved, args=(key, _drawn("beta"), lambda v: {"beta": round(float(v), 2)}),
               help="β of Eq. (N2): how much the model fits the observed labels (1) rather than its neighbours' "
                    "scores in the chunk's feature graph (0).")
     _errors(ctx, "beta")
@@ -322,7 +333,8 @@ def _correction(ctx):
     options = list(RATE_MODES) if cfg.model_rates in RATE_MODES else [*RATE_MODES, cfg.model_rates]
     key = _keyed("model_rates", cfg.model_rates)
     st.selectbox("noise correction", options, key=key, on_change=_moved,
-                 args=(key, _version(), lambda v: {"model_rates": v}), format_func=lambda m: _RATE_WORDS.get(m, m),
+                 args=(key, _drawn("model_rates"), lambda v: {"model_rates": v}),
+                 format_func=lambda m: _RATE_WORDS.get(m, m),
                  help="What the ELM-NCLD variants know of the label noise: the true flip rates ρ₊, ρ₋ (the "
                       "paper's setting), nothing (they estimate the rates online, with the trusted sample when "
                       "there is one), or rates 0 (no correction). The baselines are never told.")
