@@ -385,3 +385,16 @@ def test_count_thresholds_rank_tied_scores_in_their_own_order():
         u = U.ravel()
         differ += not np.array_equal(np.argsort(-u), np.lexsort((np.arange(u.size), -u)))
     assert differ > 0  # the unstable sort does break these ties otherwise
+
+
+def test_a_margin_too_small_for_the_sigmoid_still_reads_as_its_prediction():
+    """predict is ``margin > 0`` and predict_proba ``sigmoid(margin)``: a margin of 1e-300 (a label whose scores are
+    all about 0, the paper's threshold 0) has float64's sigmoid at exactly 1/2, which rounds to 0 while predict
+    says 1 (scikit-learn's check_classifier_multioutput failed so under one BLAS thread count)."""
+    from ncld_core.model.decision import margin_probability
+
+    margins = np.array([1e-300, 1e-17, 0.0, -1e-17, -1e-300, 3.0, -3.0, 50.0, -50.0])
+    p = margin_probability(margins)
+    assert np.array_equal(p > 0.5, margins > 0), p
+    assert np.array_equal(np.round(p) == 1, margins > 0), p
+    assert np.all((p > 0) & (p < 1))

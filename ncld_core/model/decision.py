@@ -463,11 +463,13 @@ _LOGIT_TAIL = 20.0
 def _logistic(z) -> np.ndarray:
     """``sigmoid(z)`` with the tails beyond ``|z| = 20`` compressed to ``20 + 2.4 log(1 + log(1 + |z| - 20))``
     (at most 35.7 for any float): strictly inside (0, 1) and in the order of ``z`` (no ties where float64
-    would round to 0 or 1; the probabilities changed are all beyond 1 - 2e-9 or below 2e-9)."""
+    would round to 0 or 1; the probabilities changed are all beyond 1 - 2e-9 or below 2e-9), and above 1/2
+    exactly where ``z > 0``."""
     z = np.asarray(z, dtype=np.float64)
     over = np.maximum(np.abs(z) - _LOGIT_TAIL, 0.0)
     z = np.where(over > 0, np.sign(z) * (_LOGIT_TAIL + 2.4 * np.log1p(np.log1p(over))), z)
-    return expit(z)
+    # above 1/2 exactly where z > 0: a margin too small to move float64's sigmoid off 1/2 is still a prediction
+    return np.where(z > 0, np.maximum(expit(z), np.nextafter(0.5, 1.0)), expit(z))
 
 
 def margin_probability(margin) -> np.ndarray:
