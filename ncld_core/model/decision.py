@@ -468,8 +468,9 @@ def _logistic(z) -> np.ndarray:
     z = np.asarray(z, dtype=np.float64)
     over = np.maximum(np.abs(z) - _LOGIT_TAIL, 0.0)
     z = np.where(over > 0, np.sign(z) * (_LOGIT_TAIL + 2.4 * np.log1p(np.log1p(over))), z)
+    p = expit(z)
     # above 1/2 exactly where z > 0: a margin too small to move float64's sigmoid off 1/2 is still a prediction
-    return np.where(z > 0, np.maximum(expit(z), np.nextafter(0.5, 1.0)), expit(z))
+    return np.where(z > 0, np.maximum(p, np.nextafter(0.5, 1.0)), p)
 
 
 def margin_probability(margin) -> np.ndarray:
