@@ -100,6 +100,7 @@ class OwnCPU:
         self._last: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="own-cpu", daemon=True)
+        self._at_start = False  # True only for the reading at __enter__: those processes count from there
         self.seconds = 0.0
 
     def _read(self) -> None:
