@@ -394,7 +394,7 @@ def noisy_labels(Y_true, flip_rates, label_names, *, rates_random_state=None, no
     with the schedule's noise ``changes``; a noise change on a stream without noise is a ValueError
     (:func:`check_noise_changes_have_noise`).
 
-    Returns ``(Y_noisy, rho_pos, rho_neg, mode)``: the int8 noisy labels (a copy of ``Y_true`` without noise) and
+    Returns ``(Y_noisy, rho_pos, rho_neg, mode)``: the noisy labels (int8; without noise a copy of ``Y_true``) and
     what :func:`resolve_flip_rates` returns.
 
     >>> import numpy as np
