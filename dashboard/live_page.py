@@ -18,7 +18,8 @@ False
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import statistics
+from collections.abc import Callable, Sequence
 
 from dashboard import figures as F
 from dashboard import panels
@@ -79,6 +80,42 @@ def about_run(cfg, *, same: bool, upload: bool) -> str | None:
     """
     text = describe(cfg)
     return None if same and not upload and text == "the default settings" else text
+
+
+#: Seconds between the live part's reruns (``st.fragment(run_every=...)``), fastest first. Every rerun of a page
+#: costs the server's process, which answers every page: a run is looked at no more often than its chunks need.
+PACES = (0.2, 0.5, 1.0)
+#: The pace of a run waiting for a slot on the server: its place in the queue changes only when a job ends.
+QUEUED_PACE = 0.5
+#: The chunks whose compute times set a running run's pace (chunk 0 only initialises the models).
+PACE_CHUNKS = slice(1, 4)
+
+
+def live_pace(run) -> float:
+    """Seconds between the live part's reruns for ``run`` (a ``LiveRun``): :data:`QUEUED_PACE` while it waits for
+    a slot; once it runs, the slowest of :data:`PACES` within a third of its chunks' compute time (the median over
+    :data:`PACE_CHUNKS`, so the pace changes at most twice a run), so that a chunk is drawn within a third of the
+    time the next one takes; the fastest until those chunks are computed.
+
+    >>> from types import SimpleNamespace
+    >>> def run(status="running", place=0, compute_ms=()):
+    ...     return SimpleNamespace(status=status, queue_position=lambda: place, compute_ms=list(compute_ms))
+    >>> live_pace(run(compute_ms=[30, 80, 90, 85]))                  # the default stream
+    0.2
+    >>> live_pace(run(compute_ms=[900, 1500, 1700, 1600]))
+    0.5
+    >>> live_pace(run(compute_ms=[900, 4000, 3000, 3500, 10]))
+    1.0
+    >>> live_pace(run(compute_ms=[900, 4000])), live_pace(run("starting", place=3))
+    (0.2, 0.5)
+    """
+    if run.status == "starting" and run.queue_position():
+        return QUEUED_PACE
+    first = list(run.compute_ms)[PACE_CHUNKS]
+    if len(first) < PACE_CHUNKS.stop - PACE_CHUNKS.start:
+        return PACES[0]
+    third = statistics.median(first) / 1000 / 3
+    return max((p for p in PACES if p <= third), default=PACES[0])
 
 
 def waiting_text(place: int, slots: int) -> str:
