@@ -3,10 +3,9 @@
 Why this module exists: numpy and scipy start one BLAS thread per core. ELM-NCLD's per-chunk algebra is
 small (an ``L x L`` solve and ``N x L`` products with ``L = 300`` by default), where a second thread costs
 more in synchronisation than it gains; and when other work shares the machine (the browser drawing the
-page, another visitor's run), a thread pool as large as the core count is oversubscribed and spins. An
-outside test measured a 300 x 300 Cholesky at 128 ms with the default threads against 4.4 ms with one,
-at load 7 on 2 cores. ``make bench`` measures the policy below against every thread count in one run
-(section "Threads under load" of ``docs/performance.md``).
+page, another visitor's run), a thread pool as large as the core count is oversubscribed and spins.
+``make bench`` measures the policy below against every thread count in one run (section "Threads under
+load" of ``docs/performance.md``).
 
 Policy (:func:`threads_for`): one thread per run unless the run's matrices are large enough for BLAS
 threads to pay (``n_hidden >= THREADED_FROM``), and then the cores left per concurrent run. The budget is

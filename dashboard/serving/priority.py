@@ -5,10 +5,9 @@ groups processes by session (``/proc/sys/kernel/sched_autogroup_enabled`` is 1, 
 distributions' kernels, and where no CPU cgroup of a container or service manager groups them instead),
 the CPU is shared fairly between sessions whatever their processes' niceness, and a browser starts its
 processes in sessions of their own. So a run process at niceness 10, in the server's session, still took
-its share of the cores from a browser drawing a page on the same machine. On this 2-core machine a page
-drew its Run button in a median 1.64-1.69 s idle, 2.31-2.42 s beside two busy processes at niceness 10 in
-one session, and 1.85-2.06 s when each had called ``lower_priority(10)`` (``python -m
-benchmarks.page_beside_busy``, as root; ``docs/deploy.md`` section 5).
+its share of the cores from a browser drawing a page on the same machine (``python -m
+benchmarks.page_beside_busy`` measures a page beside busy processes in each place; ``docs/deploy.md``
+section 5 quotes it).
 
 :func:`lower_priority` puts the calling process in a session of its own (``os.setsid``: it leaves the
 terminal's process group, so a Ctrl-C there no longer reaches it; the caller ends it by its pipe) and
