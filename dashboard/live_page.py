@@ -93,18 +93,18 @@ PACE_CHUNKS = slice(1, 4)
 
 def live_pace(run) -> float:
     """Seconds between the live part's reruns for ``run`` (a ``LiveRun``): :data:`QUEUED_PACE` while it waits for
-    a slot; once it runs, the slowest of :data:`PACES` within a third of its chunks' compute time (the median over
-    :data:`PACE_CHUNKS`, so the pace changes at most twice a run), so that a chunk is drawn within a third of the
-    time the next one takes; the fastest until those chunks are computed.
+    a slot; once it runs, the slowest of :data:`PACES` within half its chunks' compute time (the median over
+    :data:`PACE_CHUNKS`, so the pace changes at most twice a run), so that a chunk is drawn before half the time
+    the next one takes has passed; the fastest until those chunks are computed.
 
     >>> from types import SimpleNamespace
     >>> def run(status="running", place=0, compute_ms=()):
     ...     return SimpleNamespace(status=status, queue_position=lambda: place, compute_ms=list(compute_ms))
     >>> live_pace(run(compute_ms=[30, 80, 90, 85]))                  # the default stream
     0.2
-    >>> live_pace(run(compute_ms=[900, 1500, 1700, 1600]))
+    >>> live_pace(run(compute_ms=[900, 1100, 1300, 1200]))           # two heavy runs of the classroom test
     0.5
-    >>> live_pace(run(compute_ms=[900, 4000, 3000, 3500, 10]))
+    >>> live_pace(run(compute_ms=[900, 2500, 2000, 2200, 10]))
     1.0
     >>> live_pace(run(compute_ms=[900, 4000])), live_pace(run("starting", place=3))
     (0.2, 0.5)
@@ -114,8 +114,8 @@ def live_pace(run) -> float:
     first = list(run.compute_ms)[PACE_CHUNKS]
     if len(first) < PACE_CHUNKS.stop - PACE_CHUNKS.start:
         return PACES[0]
-    third = statistics.median(first) / 1000 / 3
-    return max((p for p in PACES if p <= third), default=PACES[0])
+    half = statistics.median(first) / 1000 / 2
+    return max((p for p in PACES if p <= half), default=PACES[0])
 
 
 def waiting_text(place: int, slots: int) -> str:
