@@ -628,23 +628,43 @@ def measure(args, env: dict, deadline: float) -> tuple[list, dict]:
     return rows, m
 
 
-def repeat_text(repeats: list[list]) -> str:
-    """How often each target was met over repeated runs of the test (each run: its rows).
+def _time_of(measured: str) -> str:
+    """The time (s) a row's measurement is judged by: the slowest it names, else the longest it lists (what is in
+    parentheses or after a semicolon is context, not the target's).
 
-    >>> print(repeat_text([[("a", "", "", True), ("b", "", "", False)], [("a", "", "", True), ("b", "", "", True)]]))
-    Every target met in 1 of 2 runs.
+    >>> [_time_of(m) for m in ("30/30 answered, median 0.16 s, slowest 2.50 s; the pages: slowest 2.9 s",
+    ...                        "1.93 s (the server's part: 0.05 s)", "0.19 s, 0.23 s, 0.13 s", "peak 1228 MB")]
+    ['2.50', '1.93', '0.23', '']
+    """
+    main = re.sub(r"\([^)]*\)", "", measured).split(";")[0]
+    slowest = re.search(r"slowest (\d+(?:\.\d+)?) s", main)
+    if slowest:
+        return slowest.group(1)
+    times = re.findall(r"(\d+(?:\.\d+)?) s\b", main)
+    return max(times, key=float) if times else ""
+
+
+def repeat_text(repeats: list[list]) -> str:
+    """How often each target was met over repeated runs of the test (each run: its rows), with each run's time
+    where the target is one (seconds: the slowest page's, or the measured time).
+
+    >>> print(repeat_text([[("a", "", "2.5 s (x)", True), ("b", "", "", False)],
+    ...                    [("a", "", "median 1 s, slowest 3.1 s", False), ("b", "", "", True)]]))
+    Every target met in 0 of 2 runs.
     <BLANKLINE>
-    | target   | met in   |
-    |----------|----------|
-    | a        | 2 of 2   |
-    | b        | 1 of 2   |
+    | target   | met in   | each run's time, s   |
+    |----------|----------|----------------------|
+    | a        | 1 of 2   | 2.5, 3.1             |
+    | b        | 1 of 2   |                      |
     """
     n = len(repeats)
     names = [target for target, *_ in repeats[0]]
     met = {name: sum(any(t == name and ok for t, _, _, ok in rows) for rows in repeats) for name in names}
+    times = {name: [_time_of(m) for rows in repeats for t, _, m, _ in rows if t == name] for name in names}
     every = sum(all(ok for *_, ok in rows) for rows in repeats)
     return (f"Every target met in {every} of {n} runs.\n\n"
-            + md_table(["target", "met in"], [[name, f"{met[name]} of {n}"] for name in names]))
+            + md_table(["target", "met in", "each run's time, s"],
+                       [[name, f"{met[name]} of {n}", ", ".join(t for t in times[name] if t)] for name in names]))
 
 
 def main(argv=None) -> int:
