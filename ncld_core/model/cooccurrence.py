@@ -24,8 +24,8 @@ The counts are sums over the stream (:class:`CooccurrenceRates`, sufficient stat
 no stored rows).  **The assumption is tested on the data** where it can be: a label with no partner passing the
 determinant's test (iii fails: nothing co-occurs enough to tell), too few selected rows of either class, or a
 solution that is not a pair of rates in ``[0, max_rate]`` with ``0 < pi < 1`` (up to :data:`RATE_SLACK`), is
-*not identified* (``identified_`` False, rates NaN): the caller falls back to the assumption-free bounds
-(:mod:`ncld_core.model.flip_rates`).  Assumption (ii) cannot be checked without clean labels: where the selected
+*not identified* (``identified_`` False, rates NaN): a caller then has only the assumption-free bounds
+(:mod:`ncld_core.model.flip_rates`). No model uses this estimator yet.  Assumption (ii) cannot be checked without clean labels: where the selected
 rows are not clean (their noisy labels flipped) or not representative, the rates come out biased and the checks
 pass; ``python -m benchmarks.rate_estimators`` measures it against the known rates (docs/rate-estimators.md).
 
