@@ -3,11 +3,12 @@
 Layout only. The run is a :class:`dashboard.serving.live_run.LiveRun` in ``st.session_state["run"]`` (this visitor
 only), started through the server's :class:`dashboard.serving.run_hub.RunHub` and computed in a process of its own.
 While it is active, the live part (:func:`_live`) is a fragment rerun at the run's pace
-(``st.fragment(run_every=...)``, :func:`dashboard.live_page.live_pace`): it begins the run once the server has a
-slot, reads the run's snapshot and draws what arrived; a click (Stop, a control, a page switch) is a rerun like any other, and the run's end reruns the page
-(its buttons, the summary). What the page decides and says is :mod:`dashboard.live_page`, the session's run
-:mod:`dashboard.live_session`, its panels' places and drawing :mod:`dashboard.run_panels`, presentation mode's
-widgets :mod:`dashboard.present_view`; the panels are those of :data:`dashboard.panels.PANELS`.
+(``st.fragment(run_every=...)``, :func:`dashboard.live_page.live_pace`): it begins the run once the server has a slot,
+reads the run's snapshot and draws what arrived; a click (Stop, a control, a page switch) is a rerun like any other,
+and the run's end reruns the page (its buttons, the summary). What the page decides and says is
+:mod:`dashboard.live_page`, the session's run :mod:`dashboard.live_session`, its panels' places and drawing
+:mod:`dashboard.run_panels`, presentation mode's widgets :mod:`dashboard.present_view`; the panels are those of
+:data:`dashboard.panels.PANELS`.
 """
 
 from __future__ import annotations
