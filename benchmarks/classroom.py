@@ -646,10 +646,10 @@ def _time_of(measured: str) -> str:
 
 def repeat_text(repeats: list[list]) -> str:
     """How often each target was met over repeated runs of the test (each run: its rows), with each run's time
-    where the target is one (seconds: the slowest page's, or the measured time).
+    where the target's goal is a time (:func:`_time_of`).
 
-    >>> print(repeat_text([[("a", "", "2.5 s (x)", True), ("b", "", "", False)],
-    ...                    [("a", "", "median 1 s, slowest 3.1 s", False), ("b", "", "", True)]]))
+    >>> print(repeat_text([[("a", "≤ 3 s", "2.5 s (x)", True), ("b", "a place", "computing: 2 s", False)],
+    ...                    [("a", "≤ 3 s", "median 1 s, slowest 3.1 s", False), ("b", "a place", "1", True)]]))
     Every target met in 0 of 2 runs.
     <BLANKLINE>
     | target   | met in   | each run's time, s   |
@@ -660,7 +660,8 @@ def repeat_text(repeats: list[list]) -> str:
     n = len(repeats)
     names = [target for target, *_ in repeats[0]]
     met = {name: sum(any(t == name and ok for t, _, _, ok in rows) for rows in repeats) for name in names}
-    times = {name: [_time_of(m) for rows in repeats for t, _, m, _ in rows if t == name] for name in names}
+    times = {name: [_time_of(m) for rows in repeats for t, goal, m, _ in rows
+                    if t == name and re.search(r"\d s\b", goal)] for name in names}
     every = sum(all(ok for *_, ok in rows) for rows in repeats)
     return (f"Every target met in {every} of {n} runs.\n\n"
             + md_table(["target", "met in", "each run's time, s"],
