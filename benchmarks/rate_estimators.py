@@ -172,8 +172,9 @@ def report(rows: list[dict], argv, seconds: float) -> str:
             "this (assumption (ii) of `ncld_core.model.cooccurrence`). Labels not identified are "
             "those with no partner label co-occurring clearly enough, or too few selected rows (a stream of one "
             "chunk has none: no earlier chunk to fit the selecting model on); the estimator gives them no rate "
-            "(NaN), and a caller would use the identified set for them (the model uses neither). Even given every row's clean label, rates off by more than 0.1 remain where partners co-occur "
-            "weakly: the 2 x 2 inversion divides by their dependence, and 5000 rows are few for it.\n")
+            "(NaN), and a caller would use the identified set for them (the model uses neither). Even given every "
+            "row's clean label, rates off by more than 0.1 remain where partners co-occur weakly: the 2 x 2 "
+            "inversion divides by their dependence, and 5000 rows are few for it.\n")
 
 
 def main(argv=None) -> int:

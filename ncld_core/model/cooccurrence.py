@@ -20,14 +20,15 @@ identifies the rates, the 2 x 2 system ``P(y~_j, y~_k) = R diag(1 - pi, pi) T_k`
 inverted; its determinant is ``r_1 - r_0``.  Each partner whose ``r_1 - r_0`` is more than ``z`` standard
 errors from 0 gives ``(w_0, w_1)``; they are pooled with weights ``z_j^2``.
 
-The counts are sums over the stream (:class:`CooccurrenceRates`, sufficient statistics: ``q x q`` pair counts,
-no stored rows).  **The assumption is tested on the data** where it can be: a label with no partner passing the
-determinant's test (iii fails: nothing co-occurs enough to tell), too few selected rows of either class, or a
-solution that is not a pair of rates in ``[0, max_rate]`` with ``0 < pi < 1`` (up to :data:`RATE_SLACK`), is
-*not identified* (``identified_`` False, rates NaN): a caller then has only the assumption-free bounds
-(:mod:`ncld_core.model.flip_rates`). No model uses this estimator yet.  Assumption (ii) cannot be checked without clean labels: where the selected
-rows are not clean (their noisy labels flipped) or not representative, the rates come out biased and the checks
-pass; ``python -m benchmarks.rate_estimators`` measures it against the known rates (docs/rate-estimators.md).
+The counts are sums over the stream (:class:`CooccurrenceRates`, sufficient statistics: ``q x q`` pair counts, no
+stored rows).  **The assumption is tested on the data** where it can be: a label with no partner passing the
+determinant's test (iii fails: nothing co-occurs enough to tell), too few selected rows of either class, or a solution
+that is not a pair of rates in ``[0, max_rate]`` with ``0 < pi < 1`` (up to :data:`RATE_SLACK`), is *not identified*
+(``identified_`` False, rates NaN): a caller then has only the assumption-free bounds
+(:mod:`ncld_core.model.flip_rates`). No model uses this estimator yet.  Assumption (ii) cannot be checked without
+clean labels: where the selected rows are not clean (their noisy labels flipped) or not representative, the rates come
+out biased and the checks pass; ``python -m benchmarks.rate_estimators`` measures it against the known rates
+(docs/rate-estimators.md).
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
