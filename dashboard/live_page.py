@@ -18,7 +18,6 @@ False
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 
 from dashboard import figures as F
@@ -80,48 +79,6 @@ def about_run(cfg, *, same: bool, upload: bool) -> str | None:
     """
     text = describe(cfg)
     return None if same and not upload and text == "the default settings" else text
-
-
-#: Seconds between the live part's reruns (``st.fragment(run_every=...)``), fastest first. Every rerun of a page
-#: costs the server's process, which answers every page: a run is looked at no more often than its chunks need.
-PACES = (0.2, 0.5, 1.0)
-#: The pace of a run waiting for a slot on the server: its place in the queue changes only when a job ends.
-QUEUED_PACE = 0.5
-#: How many chunks' compute times set a running run's pace: those after its first chunk it computed itself (chunk
-#: 0 only initialises the models; an intervention's run first shows the chunks of the run it goes on from).
-PACE_CHUNKS = 3
-
-
-def live_pace(run) -> float:
-    """Seconds between the live part's reruns for ``run`` (a ``LiveRun``): :data:`QUEUED_PACE` while it waits for
-    a slot; once it runs, the slowest of :data:`PACES` no longer than half the median compute time of
-    :data:`PACE_CHUNKS` chunks it computed (from chunk 1, or from the first chunk after those an intervention's run
-    took from another), and the fastest until it has them; the pace then holds. A chunk that takes over twice the
-    fastest pace is so drawn within half the time the next one takes.
-
-    >>> from types import SimpleNamespace
-    >>> def run(status="running", place=0, compute_ms=(), shown_before=0):
-    ...     return SimpleNamespace(status=status, queue_position=lambda: place, compute_ms=list(compute_ms),
-    ...                            shown_before=shown_before)
-    >>> live_pace(run(compute_ms=[30, 80, 90, 85]))
-    0.2
-    >>> live_pace(run(compute_ms=[900, 1100, 1300, 1200]))
-    0.5
-    >>> live_pace(run(compute_ms=[900, 2500, 2000, 2200, 10]))
-    1.0
-    >>> live_pace(run(compute_ms=[900, 4000])), live_pace(run("starting", place=3))
-    (0.2, 0.5)
-    >>> live_pace(run(compute_ms=[900, 2500, 2000, 2200, 90], shown_before=3))  # chunks 0-2 were another run's
-    0.2
-    """
-    if run.status == "starting" and run.queue_position():
-        return QUEUED_PACE
-    start = max(1, getattr(run, "shown_before", 0))
-    own = list(run.compute_ms)[start:start + PACE_CHUNKS]
-    if len(own) < PACE_CHUNKS:
-        return PACES[0]
-    half = statistics.median(own) / 1000 / 2
-    return max((p for p in PACES if p <= half), default=PACES[0])
 
 
 def waiting_text(place: int, slots: int) -> str:

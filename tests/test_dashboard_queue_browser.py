@@ -106,8 +106,7 @@ def test_websocket_visitors_queue_follow_and_finish_like_pages(server):
         # chunk 0 is computation, not a held event loop (2.1 s in a clean clone's first run, 0.5-0.9 s here later)
         drawing = [(t, s) for t, s in zip(visitors[0].status_times, visitors[0].statuses) if s.startswith("running")]
         gaps = [(b[0] - a[0], a[1][:40], b[1][:40]) for a, b in zip(drawing, drawing[1:])]
-        # (a status a rerun of the page's live part, at its fastest pace for chunks this quick: fewer than the
-        # chunks, which take 20-100 ms here)
+        # (a status a rerun of the page's live part, every POLL_S: fewer than the chunks, which take 20-100 ms here)
         assert len(gaps) >= 5 and max(gaps)[0] < 3.0, (len(gaps), max(gaps))
     finally:
         for v in visitors:

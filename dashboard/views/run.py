@@ -2,13 +2,12 @@
 
 Layout only. The run is a :class:`dashboard.serving.live_run.LiveRun` in ``st.session_state["run"]`` (this visitor
 only), started through the server's :class:`dashboard.serving.run_hub.RunHub` and computed in a process of its own.
-While it is active, the live part (:func:`_live`) is a fragment rerun at the run's pace
-(``st.fragment(run_every=...)``, :func:`dashboard.live_page.live_pace`): it begins the run once the server has a slot,
-reads the run's snapshot and draws what arrived; a click (Stop, a control, a page switch) is a rerun like any other,
-and the run's end reruns the page (its buttons, the summary). What the page decides and says is
-:mod:`dashboard.live_page`, the session's run :mod:`dashboard.live_session`, its panels' places and drawing
-:mod:`dashboard.run_panels`, presentation mode's widgets :mod:`dashboard.present_view`; the panels are those of
-:data:`dashboard.panels.PANELS`.
+While it is active, the live part (:func:`_live`) is a fragment rerun every :data:`POLL_S` seconds
+(``st.fragment(run_every=...)``): it begins the run once the server has a slot, reads the run's snapshot and draws
+what arrived; a click (Stop, a control, a page switch) is a rerun like any other, and the run's end reruns the page
+(its buttons, the summary). What the page decides and says is :mod:`dashboard.live_page`, the session's run
+:mod:`dashboard.live_session`, its panels' places and drawing :mod:`dashboard.run_panels`, presentation mode's
+widgets :mod:`dashboard.present_view`; the panels are those of :data:`dashboard.panels.PANELS`.
 """
 
 from __future__ import annotations
@@ -29,6 +28,8 @@ from dashboard.ui import md_escape, teach
 ss = st.session_state
 ctx = ss["ctx"]
 
+#: How often the live part reads an active run (seconds): a chunk is drawn within this of its arrival.
+POLL_S = 0.2
 #: ``(run token, chunks)`` this session last drew: each redraw of new chunks is timed once (``LiveRun.note_drawn``).
 SHOWN = "shown"
 #: The choice of "(b)-(d) show the records of", kept outside the widget: presentation mode draws the widget
@@ -210,11 +211,9 @@ def _show(run, chunks, figures_shown: dict, live: bool = False):
         status.caption(run.status_text(len(chunks)))
 
 
-def _live(run, line, figures_shown: dict, pace: float):
+def _live(run, line, figures_shown: dict):
     """The live part: begin the run when the server has a slot, then draw what arrived; rerun the page when the
-    run has ended, or when its pace changes (``pace``: the seconds between this part's reruns,
-    :func:`dashboard.live_page.live_pace`). ``line``: the run caption's parts after the role, for a followed run
-    (redrawn with its role)."""
+    run has ended. ``line``: the run caption's parts after the role, for a followed run (redrawn with its role)."""
     pending = ss.get(live_session.SHOWN_FROM)
     if pending is not None and pending[1] is run:  # an intervention replaces this run from a chunk it has drawn: no
         st.rerun()  # later chunk of it is drawn (the page would step back to that chunk); the page's full run starts
@@ -234,8 +233,6 @@ def _live(run, line, figures_shown: dict, pace: float):
         if not shown or run.queue_position():
             status.caption(live_page.waiting_text(run.queue_position(), LIMITS.max_concurrent_runs))
         return
-    if live_page.live_pace(run) != pace:
-        st.rerun()  # begun, or its chunks' pace is known: the page's full run reruns this part at its pace
     chunks, state = run.wait(len(run.chunks), timeout=0)  # marks the run shown: its worker goes on
     if state not in ("starting", "running"):
         st.rerun()  # the buttons (Run enabled, Stop disabled), the summary, or the reason it failed
@@ -273,8 +270,7 @@ else:
     if not presenting and run.stream is not None and run.stream.coverage_note():  # never silent
         alert.info(f"The stream {md_escape(run.stream.coverage_note())}.", icon=":material/info:")
     if run.active:
-        pace = live_page.live_pace(run)
-        st.fragment(_live, run_every=pace)(run, line if role else None, {}, pace)
+        st.fragment(_live, run_every=POLL_S)(run, line if role else None, {})
     else:
         _show(run, run.snapshot()[0], {})
         if run.status == "error":
