@@ -37,7 +37,7 @@ $(STAMP): $(APP_STAMP) pyproject.toml
 setup: $(STAMP)
 
 demo: $(APP_STAMP)
-	$(PY) -m streamlit run dashboard/app.py --server.address 127.0.0.1 --server.port 8501
+	$(PY) -m dashboard.launch run dashboard/app.py --server.address 127.0.0.1 --server.port 8501
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup

@@ -61,7 +61,7 @@ def serve(*, port: int | None = None, env: dict | None = None, log=None, timeout
     full_env = dict(os.environ)
     full_env.update(env or {})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
+        [sys.executable, "-m", "dashboard.launch", "run", str(app), "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          *extra_args],
         cwd=ROOT, env=full_env, stdout=log if log is not None else subprocess.DEVNULL, stderr=subprocess.STDOUT,
