@@ -47,7 +47,7 @@ from pathlib import Path
 
 from benchmarks.common import argument_parser, command_line, git_revision, md_table, utc_now
 from benchmarks.socket_visitor import SocketVisitor
-from dashboard.serve import ROOT, serve
+from dashboard.serve import ROOT, is_server_command, serve
 from ncld_core.config import PRESETS, RunConfig
 from dashboard.serving.limits import LIMITS
 
@@ -191,7 +191,7 @@ def sweep_check(url: str, browser, *, sweeps: int, deadline: float, schedules: i
     result = {"sweeps": sweeps, "schedules": schedules, "schedule_answer_s": [], "answer_s": [], "status": "",
               "in_queue": False, "error": None, "server_cores": None}
     busy = []
-    server = next((c for c in psutil.Process().children() if any("streamlit" in part for part in c.cmdline())), None)
+    server = next((c for c in psutil.Process().children() if is_server_command(c.cmdline())), None)
     try:
         cpu0, t0 = (server.cpu_times(), time.monotonic()) if server else (None, None)
         for k in range(schedules):  # opened together: their pages are computed at once, as six tabs would be
@@ -270,7 +270,7 @@ def percentile(values, q: float) -> float:
 
 
 class MemorySampler:
-    """The peak RSS (MB) of the ``streamlit`` child of this process and all its children, sampled in a thread, and
+    """The peak RSS (MB) of the server child of this process and all its children, sampled in a thread, and
     the machine's peak 1-minute load average."""
 
     def __init__(self, every_s: float = 0.5):
@@ -288,7 +288,7 @@ class MemorySampler:
     def _server(self):
         for child in self._psutil.Process().children():
             try:
-                if any("streamlit" in part for part in child.cmdline()):
+                if is_server_command(child.cmdline()):
                     return child
             except self._psutil.Error:
                 continue

@@ -49,6 +49,18 @@ def wait_healthy(url: str, proc: subprocess.Popen | None = None, timeout: float 
         time.sleep(0.3)
 
 
+def is_server_command(cmdline) -> bool:
+    """Whether a process's command line (``psutil.Process.cmdline()``) is a dashboard server: started by
+    :func:`serve` or ``make demo`` (``-m dashboard.launch``), or by ``streamlit`` itself.
+
+    >>> is_server_command(["python", "-m", "dashboard.launch", "run", "dashboard/app.py"])
+    True
+    >>> is_server_command(["/venv/bin/streamlit", "run", "app.py"]), is_server_command(["python", "-m", "pytest"])
+    (True, False)
+    """
+    return any(part == "dashboard.launch" or "streamlit" in part for part in cmdline)
+
+
 @contextlib.contextmanager
 def serve(*, port: int | None = None, env: dict | None = None, log=None, timeout: float = 60.0,
           extra_args: tuple = (), app: Path = APP):

@@ -1,8 +1,10 @@
-"""The classroom load test's verdicts and report (benchmarks/classroom.py), without a server or a browser."""
+"""The classroom load test's verdicts and report (benchmarks/classroom.py), without a browser (one test starts a
+server: the memory sampler must find it)."""
 
 from __future__ import annotations
 
 import math
+import time
 
 from benchmarks.classroom import BEGIN, END, percentile, section, verdicts, write_section
 
@@ -133,3 +135,16 @@ def test_repeated_runs_report_how_often_each_target_was_met():
     text = section(miss, m, ["--repeat", "10"], seconds=5.0, repeats=[ok] * 9 + [miss])
     assert "Over the 10 runs of this command" in text and "| page     | 9 of 10  |" in text
     assert "Over the" not in section(miss, m, [], seconds=5.0, repeats=[miss])
+
+
+def test_the_memory_sampler_finds_the_server_that_serve_starts():
+    # the sampler finds the server among this process's children by its command line: a server started by the
+    # launcher (`-m dashboard.launch`, no "streamlit" in it) read 0 MB until is_server_command knew it
+    from benchmarks.classroom import MemorySampler
+    from dashboard.serve import serve
+
+    with serve():
+        with MemorySampler(every_s=0.1) as sampler:
+            assert sampler.measure() > 50.0  # a Streamlit server with numpy and the app's modules: well above 50 MB
+            time.sleep(0.5)  # a few of the sampler's own samples
+    assert sampler.peak_mb > 50.0
