@@ -32,7 +32,6 @@ import contextlib
 import functools
 import importlib
 import socket
-import sys
 
 __all__ = ["send_without_delay", "set_nodelay", "http_protocol_classes", "main"]
 
