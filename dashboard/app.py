@@ -1,4 +1,5 @@
-"""ncld dashboard entry point: ``streamlit run dashboard/app.py``.
+"""ncld dashboard entry point: ``python -m dashboard.launch run dashboard/app.py`` (``make demo``; ``streamlit run``
+serves it too, without the launcher's TCP setting, dashboard/launch.py).
 
 The sidebar (every control, shared by all pages) is drawn here; each view is a page
 of ``st.navigation``. The app is a thin layer over ``ncld_core``: no model math here.
