@@ -93,26 +93,6 @@ def waiting_text(place: int, slots: int) -> str:
     return queue_text(place, slots, "run")
 
 
-#: How often the live part reads an active run (seconds): a chunk is drawn within this of its arrival.
-POLL_S = 0.2
-#: ... and a run that was still waiting for a slot when the page drew it, for its whole life: while it waits there
-#: is nothing to draw but its place in line, and each of the live part's reruns writes every panel again on the
-#: server's one thread, which also answers every other visitor's page (docs/deploy.md section 5).
-QUEUED_POLL_S = 0.5
-
-
-def live_pace(*, queued: bool) -> float:
-    """Seconds between the live part's reruns, fixed when the page draws it (a full run of the page): a run in the
-    server's line is read less often.  Changing the pace needs a full run of the page, and one started from inside
-    the live part left a queued run that never began (make test-slow's ten visitors), so a run that was queued keeps
-    the slower pace after it starts; it came out of a queue of heavy runs, whose chunks take longer than it.
-
-    >>> live_pace(queued=False), live_pace(queued=True)
-    (0.2, 0.5)
-    """
-    return QUEUED_POLL_S if queued else POLL_S
-
-
 def expected_text(cost, calibration) -> str:
     """The settings' expected memory and time per chunk (the core's estimate ``cost``, timed by this server's
     ``calibration``), said before Run; how it is estimated is :func:`expected_help`."""
