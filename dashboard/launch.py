@@ -7,10 +7,9 @@ Why: Streamlit's server (Starlette on uvicorn) binds its listening socket itself
 whose protocol number is 0. asyncio turns Nagle's algorithm off (``TCP_NODELAY``) only on sockets whose
 protocol is ``IPPROTO_TCP``, so every connection of the server kept it. A response written in two parts (its
 headers, then its body: every code file a page fetches) then holds the body until the client acknowledges the
-headers, and the client delays that acknowledgement (Linux: 40 ms). On a connection the browser reuses, each
-small file took about 40 ms more; a page fetches about a hundred over six connections, and the websocket's
-small messages wait the same way. ``python -m benchmarks.classroom`` measures the page's answer (docs/deploy.md
-section 5).
+headers, and the client delays that acknowledgement (Linux's delayed ACK): on a connection the browser reuses,
+each small file a page fetches waits for it, and the websocket's small messages the same way. ``python -m
+benchmarks.classroom`` measures the page's answer (docs/deploy.md section 5).
 
 :func:`send_without_delay` wraps ``connection_made`` of each HTTP protocol uvicorn registers
 (``uvicorn.config.HTTP_PROTOCOLS``): every connection it accepts, and the websocket it may become (the same
