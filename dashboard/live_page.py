@@ -81,6 +81,11 @@ def about_run(cfg, *, same: bool, upload: bool) -> str | None:
     return None if same and not upload and text == "the default settings" else text
 
 
+#: How often the live part of the Live run page reads an active run (seconds, its fragment's ``run_every``): a chunk
+#: is drawn within this of its arrival.
+POLL_S = 0.2
+
+
 def waiting_text(place: int, slots: int) -> str:
     """The status of a run not begun yet: its ``place`` in the server's line (0: being built), ``slots`` the runs
     the server computes at once.

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from dashboard import live_page
+
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 
 
@@ -15,13 +17,13 @@ class LiveAppTest(AppTest):
     """AppTest that, after each script run, runs the page again while the session's Live run is active (or its upload
     is being parsed).
 
-    In a browser the page's live part is a fragment that Streamlit reruns every ``POLL_S`` seconds while a run is
+    In a browser the page's live part is a fragment that Streamlit reruns every ``live_page.POLL_S`` seconds while a run is
     active (``dashboard/views/run.py``); AppTest has no browser to time those reruns, so each run of the page here
     is followed by whole-page reruns (the fragment inside them) until the run has ended and the page has drawn it
     ended, as a browser left open would show it. A run that stays active past the timeout is left active."""
 
-    #: Seconds between two reruns while the run is active (the page's ``POLL_S``).
-    POLL_S = 0.2
+    #: Seconds between two reruns while the run is active (the page's).
+    POLL_S = live_page.POLL_S
 
     def _run(self, widget_state=None, timeout=None):
         deadline = time.monotonic() + (timeout or self.default_timeout)

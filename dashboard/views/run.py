@@ -2,8 +2,8 @@
 
 Layout only. The run is a :class:`dashboard.serving.live_run.LiveRun` in ``st.session_state["run"]`` (this visitor
 only), started through the server's :class:`dashboard.serving.run_hub.RunHub` and computed in a process of its own.
-While it is active, the live part (:func:`_live`) is a fragment rerun every :data:`POLL_S` seconds
-(``st.fragment(run_every=...)``): it begins the run once the server has a slot, reads the run's snapshot and draws
+While it is active, the live part (:func:`_live`) is a fragment rerun every :data:`dashboard.live_page.POLL_S`
+seconds (``st.fragment(run_every=...)``): it begins the run once the server has a slot, reads the run's snapshot and draws
 what arrived; a click (Stop, a control, a page switch) is a rerun like any other, and the run's end reruns the page
 (its buttons, the summary). What the page decides and says is :mod:`dashboard.live_page`, the session's run
 :mod:`dashboard.live_session`, its panels' places and drawing :mod:`dashboard.run_panels`, presentation mode's
@@ -28,8 +28,6 @@ from dashboard.ui import md_escape, teach
 ss = st.session_state
 ctx = ss["ctx"]
 
-#: How often the live part reads an active run (seconds): a chunk is drawn within this of its arrival.
-POLL_S = 0.2
 #: ``(run token, chunks)`` this session last drew: each redraw of new chunks is timed once (``LiveRun.note_drawn``).
 SHOWN = "shown"
 #: The choice of "(b)-(d) show the records of", kept outside the widget: presentation mode draws the widget
@@ -270,7 +268,7 @@ else:
     if not presenting and run.stream is not None and run.stream.coverage_note():  # never silent
         alert.info(f"The stream {md_escape(run.stream.coverage_note())}.", icon=":material/info:")
     if run.active:
-        st.fragment(_live, run_every=POLL_S)(run, line if role else None, {})
+        st.fragment(_live, run_every=live_page.POLL_S)(run, line if role else None, {})
     else:
         _show(run, run.snapshot()[0], {})
         if run.status == "error":
