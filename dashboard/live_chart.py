@@ -27,6 +27,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 import plotly
+from plotly.io.json import to_json_plotly
 import streamlit as st
 
 from dashboard.figures import fix_y_ranges
@@ -83,12 +84,16 @@ def mount(placeholder, slot: str, *, key: str, owner: str | None) -> None:
 
 def serialized(figs: dict) -> dict:
     """``{slot: JSON}`` of ``figs`` as the page draws them (y ranges fixed: a chunk that only adds points is
-    then drawn as a transition, which does not autorange); JSON strings pass as they are."""
+    then drawn as a transition, which does not autorange), without a plotly template (Streamlit's default one
+    holds placeholder colours that only ``st.plotly_chart`` replaces, and it was a third of each chunk's JSON);
+    JSON strings pass as they are."""
     out = {}
     for slot, fig in figs.items():
         if not isinstance(fig, str):
             fix_y_ranges(fig)
-            fig = fig.to_json()
+            spec = fig.to_plotly_json()
+            spec["layout"].pop("template", None)
+            fig = to_json_plotly(spec)
         out[slot] = fig
     return out
 

@@ -444,3 +444,24 @@ def test_the_schedule_preview_marks_the_noise_changes_with_their_factors():
     tips = [m.find(f"{ns}title").text for m in root.findall(f"{ns}path")]
     assert tips == ["reduction@1000", "noise@3000x1.5: noise ×1.5"]
     assert "×1.5" in [t.text for t in root.findall(f"{ns}text")]
+
+
+def test_the_live_figures_travel_without_streamlits_template(run):
+    """The live panels' JSON (dashboard/live_chart.py: serialized) carries no plotly template: Streamlit's default
+    template holds placeholder colours that only st.plotly_chart replaces (plotly.js would draw them as given,
+    near-black), and it was a third of each chunk's figures as sent. Everything the figure itself sets stays."""
+    import json
+
+    import streamlit  # noqa: F401 - registers its template as plotly's default, as in the app
+
+    from dashboard.live_chart import serialized
+
+    chunks, models, cps, size, n = run
+    fig = F.metrics_figure(chunks, models, cps, size, n)
+    sent = json.loads(serialized({"metrics": fig})["metrics"])
+    full = json.loads(fig.to_json())  # (after serialized: it fixed the y ranges on the figure)
+    assert "template" in full["layout"]  # what the figure would carry without serialized
+    assert "template" not in sent["layout"]
+    assert len(json.dumps(sent)) < len(json.dumps(full))
+    assert sent["data"] == full["data"]
+    assert sent["layout"] == {k: v for k, v in full["layout"].items() if k != "template"}
