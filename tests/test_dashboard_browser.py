@@ -467,16 +467,38 @@ def _wait_all_graphs_at(page, k: int):
                            f".filter(g => g.dataset.chunk === '{k}').length >= 5", timeout=30_000)
 
 
+# JavaScript: plotly's array-attribute lookup as dashboard/static/live_chart.js caches it, against the original, on
+# every trace of every live graph.
+ARRAY_ATTRIBUTES = """
+() => {
+  const f = window.Plotly.PlotSchema.findArrayAttributes;
+  if (!f.original) return {cached: false};
+  const wrong = [];
+  let traces = 0;
+  for (const [slot, gd] of Object.entries(window.__ncldGraphs))
+    for (const t of gd._fullData || []) {
+      traces++;
+      const got = JSON.stringify(f(t)), want = JSON.stringify(f.original(t));
+      if (got !== want) wrong.push([slot, t.name, got, want]);
+    }
+  return {cached: true, hits: f.hits, traces, wrong};
+}
+"""
+
+
 def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, server):
     """The live graphs stay in the page between runs (dashboard/live_chart.py); a new run's panels never show
     the previous run's graphs (given 1 s from its first status line: they leave within a few ms of it),
-    and every panel ends on the run's last chunk, panel (e) included."""
+    and every panel ends on the run's last chunk, panel (e) included. plotly's array-attribute lookup, cached by
+    the page, answers as plotly's own on every trace drawn."""
     page = _open(browser, f"{server}/?model_rates=estimate&n_instances=3000&chunk_size=250", height=1000)
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.get_by_role("button", name="Run", exact=True).click()
     _wait_status(page, r"^done · chunk 12/12", 300)
     _wait_all_graphs_at(page, 12)
     assert page.locator(".st-key-panel_rates [data-testid=stDataFrame]").count() == 1
+    lookup = page.evaluate(ARRAY_ATTRIBUTES)
+    assert lookup["cached"] and lookup["hits"] > 0 and lookup["traces"] >= 10 and not lookup["wrong"], lookup
     page.evaluate(OBSERVE_GRAPHS)
     # another model seed: a run the server computes anew (the same settings would be replayed, RunHub)
     seed = page.locator("[class*=\"st-key-w_seed_\"] input")  # key w_seed_<version of the controls>

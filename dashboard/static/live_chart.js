@@ -1,7 +1,7 @@
 // The live panels' graphs (dashboard/live_chart.py): one plotly graph per slot, updated in place with
-// Plotly.react. Plotly's public API only (Plotly.react / relayout / purge / Plots.resize, the graph div's data
-// and layout); whether and how wide a graph is drawn is read from the page (its svg), not from plotly's
-// internals.
+// Plotly.react. Plotly's public API (Plotly.react / relayout / purge / Plots.resize, the graph div's data and
+// layout), and one cache around Plotly.PlotSchema.findArrayAttributes (cacheArrayAttributes); whether and how
+// wide a graph is drawn is read from the page (its svg), not from plotly's internals.
 //
 // The graph of a slot lives in window.__ncldGraphs[slot] and sits in the slot's mount (the element of the
 // newest instance that said {mount: slot}) when both belong to the same run (its owner token): after a rerun
@@ -16,15 +16,65 @@ function drawnWidth(gd) {
 }
 const isDrawn = gd => drawnWidth(gd) > 0;
 
+// The paths of a trace's attributes that hold arrays (its own keys, not plotly's "_" ones); null when an array
+// holds objects (plotly's schema walk goes into those) or the nesting is deeper than a trace's attributes go.
+function arrayPaths(obj, prefix, out, depth) {
+  if (depth > 6) return null;
+  for (const k of Object.keys(obj)) {
+    if (k[0] === '_') continue;
+    const v = obj[k];
+    if (Array.isArray(v)) {
+      if (v.some(e => e !== null && typeof e === 'object' && !Array.isArray(e) && !ArrayBuffer.isView(e))) return null;
+      out.push(prefix + k);
+    } else if (ArrayBuffer.isView(v)) out.push(prefix + k);
+    else if (v !== null && typeof v === 'object' && arrayPaths(v, prefix + k + '.', out, depth + 1) === null) return null;
+  }
+  return out;
+}
+
+// On every redraw plotly.js asks, for each trace, which of its attributes hold data arrays: it walks the trace
+// type's whole attribute schema (hundreds of entries) to answer, the largest single cost of a live redraw's
+// script. The answer depends only on the trace's type and on which of its attributes hold arrays, so it is kept
+// under that key: the walk is then over the trace's own attributes. The original stays as .original (the browser
+// test compares the two on every drawn trace).
+function cacheArrayAttributes(Plotly) {
+  const schema = Plotly && Plotly.PlotSchema;
+  if (!schema || typeof schema.findArrayAttributes !== 'function' || schema.findArrayAttributes.original) return;
+  const original = schema.findArrayAttributes;
+  const kept = new Map();
+  const cached = function (trace) {
+    const paths = trace && trace.type ? arrayPaths(trace, '', [], 0) : null;
+    if (paths === null) return original.call(this, trace);
+    const key = trace.type + '|' + paths.join(',');
+    let found = kept.get(key);
+    if (found) cached.hits++;
+    else {
+      if (kept.size >= 256) kept.clear();  // bounded: a page draws a few trace shapes
+      found = original.call(this, trace);
+      kept.set(key, found.slice());
+    }
+    return found.slice();
+  };
+  cached.original = original;
+  cached.hits = 0;
+  schema.findArrayAttributes = cached;
+}
+
 function plotlyReady(src) {
-  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (window.Plotly) {
+    cacheArrayAttributes(window.Plotly);
+    return Promise.resolve(window.Plotly);
+  }
   if (!window.__ncldPlotly) {
     const index = [...document.scripts].map(s => s.src).find(s => s.includes('/static/js/index'));
     const root = index ? index.split('/static/js/')[0] : window.location.origin;
     window.__ncldPlotly = new Promise((resolve, reject) => {
       const tag = document.createElement('script');
       tag.src = root + '/app/static/' + src;
-      tag.onload = () => resolve(window.Plotly);
+      tag.onload = () => {
+        cacheArrayAttributes(window.Plotly);
+        resolve(window.Plotly);
+      };
       tag.onerror = () => { tag.remove(); window.__ncldPlotly = null; reject(new Error('plotly.js did not load')); };
       document.head.appendChild(tag);
     });
