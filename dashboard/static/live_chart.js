@@ -16,34 +16,42 @@ function drawnWidth(gd) {
 }
 const isDrawn = gd => drawnWidth(gd) > 0;
 
-// The paths of a trace's attributes that hold arrays (its own keys, not plotly's "_" ones); null when an array
-// holds objects (plotly's schema walk goes into those) or the nesting is deeper than a trace's attributes go.
+// The paths of a trace's attributes that hold arrays (its own keys, not plotly's "_" ones); null where plotly's schema
+// walk could see the trace otherwise: an array holding objects (the walk goes into those), an object that is not a
+// plain one, a DataView, a key with a dot, nesting deeper than a trace's attributes go.
+const plain = v => { const p = Object.getPrototypeOf(v); return p === Object.prototype || p === null; };
 function arrayPaths(obj, prefix, out, depth) {
   if (depth > 6) return null;
   for (const k of Object.keys(obj)) {
     if (k[0] === '_') continue;
+    if (k.includes('.')) return null;
     const v = obj[k];
     if (Array.isArray(v)) {
       if (v.some(e => e !== null && typeof e === 'object' && !Array.isArray(e) && !ArrayBuffer.isView(e))) return null;
       out.push(prefix + k);
-    } else if (ArrayBuffer.isView(v)) out.push(prefix + k);
-    else if (v !== null && typeof v === 'object' && arrayPaths(v, prefix + k + '.', out, depth + 1) === null) return null;
+    } else if (ArrayBuffer.isView(v)) {
+      if (v instanceof DataView) return null;
+      out.push(prefix + k);
+    } else if (v !== null && typeof v === 'object') {
+      if (!plain(v) || arrayPaths(v, prefix + k + '.', out, depth + 1) === null) return null;
+    }
   }
   return out;
 }
 
 // On every redraw plotly.js asks, for each trace, which of its attributes hold data arrays: it walks the trace
 // type's whole attribute schema (hundreds of entries) to answer, the largest single cost of a live redraw's
-// script. The answer depends only on the trace's type and on which of its attributes hold arrays, so it is kept
-// under that key: the walk is then over the trace's own attributes. The original stays as .original (the browser
-// test compares the two on every drawn trace).
+// script. For a trace as plotly filled it in (its _fullData, the only traces plotly asks about: they carry their
+// _module) the answer depends only on the trace's type and on which of its attributes hold arrays, so it is kept
+// under that key: the walk is then over the trace's own attributes. Any other trace is asked of plotly's own walk.
+// The original stays as .original (the browser test compares the two on the drawn traces).
 function cacheArrayAttributes(Plotly) {
   const schema = Plotly && Plotly.PlotSchema;
   if (!schema || typeof schema.findArrayAttributes !== 'function' || schema.findArrayAttributes.original) return;
   const original = schema.findArrayAttributes;
   const kept = new Map();
   const cached = function (trace) {
-    const paths = trace && trace.type ? arrayPaths(trace, '', [], 0) : null;
+    const paths = trace && trace.type && trace._module && plain(trace) ? arrayPaths(trace, '', [], 0) : null;
     if (paths === null) return original.call(this, trace);
     const key = trace.type + '|' + paths.join(',');
     let found = kept.get(key);
