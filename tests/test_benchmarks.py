@@ -493,6 +493,16 @@ def test_rates_unknown_runs_every_model_and_states_each_target():
     text = rates_unknown.report(df, command="python -m benchmarks.rates_unknown", seconds=1.0, max_instances=1000,
                                 workers=1)
     assert all(n in text for n in names) and "## Targets" in text
+    # what the trusted sample had to go on: nested samples (more rows with a larger share), rate errors only where
+    # the model estimated its rates, and each in the report's table
+    by = df.set_index("model")
+    assert by.loc[rates_unknown.TOLD, "trusted_rows"] == 0 and np.isnan(by.loc[rates_unknown.TOLD, "rho_pos_error"])
+    trusted = [by.loc[rates_unknown.estimated_name(f), "trusted_rows"] for f in rates_unknown.FRACTIONS]
+    assert trusted[0] == 0 and trusted == sorted(trusted) and trusted[-1] > trusted[1] > 0, trusted
+    assert by.filter(like="no rates", axis=0).rho_pos_error.between(-0.4, 0.4).all()
+    section = text.split("## What 1 % trusted had to go on")[1]
+    row = next(line for line in section.splitlines() if line.startswith("| synthetic"))
+    assert f"{by.loc[rates_unknown.estimated_name(0.01), 'rho_pos_error']:+.3f}" in row, row
 
 
 def test_a_sections_own_cpu_counts_the_processes_it_started_in_sessions_of_their_own(tmp_path):
