@@ -99,8 +99,8 @@ def run_cell(job) -> list[dict]:
 def rate_errors(chunks, stream) -> dict:
     """What the model had to estimate the rates from, and how far its estimates ended from the truth: the stream's
     labels, the trusted rows it saw (``n_trusted`` of its last record), the trusted rows' mean true positives per
-    label, and per rate the mean over labels of (estimate - true rate) at the last chunk (nan where the model was
-    told its rates)."""
+    label, and per rate the mean over labels of (estimate - true rate) and of its size at the last chunk (nan where
+    the model was told its rates)."""
     q = int(np.asarray(stream.Y_noisy).shape[1])
     last = chunks[-1].diagnostics["ELM-O"] if chunks else None
     trusted = int(last.n_trusted) if last is not None else 0
@@ -112,7 +112,9 @@ def rate_errors(chunks, stream) -> dict:
             out[f"{rate}_error"] = float("nan")
             continue
         true = np.broadcast_to(np.asarray(getattr(stream, rate), dtype=np.float64), (q,))
-        out[f"{rate}_error"] = float(np.nanmean(np.asarray(est, dtype=np.float64) - true))
+        diff = np.asarray(est, dtype=np.float64) - true
+        out[f"{rate}_error"] = float(np.nanmean(diff))
+        out[f"{rate}_abs_error"] = float(np.nanmean(np.abs(diff)))
     return out
 
 
@@ -231,8 +233,9 @@ def why_short(df: pd.DataFrame, order: list, families: list) -> list[str]:
              "Per dataset (mean of the seeds): the stream's instances and labels; the trusted rows the model saw over "
              "the whole stream with 1 % of each chunk trusted, and their true positives per label (each label's rate "
              "rho+ is estimated from its positives); the gap to the model told the rates; and how far the estimated "
-             "rates ended from the true ones at the stream's last chunk (mean over labels of estimate - true; "
-             "negative: the noise is taken for less than it is, and the correction falls short).", ""]
+             "rates ended from the true ones at the stream's last chunk: the mean over labels of estimate - true "
+             "(negative: the noise is taken for less than it is, and the correction falls short) and of its size (a "
+             "label's own error, which a mean near 0 can hide).", ""]
     for family in [f for f in families if f != "missing"]:  # (missing labels: rho- is 0, and 1 % met its target)
         part = est[est.family == family]
         if part.empty:
@@ -243,7 +246,7 @@ def why_short(df: pd.DataFrame, order: list, families: list) -> list[str]:
             cell = part[part.dataset == d]
             if cell.empty or d not in means.index:
                 continue
-            at = cell.groupby("fraction")[["rho_pos_error", "rho_neg_error", "trusted_rows",
+            at = cell.groupby("fraction")[["rho_pos_error", "rho_pos_abs_error", "rho_neg_error", "trusted_rows",
                                            "trusted_positives_per_label"]].mean()
             if 0.01 not in at.index:
                 continue
@@ -251,11 +254,11 @@ def why_short(df: pd.DataFrame, order: list, families: list) -> list[str]:
                          f"{at.loc[0.01, 'trusted_rows']:.0f}", f"{at.loc[0.01, 'trusted_positives_per_label']:.1f}",
                          f"{means.loc[d, TOLD] - means.loc[d, one]:+.3f}",
                          *(f"{at.loc[f, 'rho_pos_error']:+.3f}" if f in at.index else "–" for f in (0.01, 0.05, 0.2)),
-                         f"{at.loc[0.01, 'rho_neg_error']:+.3f}"])
+                         f"{at.loc[0.01, 'rho_pos_abs_error']:.3f}", f"{at.loc[0.01, 'rho_neg_error']:+.3f}"])
         lines += [f"### Noise family `{family}`", "",
                   md_table(["dataset", "instances", "labels", "trusted rows, 1 %", "trusted positives per label, 1 %",
                             "told - 1 % (micro-F1)", "rho+ error, 1 %", "rho+ error, 5 %", "rho+ error, 20 %",
-                            "rho- error, 1 %"], rows), ""]
+                            "rho+ error's size, 1 %", "rho- error, 1 %"], rows), ""]
     return lines
 
 
