@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import math
 import numbers
+import re
 import zlib
 
 import plotly.graph_objects as go
@@ -267,10 +268,29 @@ def _entry_lines(name: str) -> int:
     return name.count("<br>") + 1
 
 
+def _get(d, *keys):
+    """``d[k1][k2]...`` of nested dicts (a figure's spec), None where a level is missing."""
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
+
+
 def _legend_facts(fig) -> dict:
-    """What :func:`_legend_layout` needs of ``fig``, read once (plotly's property reads cost more than the layout):
-    the legend's and the x axes' type sizes, whether the y axis is categorical, the side margins and the shown
-    traces' names by index."""
+    """What :func:`_legend_layout` needs of ``fig`` (a Figure, or a spec of plain dicts), read once (plotly's property
+    reads cost more than the layout): the legend's and the x axes' type sizes, whether the y axis is categorical, the
+    side margins and the shown traces' names by index."""
+    if isinstance(fig, dict):
+        lay = fig.get("layout") or {}
+        return dict(
+            font=_get(lay, "legend", "font", "size") or _get(lay, "font", "size") or 12,
+            axis_font=max([_get(a, "title", "font", "size") for k, a in lay.items()
+                           if re.fullmatch(r"xaxis\d*", k) and _get(a, "title", "font", "size")] or [12]),
+            category=_get(lay, "yaxis", "type") == "category",
+            sides=(_get(lay, "margin", "l") or 0) + (_get(lay, "margin", "r") or 0),
+            names=[(i, t.get("name")) for i, t in enumerate(fig.get("data") or [])
+                   if t.get("showlegend") is not False and t.get("name")])
     lay = fig.layout
     return dict(
         font=(lay.legend.font.size if lay.legend and lay.legend.font and lay.legend.font.size else None)
@@ -279,6 +299,21 @@ def _legend_facts(fig) -> dict:
         category=bool(lay.yaxis and lay.yaxis.type == "category"),
         sides=(lay.margin.l or 0) + (lay.margin.r or 0),
         names=[(i, t.name) for i, t in enumerate(fig.data) if t.showlegend is not False and t.name])
+
+
+def _legend_frame(fig) -> dict:
+    """The rest :func:`fit_legend` reads of ``fig`` (a Figure or a spec): the top and bottom margins, the height, the
+    meta dict and the categorical y axis's categories."""
+    if isinstance(fig, dict):
+        lay = fig.get("layout") or {}
+        meta = lay.get("meta")
+        return dict(t=_get(lay, "margin", "t"), b=_get(lay, "margin", "b"), height=lay.get("height"),
+                    meta=dict(meta) if isinstance(meta, dict) else {},
+                    categories=_get(lay, "yaxis", "categoryarray") if _get(lay, "yaxis", "type") == "category" else None)
+    lay = fig.layout
+    return dict(t=lay.margin.t, b=lay.margin.b, height=lay.height,
+                meta=dict(lay.meta) if isinstance(lay.meta, dict) else {},
+                categories=lay.yaxis.categoryarray if lay.yaxis and lay.yaxis.type == "category" else None)
 
 
 def _legend_layout(facts: dict, width_px: int, columns: int, plot_px: float, axis_b: float, margin_t: float) -> dict:
@@ -315,6 +350,10 @@ def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int | tuple[int, ...] 
     The same is laid out for each of the ``wider`` widths above ``width_px`` and kept in ``layout.meta.legends``
     (narrowest first): the page draws the one of the widest graph its panel holds (dashboard/live_chart.py).
 
+    ``fig`` is a Figure, or a figure's spec (``{"data": [...], "layout": {...}}``, the plain dicts
+    :func:`figure_from_spec` takes): a spec is laid out the same without plotly's property reads and writes, which
+    cost more than the layout (the live panels' builders lay out their spec before making the Figure).
+
     >>> fig = go.Figure(dict(data=[dict(type="scatter", y=[1, 2], name=f"series {i}") for i in range(6)],
     ...                      layout=dict(height=300, margin=dict(t=40, b=40))))
     >>> fit_legend(fig); fit_legend(fig)
@@ -323,29 +362,39 @@ def fit_legend(fig, *, width_px: int = PANEL_PX, columns: int | tuple[int, ...] 
     >>> [l["w"] for l in fig.layout.meta["legends"]][:3]
     [380, 460, 560]
     """
-    lay = fig.layout
-    margin_t = lay.margin.t if lay.margin.t is not None else 40
-    meta = dict(lay.meta) if isinstance(lay.meta, dict) else {}
-    axis_b = meta.get("axis_b", lay.margin.b if lay.margin.b is not None else 40)
-    plot_px = meta.get("plot_px", (lay.height or 340) - margin_t - (lay.margin.b if lay.margin.b is not None else 40))
-    if lay.yaxis and lay.yaxis.type == "category" and lay.yaxis.categoryarray:
-        plot_px = max(plot_px, ROW_PX * len(lay.yaxis.categoryarray))
+    frame = _legend_frame(fig)
+    margin_t = frame["t"] if frame["t"] is not None else 40
+    meta = frame["meta"]
+    axis_b = meta.get("axis_b", frame["b"] if frame["b"] is not None else 40)
+    plot_px = meta.get("plot_px", (frame["height"] or 340) - margin_t - (frame["b"] if frame["b"] is not None else 40))
+    if frame["categories"]:
+        plot_px = max(plot_px, ROW_PX * len(frame["categories"]))
     facts = _legend_facts(fig)
     choices = sorted({columns} if isinstance(columns, int) else set(columns))
     layouts = [min((_legend_layout(facts, w, c, plot_px, axis_b, margin_t) for c in choices), key=lambda l: l["b"])
                for w in sorted({int(width_px), *(int(w) for w in wider if w > width_px)})]
     first = layouts[0]
+    legend = dict(orientation="h", xref="container", yref="container", x=0.01, xanchor="left", y=0,
+                  yanchor="bottom", entrywidth=first["entrywidth"], entrywidthmode="fraction", traceorder="normal",
+                  font=dict(size=first["font"]), valign="top", maxheight=first["maxheight"])
+    # JSON keys are strings: the page reads the names by trace index
+    legends = [{k: ({str(i): n for i, n in v.items()} if k == "names" else v) for k, v in layout.items() if k != "font"}
+               for layout in layouts]
+    meta = meta | {"axis_b": axis_b, "plot_px": plot_px, "legends": legends}
+    if isinstance(fig, dict):
+        lay = fig.setdefault("layout", {})
+        for i, name in first["names"].items():
+            fig["data"][i]["name"] = name
+        lay["margin"] = dict(lay.get("margin") or {}, b=first["b"])
+        lay.update(height=first["height"], legend=legend, meta=meta)
+        return
+    lay = fig.layout
     for i, name in first["names"].items():
         fig.data[i].name = name
     lay.margin.b = first["b"]
     lay.height = first["height"]
-    lay.legend = dict(orientation="h", xref="container", yref="container", x=0.01, xanchor="left", y=0,
-                      yanchor="bottom", entrywidth=first["entrywidth"], entrywidthmode="fraction", traceorder="normal",
-                      font=dict(size=first["font"]), valign="top", maxheight=first["maxheight"])
-    # JSON keys are strings: the page reads the names by trace index
-    legends = [{k: ({str(i): n for i, n in v.items()} if k == "names" else v) for k, v in layout.items() if k != "font"}
-               for layout in layouts]
-    lay.meta = meta | {"axis_b": axis_b, "plot_px": plot_px, "legends": legends}
+    lay.legend = legend
+    lay.meta = meta
 
 
 #: Legend names of the regime shading (panel (d)), with a swatch stronger than the shading itself.
@@ -544,11 +593,11 @@ def metrics_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=None
     layout["margin"] = margin
     layout["shapes"] = (_change_shapes(change_points, chunk_size, ("x", "x2", "x3"))
                         + _noise_shapes(noise_changes, chunk_size, ("x", "x2", "x3")))
-    fig = figure_from_spec(dict(data=traces, layout=layout))
+    spec = dict(data=traces, layout=layout)
     # under the plot, never over the two-line titles; three columns where the graph is wide (the page's first screen
     # holds this panel whole at 1280 x 720: one row of legend for three models)
-    fit_legend(fig, columns=3)
-    return fig
+    fit_legend(spec, columns=3)
+    return figure_from_spec(spec)
 
 
 # --------------------------------------------------------------------------- (b) cardinality
@@ -703,9 +752,9 @@ def cardinality_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=
         traces[1].update(name=OBSERVED_NAME + " (above this scale: values on hover)", cliponaxis=True)
     layout["shapes"] = _change_shapes(change_points, chunk_size) + _noise_shapes(noise_changes, chunk_size)
     layout["annotations"] = _change_labels(change_points, chunk_size) + _noise_labels(noise_changes, chunk_size)
-    fig = figure_from_spec(dict(data=traces, layout=layout))
-    fit_legend(fig)
-    return fig
+    spec = dict(data=traces, layout=layout)
+    fit_legend(spec)
+    return figure_from_spec(spec)
 
 
 def labels_clean(chunks) -> bool:
@@ -1004,9 +1053,9 @@ def detector_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
                               line=dict(color="#111", width=1.5, dash="dash"))]
                         + _change_shapes(change_points, chunk_size) + _noise_shapes(noise_changes, chunk_size))
     layout["annotations"] = _change_labels(change_points, chunk_size) + _noise_labels(noise_changes, chunk_size)
-    fig = figure_from_spec(dict(data=traces, layout=layout))
-    fit_legend(fig)
-    return fig
+    spec = dict(data=traces, layout=layout)
+    fit_legend(spec)
+    return figure_from_spec(spec)
 
 
 # --------------------------------------------------------------------------- (d) firings vs truth
@@ -1095,9 +1144,9 @@ def timeline_figure(chunks, models, change_points=(), chunk_size=1, n_chunks=Non
         layout["annotations"] = [dict(text="no true change in this stream:<br>every firing is a false alarm",
                                       x=0.5, y=TRUE_CHANGE_ROW, xref="paper", yref="y", yanchor="middle", showarrow=False,
                                       font=dict(size=11, color="#666"))]
-    fig = figure_from_spec(dict(data=traces, layout=layout))
-    fit_legend(fig)
-    return fig
+    spec = dict(data=traces, layout=layout)
+    fit_legend(spec)
+    return figure_from_spec(spec)
 
 
 #: Backwards-compatible name of panel (c)'s figure.

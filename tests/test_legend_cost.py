@@ -3,7 +3,10 @@ property reads, made once per width, were most of the server's work per redraw o
 
 from __future__ import annotations
 
+import copy
+
 import plotly.graph_objects as go
+import pytest
 
 from dashboard import figures as F
 
@@ -39,3 +42,39 @@ def test_the_layouts_follow_the_width_as_before():
     assert "<br>" in narrow["names"]["0"] and "<br>" not in wide["names"]["0"]
     assert (narrow["entrywidth"], wide["entrywidth"]) == (1.0, 0.5)
     assert narrow["height"] > wide["height"] and fig.data[0].name == narrow["names"]["0"]
+
+
+def test_a_spec_is_laid_out_as_its_figure_is(run_figures):
+    """The live builders lay their legend out on the figure's spec (plain dicts, no plotly property reads): the same
+    figure as laying it out on the Figure, for every live panel's figure (laid out again from the same start)."""
+    for name, fig in run_figures.items():
+        plain = fig.to_plotly_json()
+        larger = copy.deepcopy(plain)  # larger type (as presentation mode's), a titled x axis
+        larger["layout"].update(font=dict(size=18), legend=dict(font=dict(size=16)))
+        larger["layout"].setdefault("xaxis", {})["title"] = dict(text="chunk", font=dict(size=20))
+        for start in (plain, larger):
+            on_figure = F.figure_from_spec(copy.deepcopy(start))
+            F.fit_legend(on_figure, columns=3)
+            spec = copy.deepcopy(start)
+            F.fit_legend(spec, columns=3)
+            assert F.figure_from_spec(spec).to_plotly_json() == on_figure.to_plotly_json(), name
+            assert spec["layout"]["meta"]["legends"] and spec["layout"]["legend"]["yref"] == "container", name
+
+
+@pytest.fixture(scope="module")
+def run_figures():
+    from dashboard import panels
+    from ncld_core.config import RunConfig
+
+    cfg = RunConfig(n_instances=2400, chunk_size=200, n_features=5, n_labels=4, n_neighbors=5,
+                    schedule="growth@1200", model_rates="estimate", trusted_fraction=0.05)
+    stream = cfg.stream.build_stream()
+    chunks = list(cfg.runner().iter_run(stream))
+    models = list(cfg.models) + (["all-negative", "noisy-prior"] if cfg.references else [])
+    data = panels.PanelData(chunks=chunks, models=models, chunk_size=cfg.chunk_size,
+                            change_points=[(cp.position, cp.kind) for cp in stream.change_points],
+                            n_chunks=stream.n_chunks(cfg.chunk_size), rho_pos=stream.rho_pos, rho_neg=stream.rho_neg,
+                            default_rates="estimate", trusted_fraction=0.05)
+    figs = panels.figures(data)
+    assert {"metrics", "cardinality", "threshold", "timeline"} <= set(figs), set(figs)
+    return figs
