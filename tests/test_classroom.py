@@ -135,6 +135,11 @@ def test_repeated_runs_report_how_often_each_target_was_met():
     text = section(miss, m, ["--repeat", "10"], seconds=5.0, repeats=[ok] * 9 + [miss])
     assert "Over the 10 runs of this command" in text and "| page     | 9 of 10  |" in text
     assert "Over the" not in section(miss, m, [], seconds=5.0, repeats=[miss])
+    # an earlier run's problems are kept with its number (a visitor whose run never ended in run 4 of 10)
+    problems = [[] for _ in range(10)]
+    problems[3] = ["session 12: not finished within 180 s; its status line: 'running · chunk 7/20'"]
+    text = section(miss, m, ["--repeat", "10"], seconds=5.0, repeats=[ok] * 9 + [miss], problems=problems)
+    assert "- run 4 of 10: session 12: not finished" in text and "'running · chunk 7/20'" in text
 
 
 def test_the_memory_sampler_finds_the_server_that_serve_starts():
