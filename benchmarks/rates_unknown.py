@@ -236,7 +236,7 @@ def why_short(df: pd.DataFrame, order: list, families: list) -> list[str]:
              "rates ended from the true ones at the stream's last chunk: the mean over labels of estimate - true "
              "(negative: the noise is taken for less than it is, and the correction falls short) and of its size (a "
              "label's own error, which a mean near 0 can hide).", ""]
-    for family in [f for f in families if f != "missing"]:  # (missing labels: rho- is 0, and 1 % met its target)
+    for family in [f for f in families if f != "missing"]:  # (missing labels: no negative flips, rho- is 0)
         part = est[est.family == family]
         if part.empty:
             continue

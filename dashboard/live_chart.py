@@ -85,7 +85,7 @@ def mount(placeholder, slot: str, *, key: str, owner: str | None) -> None:
 def serialized(figs: dict) -> dict:
     """``{slot: JSON}`` of ``figs`` as the page draws them (y ranges fixed: a chunk that only adds points is
     then drawn as a transition, which does not autorange), without a plotly template (Streamlit's default one
-    holds placeholder colours that only ``st.plotly_chart`` replaces, and it was a third of each chunk's JSON);
+    holds placeholder colours that only ``st.plotly_chart`` replaces, and it would travel with every chunk);
     JSON strings pass as they are."""
     out = {}
     for slot, fig in figs.items():

@@ -449,7 +449,7 @@ def test_the_schedule_preview_marks_the_noise_changes_with_their_factors():
 def test_the_live_figures_travel_without_streamlits_template(run):
     """The live panels' JSON (dashboard/live_chart.py: serialized) carries no plotly template: Streamlit's default
     template holds placeholder colours that only st.plotly_chart replaces (plotly.js would draw them as given,
-    near-black), and it was a third of each chunk's figures as sent. Everything the figure itself sets stays."""
+    near-black), and it would travel with every chunk. Everything the figure itself sets stays."""
     import json
 
     import streamlit  # noqa: F401 - registers its template as plotly's default, as in the app
