@@ -25,7 +25,6 @@ True
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -34,6 +33,8 @@ import urllib.parse
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.sync.client import connect
+
+from dashboard.figure_carrier import carried
 
 __all__ = ["SocketVisitor"]
 
@@ -213,9 +214,9 @@ class SocketVisitor:
                 self.statuses.append(self.status)
                 self.status_times.append(now)
                 self._ending = bool(ENDED.match(self.status))
-        elif kind == "bidi_component" and self._t_click is not None and self.first_plot_s is None:
+        elif kind == "html" and self._t_click is not None and self.first_plot_s is None:
             try:
-                data = json.loads(element.bidi_component.json or "{}")
+                data = carried(element.html.body)
             except ValueError:
                 return
             if isinstance(data, dict) and data.get("figures") and (data.get("chunk") or 0) >= 1:

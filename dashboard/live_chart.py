@@ -6,8 +6,14 @@ component keeps each slot's graph in the page and hands it the new figure: plotl
 what changed (a chunk that only adds points is a transition: the traces are redrawn, not the axes,
 legend and hover layers). Each panel holds a *mount* (:func:`mount`, once per script run) where its graph
 sits; a chunk's figures travel together in one element (:func:`draw_charts`): every element sent is a
-render of the whole page in the browser. The per-chunk update is measured by the browser tests and
-reported in ``docs/performance.md`` (section 5b).
+render of the whole page in the browser.
+
+That element is a hidden ``st.html`` *carrier* (:mod:`dashboard.figure_carrier`), not a component instance: the page
+calls a component's script only after the render that shows it has been painted and its module imported
+again (an asynchronous step, in which Streamlit renders the whole page once more), while the carrier's
+text is in the page as soon as its render ends, where the component's script (loaded by the mounts)
+watches for it. The per-chunk update is measured by the browser tests and reported in
+``docs/performance.md`` (sections 5b and 8).
 
 plotly.js comes from the installed plotly package, served by Streamlit's static file serving
 (``.streamlit/config.toml``: ``enableStaticServing``) from ``dashboard/static/`` (a copy made at start,
@@ -30,6 +36,7 @@ import plotly
 from plotly.io.json import to_json_plotly
 import streamlit as st
 
+from dashboard.figure_carrier import carrier_html
 from dashboard.figures import fix_y_ranges
 from dashboard.serving.limits import LIMITS
 
@@ -176,7 +183,8 @@ def _payload(figs: dict, config: dict | None, chunk: int | None, owner: str | No
 def draw_charts(hub, placeholders: dict, figs: dict, *, key: str, owner: str | None, config: dict | None = None,
                 chunk: int | None = None) -> None:
     """Draw ``figs`` (slot -> figure) into the slots' mounts, all in one element put in ``hub`` (an
-    ``st.empty`` of no height): one render of the page in the browser for all of them.
+    ``st.empty`` of no height; the element is :func:`dashboard.figure_carrier.carrier_html`'s): one render of the page in the browser
+    for all of them.
 
     ``key`` must be new within a script run; ``owner`` names the run (as the mounts'). ``chunk`` (the
     chunks the figures show) is put on each graph,
@@ -189,7 +197,7 @@ def draw_charts(hub, placeholders: dict, figs: dict, *, key: str, owner: str | N
                                             config=config or {}, key=f"{key}_{slot}")
         return
     with hub:
-        _component(data=_payload(figs, config, chunk, owner), key=key, width="stretch", height=0)
+        st.html(carrier_html(_payload(figs, config, chunk, owner)))
 
 
 def preload_plotly(placeholder, key: str = "plotly_preload"):

@@ -9,6 +9,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from dashboard import live_page
+from dashboard.figure_carrier import carried as payload_of
 
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 
@@ -76,10 +77,14 @@ def open_app(query: dict | None = None, *, timeout: float = 120) -> AppTest:
     return at
 
 
+def carried(at) -> list[dict]:
+    """The payloads of the figures' carriers sent in the page's last run, in order (dashboard.live_chart)."""
+    found = (payload_of(c.proto.body) for c in at.get("html"))
+    return [p for p in found if p is not None]
+
+
 def drawn_figure(at, panel: str) -> dict:
     """The spec (plotly JSON) of the newest figure drawn in a panel of the Live run (dashboard.live_chart)."""
-    drawn = [json.loads(c.proto.json) for c in at.get("bidi_component")
-             if c.proto.component_name == "ncld_live_chart"]
-    figures = [json.loads(d["figures"][panel]) for d in drawn if panel in d.get("figures", {})]  # not the mounts
+    figures = [json.loads(d["figures"][panel]) for d in carried(at) if panel in d.get("figures", {})]
     assert figures, f"no figure in panel {panel}"
     return figures[-1]

@@ -487,17 +487,28 @@ ARRAY_ATTRIBUTES = """
 """
 
 
+#: The figures' carriers in the page (dashboard/figure_carrier.py): whether each is hidden, its box's height and
+#: the chunk its payload shows.
+CARRIERS = """() => [...document.getElementsByClassName('ncld-figures')].map(e => ({
+  hidden: e.hidden && getComputedStyle(e).display === 'none', height: e.getBoundingClientRect().height,
+  chunk: JSON.parse(e.textContent).chunk}))"""
+
+
 def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, server):
     """The live graphs stay in the page between runs (dashboard/live_chart.py); a new run's panels never show
     the previous run's graphs (given 1 s from its first status line: they leave within a few ms of it),
-    and every panel ends on the run's last chunk, panel (e) included. plotly's array-attribute lookup, cached by
-    the page, was used by the redraws and answers as plotly's own on every trace of the last ones."""
+    and every panel ends on the run's last chunk, panel (e) included. The figures came in one hidden carrier,
+    of no height, holding the last chunk's. plotly's array-attribute lookup, cached by the page, was used by the
+    redraws and answers as plotly's own on every trace of the last ones."""
     page = _open(browser, f"{server}/?model_rates=estimate&n_instances=3000&chunk_size=250", height=1000)
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.get_by_role("button", name="Run", exact=True).click()
     _wait_status(page, r"^done · chunk 12/12", 300)
     _wait_all_graphs_at(page, 12)
+    # the graphs can show chunk 12 before the page's last run has sent the table under them
+    page.locator(".st-key-panel_rates [data-testid=stDataFrame]").first.wait_for(timeout=30_000)
     assert page.locator(".st-key-panel_rates [data-testid=stDataFrame]").count() == 1
+    assert page.evaluate(CARRIERS) == [{"hidden": True, "height": 0, "chunk": 12}], page.evaluate(CARRIERS)
     lookup = page.evaluate(ARRAY_ATTRIBUTES)
     assert lookup["cached"] and lookup["hits"] > 0 and lookup["traces"] >= 10 and not lookup["wrong"], lookup
     page.evaluate(OBSERVE_GRAPHS)

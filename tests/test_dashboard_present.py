@@ -6,10 +6,9 @@ tests/test_dashboard_present_browser.py (slow tier); the guard's rules are tests
 
 from __future__ import annotations
 
-import json
 import re
 
-from tests.apptest import open_app
+from tests.apptest import carried, open_app
 
 from dashboard import live_session
 from dashboard.link import CANON
@@ -23,8 +22,7 @@ def _texts(at) -> str:
 
 def _figures_drawn(at) -> set:
     """The panels a figure was sent to in the page's last run (dashboard.live_chart)."""
-    return {k for c in at.get("bidi_component") if c.proto.component_name == "ncld_live_chart"
-            for k in json.loads(c.proto.json).get("figures", {})}
+    return {k for payload in carried(at) for k in payload.get("figures", {})}
 
 
 def _flag(at) -> str:

@@ -5,7 +5,8 @@
 //
 // The graph of a slot lives in window.__ncldGraphs[slot] and sits in the slot's mount (the element of the
 // newest instance that said {mount: slot}) when both belong to the same run (its owner token): after a rerun
-// the new mount takes over the run's graph as it was drawn, and never shows another run's.
+// the new mount takes over the run's graph as it was drawn, and never shows another run's. The figures come in
+// carriers (takeCarried), the mounts and the early fetch of plotly.js as the component's instances.
 const graphs = (window.__ncldGraphs = window.__ncldGraphs || {});
 const mounts = (window.__ncldMounts = window.__ncldMounts || {});
 
@@ -229,6 +230,26 @@ function place(slot) {
   else if (gd.__ncldDrawn === gd.__ncldOwner && gd.parentNode !== el) el.appendChild(gd);
 }
 
+// The draws' carriers (dashboard/live_chart.py carrier_html): hidden elements whose text is a draw's payload. The
+// page shows one as soon as the render that holds it ends; each new text is taken once. The observer only queues
+// the look: observers made after this one (a test's, a benchmark's) see the same change before anything is drawn.
+const CARRIER = 'ncld-figures';
+function takeCarried() {
+  for (const el of document.getElementsByClassName(CARRIER)) {
+    const text = el.textContent;
+    if (el.__ncldTaken === text) continue;
+    el.__ncldTaken = text;
+    let data = null;
+    try { data = JSON.parse(text); } catch (err) { console.error('ncld: a figures carrier that is not JSON', err); }
+    if (data) receive(data);
+  }
+}
+if (!window.__ncldCarried) {
+  window.__ncldCarried = true;
+  new MutationObserver(() => queueMicrotask(takeCarried)).observe(document.body, {subtree: true, childList: true});
+  queueMicrotask(takeCarried);  // a carrier that came before this script
+}
+
 export default function (component) {
   const { data, parentElement } = component;
   if (!data) return;
@@ -241,6 +262,10 @@ export default function (component) {
       parentElement.removeChild(held);
     place(data.mount);
   }
+}
+
+// A draw's figures (a carrier's payload): each slot's graph takes the newest.
+function receive(data) {
   for (const [slot, figure] of Object.entries(data.figures || {})) {
     const gd = graph(slot);
     // another run's graph leaves the page until it is drawn anew
