@@ -301,8 +301,9 @@ def warm_up() -> bool:
     """Exercise the run and figure code once per server process, so the first Run starts fast.
 
     Read-only and shared: it only imports modules and fills their lazy caches (plotly's
-    validators, scipy's LAPACK wrappers) and starts the fork server of the runs' processes
-    (``dashboard.serving.chunk_process``); nothing of a visitor is kept. First it removes the upload parse
+    validators, scipy's LAPACK wrappers), starts the fork server of the runs' processes
+    (``dashboard.serving.chunk_process``) and puts the embedded default's stream in the stream cache (the
+    first Run of the default settings then finds it built); nothing of a visitor is kept. First it removes the upload parse
     folders a killed server left in the temporary folder
     (``dashboard.serving.bounded_parse.remove_orphaned_folders``; a running server's stay).
     """
@@ -326,6 +327,7 @@ def warm_up() -> bool:
                                  rho_pos=stream.rho_pos, rho_neg=stream.rho_neg)
         for fig in panels.figures(shown).values():  # every panel of the Live run
             fig.to_json()
+        _build_stream(RunConfig().stream)
     except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
         return False
     return True

@@ -53,3 +53,26 @@ def test_a_failed_warm_up_is_false_not_an_error(monkeypatch):
     monkeypatch.setattr(ncld_core.config, "RunConfig", refuse)
     assert fork_warmup.warm() is False
 
+
+
+def test_the_server_warm_up_leaves_the_default_stream_built(monkeypatch):
+    """The first Run of the embedded default finds its stream built (dashboard.data.warm_up puts it in the stream
+    cache): the run's start builds nothing."""
+    import streamlit as st
+
+    from dashboard import data
+    from ncld_core.config import RunConfig, StreamSpec
+
+    st.cache_data.clear()  # (no stream of an earlier test in this process)
+    data.warm_up.clear()
+    try:
+        assert data.warm_up() is True
+
+        def refused(self, dataset=None):
+            raise AssertionError(f"a stream was built at the first Run: {self}")
+
+        monkeypatch.setattr(StreamSpec, "build_stream", refused)
+        stream = data.build_stream(RunConfig())
+    finally:
+        data.warm_up.clear()
+    assert stream.n_labels == RunConfig().n_labels and len(stream.X) == 5000  # the default stream's instances
