@@ -988,7 +988,12 @@ def test_layout_at_820_px_keeps_labels_and_titles_apart(browser, server):
 OBSERVE_PANELS = """
 () => {
   window.__frames = [];
+  window.__endedAt = null;
+  window.__observing = true;
+  let observer = null;
+  const stop = () => { window.__observing = false; if (observer) observer.disconnect(); };
   const tick = () => {
+    if (!window.__observing) return;
     const box = document.querySelector('.st-key-run_status');
     const metas = ['metrics', 'cardinality', 'threshold', 'timeline'].map(p => {
       const gd = document.querySelector('.st-key-panel_' + p + ' .js-plotly-plot');
@@ -1000,12 +1005,18 @@ OBSERVE_PANELS = """
     // after the run's end, until every panel has drawn (the status line is drawn before the panels, and a short
     // fast stream's figures may all come after "done"), at most 10 s
     const ended = text.startsWith('done') || text.startsWith('stopped');
-    if (ended && window.__endedAt === null) window.__endedAt = performance.now();
-    if (!ended || (metas.includes(null) && performance.now() - window.__endedAt < 10000)) requestAnimationFrame(tick);
-    else window.__observing = false;
+    if (ended && window.__endedAt === null) {
+      window.__endedAt = performance.now();
+      setTimeout(stop, 10000);
+    }
+    if (ended && !metas.includes(null)) stop();
   };
-  window.__endedAt = null;
-  window.__observing = true;
+  // at every change of the page, as it happens: a frame's sampling (requestAnimationFrame) would first see the
+  // status line after the page's script has begun drawing (it takes a chunk's figures as the render holding
+  // them ends, dashboard/static/live_chart.js), and count only the rest of the draw
+  observer = new MutationObserver(tick);
+  observer.observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true,
+                                   attributeFilter: ['data-chunk']});
   tick();
 }
 """
