@@ -302,8 +302,10 @@ def warm_up() -> bool:
 
     Read-only and shared: it only imports modules and fills their lazy caches (plotly's
     validators, scipy's LAPACK wrappers), starts the fork server of the runs' processes
-    (``dashboard.serving.chunk_process``) and puts the embedded default's stream in the stream cache (the
-    first Run of the default settings then finds it built); nothing of a visitor is kept. First it removes the upload parse
+    (``dashboard.serving.chunk_process``), puts the embedded default's stream in the stream cache (the
+    first Run of the default settings then finds it built) and reads the code's fingerprint once (each run's
+    key holds it: :func:`ncld_core.code_version.code_fingerprint`, then read from its files' sizes and times);
+    nothing of a visitor is kept. First it removes the upload parse
     folders a killed server left in the temporary folder
     (``dashboard.serving.bounded_parse.remove_orphaned_folders``; a running server's stay).
     """
@@ -328,6 +330,9 @@ def warm_up() -> bool:
         for fig in panels.figures(shown).values():  # every panel of the Live run
             fig.to_json()
         _build_stream(RunConfig().stream)
+        from ncld_core.code_version import code_fingerprint
+
+        code_fingerprint()
     except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
         return False
     return True
