@@ -305,7 +305,8 @@ def warm_up() -> bool:
     (``dashboard.serving.chunk_process``), puts the embedded default's stream in the stream cache (the
     first Run of the default settings then finds it built) and reads the code's fingerprint once (each run's
     key holds it: :func:`ncld_core.code_version.code_fingerprint`, then read from its files' sizes and times);
-    nothing of a visitor is kept. First it removes the upload parse
+    nothing of a visitor is kept. The first page of a fresh server waits for it, so that its first Run does
+    not. First it removes the upload parse
     folders a killed server left in the temporary folder
     (``dashboard.serving.bounded_parse.remove_orphaned_folders``; a running server's stay).
     """

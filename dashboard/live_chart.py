@@ -183,10 +183,11 @@ def _payload(figs: dict, config: dict | None, chunk: int | None, owner: str | No
 def draw_charts(hub, placeholders: dict, figs: dict, *, key: str, owner: str | None, config: dict | None = None,
                 chunk: int | None = None) -> None:
     """Draw ``figs`` (slot -> figure) into the slots' mounts, all in one element put in ``hub`` (an
-    ``st.empty`` of no height; the element is :func:`dashboard.figure_carrier.carrier_html`'s): one render of the page in the browser
-    for all of them.
+    ``st.empty`` of no height; the element is :func:`dashboard.figure_carrier.carrier_html`'s): one render of
+    the page in the browser for all of them.
 
-    ``key`` must be new within a script run; ``owner`` names the run (as the mounts'). ``chunk`` (the
+    ``key`` names the fallback's charts (``st.plotly_chart``, without the served plotly.js: new within a script
+    run); ``owner`` names the run (as the mounts'). ``chunk`` (the
     chunks the figures show) is put on each graph,
     as ``data-chunk``, once it is drawn (the browser tests' latency measurement). The figures' y axes get
     explicit ranges (:func:`dashboard.figures.fix_y_ranges`).

@@ -77,7 +77,7 @@ class LivePanels:
         """Redraw every panel from ``shown`` (records of ``run``): its graphs (unless ``figures`` is False: they
         show these records already), then what the panels write beside them."""
         if figures:
-            k = len(shown.chunks)  # a fresh key per redraw: two identical figures in one run are allowed
+            k = len(shown.chunks)  # (the fallback's charts: a fresh key per redraw, two identical figures allowed)
             base = compare.baseline_for(run.record())
 
             def make():

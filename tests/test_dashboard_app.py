@@ -1200,6 +1200,7 @@ def test_without_the_served_plotly_js_the_panels_are_plotly_charts(monkeypatch):
     charts = at.get("plotly_chart")
     assert len(charts) >= 5, len(charts)
     assert not carried(at)
+    assert not [c for c in at.get("bidi_component") if c.proto.component_name == "ncld_live_chart"]
 
 
 def test_the_page_says_which_source_instances_a_schedule_leaves_out(data_dir):

@@ -983,7 +983,7 @@ def test_layout_at_820_px_keeps_labels_and_titles_apart(browser, server):
     page.close()
 
 
-# JavaScript: every animation frame, note the status text and the chunk count each panel's figure shows
+# JavaScript: at every change of the page, note the status text and the chunk count each panel's figure shows
 # (its data-chunk, set by dashboard/live_chart.py once the figure of that many chunks is drawn).
 OBSERVE_PANELS = """
 () => {

@@ -89,7 +89,7 @@ def dashboard_latency_section(dash: dict) -> list[str]:
 
     Measured by ``pytest tests/test_dashboard_browser.py -k "latency or slow_chunk"`` (Chromium, 1400 x 1000):
     the per-chunk update is the time from the status line first naming chunk k (sent before the figures) to
-    every panel's figure showing chunk k, per animation frame; Run to first plot from the click to all four
+    every panel's figure showing chunk k, noted at each change of the page; Run to first plot from the click to all four
     panels drawn; Stop from the click to the status saying "stopped", inside a chunk of tens of seconds.
     """
     if dash.get("missing"):

@@ -230,17 +230,18 @@ function place(slot) {
   else if (gd.__ncldDrawn === gd.__ncldOwner && gd.parentNode !== el) el.appendChild(gd);
 }
 
-// The draws' carriers (dashboard/live_chart.py carrier_html): hidden elements whose text is a draw's payload. The
-// page shows one as soon as the render that holds it ends; each new text is taken once. The observer only queues
-// the look: observers made after this one (a test's, a benchmark's) see the same change before anything is drawn.
-const CARRIER = 'ncld-figures';
+// The draws' carriers (dashboard/figure_carrier.py): hidden elements of st.html whose text is a draw's payload. The
+// page shows one as soon as the render that holds it ends; each is taken once (st.html sets its HTML anew: a new
+// text is a new element; the same figures sent again are not redrawn, draw()). The observer only queues the look:
+// every observer of the same change (a test's, a benchmark's) sees it before anything is drawn.
+const CARRIER = 'div.ncld-figures';
+const taken = new WeakSet();
 function takeCarried() {
-  for (const el of document.getElementsByClassName(CARRIER)) {
-    const text = el.textContent;
-    if (el.__ncldTaken === text) continue;
-    el.__ncldTaken = text;
+  for (const el of document.querySelectorAll('[data-testid="stHtml"] > ' + CARRIER)) {
+    if (taken.has(el)) continue;
+    taken.add(el);
     let data = null;
-    try { data = JSON.parse(text); } catch (err) { console.error('ncld: a figures carrier that is not JSON', err); }
+    try { data = JSON.parse(el.textContent); } catch (err) { console.error('ncld: a carrier that is not JSON', err); }
     if (data) receive(data);
   }
 }
