@@ -450,12 +450,14 @@ def classroom(url: str, browser, *, sessions: int, preset: str, heavy: int, dead
             del waiting[i]
         time.sleep(0.5)
     for i, (who, _) in waiting.items():
+        after = ""
         try:  # where it stopped: what a hang is diagnosed from
             last = who.status if isinstance(who, SocketVisitor) else observed(who)["status"]
+            after = f"; {who.where_it_stopped()}" if isinstance(who, SocketVisitor) else ""
         except Exception as exc:  # noqa: BLE001 - a page that no longer answers
             last = f"(its page did not answer: {type(exc).__name__})"
         out["failed"].append(f"session {i + 1}: not finished within {VISIT_S:.0f} s of the last visitor's click "
-                             f"or the test's timeout; its status line: {last[:120]!r}")
+                             f"or the test's timeout; its status line: {last[:120]!r}{after}")
         _leave(who)
     if heavy:
         if waiting:  # runs given up keep their slots until the server sees their sessions gone

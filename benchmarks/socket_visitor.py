@@ -75,6 +75,10 @@ class SocketVisitor:
         self._socket = self._connection = None
         self._thread = threading.Thread(target=self._read, name="socket-visitor", daemon=True)
         self._auto: dict[str, list[float]] = {}  # fragment id -> [interval, next due] (st.fragment's run_every)
+        #: Where a visit that never ended stopped (:meth:`where_it_stopped`): the timed reruns asked and the script
+        #: runs finished since the last status line, the last message's arrival (perf_counter seconds).
+        self.reruns_since_status = self.runs_since_status = 0
+        self.last_message_at: float | None = None
         self._auto_lock = threading.Lock()
         self._ticker = threading.Thread(target=self._tick, name="socket-visitor-ticker", daemon=True)
 
@@ -130,6 +134,24 @@ class SocketVisitor:
             if thread.is_alive():
                 thread.join(timeout=5)
 
+    def where_it_stopped(self, now: float | None = None) -> str:
+        """What a visit that never ended did after its last status line: its page's timed reruns asked for (none:
+        the page stopped asking, so the server had no chance to say more), the script runs the server finished
+        (asked but none finished: the server stopped answering), how long since its last message.
+
+        >>> v = SocketVisitor("http://127.0.0.1:1/", deadline=0.0)
+        >>> v.last_message_at, v.reruns_since_status, v.runs_since_status = 10.0, 12, 12
+        >>> v.where_it_stopped(now=40.0)
+        'after it: 12 timed reruns asked, 12 script runs finished, the last message 30 s before; 0 fragments timed'
+        """
+        now = time.perf_counter() if now is None else now
+        last = ("no message" if self.last_message_at is None
+                else f"the last message {now - self.last_message_at:.0f} s before")
+        with self._auto_lock:
+            timed = len(self._auto)
+        return (f"after it: {self.reruns_since_status} timed reruns asked, {self.runs_since_status} script runs "
+                f"finished, {last}; {timed} fragment{'s' if timed != 1 else ''} timed")
+
     # ------------------------------------------------------------------ protocol
     def _left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -175,6 +197,7 @@ class SocketVisitor:
             for f in due:
                 try:
                     self._send(rerun={}, fragment_id=f)
+                    self.reruns_since_status += 1
                 except Exception:  # noqa: BLE001 - a closed connection: the reader says so
                     return
             time.sleep(0.02)
@@ -182,6 +205,7 @@ class SocketVisitor:
     def _take(self, raw: bytes, now: float) -> None:
         msg = ForwardMsg()
         msg.ParseFromString(raw)
+        self.last_message_at = now
         kind = msg.WhichOneof("type")
         if kind == "new_session" and not msg.metadata.run.fragment_ids:  # a full script run: its fragments anew
             with self._auto_lock:
@@ -195,6 +219,7 @@ class SocketVisitor:
                 for f in msg.stop_auto_rerun.fragment_ids:
                     self._auto.pop(f, None)
         if msg.WhichOneof("type") == "script_finished":
+            self.runs_since_status += 1
             # the run that wrote "done" may still send the figures drawn below the status line: the visit has
             # ended when that script run has (a run cut short for a rerun draws them again)
             if self._ending and msg.script_finished != ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN:
@@ -213,6 +238,7 @@ class SocketVisitor:
                 self.status = element.markdown.body
                 self.statuses.append(self.status)
                 self.status_times.append(now)
+                self.reruns_since_status = self.runs_since_status = 0
                 self._ending = bool(ENDED.match(self.status))
         elif kind == "html" and self._t_click is not None and self.first_plot_s is None:
             try:
