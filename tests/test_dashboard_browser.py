@@ -6,6 +6,7 @@ Writes a screenshot and tests/artifacts/dashboard_timing.json (git-ignored).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -589,6 +590,11 @@ def test_typed_numbers_in_an_integer_box_are_read_as_written(browser, server):
 
 # Slow tier (make test-slow): 46 s of a make test worker.
 @pytest.mark.slow
+#: Model seeds no other run of these tests uses, one per attempt: a run is computed, never replayed (the server keeps
+#: every finished run of the same settings, dashboard/serving/run_hub.py), even when a test is tried again (--reruns).
+OWN_SEEDS = itertools.count(4200)
+
+
 def test_an_equation_expander_typesets_its_equations_when_opened(browser, server):
     """The panels' explanations are drawn when their expander opens (the page's first answer does not wait for
     the typesetting): opened, the equation is typeset and the text is there; closed again, it folds."""
@@ -605,7 +611,7 @@ def test_an_equation_expander_typesets_its_equations_when_opened(browser, server
     page.close()
     # opened during a live run (a rerun): the run goes on to its end, every chunk drawn
     page = _open(browser, f"{server}/?n_instances=12000&chunk_size=300&models=%5B%22ELM-O%22%5D&references=false"
-                          "&seed=42", height=1400)  # a seed of its own: computed, not replayed
+                          f"&seed={next(OWN_SEEDS)}", height=1400)  # computed, not replayed
     page.get_by_role("button", name="Run", exact=True).click()
     _wait_status(page, r"running · chunk ([2-9]|\d\d)/40", 120)
     page.locator(".st-key-teach_cardinality summary").first.click()
@@ -622,8 +628,9 @@ def test_a_run_survives_its_page_losing_its_connection_for_a_moment(browser, ser
     context.add_init_script("""(() => { const Base = window.WebSocket; window.__sockets = [];
       window.WebSocket = class extends Base { constructor(...a) { super(...a); window.__sockets.push(this); } }; })();""")
     page = context.new_page()
-    # a seed of its own: a run of the same settings finished by another test would be replayed, not computed
-    page.goto(f"{server}/?n_instances=12000&chunk_size=300&models=%5B%22ELM-O%22%5D&references=false&seed=41",
+    # a seed of its own: a run of the same settings finished by another test (or try) would be replayed, not computed
+    page.goto(f"{server}/?n_instances=12000&chunk_size=300&models=%5B%22ELM-O%22%5D&references=false"
+              f"&seed={next(OWN_SEEDS)}",
               timeout=60_000)
     page.get_by_role("button", name="Run", exact=True).click(timeout=60_000)
     _wait_status(page, r"running · chunk ([2-9]|\d\d)/40", 120)
