@@ -588,13 +588,13 @@ def test_typed_numbers_in_an_integer_box_are_read_as_written(browser, server):
     page.close()
 
 
-# Slow tier (make test-slow): 46 s of a make test worker.
-@pytest.mark.slow
 #: Model seeds no other run of these tests uses, one per attempt: a run is computed, never replayed (the server keeps
 #: every finished run of the same settings, dashboard/serving/run_hub.py), even when a test is tried again (--reruns).
 OWN_SEEDS = itertools.count(4200)
 
 
+# Slow tier (make test-slow): 46 s of a make test worker.
+@pytest.mark.slow
 def test_an_equation_expander_typesets_its_equations_when_opened(browser, server):
     """The panels' explanations are drawn when their expander opens (the page's first answer does not wait for
     the typesetting): opened, the equation is typeset and the text is there; closed again, it folds."""
