@@ -38,6 +38,15 @@ def test_no_css_or_javascript_in_the_live_pages_python():
     assert "_fullLayout" not in script  # plotly's internals: its public API only
 
 
+def test_the_page_script_looks_for_the_carrier_the_server_sends():
+    """The carrier's class lives in Python (dashboard/figure_carrier.py) and in the page's script: the same."""
+    from dashboard.figure_carrier import CARRIER_CLASS, carrier_html
+
+    script = (ROOT / "dashboard" / "static" / "live_chart.js").read_text(encoding="utf-8")
+    assert f"const CARRIER = 'div.{CARRIER_CLASS}';" in script
+    assert carrier_html({}).startswith(f'<div hidden class="{CARRIER_CLASS}">')
+
+
 def test_a_page_starts_by_itself_only_when_live_valid_and_stale():
     same = lambda run: run.cfg == "now"  # noqa: E731
     assert live_page.starts_by_itself(live=True, ok=True, run=SimpleNamespace(cfg="old"), same=same)
