@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 import sys
 import tempfile
 import threading
@@ -454,6 +455,9 @@ def classroom(url: str, browser, *, sessions: int, preset: str, heavy: int, dead
         try:  # where it stopped: what a hang is diagnosed from
             last = who.status if isinstance(who, SocketVisitor) else observed(who)["status"]
             after = f"; {who.where_it_stopped()}" if isinstance(who, SocketVisitor) else ""
+            if isinstance(who, SocketVisitor) and who.events:  # its protocol events, kept beside the server's log
+                out.setdefault("stories", []).append(
+                    f"session {i + 1}:\n" + "\n".join(f"{t - who.events[0][0]:9.3f} {e}" for t, e in who.events))
         except Exception as exc:  # noqa: BLE001 - a page that no longer answers
             last = f"(its page did not answer: {type(exc).__name__})"
         out["failed"].append(f"session {i + 1}: not finished within {VISIT_S:.0f} s of the last visitor's click "
@@ -618,7 +622,8 @@ def measure(args, env: dict, deadline: float) -> tuple[list, dict]:
     from playwright.sync_api import sync_playwright
 
     (ROOT / "tests" / "artifacts").mkdir(parents=True, exist_ok=True)
-    log = open(ROOT / "tests" / "artifacts" / "classroom_server.log", "w")  # noqa: SIM115 - closed below
+    log_path = ROOT / "tests" / "artifacts" / "classroom_server.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed below
     try:
         with serve(env=env, log=log) as url, MemorySampler() as memory, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
@@ -639,6 +644,11 @@ def measure(args, env: dict, deadline: float) -> tuple[list, dict]:
             m["load"] = (memory.load_before, memory.peak_load, os.cpu_count())
     finally:
         log.close()
+    if m["failed"]:  # a run with problems keeps its server's log (named by the time it ended): a hang's diagnosis
+        m["server_log"] = log_path.with_name(f"classroom_server.{time.strftime('%H%M%S')}.log")
+        shutil.copyfile(log_path, m["server_log"])
+        if m.get("stories"):
+            m["server_log"].with_suffix(".visitors.txt").write_text("\n\n".join(m["stories"]) + "\n")
     rows = (verdicts(m, sessions=args.sessions, budget_mb=args.memory_budget_mb, heavy=args.heavy)
             if args.case == "all" else [])
     if m.get("sweeps") is not None:
@@ -747,6 +757,9 @@ def main(argv=None) -> int:
     for target, goal, measured, ok in rows:
         print(f"{'ok  ' if ok else 'MISS'} {target}: {measured} (goal {goal})")
     print(problems_text(problems))
+    for k, (_, mm) in enumerate(runs, 1):
+        if mm.get("server_log"):
+            print(f"run {k}'s server log (it had problems): {mm['server_log']}")
     if len(runs) > 1:
         print(repeat_text([r for r, _ in runs]))
     print(f"written to {args.out}")

@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+import collections
 import re
 import threading
 import time
@@ -78,6 +79,12 @@ class SocketVisitor:
         #: Where a visit that never ended stopped (:meth:`where_it_stopped`): the timed reruns asked and the script
         #: runs finished since the last status line, the last message's arrival (perf_counter seconds).
         self.reruns_since_status = self.runs_since_status = 0
+        #: The elements the server sent since the last status line, by kind, and the last error it showed.
+        self.kinds_since_status: collections.Counter = collections.Counter()
+        self.last_error: str | None = None
+        #: The last protocol events (perf_counter seconds, what): script runs started and finished, the fragments the
+        #: server asked to rerun or stop rerunning, the reruns asked for, the status lines: a hang's story.
+        self.events: collections.deque = collections.deque(maxlen=5000)
         self.last_message_at: float | None = None
         self._auto_lock = threading.Lock()
         self._ticker = threading.Thread(target=self._tick, name="socket-visitor-ticker", daemon=True)
@@ -143,14 +150,20 @@ class SocketVisitor:
         >>> v.last_message_at, v.reruns_since_status, v.runs_since_status = 10.0, 12, 12
         >>> v.where_it_stopped(now=40.0)
         'after it: 12 timed reruns asked, 12 script runs finished, the last message 30 s before; 0 fragments timed'
+        >>> v.kinds_since_status.update(["markdown", "markdown", "exception"]); v.last_error = "KeyError: 'x'"
+        >>> v.where_it_stopped(now=40.0).split("; ", 1)[1]
+        "0 fragments timed; elements sent: markdown 2, exception 1; the last error: KeyError: 'x'"
         """
         now = time.perf_counter() if now is None else now
         last = ("no message" if self.last_message_at is None
                 else f"the last message {now - self.last_message_at:.0f} s before")
         with self._auto_lock:
             timed = len(self._auto)
+        kinds = ", ".join(f"{kind} {n}" for kind, n in self.kinds_since_status.most_common())
         return (f"after it: {self.reruns_since_status} timed reruns asked, {self.runs_since_status} script runs "
-                f"finished, {last}; {timed} fragment{'s' if timed != 1 else ''} timed")
+                f"finished, {last}; {timed} fragment{'s' if timed != 1 else ''} timed"
+                + (f"; elements sent: {kinds}" if kinds else "")
+                + (f"; the last error: {self.last_error}" if self.last_error else ""))
 
     # ------------------------------------------------------------------ protocol
     def _left(self) -> float:
@@ -198,6 +211,7 @@ class SocketVisitor:
                 try:
                     self._send(rerun={}, fragment_id=f)
                     self.reruns_since_status += 1
+                    self.events.append((time.perf_counter(), f"asked rerun {f[:8]}"))
                 except Exception:  # noqa: BLE001 - a closed connection: the reader says so
                     return
             time.sleep(0.02)
@@ -207,18 +221,25 @@ class SocketVisitor:
         msg.ParseFromString(raw)
         self.last_message_at = now
         kind = msg.WhichOneof("type")
-        if kind == "new_session" and not msg.metadata.run.fragment_ids:  # a full script run: its fragments anew
-            with self._auto_lock:
-                self._auto.clear()
+        if kind == "new_session":
+            fragments = list(msg.metadata.run.fragment_ids)
+            self.events.append((now, f"run started {msg.metadata.run.script_run_id[:8]} "
+                                     f"{'fragments ' + ' '.join(f[:8] for f in fragments) if fragments else 'full'}"))
+            if not fragments:  # a full script run: its fragments anew
+                with self._auto_lock:
+                    self._auto.clear()
         elif kind == "auto_rerun":
+            self.events.append((now, f"auto_rerun {msg.auto_rerun.fragment_id[:8]}"))
             with self._auto_lock:
                 self._auto[msg.auto_rerun.fragment_id] = [msg.auto_rerun.interval,
                                                           time.monotonic() + msg.auto_rerun.interval]
         elif kind == "stop_auto_rerun":
+            self.events.append((now, f"stop_auto_rerun {' '.join(f[:8] for f in msg.stop_auto_rerun.fragment_ids)}"))
             with self._auto_lock:
                 for f in msg.stop_auto_rerun.fragment_ids:
                     self._auto.pop(f, None)
         if msg.WhichOneof("type") == "script_finished":
+            self.events.append((now, f"run finished {ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)}"))
             self.runs_since_status += 1
             # the run that wrote "done" may still send the figures drawn below the status line: the visit has
             # ended when that script run has (a run cut short for a rerun draws them again)
@@ -229,6 +250,11 @@ class SocketVisitor:
             return
         element = msg.delta.new_element
         kind = element.WhichOneof("type")
+        self.kinds_since_status[kind] += 1
+        if kind == "exception":
+            self.last_error = f"{element.exception.type}: {element.exception.message}"[:300]
+        elif kind == "alert" and element.alert.format == element.alert.ERROR:
+            self.last_error = element.alert.body[:300]
         if kind == "button" and element.button.label == self.run_label and self._run_id is None:
             self._run_id = element.button.id
             self.answer_s = now - self._t0
@@ -236,9 +262,11 @@ class SocketVisitor:
         elif kind == "markdown" and self.status_of(element.markdown.body):
             if self._t_click is not None:
                 self.status = element.markdown.body
+                self.events.append((now, f"status {self.status[:40]}"))
                 self.statuses.append(self.status)
                 self.status_times.append(now)
                 self.reruns_since_status = self.runs_since_status = 0
+                self.kinds_since_status.clear()
                 self._ending = bool(ENDED.match(self.status))
         elif kind == "html" and self._t_click is not None and self.first_plot_s is None:
             try:
