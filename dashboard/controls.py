@@ -560,12 +560,16 @@ def _factor_key(ver: int, rid: int) -> str:
 
 
 def _schedule_row_ids(schedule: str) -> list[int]:
-    """The change points' rows (ids, in order) of this version of the controls, seeded once from ``schedule``
-    (a preset or a link bumps the version: its rows start afresh from the canonical schedule)."""
+    """The change points' rows (ids, in order) of this version of the controls, seeded from ``schedule`` (a preset
+    or a link bumps the version: its rows start afresh from the canonical schedule), and seeded again from it when
+    Streamlit has dropped a row's widget values, as every other control is (:meth:`_Form.seed`, :func:`_editor`):
+    it drops those a client never sent back (a websocket client's, after the live part asks for a rerun); read as
+    empty, ``growth@1500`` became ``growth`` and a live page started that run by itself."""
     ss = st.session_state
     ver = ss.get("editor_ver", 0)
     ids_key = f"schedule_rows_{ver}"
-    if ids_key not in ss:
+    dropped = ids_key in ss and any(key not in ss for rid in ss[ids_key] for key in _schedule_keys(ver, rid))
+    if ids_key not in ss or dropped:
         for key in [k for k in ss if k.startswith(("schedule_rows_", "schedule_next_"))]:
             del ss[key]  # an earlier version's rows (their widgets' keys Streamlit drops once not drawn)
         rows = schedule_rows(schedule)

@@ -3,6 +3,7 @@ and it starts by itself when the first ends (a class on one server, NCLD_MAX_CON
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 
 import pytest
@@ -111,3 +112,30 @@ def test_websocket_visitors_queue_follow_and_finish_like_pages(server):
     finally:
         for v in visitors:
             v.close()
+
+
+# In the slow tier with the other websocket visitor (a server's page and a run of ten chunks, about 10 s).
+@pytest.mark.slow
+def test_a_visitor_whose_page_never_sends_the_schedules_boxes_keeps_its_schedule(server):
+    """A client that sends no widget values (a websocket visitor: the classroom benchmark's) lost the drift schedule's
+    rows when its run ended: Streamlit dropped the boxes' values, the settings read `growth` for `growth@1500`, and the
+    live page started that run by itself (in the classroom benchmark, a visit that then never ended)."""
+    import time
+
+    from benchmarks.socket_visitor import SocketVisitor
+
+    cfg = RunConfig(**{**LONG.to_dict(), "n_instances": 3000, "schedule": "growth@1500", "seed": 31})
+    visitor = SocketVisitor(f"{server}/?{urllib.parse.urlencode(cfg.to_query_params())}",
+                            deadline=time.monotonic() + 120).start()
+    try:
+        assert 0 < visitor.wait_answer(60) < 60
+        visitor.press_run()
+        while not visitor.ended:
+            time.sleep(0.1)
+        time.sleep(3.0)  # the page's reruns after the end: a run started by itself would say so by now
+        # one run, its chunks in order: a run started by itself would start again from chunk 0
+        chunks = [int(m.group(1)) for s in visitor.statuses if (m := re.search(r"chunk (\d+)/", s))]
+        assert chunks == sorted(chunks), visitor.statuses
+        assert visitor.status.startswith("done · chunk 10/10"), visitor.status
+    finally:
+        visitor.close()
