@@ -139,3 +139,42 @@ def test_a_visitor_whose_page_never_sends_the_schedules_boxes_keeps_its_schedule
         assert visitor.status.startswith("done · chunk 10/10"), visitor.status
     finally:
         visitor.close()
+
+
+# In the slow tier with the other websocket visitors (two runs of the module's fifty chunks, about 20 s).
+@pytest.mark.slow
+def test_a_page_whose_run_waits_in_line_reads_it_at_the_slow_pace_then_at_the_live_one(server):
+    """A queued run's page asked for its live part five times a second, to say its place: a script run of the server
+    and a render of the whole page each time. It now asks every QUEUED_POLL_S, and at the live pace once its run
+    has left the line."""
+    import time
+
+    from benchmarks.socket_visitor import SocketVisitor
+    from dashboard.live_page import POLL_S, QUEUED_POLL_S
+
+    deadline = time.monotonic() + 180
+    links = [f"{server}/?{urllib.parse.urlencode(RunConfig(**{**LONG.to_dict(), 'seed': s}).to_query_params())}"
+             for s in (41, 42)]
+    first, second = (SocketVisitor(url, deadline=deadline).start() for url in links)
+    try:
+        for v in (first, second):
+            assert 0 < v.wait_answer(60) < 60
+        first.press_run()
+        while not first.status.startswith("running") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second.press_run()
+        while not second.status.startswith("waiting") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)  # the full run that said so has registered its fragments
+        assert second.status.startswith("waiting: 1st in line"), second.status
+        # the live part at the slow pace, the interventions row (nothing can act yet) not timed
+        assert second.timed_intervals() == [pytest.approx(QUEUED_POLL_S)], second.timed_intervals()
+        first.close()  # its session goes, its run stops, and the server starts the second
+        while not second.status.startswith("running") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert second.status.startswith("running"), second.statuses[-3:]
+        time.sleep(1.0)
+        assert min(second.timed_intervals()) == pytest.approx(POLL_S), second.timed_intervals()
+    finally:
+        for v in (first, second):
+            v.close()
