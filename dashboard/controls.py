@@ -563,8 +563,8 @@ def _schedule_row_ids(schedule: str) -> list[int]:
     """The change points' rows (ids, in order) of this version of the controls, seeded from ``schedule`` (a preset
     or a link bumps the version: its rows start afresh from the canonical schedule), and seeded again from it when
     Streamlit has dropped a row's widget values, as every other control is (:meth:`_Form.seed`, :func:`_editor`):
-    it drops those a client never sent back (a websocket client's, after the live part asks for a rerun); read as
-    empty, ``growth@1500`` became ``growth`` and a live page started that run by itself."""
+    it drops those a client never sent back (a websocket client's, after the live part asks for a rerun), and the
+    rows would otherwise read as their defaults, a schedule other than the run's."""
     ss = st.session_state
     ver = ss.get("editor_ver", 0)
     ids_key = f"schedule_rows_{ver}"

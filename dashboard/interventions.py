@@ -22,7 +22,7 @@ import streamlit as st
 
 from ncld_core.stream.schedule import append_change, noise_factor_step
 
-from . import data, live_page, live_session
+from . import data, live_session
 from .controls import set_config
 from .link import CANON
 from .figures import noise_text
@@ -167,14 +167,15 @@ def _press(key: str) -> None:
     ss[PRESSED] = True
 
 
-def render(run) -> None:
+def render(run, *, queued: bool = False) -> None:
     """The row of buttons above the panels (once the session has a run); a button that cannot act is disabled,
     its help says why. While the run streams, the row is a fragment drawn again every :data:`ROW_EVERY_S` seconds
     (what can act changes with the chunk the run is at: the page itself is not rerun then); not while it waits in
-    the server's line, when nothing can act (the page reruns whole when it leaves the line)."""
+    the server's line (``queued``, :func:`dashboard.live_page.waiting_in_line`), when nothing can act (the page
+    reruns whole when it leaves the line)."""
     if run is None:
         return
-    st.fragment(_row, run_every=ROW_EVERY_S if run.active and not live_page.waiting_in_line(run) else None)()
+    st.fragment(_row, run_every=ROW_EVERY_S if run.active and not queued else None)()
 
 
 def _row() -> None:

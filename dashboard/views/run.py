@@ -41,6 +41,8 @@ STYLE, PRESENT_STYLE = (Path(__file__).resolve().parents[1] / "static" / n for n
 live_session.start_wanted()
 run = ss.get("run")
 running = run is not None and run.active
+# waiting for a slot when the page is drawn: its timed parts read it at the slow pace, or not at all (live_page)
+queued = running and live_page.waiting_in_line(run)
 
 # --------------------------------------------------------------------------- heading, buttons, status
 st.html(STYLE)
@@ -82,7 +84,7 @@ if not ctx.ok:
                icon=":material/block:")
 if not presenting:  # (presentation mode has them behind a button on the panel chooser's line: present_view.panel_nav)
     knob_row.render(ctx)  # the knobs a lesson turns, beside the plots
-    interventions.render(run)  # labels grow / shrink / shift / noise up / down from the next chunk, while it streams
+    interventions.render(run, queued=queued)  # labels grow / shrink / shift / noise up / down from the next chunk, while it streams
 
 
 # --------------------------------------------------------------------------- the panels
@@ -273,7 +275,6 @@ else:
     if not presenting and run.stream is not None and run.stream.coverage_note():  # never silent
         alert.info(f"The stream {md_escape(run.stream.coverage_note())}.", icon=":material/info:")
     if run.active:
-        queued = live_page.waiting_in_line(run)
         st.fragment(_live, run_every=live_page.live_pace(queued))(run, line if role else None, {}, queued)
     else:
         _show(run, run.snapshot()[0], {})
