@@ -28,7 +28,7 @@ else follows is stopped. No Streamlit here (``tests/test_run_hub.py`` drives it 
 
 >>> from ncld_core.config import RunConfig
 >>> from dashboard.serving.limits import Limits
->>> hub = RunHub(Limits(max_concurrent_runs=1), use_process=False)
+>>> hub = RunHub(Limits(max_concurrent_runs=1), use_process=False, watch_s=0)  # (no watchdog: the page begins it)
 >>> cfg = RunConfig(n_instances=60, chunk_size=20, n_features=3, n_labels=4, n_neighbors=3, models=["ELM-O"],
 ...                 references=False)
 >>> first, role = hub.start("a", cfg)
