@@ -143,6 +143,35 @@ def test_a_session_whose_connection_drops_and_comes_back_keeps_its_run():
     assert a.join(30)
 
 
+@pytest.mark.parametrize("lane", ["run", "parse"])
+def test_a_gone_session_given_up_while_its_job_is_being_begun_never_deadlocks(lane):
+    """A reap gives up a gone session's job (stopping it) while another thread begins that job (the hub's admit
+    thread, or the page's script): neither waits for the other for ever. The reap asks ``session_alive`` inside
+    the hub; that is where this test lets the beginning thread reach the job first."""
+    state = {"gone": False, "job": None}
+    began, reaped = threading.Event(), threading.Event()
+
+    def session_alive(session_id):
+        if not state["gone"]:
+            return True
+        threading.Thread(target=lambda: (state["job"].begin(), began.set()), daemon=True).start()
+        time.sleep(0.3)  # the beginning thread is inside the job's begin by now
+        return False
+
+    hub = RunHub(Limits(max_concurrent_runs=1, session_grace_s=0.0, upload_grace_s=0.0), use_process=False,
+                 watch_s=0, session_alive=session_alive)
+    if lane == "run":
+        state["job"], _ = hub.start("a", _cfg(5))
+    else:
+        state["job"], _ = hub.parse("a", SMALL_ARFF, None, "toy")
+    state["gone"] = True
+    reaper = threading.Thread(target=lambda: (hub.reap(), hub.reap(), reaped.set()), daemon=True)
+    reaper.start()
+    assert reaped.wait(10), "the reap never returned: it waits for the job, which waits for the hub"
+    assert began.wait(10), "the job's begin never returned"
+    assert hub.held("a") is None and hub.held("a", PARSE) is None and hub.running == 0
+
+
 def test_a_run_is_computed_once_followed_then_replayed_with_identical_records():
     hub = RunHub(Limits(max_concurrent_runs=2), use_process=False, watch_s=0)
     first, role1 = hub.start("a", TINY)

@@ -209,10 +209,11 @@ class LiveRun:
         process is then closed). Interrupted by anything else (a rerun of the page raised through it),
         the run is left to be begun again.
         """
+        # the line is asked outside this run's lock: the hub holds its own lock while it stops a run (a reap)
+        if self.queue_position():  # waiting for a free slot on the server: the caller asks again
+            return False
         with self._lock:
             if self.status != "starting" or self._begun:
-                return False
-            if self.queue_position():  # waiting for a free slot on the server: the caller asks again
                 return False
             self._begun = True
         try:

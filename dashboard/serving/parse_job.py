@@ -92,8 +92,11 @@ class ParseJob:
     def begin(self) -> bool:
         """Start the parse in a thread of its own, if the job is first to ask and its slot is free; returns at once.
         False when queued (ask again), begun by another caller, or stopped."""
+        # the line is asked outside this job's lock: the hub holds its own lock while it stops a job (a reap)
+        if self.queue_position():
+            return False
         with self._lock:
-            if self.status != "starting" or self.queue_position():
+            if self.status != "starting":
                 return False
             self.status, self.started_at = "running", time.monotonic()
             self.mode = "process" if self._use_process else "thread"
