@@ -29,6 +29,38 @@ def _config(user: int) -> RunConfig:
                      references=False)
 
 
+#: Per visitor: whether its page's renderer crashed, and the last errors its console or script reported.
+SEEN: dict[int, dict] = {}
+
+
+def _watch_page(page, user: int) -> None:
+    seen = SEEN[user] = {"crashed": False, "errors": []}
+    page.on("crash", lambda _page: seen.update(crashed=True))
+    page.on("pageerror", lambda exc: seen["errors"].append(f"pageerror: {exc}"[:200]))
+    page.on("console", lambda msg: msg.type == "error" and seen["errors"].append(f"console: {msg.text}"[:200]))
+
+
+def _stuck(page, user: int) -> str:
+    """What a visitor whose run never ended sees: the page's text (its start), a screenshot in the artifacts, and
+    whether its renderer crashed or its console reported errors (a failure in CI then says where it stopped)."""
+    seen = SEEN.get(user, {})
+    try:
+        text = page.evaluate("(document.querySelector('[data-testid=stMain]') || document.body).innerText"
+                             ".replace(/\\s+/g, ' ').slice(0, 500)")
+        text = f"status boxes {page.locator('.st-key-run_status').count()}, {text}"
+        page.screenshot(path=str(ARTIFACTS / f"dashboard_concurrency.user{user}.png"), timeout=10_000)
+    except Exception as exc:  # noqa: BLE001 - a crashed or frozen page: said as such
+        text = f"(page unreadable: {type(exc).__name__}: {str(exc)[:200]})"
+    return f"user {user}: crashed={seen.get('crashed')}, errors={seen.get('errors', [])[-3:]}, text: {text!r}"
+
+
+def _server_errors() -> str:
+    log = ARTIFACTS / "streamlit_server.log"
+    lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
+    hits = [ln for ln in lines if any(w in ln for w in ("Traceback", "Error", "Exception", "error"))]
+    return f"; server log: {len(lines)} lines, last errors: {hits[-8:]}"
+
+
 @pytest.mark.slow
 def test_ten_concurrent_visitors_get_their_own_results(browser, server):  # noqa: F811
     expected = {}
@@ -44,6 +76,7 @@ def test_ten_concurrent_visitors_get_their_own_results(browser, server):  # noqa
         contexts.append(ctx)
         url = f"{server}/?{urllib.parse.urlencode(_config(user).to_query_params())}"
         page = ctx.new_page()
+        _watch_page(page, user)
         page.set_default_timeout(30_000)
         page.goto(url, timeout=60_000)
         page.get_by_role("button", name="Run", exact=True).wait_for(timeout=60_000)
@@ -61,7 +94,8 @@ def test_ten_concurrent_visitors_get_their_own_results(browser, server):  # noqa
                 pending.discard(user)
         time.sleep(0.5)
     elapsed = time.perf_counter() - t0
-    assert not pending, f"still running after 420 s: {sorted(pending)}; last seen: {last}"
+    assert not pending, (f"still running after 420 s: {sorted(pending)}; last seen: {last}; "
+                         + "; ".join(_stuck(pages[user], user) for user in sorted(pending)) + _server_errors())
 
     for user, page in enumerate(pages):
         assert statuses[user].startswith("done · chunk 10/10"), (user, statuses[user])
