@@ -165,11 +165,6 @@ class SocketVisitor:
                 + (f"; elements sent: {kinds}" if kinds else "")
                 + (f"; the last error: {self.last_error}" if self.last_error else ""))
 
-    def timed_intervals(self) -> list[float]:
-        """The intervals (s) at which the page's timer now asks for its fragments' reruns, smallest first."""
-        with self._auto_lock:
-            return sorted(interval for interval, _ in self._auto.values())
-
     # ------------------------------------------------------------------ protocol
     def _left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())

@@ -167,15 +167,13 @@ def _press(key: str) -> None:
     ss[PRESSED] = True
 
 
-def render(run, *, queued: bool = False) -> None:
+def render(run) -> None:
     """The row of buttons above the panels (once the session has a run); a button that cannot act is disabled,
     its help says why. While the run streams, the row is a fragment drawn again every :data:`ROW_EVERY_S` seconds
-    (what can act changes with the chunk the run is at: the page itself is not rerun then); not while it waits in
-    the server's line (``queued``, :func:`dashboard.live_page.waiting_in_line`), when nothing can act (the page
-    reruns whole when it leaves the line)."""
+    (what can act changes with the chunk the run is at: the page itself is not rerun then)."""
     if run is None:
         return
-    st.fragment(_row, run_every=ROW_EVERY_S if run.active and not queued else None)()
+    st.fragment(_row, run_every=ROW_EVERY_S if run.active else None)()
 
 
 def _row() -> None:

@@ -28,9 +28,8 @@ from dashboard.serving.run_hub import queue_text
 from ncld_core.eval.variants import ELM_VARIANTS
 from ncld_core.model.cost import MEMORY_BUDGET_BYTES
 
-__all__ = ["ALL", "starts_by_itself", "changed_note", "describe", "about_run", "waiting_text", "waiting_in_line",
-           "live_pace", "QUEUED_POLL_S", "expected_text", "default_rates", "focus_options", "focus_choice", "panel_data",
-           "summary_columns", "enlarge", "expected_help", "RUN_HELP"]
+__all__ = ["ALL", "starts_by_itself", "changed_note", "describe", "about_run", "waiting_text", "expected_text", "default_rates",
+           "focus_options", "focus_choice", "panel_data", "summary_columns", "enlarge", "expected_help", "RUN_HELP"]
 
 #: The choice of "(b)-(d) show the records of" that draws every variant.
 ALL = "all"
@@ -85,27 +84,6 @@ def about_run(cfg, *, same: bool, upload: bool) -> str | None:
 #: How often the live part of the Live run page reads an active run (seconds, its fragment's ``run_every``): a chunk
 #: is drawn within this of its arrival.
 POLL_S = 0.2
-#: How often it reads a run waiting in the server's line (seconds): only its place changes, and every rerun costs the
-#: server a script run and the page a render of the whole app. Once the run leaves the line the page reruns whole and
-#: reads it every :data:`POLL_S` again; the server's hub starts the run meanwhile (``dashboard.serving.run_hub``), so
-#: its first chunk waits at most this long more to be drawn.
-QUEUED_POLL_S = 1.0
-
-
-def waiting_in_line(run) -> bool:
-    """Whether ``run`` (a :class:`~dashboard.serving.live_run.LiveRun`) has not begun and waits for a slot of the
-    server: its page's timed parts then read it at the slow pace (:func:`live_pace`) or not at all."""
-    return run.status == "starting" and not run.chunks and bool(run.queue_position())
-
-
-def live_pace(queued: bool) -> float:
-    """The live part's ``run_every``: :data:`QUEUED_POLL_S` for a run waiting in line when the page is drawn, else
-    :data:`POLL_S`.
-
-    >>> live_pace(True), live_pace(False)
-    (1.0, 0.2)
-    """
-    return QUEUED_POLL_S if queued else POLL_S
 
 
 def waiting_text(place: int, slots: int) -> str:

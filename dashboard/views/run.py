@@ -3,12 +3,11 @@
 Layout only. The run is a :class:`dashboard.serving.live_run.LiveRun` in ``st.session_state["run"]`` (this visitor
 only), started through the server's :class:`dashboard.serving.run_hub.RunHub` and computed in a process of its own.
 While it is active, the live part (:func:`_live`) is a fragment rerun every :data:`dashboard.live_page.POLL_S`
-seconds (``st.fragment(run_every=...)``; every :data:`~dashboard.live_page.QUEUED_POLL_S` while it waits in line): it
-begins the run once the server has a slot, reads the run's snapshot and draws what arrived; a click (Stop, a control,
-a page switch) is a rerun like any other, and the run's end reruns the page (its buttons, the summary). What the
-page decides and says is :mod:`dashboard.live_page`, the session's run :mod:`dashboard.live_session`, its panels'
-places and drawing :mod:`dashboard.run_panels`, presentation mode's widgets :mod:`dashboard.present_view`; the panels
-are those of :data:`dashboard.panels.PANELS`.
+seconds (``st.fragment(run_every=...)``): it begins the run once the server has a slot, reads the run's snapshot and draws
+what arrived; a click (Stop, a control, a page switch) is a rerun like any other, and the run's end reruns the page
+(its buttons, the summary). What the page decides and says is :mod:`dashboard.live_page`, the session's run
+:mod:`dashboard.live_session`, its panels' places and drawing :mod:`dashboard.run_panels`, presentation mode's
+widgets :mod:`dashboard.present_view`; the panels are those of :data:`dashboard.panels.PANELS`.
 """
 
 from __future__ import annotations
@@ -41,8 +40,6 @@ STYLE, PRESENT_STYLE = (Path(__file__).resolve().parents[1] / "static" / n for n
 live_session.start_wanted()
 run = ss.get("run")
 running = run is not None and run.active
-# waiting for a slot when the page is drawn: its timed parts read it at the slow pace, or not at all (live_page)
-queued = running and live_page.waiting_in_line(run)
 
 # --------------------------------------------------------------------------- heading, buttons, status
 st.html(STYLE)
@@ -84,7 +81,7 @@ if not ctx.ok:
                icon=":material/block:")
 if not presenting:  # (presentation mode has them behind a button on the panel chooser's line: present_view.panel_nav)
     knob_row.render(ctx)  # the knobs a lesson turns, beside the plots
-    interventions.render(run, queued=queued)  # labels grow / shrink / shift / noise up / down from the next chunk, while it streams
+    interventions.render(run)  # labels grow / shrink / shift / noise up / down from the next chunk, while it streams
 
 
 # --------------------------------------------------------------------------- the panels
@@ -212,16 +209,12 @@ def _show(run, chunks, figures_shown: dict, live: bool = False):
         status.caption(run.status_text(len(chunks)))
 
 
-def _live(run, line, figures_shown: dict, queued: bool = False):
+def _live(run, line, figures_shown: dict):
     """The live part: begin the run when the server has a slot, then draw what arrived; rerun the page when the
-    run has ended. ``line``: the run caption's parts after the role, for a followed run (redrawn with its role);
-    ``queued``: the run waited in line when the page was drawn (the part then reads it at the slower pace,
-    :func:`dashboard.live_page.live_pace`, until it leaves the line: the page then reruns whole, at the live pace)."""
+    run has ended. ``line``: the run caption's parts after the role, for a followed run (redrawn with its role)."""
     pending = ss.get(live_session.SHOWN_FROM)
     if pending is not None and pending[1] is run:  # an intervention replaces this run from a chunk it has drawn: no
         st.rerun()  # later chunk of it is drawn (the page would step back to that chunk); the page's full run starts
-    if queued and not run.queue_position():  # out of the line (begun by the server, or ended): the live pace
-        st.rerun()
     lp.clear()  # a fragment's rerun writes again what it wrote
     if line is not None:  # the visitor it was computed for left, or others came
         role = _role(run)
@@ -275,7 +268,7 @@ else:
     if not presenting and run.stream is not None and run.stream.coverage_note():  # never silent
         alert.info(f"The stream {md_escape(run.stream.coverage_note())}.", icon=":material/info:")
     if run.active:
-        st.fragment(_live, run_every=live_page.live_pace(queued))(run, line if role else None, {}, queued)
+        st.fragment(_live, run_every=live_page.POLL_S)(run, line if role else None, {})
     else:
         _show(run, run.snapshot()[0], {})
         if run.status == "error":
