@@ -34,10 +34,25 @@ SEEN: dict[int, dict] = {}
 
 
 def _watch_page(page, user: int) -> None:
-    seen = SEEN[user] = {"crashed": False, "errors": []}
-    page.on("crash", lambda _page: seen.update(crashed=True))
-    page.on("pageerror", lambda exc: seen["errors"].append(f"pageerror: {exc}"[:200]))
-    page.on("console", lambda msg: msg.type == "error" and seen["errors"].append(f"console: {msg.text}"[:200]))
+    seen = SEEN[user] = {"crashed": False, "errors": [], "sockets": []}
+    t0 = time.monotonic()
+
+    def at() -> str:
+        return f"{time.monotonic() - t0:.1f} s"
+
+    def socket(ws) -> None:  # the page's websockets: when each opened and closed, how many frames it received
+        entry = {"opened": at(), "received": 0}
+        seen["sockets"].append(entry)
+        ws.on("framereceived", lambda _frame: entry.update(received=entry["received"] + 1))
+        ws.on("close", lambda _ws: entry.update(closed=at()))
+        ws.on("socketerror", lambda err: entry.update(error=f"{at()}: {err}"[:120]))
+
+    page.on("crash", lambda _page: seen.update(crashed=at()))
+    page.on("pageerror", lambda exc: seen["errors"].append(f"{at()} pageerror: {exc}"[:200]))
+    page.on("console", lambda msg: msg.type in ("error", "warning") and seen["errors"].append(
+        f"{at()} console {msg.type}: {msg.text}"[:200]))
+    page.on("framenavigated", lambda frame: frame == page.main_frame and seen["errors"].append(f"{at()} navigated"))
+    page.on("websocket", socket)
 
 
 def _stuck(page, user: int) -> str:
@@ -51,7 +66,9 @@ def _stuck(page, user: int) -> str:
         page.screenshot(path=str(ARTIFACTS / f"dashboard_concurrency.user{user}.png"), timeout=10_000)
     except Exception as exc:  # noqa: BLE001 - a crashed or frozen page: said as such
         text = f"(page unreadable: {type(exc).__name__}: {str(exc)[:200]})"
-    return f"user {user}: crashed={seen.get('crashed')}, errors={seen.get('errors', [])[-3:]}, text: {text!r}"
+    errors = seen.get("errors", [])
+    return (f"user {user}: crashed={seen.get('crashed')}, sockets={seen.get('sockets')}, {len(errors)} errors "
+            f"(first 3, last 3: {errors[:3]}, {errors[-3:]}), text: {text!r}")
 
 
 def _server_errors() -> str:
