@@ -148,14 +148,18 @@ def test_a_gone_session_given_up_while_its_job_is_being_begun_never_deadlocks(la
     """A reap gives up a gone session's job (stopping it) while another thread begins that job (the hub's admit
     thread, or the page's script): neither waits for the other for ever. The reap asks ``session_alive`` inside
     the hub; that is where this test lets the beginning thread reach the job first."""
-    state = {"gone": False, "job": None}
-    began, reaped = threading.Event(), threading.Event()
+    state = {"gone": False, "job": None, "began": None}
+    asking, began, reaped = threading.Event(), threading.Event(), threading.Event()
+
+    def begin():
+        state["began"] = state["job"].begin()
+        began.set()
 
     def session_alive(session_id):
         if not state["gone"]:
             return True
-        threading.Thread(target=lambda: (state["job"].begin(), began.set()), daemon=True).start()
-        time.sleep(0.3)  # the beginning thread is inside the job's begin by now
+        threading.Thread(target=begin, daemon=True).start()
+        assert asking.wait(10)  # the beginning thread asks the hub for the job's place now
         return False
 
     hub = RunHub(Limits(max_concurrent_runs=1, session_grace_s=0.0, upload_grace_s=0.0), use_process=False,
@@ -164,11 +168,19 @@ def test_a_gone_session_given_up_while_its_job_is_being_begun_never_deadlocks(la
         state["job"], _ = hub.start("a", _cfg(5))
     else:
         state["job"], _ = hub.parse("a", SMALL_ARFF, None, "toy")
+    line = state["job"].waiting
+
+    def waiting():
+        asking.set()
+        return line()
+
+    state["job"].waiting = waiting
     state["gone"] = True
     reaper = threading.Thread(target=lambda: (hub.reap(), hub.reap(), reaped.set()), daemon=True)
     reaper.start()
     assert reaped.wait(10), "the reap never returned: it waits for the job, which waits for the hub"
     assert began.wait(10), "the job's begin never returned"
+    assert state["began"] is False and state["job"].status == "stopped" and state["job"].mode is None
     assert hub.held("a") is None and hub.held("a", PARSE) is None and hub.running == 0
 
 
