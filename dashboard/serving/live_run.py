@@ -209,6 +209,8 @@ class LiveRun:
         process is then closed). Interrupted by anything else (a rerun of the page raised through it),
         the run is left to be begun again.
         """
+        if self.status != "starting" or self._begun:  # (read again under the lock) begun, or ended: the hub not asked
+            return False
         # the line is asked outside this run's lock: the hub holds its own lock while it stops a run (a reap)
         if self.queue_position():  # waiting for a free slot on the server: the caller asks again
             return False

@@ -92,6 +92,8 @@ class ParseJob:
     def begin(self) -> bool:
         """Start the parse in a thread of its own, if the job is first to ask and its slot is free; returns at once.
         False when queued (ask again), begun by another caller, or stopped."""
+        if self.status != "starting":  # (read again under the lock) begun or ended: the hub not asked
+            return False
         # the line is asked outside this job's lock: the hub holds its own lock while it stops a job (a reap)
         if self.queue_position():
             return False
