@@ -34,7 +34,7 @@ SEEN: dict[int, dict] = {}
 
 
 def _watch_page(page, user: int) -> None:
-    seen = SEEN[user] = {"crashed": False, "errors": [], "sockets": []}
+    seen = SEEN[user] = {"crashed": False, "errors": [], "sockets": [], "navigated": []}
     t0 = time.monotonic()
 
     def at() -> str:
@@ -51,24 +51,27 @@ def _watch_page(page, user: int) -> None:
     page.on("pageerror", lambda exc: seen["errors"].append(f"{at()} pageerror: {exc}"[:200]))
     page.on("console", lambda msg: msg.type in ("error", "warning") and seen["errors"].append(
         f"{at()} console {msg.type}: {msg.text}"[:200]))
-    page.on("framenavigated", lambda frame: frame == page.main_frame and seen["errors"].append(f"{at()} navigated"))
+    page.on("framenavigated", lambda frame: frame == page.main_frame and seen["navigated"].append(at()))
     page.on("websocket", socket)
 
 
-def _stuck(page, user: int) -> str:
-    """What a visitor whose run never ended sees: the page's text (its start), a screenshot in the artifacts, and
-    whether its renderer crashed or its console reported errors (a failure in CI then says where it stopped)."""
+def _stuck(page, user: int, *, screenshot: bool) -> str:
+    """What a visitor whose run never ended sees: the page's text (its start), a screenshot in the artifacts (the
+    first few stuck pages': each may take seconds, and the message must come before pytest's timeout), and whether
+    its renderer crashed or its console reported errors (a failure in CI then says where it stopped)."""
     seen = SEEN.get(user, {})
     try:
         text = page.evaluate("(document.querySelector('[data-testid=stMain]') || document.body).innerText"
                              ".replace(/\\s+/g, ' ').slice(0, 500)")
         text = f"status boxes {page.locator('.st-key-run_status').count()}, {text}"
-        page.screenshot(path=str(ARTIFACTS / f"dashboard_concurrency.user{user}.png"), timeout=10_000)
+        if screenshot:
+            page.screenshot(path=str(ARTIFACTS / f"dashboard_concurrency.user{user}.png"), timeout=10_000)
     except Exception as exc:  # noqa: BLE001 - a crashed or frozen page: said as such
         text = f"(page unreadable: {type(exc).__name__}: {str(exc)[:200]})"
     errors = seen.get("errors", [])
-    return (f"user {user}: crashed={seen.get('crashed')}, sockets={seen.get('sockets')}, {len(errors)} errors "
-            f"(first 3, last 3: {errors[:3]}, {errors[-3:]}), text: {text!r}")
+    shown = errors if len(errors) <= 6 else errors[:3] + ["..."] + errors[-3:]
+    return (f"user {user}: crashed={seen.get('crashed')}, navigated at {seen.get('navigated')}, "
+            f"sockets={seen.get('sockets')}, {len(errors)} errors and warnings ({shown}), text: {text!r}")
 
 
 def _server_errors() -> str:
@@ -111,8 +114,9 @@ def test_ten_concurrent_visitors_get_their_own_results(browser, server):  # noqa
                 pending.discard(user)
         time.sleep(0.5)
     elapsed = time.perf_counter() - t0
+    stuck = [_stuck(pages[user], user, screenshot=i < 3) for i, user in enumerate(sorted(pending))]
     assert not pending, (f"still running after 420 s: {sorted(pending)}; last seen: {last}; "
-                         + "; ".join(_stuck(pages[user], user) for user in sorted(pending)) + _server_errors())
+                         + "; ".join(stuck) + _server_errors())
 
     for user, page in enumerate(pages):
         assert statuses[user].startswith("done · chunk 10/10"), (user, statuses[user])
