@@ -620,6 +620,9 @@ def test_an_equation_expander_typesets_its_equations_when_opened(browser, server
     page.close()
 
 
+# In the slow tier (.ci/run runs it after make test; about 30 s of make test's browser worker, its longest test):
+# make test keeps its hub-level twin (tests/test_run_hub.py: a session whose connection drops and comes back).
+@pytest.mark.slow
 def test_a_run_survives_its_page_losing_its_connection_for_a_moment(browser, server):
     """A page whose websocket drops reconnects to its session (Streamlit's frontend does, within a second here);
     the server gives the session ``session_grace_s`` before it gives its run up, so the run goes on to its end
