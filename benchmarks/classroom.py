@@ -564,9 +564,9 @@ def problems_text(problems: list[list[str]]) -> str:
 
 
 def section(rows, m: dict, argv, *, seconds: float, repeats: list[list] | None = None,
-            problems: list[list[str]] | None = None) -> str:
+            problems: list[list[str]] | None = None, measurements: list[dict] | None = None) -> str:
     """The docs/deploy.md section of a run (``repeats``: every run's rows, the last being ``rows``; ``problems``: every
-    run's problems, the last being ``m["failed"]``)."""
+    run's problems, the last being ``m["failed"]``; ``measurements``: every run's, for :func:`repeat_text`)."""
     table = md_table(["target", "goal", "measured", "met"],
                      [(t, g, v, "yes" if ok else "**no**") for t, g, v, ok in rows])
     failed = problems_text(problems if problems else [m["failed"]])
@@ -576,7 +576,7 @@ def section(rows, m: dict, argv, *, seconds: float, repeats: list[list] | None =
             f"and is not counted; the machine's 1-minute load average was {m['load'][0]:.1f} before the test and "
             f"peaked at {m['load'][1]:.1f} on {m['load'][2]} cores).\n\n"
             + (f"Over the {len(repeats)} runs of this command, each on a server of its own: "
-               + repeat_text(repeats) + "\nThe last run:\n\n" if repeats and len(repeats) > 1 else "")
+               + repeat_text(repeats, measurements) + "\nThe last run:\n\n" if repeats and len(repeats) > 1 else "")
             + f"{table}\n" + (f"\nProblems seen:{failed}\n" if failed else "") + _breakdown_text(m) + f"{END}")
 
 
@@ -672,18 +672,28 @@ def _time_of(measured: str) -> str:
     return max(times, key=float) if times else ""
 
 
-def repeat_text(repeats: list[list]) -> str:
+#: The references of a repeated run's table (:func:`repeat_text`): what each run measured before its class came in,
+#: on its idle server (:func:`page_breakdown`), ``(row, key of the measurements)``.
+REFERENCES = (("reference: the one-button page draws Run (the machine's floor, idle)", "floor"),
+              ("reference: this page draws Run (idle server)", "breakdown"))
+
+
+def repeat_text(repeats: list[list], measurements: list[dict] | None = None) -> str:
     """How often each target was met over repeated runs of the test (each run: its rows), with each run's time
-    where the target's goal is a time (:func:`_time_of`).
+    where the target's goal is a time (:func:`_time_of`); with ``measurements`` (each run's), the
+    :data:`REFERENCES` each run measured on its idle server, so a run's times can be read against its machine's
+    speed at the time.
 
     >>> print(repeat_text([[("a", "≤ 3 s", "2.5 s (x)", True), ("b", "a place", "computing: 2 s", False)],
-    ...                    [("a", "≤ 3 s", "median 1 s, slowest 3.1 s", False), ("b", "a place", "1", True)]]))
+    ...                    [("a", "≤ 3 s", "median 1 s, slowest 3.1 s", False), ("b", "a place", "1", True)]],
+    ...                   [{"floor": {"run_button_s": 0.8}}, {"floor": {"run_button_s": 1.04}}]))
     Every target met in 0 of 2 runs.
     <BLANKLINE>
-    | target   | met in   | each run's time, s   |
-    |----------|----------|----------------------|
-    | a        | 1 of 2   | 2.5, 3.1             |
-    | b        | 1 of 2   |                      |
+    | target                                                               | met in   | each run's time, s   |
+    |----------------------------------------------------------------------|----------|----------------------|
+    | a                                                                    | 1 of 2   | 2.5, 3.1             |
+    | b                                                                    | 1 of 2   |                      |
+    | reference: the one-button page draws Run (the machine's floor, idle) | —        | 0.80, 1.04           |
     """
     n = len(repeats)
     names = [target for target, *_ in repeats[0]]
@@ -691,9 +701,12 @@ def repeat_text(repeats: list[list]) -> str:
     times = {name: [_time_of(m) for rows in repeats for t, goal, m, _ in rows
                     if t == name and re.search(r"\d s\b", goal)] for name in names}
     every = sum(all(ok for *_, ok in rows) for rows in repeats)
-    return (f"Every target met in {every} of {n} runs.\n\n"
-            + md_table(["target", "met in", "each run's time, s"],
-                       [[name, f"{met[name]} of {n}", ", ".join(t for t in times[name] if t)] for name in names]))
+    table = [[name, f"{met[name]} of {n}", ", ".join(t for t in times[name] if t)] for name in names]
+    for row, key in REFERENCES:
+        seen = [m[key]["run_button_s"] for m in measurements or () if m.get(key)]
+        if seen:
+            table.append([row, "—", ", ".join(f"{t:.2f}" for t in seen)])
+    return f"Every target met in {every} of {n} runs.\n\n" + md_table(["target", "met in", "each run's time, s"], table)
 
 
 def main(argv=None) -> int:
@@ -753,7 +766,7 @@ def main(argv=None) -> int:
     rows, m = runs[-1]
     problems = [mm["failed"] for _, mm in runs]
     write_section(args.out, section(rows, m, argv, seconds=time.monotonic() - t0, repeats=[r for r, _ in runs],
-                                    problems=problems))
+                                    problems=problems, measurements=[mm for _, mm in runs]))
     for target, goal, measured, ok in rows:
         print(f"{'ok  ' if ok else 'MISS'} {target}: {measured} (goal {goal})")
     print(problems_text(problems))
@@ -761,7 +774,7 @@ def main(argv=None) -> int:
         if mm.get("server_log"):
             print(f"run {k}'s server log (it had problems): {mm['server_log']}")
     if len(runs) > 1:
-        print(repeat_text([r for r, _ in runs]))
+        print(repeat_text([r for r, _ in runs], [mm for _, mm in runs]))
     print(f"written to {args.out}")
     return 0 if repeats_met([r for r, _ in runs]) else 1
 

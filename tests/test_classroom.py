@@ -140,6 +140,15 @@ def test_repeated_runs_report_how_often_each_target_was_met():
     problems[3] = ["session 12: not finished within 180 s; its status line: 'running · chunk 7/20'"]
     text = section(miss, m, ["--repeat", "10"], seconds=5.0, repeats=[ok] * 9 + [miss], problems=problems)
     assert "- run 4 of 10: session 12: not finished" in text and "'running · chunk 7/20'" in text
+    # each run's references on its idle server (the machine's floor, the page alone), a run without them skipped
+    measured = [{"floor": {"run_button_s": 0.7 + k / 100}, "breakdown": {"run_button_s": 1.5 + k / 100}}
+                for k in range(9)] + [{}]
+    text = section(miss, m, ["--repeat", "10"], seconds=5.0, repeats=[ok] * 9 + [miss], measurements=measured)
+    floor = next(line for line in text.splitlines() if line.startswith("| reference: the one-button page"))
+    page = next(line for line in text.splitlines() if line.startswith("| reference: this page draws Run"))
+    assert "| —" in floor and "0.70, 0.71" in floor and floor.rstrip(" |").endswith("0.78")
+    assert "1.50, 1.51" in page and "reference" not in section(miss, m, ["--repeat", "10"], seconds=5.0,
+                                                                repeats=[ok] * 9 + [miss])
 
 
 def test_the_memory_sampler_finds_the_server_that_serve_starts():
