@@ -481,7 +481,8 @@ def test_rates_unknown_runs_every_model_and_states_each_target():
     df = pd.DataFrame(rows)
     names = [rates_unknown.TOLD, rates_unknown.IGNORING,
              *(rates_unknown.estimated_name(f) for f in rates_unknown.FRACTIONS)]
-    assert list(df.model) == names and (df.n_instances == 1000).all()
+    off = [rates_unknown.told_off_name(o) for o in rates_unknown.TOLD_OFF]
+    assert list(df.model) == names + off and (df.n_instances == 1000).all()
     assert df.micro_f1.between(0, 1).all() and (df.chunk_seconds > 0).all()
     rows = {r[0]: r for r in rates_unknown.targets(df)}
     below = next(v for k, v in rows.items() if k.startswith("1 % trusted never below"))
@@ -501,9 +502,17 @@ def test_rates_unknown_runs_every_model_and_states_each_target():
     assert trusted[0] == 0 and trusted == sorted(trusted) and trusted[-1] > trusted[1] > 0, trusted
     est = by.filter(like="no rates", axis=0)
     assert est.rho_pos_error.between(-0.4, 0.4).all() and (est.rho_pos_abs_error >= est.rho_pos_error.abs()).all()
-    section = text.split("## What 1 % trusted had to go on")[1]
+    section = text.split("## What 1 % trusted had to go on")[1].split("## How far")[0]
     row = next(line for line in section.splitlines() if line.startswith("| synthetic"))
     assert f"{by.loc[rates_unknown.estimated_name(0.01), 'rho_pos_error']:+.3f}" in row, row
+    # the model told the rates with rho_- shifted was told them (it decides otherwise), and the report shows it
+    # beside the told model and 1 % trusted; under missing labels (rho_- 0) there is no shift to make
+    assert all(by.loc[n, "micro_f1"] != by.loc[rates_unknown.TOLD, "micro_f1"] for n in off)
+    section = text.split("## How far the model told the rates stands from reach")[1]
+    row = next(line for line in section.splitlines() if line.startswith("| synthetic"))
+    assert all(f"{by.loc[n, 'micro_f1']:.3f}" in row for n in [rates_unknown.TOLD, *off]), row
+    missing = pd.DataFrame(rates_unknown.run_cell(("synthetic", "missing", 0, 1000)))
+    assert not set(off) & set(missing.model)
 
 
 def test_a_sections_own_cpu_counts_the_processes_it_started_in_sessions_of_their_own(tmp_path):
