@@ -289,6 +289,9 @@ def test_growth_preset_detects_the_change(browser, server):
     page.close()
 
 
+# In the slow tier (.ci/run runs it after make test; about 19 s of make test's browser worker): make test keeps its
+# twin without a browser (tests/test_live_run.py: a stop in the middle keeps every chunk received).
+@pytest.mark.slow
 def test_stop_keeps_partial_results(browser, server):
     page = _open(browser, f"{server}/?n_instances=30000&chunk_size=300&models=%5B%22ELM-O%22%5D&references=false",
                  height=1400)
