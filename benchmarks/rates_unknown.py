@@ -8,8 +8,8 @@
 Protocol: per (dataset, noise family, seed) the stream is built by :class:`ncld_core.config.RunConfig` (random
 order, the family's per-label rates, chunks of 500, test-then-train, metrics against the ground truth), and ELM-O
 at the package defaults learns it side by side as the runner runs it: told the stream's true rates
-(``model_rates="known"``), where ``rho_-`` > 0 told them with every label's ``rho_-`` shifted by +-0.01
-(:data:`TOLD_OFF`), told rates 0 (``"ignore"``: ignoring the noise), and with no rates
+(``model_rates="known"``), told them with every label's ``rho_-`` shifted by +-0.01 (cut at 0:
+:data:`TOLD_OFF`), told rates 0 (``"ignore"``: ignoring the noise), and with no rates
 (``"estimate"``) given a trusted sample of 0 %, 1 %, 5 % and 20 % of each chunk's rows (their clean labels
 revealed: ``RunConfig.trusted_fraction``; the samples are nested, drawn by one generator apart from the rest, so
 the streams are otherwise identical). Every number is the model's own ``predict`` (its default decision rule).
@@ -52,12 +52,12 @@ QUICK = ["medical", "enron"]
 PROTOCOL = __doc__.split("\n\n")[2]
 TOLD, IGNORING = "told the rates", "ignoring the noise (told 0)"
 #: How far the model told the rates stands from one told them slightly wrong: every label's rho_- shifted by these
-#: (the estimates' own errors are of this size, section "What 1 % trusted had to go on"); run where rho_- > 0.
+#: (the estimates' mean errors are of this size, section "What 1 % trusted had to go on"), cut at 0.
 TOLD_OFF = (0.01, -0.01)
 
 
 def told_off_name(off: float) -> str:
-    """The column of the model told the true rates but ``rho_-`` shifted by ``off`` on every label.
+    """The column of the model told the true rates but ``rho_-`` shifted by ``off`` on every label (cut at 0).
 
     >>> told_off_name(0.01), told_off_name(-0.01)
     ('told, rho- +0.01', 'told, rho- -0.01')
@@ -90,9 +90,8 @@ def run_cell(job) -> list[dict]:
                 **noise, **cut)
     # (name, model_rates, trusted share, shift of the told rho_-)
     runs = ([(TOLD, "known", 0.0, 0.0), (IGNORING, "ignore", 0.0, 0.0)]
-            + [(estimated_name(f), "estimate", f, 0.0) for f in FRACTIONS])
-    if family != "missing":  # (missing labels: rho_- is 0, no shift to make)
-        runs += [(told_off_name(off), "known", 0.0, off) for off in TOLD_OFF]
+            + [(estimated_name(f), "estimate", f, 0.0) for f in FRACTIONS]
+            + [(told_off_name(off), "known", 0.0, off) for off in TOLD_OFF])
     rows = []
     for name, rates, fraction, off in runs:
         cfg = RunConfig(**base, model_rates=rates, trusted_fraction=fraction)
@@ -257,7 +256,8 @@ def told_off(df: pd.DataFrame, order: list, families: list) -> list[str]:
              "The target compares 1 % trusted with the model told the true rates. Per dataset (mean of the seeds), "
              "micro-F1 of that model, of the same model told the true rates but every label's rho- off by "
              + " and by ".join(f"{off:+.2f}" for off in TOLD_OFF)
-             + " (errors of the size the estimates end with: the last column), and of 1 % trusted.", ""]
+             + " (cut at 0; shifts of the size of the mean error the 1 % estimates end with, the last column), "
+             "and of 1 % trusted.", ""]
     means = _means(df)
     est = df[df.model == one]
     for family in families:
