@@ -703,9 +703,9 @@ def repeat_text(repeats: list[list], measurements: list[dict] | None = None) -> 
     every = sum(all(ok for *_, ok in rows) for rows in repeats)
     table = [[name, f"{met[name]} of {n}", ", ".join(t for t in times[name] if t)] for name in names]
     for row, key in REFERENCES:
-        seen = [m[key]["run_button_s"] for m in measurements or () if m.get(key)]
-        if seen:
-            table.append([row, "—", ", ".join(f"{t:.2f}" for t in seen)])
+        seen = [(m.get(key) or {}).get("run_button_s") for m in measurements or ()]
+        if any(t is not None for t in seen):  # (a run without it keeps its place: "—")
+            table.append([row, "—", ", ".join("—" if t is None else f"{t:.2f}" for t in seen)])
     return f"Every target met in {every} of {n} runs.\n\n" + md_table(["target", "met in", "each run's time, s"], table)
 
 
