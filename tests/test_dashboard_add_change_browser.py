@@ -20,7 +20,8 @@ HOLD_S = 1.5
 
 
 # In the slow tier (.ci/run runs it after make test; about 23 s of make test's browser worker): make test keeps its
-# AppTest twin (tests/test_knob_row.py), which sends the stale value itself.
+# AppTest twin (tests/test_knob_row.py: test_a_knob_the_page_no_longer_shows_moves_nothing), which sends the stale
+# value itself.
 @pytest.mark.slow
 def test_a_change_point_added_on_a_live_page_stays_when_the_browser_is_slow(browser, server):  # noqa: F811
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg

@@ -290,7 +290,8 @@ def test_growth_preset_detects_the_change(browser, server):
 
 
 # In the slow tier (.ci/run runs it after make test; about 19 s of make test's browser worker): make test keeps its
-# twin without a browser (tests/test_live_run.py: a stop in the middle keeps every chunk received).
+# twins without a browser (tests/test_live_run.py: a stop in the middle keeps every chunk received;
+# tests/test_runner.py: a stopped run's status and exports); the page's own caption is checked here only.
 @pytest.mark.slow
 def test_stop_keeps_partial_results(browser, server):
     page = _open(browser, f"{server}/?n_instances=30000&chunk_size=300&models=%5B%22ELM-O%22%5D&references=false",

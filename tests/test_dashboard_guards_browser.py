@@ -26,8 +26,9 @@ def _run_enabled(page) -> bool:
     return page.get_by_role("button", name="Run", exact=True).is_enabled()
 
 
-# In the slow tier (.ci/run runs it after make test; about 17 s of a make test worker): make test keeps its twins
-# without a browser (tests/test_dashboard_app.py: a failing stream build is an inline error, Run disabled).
+# In the slow tier (.ci/run runs it after make test; about 17 s of a make test worker): make test keeps its twin
+# without a browser, the same enron link refused before Run (tests/test_dashboard_app.py:
+# test_a_schedule_the_datasets_pools_cannot_hold_is_flagged_before_run); the recovery is checked here only.
 @pytest.mark.slow
 def test_a_run_that_cannot_start_is_refused_next_to_its_control_and_recovers(browser, server, tmp_path):  # noqa: F811
     if not (DATA_DIR / "enron.arff").is_file():
