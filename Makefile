@@ -45,9 +45,9 @@ test: $(STAMP)
 # The slow tier: the browser measurements make bench reads (per-chunk latency on every shared dataset, Stop
 # inside a slow chunk, the growth preset's page), the ten-visitor test, the two-page queue and run-hub tests, four
 # browser tests of make test's longest (a dropped connection, a change point on a slow browser, Stop, a run that
-# cannot start; make test keeps their websocket, AppTest and library twins) and the killed Dask grid's resume. .ci/run runs it after make
-# test. A browser wait that times out (a lesson step's graph not yet drawn large at its width: in 2 of 3 slow-tier
-# runs here, each time passing when tried again) is tried once more; a second time fails.
+# cannot start; make test keeps their websocket, AppTest and library twins) and the killed Dask grid's resume.
+# .ci/run runs it after make test. A browser wait that times out (a lesson step's graph not yet drawn large at its
+# width: in 2 of 3 slow-tier runs here, each time passing when tried again) is tried once more; a second time fails.
 test-slow: $(STAMP)
 	$(PY) -m pytest --slow -m slow --reruns 1 --only-rerun TimeoutError --only-rerun "not drawn"
 
