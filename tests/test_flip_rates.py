@@ -275,6 +275,32 @@ def test_low_score_anchor_is_unbiased_with_a_clean_ranking():
     assert np.all(fresh.rho_neg_ == 0) and np.all(leak.rho_neg_ < est.rho_neg_)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_trusted_rows_in_the_anchor_sets_take_out_the_anchors_bias(seed):
+    # An imperfect ranking leaves clean positives among the low scores: the anchor alone reads rho_- too high.
+    # The trusted rows (2 %) that fall in the anchor sets measure that share and the estimate is corrected
+    # (flip_rates module docstring). Over 30 labels the mean error's s.e. is about 0.002: the corrected mean
+    # error is within 0.005 of 0; before the correction (the anchor pooled as it was) it was +0.009 to +0.012.
+    rng = np.random.default_rng(seed)
+    q, n = 30, 500
+    rho_pos, rho_neg = rng.uniform(0.2, 0.4, q), rng.uniform(0.2, 0.4, q)
+    prevalence = rng.uniform(0.05, 0.3, q)
+    told, blind = FlipRateEstimator(), FlipRateEstimator()
+    neighbours, P = np.roll(np.arange(n), 1)[:, None], np.full((n, q), 0.5)
+    for _ in range(20):
+        G = (rng.random((n, q)) < prevalence).astype(int)
+        Y = _flipped(G, rho_pos, rho_neg, rng)
+        scores = G + 0.8 * rng.standard_normal((n, q))
+        trusted = rng.random(n) < 0.02
+        told = told.updated(P, Y, neighbours, scores, trusted=trusted, Y_trusted=G[trusted])
+        blind = blind.updated(P, Y, neighbours, scores)
+    assert (blind.rho_neg_ - rho_neg).mean() > 0.008  # the anchor sets hold clean positives
+    assert abs((told.rho_neg_ - rho_neg).mean()) < 0.005
+    assert told.anchor_trusted_.shape == (2, q) and told.anchor_trusted_[1].sum() > 0
+    # decayed with the anchor counts at a drift (newer chunks' sets count more)
+    assert np.allclose(told.after_drift().anchor_trusted_, told.anchor_trusted_ * told.drift_decay)
+
+
 def test_rho_pos_bound_and_cap():
     rng = np.random.default_rng(0)
     Y = (rng.random((200, 3)) < 0.4).astype(int)

@@ -73,8 +73,16 @@ give direct, unbiased counts of flips: per label, the clean positives observed n
 (``rho_+``) and the clean negatives observed positive (``rho_-``), summed over chunks.  Most labels
 have few trusted positives, so each label's counts make a Beta posterior under a prior pooled across
 labels (:func:`pooled_posterior`, empirical Bayes): a handful of rows cannot swing a rate (two trusted
-positives, none missed, no longer read as ``rho_+`` near 0).  The posterior is pooled with the anchor
-evidence (:func:`pool_intervals`): each rate's interval is the
+positives, none missed, no longer read as ``rho_+`` near 0).  The trusted rows that fall in a label's
+low-score anchor set also measure the set's share ``c_j`` of clean positives (the anchor's bias above:
+a pooled posterior again, since most labels have few of them), and the anchor proportion ``a_j`` is
+corrected before it is pooled::
+
+    a_j = c_j (1 - rho_+^j) + (1 - c_j) rho_-^j   =>   rho_-^j = (a_j - c_j (1 - rho_+^j)) / (1 - c_j),
+
+``rho_+^j`` the trusted posterior mean, the correction's uncertainty added to the anchor's variance by the
+delta method (``docs/rates-unknown.md`` measures the error left at each trusted share).  The posterior is pooled with
+the anchor evidence (:func:`pool_intervals`): each rate's interval is the
 intersection of the two (or the trusted one alone where they disagree: then the anchor's
 assumption failed), its value the precision-weighted mean of the posterior mean and the
 anchor value (``rho_+``'s centre counted as uniform over its bounds) where the trusted interval is
@@ -345,6 +353,9 @@ class FlipRateEstimator:
         Observed positives in the anchor sets and the sets' total size (summed over chunks).
     trusted_counts_ : array (4, q) or None
         Per label, summed over the trusted rows seen: :data:`TRUSTED_COUNTS`.
+    anchor_trusted_ : array (2, q) or None
+        Per label, the trusted rows that fell in its anchor sets and the clean positives among them (the sets'
+        clean-positive share, which corrects the anchor's ``rho_-``; decayed with the anchor counts).
     trusted_Y_, trusted_cardinality_, trusted_weight_ : arrays or None
         The trusted rows kept: observed labels (n, q) int8, clean cardinality (n,), weight (n,)
         (1; 0 for the rows up to the chunk a change was detected in, :meth:`after_change`).
@@ -456,8 +467,8 @@ class FlipRateEstimator:
         trusted, G = check_trusted(trusted, Y_trusted, Y.shape)
         new = copy.deepcopy(self)
         # A graph with fewer neighbours than n_neighbors: use all it has.
-        new._learn(P, Y, nbrs[:, : self.n_neighbors], scores)
-        new._learn_trusted(Y, trusted, G)
+        anchor_sets = new._learn(P, Y, nbrs[:, : self.n_neighbors], scores)
+        new._learn_trusted(Y, trusted, G, anchor_sets)
         new._combine()
         return new
 
@@ -485,12 +496,21 @@ class FlipRateEstimator:
         self.anchor_sum_ = self.anchor_sum_ + (1.0 - np.quantile(P, 1.0 - self.quantile, axis=0))
         self.anchor_weight_ += 1.0
         self.n_chunks_ += 1
+        return low
 
-    def _learn_trusted(self, Y, trusted, G):
-        """Add the chunk's trusted rows: their flip counts and (the newest ``max_trusted_rows``) the rows."""
+    def _learn_trusted(self, Y, trusted, G, anchor_sets):
+        """Add the chunk's trusted rows: their flip counts, the clean positives of those in the anchor sets
+        (``anchor_sets``: the (k, q) rows of each label's set, :meth:`_learn`) and (the newest
+        ``max_trusted_rows``) the rows."""
         if trusted is None or not trusted.any():
             return
-        q = Y.shape[1]
+        n, q = Y.shape
+        in_set = np.zeros((n, q), dtype=bool)
+        np.put_along_axis(in_set, anchor_sets, True, axis=0)
+        in_set = in_set[trusted]
+        if getattr(self, "anchor_trusted_", None) is None:
+            self.anchor_trusted_ = np.zeros((2, q))
+        self.anchor_trusted_ = self.anchor_trusted_ + np.stack([in_set.sum(axis=0), (in_set * G).sum(axis=0)])
         if getattr(self, "trusted_counts_", None) is None:
             self.trusted_counts_ = np.zeros((4, q))
             self.trusted_Y_ = np.zeros((0, q), dtype=np.int8)
@@ -532,14 +552,29 @@ class FlipRateEstimator:
             # against the other labels' counts (their raw proportion and Wilson interval swung it, issue 39).
             t_pos, t_pos_lo, t_pos_hi, v_pos = pooled_posterior(missed, positives, self.level)
             t_neg, t_neg_lo, t_neg_hi, v_neg = pooled_posterior(added, negatives, self.level)
+            neg, correction_var = self._corrected_anchor(neg, t_pos)
             # The anchor values' variances: rho_+'s centre is uniform over [0, bound]; rho_-'s a proportion.
             pos, pos_lo, pos_hi = pool_intervals((pos, pos_lo, pos_hi), (t_pos, t_pos_lo, t_pos_hi),
                                                  bound**2 / 12.0, v_pos)
             neg, neg_lo, neg_hi = pool_intervals((neg, neg_lo, neg_hi), (t_neg, t_neg_lo, t_neg_hi),
-                                                 _proportion_var(self.low_positives_, self.low_count_), v_neg)
+                                                 _proportion_var(self.low_positives_, self.low_count_)
+                                                 + correction_var, v_neg)
         # max_rate < 1/2 keeps rho_+ + rho_- < 1 (Eq. NR's inverse) for every value in the intervals.
         self.rho_pos_, self.rho_pos_low_, self.rho_pos_high_ = (np.clip(v, 0.0, top) for v in (pos, pos_lo, pos_hi))
         self.rho_neg_, self.rho_neg_low_, self.rho_neg_high_ = (np.clip(v, 0.0, top) for v in (neg, neg_lo, neg_hi))
+
+    def _corrected_anchor(self, anchor, rho_pos):
+        """``(rho_-, variance added)``: the anchor proportion with the clean positives its sets hold, as the trusted
+        rows in them measure (a pooled posterior of their share ``c``), taken out (module docstring); the
+        variance of that correction by the delta method.  Unchanged without such rows or with the mixture."""
+        counts = getattr(self, "anchor_trusted_", None)
+        if counts is None or self.negative_anchor == "mixture" or not counts[0].any():
+            return anchor, 0.0
+        share, _, _, share_var = pooled_posterior(counts[1], counts[0], self.level)
+        observed_if_positive = 1.0 - rho_pos
+        clean_negatives = np.maximum(1.0 - share, 1e-6)
+        corrected = np.clip((anchor - share * observed_if_positive) / clean_negatives, 0.0, self.max_rate)
+        return corrected, share_var * ((anchor - observed_if_positive) / clean_negatives**2) ** 2
 
     def _update_mixture(self, Y, neighbour_positives, m, first):
         q = Y.shape[1]
@@ -571,6 +606,8 @@ class FlipRateEstimator:
             new.low_count_ = new.low_count_ * self.drift_decay
             new.anchor_sum_ = new.anchor_sum_ * self.drift_decay
             new.anchor_weight_ = new.anchor_weight_ * self.drift_decay
+            if getattr(new, "anchor_trusted_", None) is not None:
+                new.anchor_trusted_ = new.anchor_trusted_ * self.drift_decay
             if getattr(new, "hist_", None) is not None:
                 new.hist_ = new.hist_ * self.drift_decay
         return new
@@ -585,6 +622,7 @@ def _check_saved(s: dict) -> str | None:
              *(k for k in ("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_") if k in s)]
     n_trusted = s["trusted_Y_"].shape[0] if "trusted_Y_" in s else 0
     return first_error(*(shape_error(k, s[k], (q,)) for k in names),
+                        shape_error("anchor_trusted_", s.get("anchor_trusted_"), (2, q)),
                         *((shape_error("trusted_counts_", s["trusted_counts_"], (4, q)),
                            shape_error("trusted_Y_", s["trusted_Y_"], (n_trusted, q)),
                            shape_error("trusted_cardinality_", s.get("trusted_cardinality_"), (n_trusted,)),
@@ -614,7 +652,8 @@ FlipRateEstimator.saved_state = SavedState(
               # format 4 (absent from older files until their next chunk): rate intervals, trusted sample
               **dict.fromkeys(("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_"), array(1, rng=RATE)),
               "trusted_counts_": array(2, rng=NONNEGATIVE), "trusted_Y_": array(2, "i", rng=PROPORTION),
-              "trusted_cardinality_": _COUNTS, "trusted_weight_": _COUNTS},
+              "trusted_cardinality_": _COUNTS, "trusted_weight_": _COUNTS,
+              "anchor_trusted_": array(2, rng=NONNEGATIVE)},  # absent from files saved before it
     check=_check_saved,
     upgrades={3: _upgrade_saved_3},
 )
