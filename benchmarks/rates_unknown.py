@@ -256,7 +256,7 @@ def told_off(df: pd.DataFrame, order: list, families: list) -> list[str]:
              "The target compares 1 % trusted with the model told the true rates. Per dataset (mean of the seeds), "
              "micro-F1 of that model, of the same model told the true rates but every label's rho- off by "
              + " and by ".join(f"{off:+.2f}" for off in TOLD_OFF)
-             + " (cut at 0; shifts of the size of the mean error the 1 % estimates end with, the last column), "
+             + " (cut at 0; the mean rho- error the 1 % estimates end with is the last column), "
              "and of 1 % trusted.", ""]
     means = _means(df)
     est = df[df.model == one]
