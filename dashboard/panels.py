@@ -257,8 +257,8 @@ def _rates(d: PanelData):
 def _rates_caption(d: PanelData) -> str:
     estimating = _estimating(d)
     if not estimating:
-        return ("No variant estimates its flip rates in this run: set *The models are told* to *nothing "
-                "(estimate the rates)* in the sidebar.")
+        return ("No variant estimates its flip rates in this run: set *noise correction* (above the panels) "
+                "to *rates estimated*.")
     others = estimating[1:]
     return (f"{estimating[0]}'s estimates"
             + (f" ({', '.join(others)} estimate their own; they part from these after a drift they act on)."
