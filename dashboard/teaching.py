@@ -208,8 +208,7 @@ RATES = Teaching(
     latex=(
         r"\hat\rho_-=\frac{\#\{t\in B:\ y_t=+1\}}{|B|},\quad B=\text{the 30\,\% of each chunk the model scores lowest}",
         r"\hat\rho_+=\tfrac12\Big(1-\operatorname{mean}_{\text{chunks}}\,q_{0.95}\big(P_D(y=1\mid x)\big)\Big)",
-        r"\text{trusted rows: }\hat\rho_-\leftarrow\frac{\hat\rho_- - c\,(1-\hat\rho_+)}{1-c},"
-        r"\quad c=\text{share of clean positives in }B",
+        r"\hat\rho_-\leftarrow\frac{\hat\rho_- - c\,(1-\hat\rho_+)}{1-c}\quad\text{(trusted rows: }c\text{ clean in }B)",
     ),
     text=(
         "Set *noise correction* (above the panels) to *rates estimated*. `rho_-` is the share of observed "
@@ -218,7 +217,7 @@ RATES = Teaching(
         "only an upper bound without clean labels (one minus a high quantile of the noisy class probability, "
         "Liu & Tao 2016); the estimate is the middle of [0, bound]. A *trusted sample* adds counted flips per "
         "label, pooled across labels, and its rows among the lowest scores show how many clean positives "
-        "are there: that share is taken out of `rho_-`.\n\n"
+        "are there: that share, `c`, is taken out of `rho_-`.\n\n"
         "**Look for:** in the table, without a trusted sample `rho_-` ends a hundredth or two above the "
         "truth on average over the labels; with 2 % trusted, within about a hundredth of it. `rho_+` stays "
         "rough either way: a few hundredths off per label (it needs instances surely positive, or many "
