@@ -7,7 +7,7 @@ from scipy.stats import binom
 from ncld_core.checkpoint import load_checkpoint, save_checkpoint
 from ncld_core.eval.runner import PrequentialRunner
 from ncld_core.model import ELMNCLD
-from ncld_core.model.flip_rates import FlipRateEstimator, binomial_mixture_em
+from ncld_core.model.flip_rates import MIN_TRUSTED, FlipRateEstimator, binomial_mixture_em
 from ncld_core.stream.synthetic import make_synthetic_stream
 
 CHUNK = 500
@@ -299,6 +299,29 @@ def test_trusted_rows_in_the_anchor_sets_take_out_the_anchors_bias(seed):
     assert told.anchor_trusted_.shape == (2, q) and told.anchor_trusted_[1].sum() > 0
     # decayed with the anchor counts at a drift (newer chunks' sets count more)
     assert np.allclose(told.after_drift().anchor_trusted_, told.anchor_trusted_ * told.drift_decay)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_two_trusted_rows_do_not_correct_the_anchor(seed):
+    # 6 frequent labels (rho_- = 0.3), 2 trusted rows, one a clean positive in a label's anchor set: read as a
+    # share of the sets, it would take rho_- toward 0 on every label (it did: minima 0.00-0.08 over these seeds).
+    # Below MIN_TRUSTED rows the anchor is not corrected; every label stays within 0.06 of 0.3 (binomial spread of
+    # 150 anchor places per label: s.e. 0.037 plus the sets' clean positives).
+    rng = np.random.default_rng(seed)
+    q, n = 6, 500
+    G = (rng.random((n, q)) < 0.3).astype(int)
+    Y = _flipped(G, np.full(q, 0.3), np.full(q, 0.3), rng)
+    scores = G + 0.8 * rng.standard_normal((n, q))
+    k = int(0.3 * n)
+    in_sets = np.zeros((n, q), dtype=bool)
+    np.put_along_axis(in_sets, np.argpartition(scores, k - 1, axis=0)[:k], True, axis=0)
+    first = np.flatnonzero((in_sets & (G == 1)).any(axis=1))[0]
+    trusted = np.zeros(n, dtype=bool)
+    trusted[[first, (first + 7) % n]] = True
+    assert trusted.sum() < MIN_TRUSTED
+    est = FlipRateEstimator().updated(np.full((n, q), 0.5), Y, np.roll(np.arange(n), 1)[:, None], scores,
+                                      trusted=trusted, Y_trusted=G[trusted])
+    assert np.all(np.abs(est.rho_neg_ - 0.3) < 0.06), est.rho_neg_
 
 
 def test_rho_pos_bound_and_cap():

@@ -90,6 +90,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from .counted_rates import counted_estimate
+from .flip_rates import MIN_TRUSTED  # fewest trusted rows a regression estimate is made from
 
 __all__ = ["CHANGE_LEVEL", "CardinalityEstimate", "MIN_TRUSTED", "SHIFT_Z", "changed_along", "moment_cardinality",
            "regression_estimate", "shifted"]
@@ -126,9 +127,6 @@ def _well_formed(estimate, se, low, high, q, *rest, **kw) -> CardinalityEstimate
     return CardinalityEstimate(estimate, se, low, high, *rest, **kw)
 
 
-#: Fewest trusted rows a regression estimate is made from (below: the estimate without them).  With 4-5
-#: rows the fitted slope swung the estimate by half the cardinality on the small datasets (docs/flip-rates.md).
-MIN_TRUSTED = 8
 
 
 def _row_weights(x, weight):

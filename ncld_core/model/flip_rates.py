@@ -122,8 +122,8 @@ from scipy.special import gammaln, ndtri, xlogy
 from ..saved_state import NONNEGATIVE, PROPORTION, RATE, SavedState, array, first_error, number, shape_error
 from ..validation import check_dtype, check_in_range
 
-__all__ = ["FlipRateEstimator", "TRUSTED_COUNTS", "binomial_mixture_em", "check_trusted", "estimate_errors",
-           "pool_intervals", "pooled_posterior", "pooled_prior", "wilson_interval"]
+__all__ = ["FlipRateEstimator", "MIN_TRUSTED", "TRUSTED_COUNTS", "binomial_mixture_em", "check_trusted",
+           "estimate_errors", "pool_intervals", "pooled_posterior", "pooled_prior", "wilson_interval"]
 
 
 def binomial_mixture_em(hist, *, start=None, n_components: int = 2, n_iter: int = 200, tol: float = 1e-6):
@@ -247,6 +247,12 @@ def pool_intervals(anchor, trusted, anchor_var, trusted_var):
 #: The least spread (standard deviation) of a rate across labels the pooled prior assumes: a prior never claims
 #: that labels share their rate more exactly than this.
 PRIOR_MIN_SD = 0.03
+
+#: Fewest trusted rows a statistic is made from on their own: the cardinality's regression
+#: (:mod:`ncld_core.model.cardinality`; with 4-5 rows its fitted slope swung the estimate by half the cardinality
+#: on the small datasets, docs/flip-rates.md) and the anchor's correction (:meth:`FlipRateEstimator._corrected_anchor`;
+#: on 6 labels, 2 rows put one clean positive among 4 anchor places and drove ``rho_-`` to 0: emotions, 1 % trusted).
+MIN_TRUSTED = 8
 
 
 def pooled_prior(successes, trials) -> tuple[float, float]:
@@ -566,9 +572,10 @@ class FlipRateEstimator:
     def _corrected_anchor(self, anchor, rho_pos):
         """``(rho_-, variance added)``: the anchor proportion with the clean positives its sets hold, as the trusted
         rows in them measure (a pooled posterior of their share ``c``), taken out (module docstring); the
-        variance of that correction by the delta method.  Unchanged without such rows or with the mixture."""
+        variance of that correction by the delta method.  Unchanged with the mixture or before
+        :data:`MIN_TRUSTED` trusted rows."""
         counts = getattr(self, "anchor_trusted_", None)
-        if counts is None or self.negative_anchor == "mixture" or not counts[0].any():
+        if counts is None or self.negative_anchor == "mixture" or self.n_trusted_ < MIN_TRUSTED:
             return anchor, 0.0
         share, _, _, share_var = pooled_posterior(counts[1], counts[0], self.level)
         observed_if_positive = 1.0 - rho_pos
