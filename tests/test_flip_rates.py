@@ -301,26 +301,49 @@ def test_trusted_rows_in_the_anchor_sets_take_out_the_anchors_bias(seed):
     assert np.allclose(told.after_drift().anchor_trusted_, told.anchor_trusted_ * told.drift_decay)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_two_trusted_rows_do_not_correct_the_anchor(seed):
-    # 6 frequent labels (rho_- = 0.3), 2 trusted rows, one a clean positive in a label's anchor set: read as a
-    # share of the sets, it would take rho_- toward 0 on every label (it did: minima 0.00-0.08 over these seeds).
-    # Below MIN_TRUSTED rows the anchor is not corrected; every label stays within 0.06 of 0.3 (binomial spread of
-    # 150 anchor places per label: s.e. 0.037 plus the sets' clean positives).
-    rng = np.random.default_rng(seed)
-    q, n = 6, 500
+def _frequent_labels_chunk(rng, q=6, n=500):
+    """A chunk of ``q`` frequent labels (prevalence 0.3, both rates 0.3), imperfect scores and the rows of each
+    label's anchor set (the 30 % lowest scores, as the estimator takes them)."""
     G = (rng.random((n, q)) < 0.3).astype(int)
     Y = _flipped(G, np.full(q, 0.3), np.full(q, 0.3), rng)
     scores = G + 0.8 * rng.standard_normal((n, q))
     k = int(0.3 * n)
     in_sets = np.zeros((n, q), dtype=bool)
     np.put_along_axis(in_sets, np.argpartition(scores, k - 1, axis=0)[:k], True, axis=0)
-    first = np.flatnonzero((in_sets & (G == 1)).any(axis=1))[0]
+    return G, Y, scores, in_sets
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("case", ["two rows", "saved before the correction", "no row in a set"])
+def test_few_trusted_anchor_places_do_not_correct_the_anchor(seed, case):
+    # 6 frequent labels (rho_- = 0.3). Read as a share of the anchor sets, one clean positive among a few trusted
+    # places would take rho_- toward 0 on every label, and no place at all reads as the prior's share 1/2 (minima
+    # 0.00-0.08 over these seeds with 2 rows). The anchor is corrected only once its sets held as many trusted
+    # places as MIN_TRUSTED rows give on average. "two rows": 2 trusted rows, one a clean positive in a set;
+    # "saved before the correction": an estimator that counted 20 trusted rows' flips before it counted anchor
+    # places (a checkpoint of that time), then those 2 rows; "no row in a set": 12 trusted rows, none in a set.
+    # Every label stays within 0.06 of 0.3 (binomial spread of 150 places per label: s.e. 0.037, plus the sets'
+    # clean positives).
+    rng = np.random.default_rng(seed)
+    n, q = 500, 6
+    P, neighbours = np.full((n, q), 0.5), np.roll(np.arange(n), 1)[:, None]
+    est = FlipRateEstimator()
+    if case == "saved before the correction":
+        G, Y, scores, _ = _frequent_labels_chunk(rng)
+        earlier = np.zeros(n, dtype=bool)
+        earlier[:20] = True
+        est = est.updated(P, Y, neighbours, scores, trusted=earlier, Y_trusted=G[earlier])
+        del est.anchor_trusted_
+        assert est.n_trusted_ >= MIN_TRUSTED
+    G, Y, scores, in_sets = _frequent_labels_chunk(rng)
     trusted = np.zeros(n, dtype=bool)
-    trusted[[first, (first + 7) % n]] = True
-    assert trusted.sum() < MIN_TRUSTED
-    est = FlipRateEstimator().updated(np.full((n, q), 0.5), Y, np.roll(np.arange(n), 1)[:, None], scores,
-                                      trusted=trusted, Y_trusted=G[trusted])
+    if case == "no row in a set":
+        trusted[np.flatnonzero(~in_sets.any(axis=1))[:12]] = True
+        assert trusted.sum() == 12
+    else:
+        first = np.flatnonzero((in_sets & (G == 1)).any(axis=1))[0]
+        trusted[[first, (first + 7) % n]] = True
+    est = est.updated(P, Y, neighbours, scores, trusted=trusted, Y_trusted=G[trusted])
     assert np.all(np.abs(est.rho_neg_ - 0.3) < 0.06), est.rho_neg_
 
 

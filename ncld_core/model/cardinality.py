@@ -127,8 +127,6 @@ def _well_formed(estimate, se, low, high, q, *rest, **kw) -> CardinalityEstimate
     return CardinalityEstimate(estimate, se, low, high, *rest, **kw)
 
 
-
-
 def _row_weights(x, weight):
     """``(w, total, n_eff)`` of the trusted rows ``x``: their weights (1 each without ``weight``), the weights'
     sum and Kish's effective number of rows ``total^2 / sum w^2``."""

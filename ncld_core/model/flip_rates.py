@@ -81,7 +81,9 @@ corrected before it is pooled::
     a_j = c_j (1 - rho_+^j) + (1 - c_j) rho_-^j   =>   rho_-^j = (a_j - c_j (1 - rho_+^j)) / (1 - c_j),
 
 ``rho_+^j`` the trusted posterior mean, the correction's uncertainty added to the anchor's variance by the
-delta method (``docs/rates-unknown.md`` measures the error left at each trusted share).  The posterior is pooled with
+delta method.  Only once the sets held as many trusted places as :data:`MIN_TRUSTED` rows give on average (a few rows
+on few labels would read one clean positive as a large share), and not for the mixture anchor
+(``docs/rates-unknown.md`` measures the error left at each trusted share).  The posterior is pooled with
 the anchor evidence (:func:`pool_intervals`): each rate's interval is the
 intersection of the two (or the trusted one alone where they disagree: then the anchor's
 assumption failed), its value the precision-weighted mean of the posterior mean and the
@@ -94,9 +96,10 @@ cardinality's regression estimate (:func:`~ncld_core.model.cardinality.moment_ca
 All rates and bounds are clipped to ``[0, max_rate]`` (``max_rate < 1/2`` keeps
 ``rho_+ + rho_- < 1``, the condition of Eq. (NR)'s inverse).  A detected drift changes the
 label distribution, not the annotators' noise: the estimates are kept, the accumulated anchor
-counts are down-weighted by ``drift_decay`` (newer chunks count more; a drift acted on), the trusted flip
-counts are kept and the trusted rows drawn before it weigh nothing in the cardinality's regression from
-then on (:meth:`FlipRateEstimator.after_change`; any firing, acted on or not).
+counts (and the trusted rows' counts in the anchor sets) are down-weighted by ``drift_decay`` (newer
+chunks count more; a drift acted on), the trusted flip counts are kept and the trusted rows drawn before
+it weigh nothing in the cardinality's regression from then on (:meth:`FlipRateEstimator.after_change`;
+any firing, acted on or not).
 
 >>> import numpy as np
 >>> from ncld_core.stream.synthetic import make_synthetic_stream
@@ -250,8 +253,9 @@ PRIOR_MIN_SD = 0.03
 
 #: Fewest trusted rows a statistic is made from on their own: the cardinality's regression
 #: (:mod:`ncld_core.model.cardinality`; with 4-5 rows its fitted slope swung the estimate by half the cardinality
-#: on the small datasets, docs/flip-rates.md) and the anchor's correction (:meth:`FlipRateEstimator._corrected_anchor`;
-#: on 6 labels, 2 rows put one clean positive among 4 anchor places and drove ``rho_-`` to 0: emotions, 1 % trusted).
+#: on the small datasets, docs/flip-rates.md) and the anchor's correction (:meth:`FlipRateEstimator._corrected_anchor`,
+#: as many anchor places as these rows give; on 6 labels, 2 rows put one clean positive among 4 anchor places and
+#: drove ``rho_-`` to 0: emotions, 1 % trusted).
 MIN_TRUSTED = 8
 
 
@@ -572,10 +576,11 @@ class FlipRateEstimator:
     def _corrected_anchor(self, anchor, rho_pos):
         """``(rho_-, variance added)``: the anchor proportion with the clean positives its sets hold, as the trusted
         rows in them measure (a pooled posterior of their share ``c``), taken out (module docstring); the
-        variance of that correction by the delta method.  Unchanged with the mixture or before
-        :data:`MIN_TRUSTED` trusted rows."""
+        variance of that correction by the delta method.  Unchanged with the mixture or before the sets held as
+        many trusted places as :data:`MIN_TRUSTED` rows give on average (``anchor_fraction`` of them per label)."""
         counts = getattr(self, "anchor_trusted_", None)
-        if counts is None or self.negative_anchor == "mixture" or self.n_trusted_ < MIN_TRUSTED:
+        if (counts is None or self.negative_anchor == "mixture"
+                or counts[0].sum() < MIN_TRUSTED * self.anchor_fraction * counts.shape[1]):
             return anchor, 0.0
         share, _, _, share_var = pooled_posterior(counts[1], counts[0], self.level)
         observed_if_positive = 1.0 - rho_pos
