@@ -80,9 +80,9 @@ corrected before it is pooled::
 
     a_j = c_j (1 - rho_+^j) + (1 - c_j) rho_-^j   =>   rho_-^j = (a_j - c_j (1 - rho_+^j)) / (1 - c_j),
 
-``rho_+^j`` the trusted posterior mean, the correction's uncertainty added to the anchor's variance by the
-delta method.  Only once the sets held as many trusted places as :data:`MIN_TRUSTED` rows give on average (a few rows
-on few labels would read one clean positive as a large share), and not for the mixture anchor
+``rho_+^j`` the trusted posterior mean; its variance (the anchor's, ``c_j``'s and ``rho_+^j``'s) by the delta
+method.  Only once the sets held as many trusted places as :data:`MIN_TRUSTED` rows give on average (a few rows on
+few labels would read one clean positive as a large share), and not for the mixture anchor
 (``docs/rates-unknown.md`` measures the error left at each trusted share).  The posterior is pooled with
 the anchor evidence (:func:`pool_intervals`): each rate's interval is the
 intersection of the two (or the trusted one alone where they disagree: then the anchor's
@@ -562,31 +562,35 @@ class FlipRateEstimator:
             # against the other labels' counts (their raw proportion and Wilson interval swung it, issue 39).
             t_pos, t_pos_lo, t_pos_hi, v_pos = pooled_posterior(missed, positives, self.level)
             t_neg, t_neg_lo, t_neg_hi, v_neg = pooled_posterior(added, negatives, self.level)
-            neg, correction_var = self._corrected_anchor(neg, t_pos)
+            neg, neg_var = self._corrected_anchor(neg, _proportion_var(self.low_positives_, self.low_count_),
+                                                  t_pos, v_pos)
             # The anchor values' variances: rho_+'s centre is uniform over [0, bound]; rho_-'s a proportion.
             pos, pos_lo, pos_hi = pool_intervals((pos, pos_lo, pos_hi), (t_pos, t_pos_lo, t_pos_hi),
                                                  bound**2 / 12.0, v_pos)
             neg, neg_lo, neg_hi = pool_intervals((neg, neg_lo, neg_hi), (t_neg, t_neg_lo, t_neg_hi),
-                                                 _proportion_var(self.low_positives_, self.low_count_)
-                                                 + correction_var, v_neg)
+                                                 neg_var, v_neg)
         # max_rate < 1/2 keeps rho_+ + rho_- < 1 (Eq. NR's inverse) for every value in the intervals.
         self.rho_pos_, self.rho_pos_low_, self.rho_pos_high_ = (np.clip(v, 0.0, top) for v in (pos, pos_lo, pos_hi))
         self.rho_neg_, self.rho_neg_low_, self.rho_neg_high_ = (np.clip(v, 0.0, top) for v in (neg, neg_lo, neg_hi))
 
-    def _corrected_anchor(self, anchor, rho_pos):
-        """``(rho_-, variance added)``: the anchor proportion with the clean positives its sets hold, as the trusted
-        rows in them measure (a pooled posterior of their share ``c``), taken out (module docstring); the
-        variance of that correction by the delta method.  Unchanged with the mixture or before the sets held as
-        many trusted places as :data:`MIN_TRUSTED` rows give on average (``anchor_fraction`` of them per label)."""
+    def _corrected_anchor(self, anchor, anchor_var, rho_pos, rho_pos_var):
+        """``(rho_-, its variance)`` of the anchor proportion ``anchor`` (variance ``anchor_var``) with the clean
+        positives its sets hold, as the trusted rows in them measure (a pooled posterior of their share ``c``),
+        taken out at ``rho_pos`` (variance ``rho_pos_var``; module docstring), the variance by the delta method.
+        Unchanged with the mixture or before the sets held as many trusted places as :data:`MIN_TRUSTED` rows
+        give on average (``anchor_fraction`` of them per label)."""
         counts = getattr(self, "anchor_trusted_", None)
         if (counts is None or self.negative_anchor == "mixture"
                 or counts[0].sum() < MIN_TRUSTED * self.anchor_fraction * counts.shape[1]):
-            return anchor, 0.0
+            return anchor, anchor_var
         share, _, _, share_var = pooled_posterior(counts[1], counts[0], self.level)
         observed_if_positive = 1.0 - rho_pos
         clean_negatives = np.maximum(1.0 - share, 1e-6)
         corrected = np.clip((anchor - share * observed_if_positive) / clean_negatives, 0.0, self.max_rate)
-        return corrected, share_var * ((anchor - observed_if_positive) / clean_negatives**2) ** 2
+        variance = (anchor_var / clean_negatives**2
+                    + share_var * ((anchor - observed_if_positive) / clean_negatives**2) ** 2
+                    + rho_pos_var * (share / clean_negatives) ** 2)
+        return corrected, variance
 
     def _update_mixture(self, Y, neighbour_positives, m, first):
         q = Y.shape[1]
