@@ -347,6 +347,19 @@ def test_few_trusted_anchor_places_do_not_correct_the_anchor(seed, case):
     assert np.all(np.abs(est.rho_neg_ - 0.3) < 0.06), est.rho_neg_
 
 
+def test_saved_anchor_counts_are_checked():
+    rng = np.random.default_rng(0)
+    G, Y, scores, _ = _frequent_labels_chunk(rng)
+    trusted = rng.random(G.shape[0]) < 0.1
+    est = FlipRateEstimator().updated(np.full(G.shape, 0.5), Y, np.roll(np.arange(G.shape[0]), 1)[:, None], scores,
+                                      trusted=trusted, Y_trusted=G[trusted])
+    check = FlipRateEstimator.saved_state.check
+    assert check(vars(est)) is None
+    swapped = est.anchor_trusted_[::-1].copy()
+    assert check({**vars(est), "anchor_trusted_": swapped}) == "anchor_trusted_ counts more clean positives than rows"
+    assert "anchor_trusted_ has shape (1, 6)" in check({**vars(est), "anchor_trusted_": swapped[:1]})
+
+
 def test_rho_pos_bound_and_cap():
     rng = np.random.default_rng(0)
     Y = (rng.random((200, 3)) < 0.4).astype(int)

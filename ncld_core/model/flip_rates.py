@@ -637,8 +637,11 @@ def _check_saved(s: dict) -> str | None:
     names = ["low_positives_", "anchor_sum_", "rho_neg_",
              *(k for k in ("rho_pos_low_", "rho_pos_high_", "rho_neg_low_", "rho_neg_high_") if k in s)]
     n_trusted = s["trusted_Y_"].shape[0] if "trusted_Y_" in s else 0
-    return first_error(*(shape_error(k, s[k], (q,)) for k in names),
-                        shape_error("anchor_trusted_", s.get("anchor_trusted_"), (2, q)),
+    anchored = s.get("anchor_trusted_")
+    anchored_error = shape_error("anchor_trusted_", anchored, (2, q)) or (
+        "anchor_trusted_ counts more clean positives than rows"
+        if anchored is not None and np.any(anchored[1] > anchored[0]) else None)
+    return first_error(*(shape_error(k, s[k], (q,)) for k in names), anchored_error,
                         *((shape_error("trusted_counts_", s["trusted_counts_"], (4, q)),
                            shape_error("trusted_Y_", s["trusted_Y_"], (n_trusted, q)),
                            shape_error("trusted_cardinality_", s.get("trusted_cardinality_"), (n_trusted,)),
