@@ -52,7 +52,8 @@ QUICK = ["medical", "enron"]
 PROTOCOL = __doc__.split("\n\n")[2]
 TOLD, IGNORING = "told the rates", "ignoring the noise (told 0)"
 #: How far the model told the rates stands from one told them slightly wrong: every label's rho_- shifted by these
-#: (the estimates' mean errors are of this size, section "What 1 % trusted had to go on"), cut at 0.
+#: (the size of a small error; the estimates' own mean errors are in section "What 1 % trusted had to go on"),
+#: cut at 0.
 TOLD_OFF = (0.01, -0.01)
 
 

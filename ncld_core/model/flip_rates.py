@@ -252,10 +252,9 @@ def pool_intervals(anchor, trusted, anchor_var, trusted_var):
 PRIOR_MIN_SD = 0.03
 
 #: Fewest trusted rows a statistic is made from on their own: the cardinality's regression
-#: (:mod:`ncld_core.model.cardinality`; with 4-5 rows its fitted slope swung the estimate by half the cardinality
-#: on the small datasets, docs/flip-rates.md) and the anchor's correction (:meth:`FlipRateEstimator._corrected_anchor`,
-#: as many anchor places as these rows give; on 6 labels, 2 rows put one clean positive among 4 anchor places and
-#: drove ``rho_-`` to 0: emotions, 1 % trusted).
+#: (:mod:`ncld_core.model.cardinality`; fewer rows swing its fitted slope, docs/flip-rates.md) and the anchor's
+#: correction (:meth:`FlipRateEstimator._corrected_anchor`, as many anchor places as these rows give: on few
+#: labels a few rows read one clean positive as a large share of the sets).
 MIN_TRUSTED = 8
 
 
