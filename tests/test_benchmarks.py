@@ -460,6 +460,31 @@ def test_make_bench_entry_point_answers_help():
     assert out.returncode == 0 and "--quick" in out.stdout, out.stderr[-500:]
 
 
+def test_the_told_models_rho_neg_is_off_by_the_anchors_sampling_error():
+    """benchmarks.rates_unknown's TOLD_SAMPLED: each label's rho_- off by N(0, rho(1 - rho) / (anchor_fraction n)),
+    the labels' draws independent, the stream's labels untouched. 2000 labels at rho_- 0.3, 1000 instances: the
+    spread is 0.0265 (anchor_fraction 0.3), the mean size 0.0211 with a standard error of 0.0004; tolerance 0.002."""
+    import dataclasses
+
+    rates_unknown = script("rates_unknown")
+
+    @dataclasses.dataclass
+    class Stream:
+        Y_noisy: np.ndarray
+        rho_neg: np.ndarray
+        n_instances: int
+
+    q, n, rho = 2000, 1000, 0.3
+    stream = Stream(np.zeros((1, q)), np.full(q, rho), n)
+    told, error = rates_unknown.sampled_rho_neg(stream, seed=0)
+    spread = np.sqrt(rho * (1 - rho) / (0.3 * n))
+    assert np.isclose(error["rho_neg_abs_error"], spread * np.sqrt(2 / np.pi), atol=0.002)
+    assert abs(error["rho_neg_error"]) < 0.002 and np.isclose(np.std(told.rho_neg - rho), spread, rtol=0.1)
+    assert told.Y_noisy is stream.Y_noisy and np.all(stream.rho_neg == rho)
+    again, _ = rates_unknown.sampled_rho_neg(stream, seed=0)
+    assert np.array_equal(again.rho_neg, told.rho_neg)  # seeded: the same stream gets the same draw
+
+
 def test_threads_benchmark_builds_its_chunks(data_dir):
     """The stream the threads section of make bench times (it once failed on an import, caught by make bench)."""
     from benchmarks.threads import CHUNK, rates_by_setting, stream_chunks
@@ -482,18 +507,25 @@ def test_rates_unknown_runs_every_model_and_states_each_target():
     names = [rates_unknown.TOLD, rates_unknown.IGNORING,
              *(rates_unknown.estimated_name(f) for f in rates_unknown.FRACTIONS)]
     off = [rates_unknown.told_off_name(o) for o in rates_unknown.TOLD_OFF]
-    assert list(df.model) == names + off and (df.n_instances == 1000).all()
+    assert list(df.model) == names + off + [rates_unknown.TOLD_SAMPLED] and (df.n_instances == 1000).all()
     assert df.micro_f1.between(0, 1).all() and (df.chunk_seconds > 0).all()
     rows = {r[0]: r for r in rates_unknown.targets(df)}
     below = next(v for k, v in rows.items() if k.startswith("1 % trusted never below"))
     one = df.set_index("model").micro_f1
     assert below[2] == ("missed" if one[names[3]] < one[rates_unknown.IGNORING] else "met")
+    told_below = next(v for k, v in rows.items() if k.startswith("reference: the model told the rates, below"))
+    assert told_below[1].startswith("1 of 1" if one[rates_unknown.TOLD] < one[rates_unknown.IGNORING] else "0 of 1")
+    lower = df.assign(micro_f1=np.where(df.model == rates_unknown.TOLD, 0.0, df.micro_f1))  # the reference's fall
+    assert next(v for k, v in {r[0]: r for r in rates_unknown.targets(lower)}.items()
+                if k.startswith("reference: the model told the rates, below"))[1].startswith("1 of 1 cells below")
     worse = df.assign(micro_f1=np.where(df.model == names[3], 0.0, df.micro_f1))  # a collapse must be seen
     assert next(v for k, v in {r[0]: r for r in rates_unknown.targets(worse)}.items()
                 if k.startswith("1 % trusted never below"))[2] == "missed"
     text = rates_unknown.report(df, command="python -m benchmarks.rates_unknown", seconds=1.0, max_instances=1000,
                                 workers=1)
-    assert all(n in text for n in names) and "## Targets" in text
+    assert all(n in text for n in names + off + [rates_unknown.TOLD_SAMPLED]) and "## Targets" in text
+    drawn = df.set_index("model").loc[rates_unknown.TOLD_SAMPLED]
+    assert 0 < drawn.rho_neg_abs_error < 0.1 and abs(drawn.rho_neg_error) <= drawn.rho_neg_abs_error
     # what the trusted sample had to go on: nested samples (more rows with a larger share), rate errors only where
     # the model estimated its rates, and each in the report's table
     by = df.set_index("model")
