@@ -10,7 +10,8 @@ order, the family's per-label rates, chunks of 500, test-then-train, metrics aga
 at the package defaults learns it side by side as the runner runs it: told the stream's true rates
 (``model_rates="known"``), told them with every label's ``rho_-`` shifted by +-0.01 (cut at 0:
 :data:`TOLD_OFF`) and with each label's ``rho_-`` off by a draw of its anchor's sampling error
-(:data:`TOLD_SAMPLED`), told rates 0 (``"ignore"``: ignoring the noise), and with no rates (``"estimate"``)
+(:data:`TOLD_SAMPLED`), and regressing the noisy labels as it does with the rates unknown
+(:data:`TOLD_PAPER_LOSS`), told rates 0 (``"ignore"``: ignoring the noise), and with no rates (``"estimate"``)
 given a trusted sample of 0 %, 1 %, 5 % and 20 % of each chunk's rows (their clean labels revealed:
 ``RunConfig.trusted_fraction``; the samples are nested, drawn by one generator apart from the rest, so the streams
 are otherwise identical). Every number is the model's own ``predict`` (its default decision rule).
@@ -61,6 +62,10 @@ TOLD_OFF = (0.01, -0.01)
 #: per stream (seeded), cut to [0, max_rate]. What a rho_- estimate that precise would cost: the anchor counts no more
 #: rows than the stream has, so a short stream's gap to told is partly this one.
 TOLD_SAMPLED = "told, rho- off by its anchor's sampling error"
+#: The model told the true rates but learning as it does with them unknown: regressing the noisy labels
+#: (``loss="paper"``, what ``loss="auto"`` picks with estimated rates) instead of the backward-corrected targets.
+#: Beside 1 % trusted it separates what the loss costs from what the estimated rates cost.
+TOLD_PAPER_LOSS = "told, the noisy labels regressed (the loss with rates unknown)"
 
 
 def told_off_name(off: float) -> str:
@@ -99,7 +104,7 @@ def run_cell(job) -> list[dict]:
     runs = ([(TOLD, "known", 0.0, 0.0), (IGNORING, "ignore", 0.0, 0.0)]
             + [(estimated_name(f), "estimate", f, 0.0) for f in FRACTIONS]
             + [(told_off_name(off), "known", 0.0, off) for off in TOLD_OFF]
-            + [(TOLD_SAMPLED, "known", 0.0, None)])
+            + [(TOLD_SAMPLED, "known", 0.0, None), (TOLD_PAPER_LOSS, "known", 0.0, 0.0)])
     rows = []
     for name, rates, fraction, off in runs:
         cfg = RunConfig(**base, model_rates=rates, trusted_fraction=fraction)
@@ -109,8 +114,11 @@ def run_cell(job) -> list[dict]:
             stream, told_error = sampled_rho_neg(stream, seed)
         elif off:
             stream = dataclasses.replace(stream, rho_neg=np.clip(np.asarray(stream.rho_neg) + off, 0.0, None))
+        runner = cfg.runner()
+        if name == TOLD_PAPER_LOSS:
+            runner.model_params["loss"] = "paper"
         t0 = time.perf_counter()
-        result = cfg.runner().run(stream)
+        result = runner.run(stream)
         wall = time.perf_counter() - t0
         scored = [c for c in result.chunks if c.metrics]
         summary = result.summary()
@@ -287,6 +295,7 @@ def told_off(df: pd.DataFrame, order: list, families: list) -> list[str]:
     if not set(names) <= set(df.model):
         return []
     sampled = TOLD_SAMPLED in set(df.model)
+    extra = [n for n in (TOLD_SAMPLED, TOLD_PAPER_LOSS) if n in set(df.model)]
     one = estimated_name(0.01)
     lines = ["## How far the model told the rates stands from reach", "",
              "The target compares 1 % trusted with the model told the true rates. Per dataset (mean of the seeds), "
@@ -298,7 +307,10 @@ def told_off(df: pd.DataFrame, order: list, families: list) -> list[str]:
                  "error of the estimator's low-score anchor over the whole stream (N(0, rho-(1 - rho-) / "
                  "(anchor_fraction n)), drawn once per stream): what an estimate of rho- as precise as the stream's "
                  "length allows costs. The last two columns are the mean size over labels of the rho- error: the "
-                 "1 % estimates' at the stream's last chunk, and that draw's." if sampled else ""), ""]
+                 "1 % estimates' at the stream's last chunk, and that draw's." if sampled else "") + (
+                 " And the model told the true rates but regressing the noisy labels, as the model does with the "
+                 "rates unknown (`loss=\"paper\"`; told, it regresses the backward-corrected targets): what the "
+                 "loss alone costs." if TOLD_PAPER_LOSS in extra else ""), ""]
     means = _means(df)
     est = df[df.model == one]
     drawn = df[df.model == TOLD_SAMPLED]
@@ -309,16 +321,14 @@ def told_off(df: pd.DataFrame, order: list, families: list) -> list[str]:
                 continue
             r = means.loc[(family, d)]
             mine = est[(est.family == family) & (est.dataset == d)]
-            row = [d, fnum(r[TOLD]), *(fnum(r[n]) for n in names)]
-            if sampled:
-                row.append(fnum(r[TOLD_SAMPLED]))
+            row = [d, fnum(r[TOLD]), *(fnum(r[n]) for n in names), *(fnum(r[n]) for n in extra)]
             row += [fnum(r[one]), f"{mine.rho_neg_error.mean():+.3f}"]
             if sampled:
                 size = drawn[(drawn.family == family) & (drawn.dataset == d)].rho_neg_abs_error.mean()
                 row += [f"{mine.rho_neg_abs_error.mean():.3f}", f"{size:.3f}"]
             rows.append(row)
         if rows:
-            head = ["dataset", TOLD, *names, *([TOLD_SAMPLED] if sampled else []), one,
+            head = ["dataset", TOLD, *names, *extra, one,
                     "rho- error, 1 % (estimate - true)",
                     *(["rho- error's size, 1 %", "rho- error's size, the sampling draw"] if sampled else [])]
             lines += [f"### Noise family `{family}`", "", md_table(head, rows), ""]
