@@ -59,8 +59,8 @@ TOLD, IGNORING = "told the rates", "ignoring the noise (told 0)"
 TOLD_OFF = (0.01, -0.01)
 #: The model told the true rates but each label's ``rho_-`` off by a draw of the sampling error the estimator's
 #: low-score anchor has over the whole stream: N(0, rho_-(1 - rho_-) / (anchor_fraction * n)) per label, drawn once
-#: per stream (seeded), cut to [0, max_rate]. What a rho_- estimate that precise would cost: the anchor counts no more
-#: rows than the stream has, so a short stream's gap to told is partly this one.
+#: per stream (seeded), cut to [0, max_rate]. What a rho_- estimate as precise as the stream's length allows would
+#: cost (the anchor counts no more rows than the stream has).
 TOLD_SAMPLED = "told, rho- off by its anchor's sampling error"
 #: The model told the true rates but learning as it does with them unknown: regressing the noisy labels
 #: (``loss="paper"``, what ``loss="auto"`` picks with estimated rates) instead of the backward-corrected targets.
