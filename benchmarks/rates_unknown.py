@@ -11,7 +11,8 @@ at the package defaults learns it side by side as the runner runs it: told the s
 (``model_rates="known"``), told them with every label's ``rho_-`` shifted by +-0.01 (cut at 0:
 :data:`TOLD_OFF`) and with each label's ``rho_-`` off by a draw of its anchor's sampling error
 (:data:`TOLD_SAMPLED`), and regressing the noisy labels as it does with the rates unknown
-(:data:`TOLD_PAPER_LOSS`), told rates 0 (``"ignore"``: ignoring the noise), and with no rates (``"estimate"``)
+(:data:`TOLD_PAPER_LOSS`), and told the rates 1 % trusted ends the stream with (:data:`TOLD_ESTIMATES`), told
+rates 0 (``"ignore"``: ignoring the noise), and with no rates (``"estimate"``)
 given a trusted sample of 0 %, 1 %, 5 % and 20 % of each chunk's rows (their clean labels revealed:
 ``RunConfig.trusted_fraction``; the samples are nested, drawn by one generator apart from the rest, so the streams
 are otherwise identical). Every number is the model's own ``predict`` (its default decision rule).
@@ -66,6 +67,10 @@ TOLD_SAMPLED = "told, rho- off by its anchor's sampling error"
 #: (``loss="paper"``, what ``loss="auto"`` picks with estimated rates) instead of the backward-corrected targets.
 #: Beside 1 % trusted it separates what the loss costs from what the estimated rates cost.
 TOLD_PAPER_LOSS = "told, the noisy labels regressed (the loss with rates unknown)"
+#: The model told, from the first chunk, the rates the model with 1 % trusted ended the stream with (both rates,
+#: every label): beside 1 % trusted it separates what the final estimates' errors cost from what the path to them
+#: (the early chunks' estimates, the loss and the decision with the rates unknown) costs.
+TOLD_ESTIMATES = "told the 1 % estimates of the last chunk"
 
 
 def told_off_name(off: float) -> str:
@@ -104,13 +109,24 @@ def run_cell(job) -> list[dict]:
     runs = ([(TOLD, "known", 0.0, 0.0), (IGNORING, "ignore", 0.0, 0.0)]
             + [(estimated_name(f), "estimate", f, 0.0) for f in FRACTIONS]
             + [(told_off_name(off), "known", 0.0, off) for off in TOLD_OFF]
-            + [(TOLD_SAMPLED, "known", 0.0, None), (TOLD_PAPER_LOSS, "known", 0.0, 0.0)])
+            + [(TOLD_SAMPLED, "known", 0.0, None), (TOLD_PAPER_LOSS, "known", 0.0, 0.0),
+               (TOLD_ESTIMATES, "known", 0.0, 0.0)])
     rows = []
+    final = None  # the 1 % model's rates at its last chunk
     for name, rates, fraction, off in runs:
         cfg = RunConfig(**base, model_rates=rates, trusted_fraction=fraction)
         stream = cfg.build_stream()
         told_error = {}
-        if off is None:
+        if name == TOLD_ESTIMATES:
+            if final is None:
+                continue
+            q = final[0].size
+            for rate, told in zip(("rho_pos", "rho_neg"), final):  # how far they are from the truth (the 1 % row's)
+                diff = told - np.broadcast_to(np.asarray(getattr(stream, rate), dtype=np.float64), (q,))
+                told_error |= {f"{rate}_error": float(np.nanmean(diff)),
+                               f"{rate}_abs_error": float(np.nanmean(np.abs(diff)))}
+            stream = dataclasses.replace(stream, rho_pos=final[0], rho_neg=final[1])
+        elif off is None:
             stream, told_error = sampled_rho_neg(stream, seed)
         elif off:
             stream = dataclasses.replace(stream, rho_neg=np.clip(np.asarray(stream.rho_neg) + off, 0.0, None))
@@ -120,6 +136,10 @@ def run_cell(job) -> list[dict]:
         t0 = time.perf_counter()
         result = runner.run(stream)
         wall = time.perf_counter() - t0
+        if name == estimated_name(0.01) and result.chunks:
+            last = result.chunks[-1].diagnostics["ELM-O"]
+            if last.rho_pos_est is not None and last.rho_neg_est is not None:
+                final = tuple(np.asarray(r, dtype=np.float64) for r in (last.rho_pos_est, last.rho_neg_est))
         scored = [c for c in result.chunks if c.metrics]
         summary = result.summary()
         rows.append({
@@ -295,7 +315,7 @@ def told_off(df: pd.DataFrame, order: list, families: list) -> list[str]:
     if not set(names) <= set(df.model):
         return []
     sampled = TOLD_SAMPLED in set(df.model)
-    extra = [n for n in (TOLD_SAMPLED, TOLD_PAPER_LOSS) if n in set(df.model)]
+    extra = [n for n in (TOLD_SAMPLED, TOLD_PAPER_LOSS, TOLD_ESTIMATES) if n in set(df.model)]
     one = estimated_name(0.01)
     lines = ["## How far the model told the rates stands from reach", "",
              "The target compares 1 % trusted with the model told the true rates. Per dataset (mean of the seeds), "
@@ -310,7 +330,9 @@ def told_off(df: pd.DataFrame, order: list, families: list) -> list[str]:
                  "1 % estimates' at the stream's last chunk, and that draw's." if sampled else "") + (
                  " And the model told the true rates but regressing the noisy labels, as the model does with the "
                  "rates unknown (`loss=\"paper\"`; told, it regresses the backward-corrected targets): what the "
-                 "loss alone costs." if TOLD_PAPER_LOSS in extra else ""), ""]
+                 "loss alone costs." if TOLD_PAPER_LOSS in extra else "") + (
+                 " And the model told, from the first chunk, the rates 1 % trusted ended the stream with: what the "
+                 "final estimates' errors cost, apart from the path to them." if TOLD_ESTIMATES in extra else ""), ""]
     means = _means(df)
     est = df[df.model == one]
     drawn = df[df.model == TOLD_SAMPLED]

@@ -512,7 +512,7 @@ def test_rates_unknown_runs_every_model_and_states_each_target():
     names = [rates_unknown.TOLD, rates_unknown.IGNORING,
              *(rates_unknown.estimated_name(f) for f in rates_unknown.FRACTIONS)]
     off = [rates_unknown.told_off_name(o) for o in rates_unknown.TOLD_OFF]
-    told = [rates_unknown.TOLD_SAMPLED, rates_unknown.TOLD_PAPER_LOSS]
+    told = [rates_unknown.TOLD_SAMPLED, rates_unknown.TOLD_PAPER_LOSS, rates_unknown.TOLD_ESTIMATES]
     assert list(df.model) == names + off + told and (df.n_instances == 1000).all()
     assert df.micro_f1.between(0, 1).all() and (df.chunk_seconds > 0).all()
     rows = {r[0]: r for r in rates_unknown.targets(df)}
@@ -532,6 +532,12 @@ def test_rates_unknown_runs_every_model_and_states_each_target():
     assert all(n in text for n in names + off + told) and "## Targets" in text
     # the loss is the only difference: the told model with it regresses other targets, so it scores otherwise
     assert by_model(df, rates_unknown.TOLD_PAPER_LOSS) != by_model(df, rates_unknown.TOLD)
+    # told the 1 % model's last rates: the same errors against the truth as that model's, and other scores than told
+    rates = ["rho_pos_error", "rho_neg_error", "rho_pos_abs_error", "rho_neg_abs_error"]
+    est = df.set_index("model")
+    assert np.allclose(est.loc[rates_unknown.TOLD_ESTIMATES, rates].astype(float),
+                       est.loc[names[3], rates].astype(float))
+    assert by_model(df, rates_unknown.TOLD_ESTIMATES) != by_model(df, rates_unknown.TOLD)
     drawn = df.set_index("model").loc[rates_unknown.TOLD_SAMPLED]
     assert 0 < drawn.rho_neg_abs_error < 0.1 and abs(drawn.rho_neg_error) <= drawn.rho_neg_abs_error
     # what the trusted sample had to go on: nested samples (more rows with a larger share), rate errors only where
