@@ -462,9 +462,12 @@ def test_make_bench_entry_point_answers_help():
 
 def test_the_told_models_rho_neg_is_off_by_the_anchors_sampling_error():
     """benchmarks.rates_unknown's TOLD_SAMPLED: each label's rho_- off by N(0, rho(1 - rho) / (anchor_fraction n)),
-    the labels' draws independent, the stream's labels untouched. 2000 labels at rho_- 0.3, 1000 instances: the
-    spread is 0.0265 (anchor_fraction 0.3), the mean size 0.0211 with a standard error of 0.0004; tolerance 0.002."""
+    the labels' draws independent, cut to [0, max_rate], the stream's labels untouched. 2000 labels at rho_- 0.3,
+    1000 instances: the spread is 0.0265 (anchor_fraction 0.3), the mean size 0.0211 with a standard error of
+    0.0004; tolerance 0.002."""
     import dataclasses
+
+    from ncld_core.model.flip_rates import FlipRateEstimator
 
     rates_unknown = script("rates_unknown")
 
@@ -476,13 +479,20 @@ def test_the_told_models_rho_neg_is_off_by_the_anchors_sampling_error():
 
     q, n, rho = 2000, 1000, 0.3
     stream = Stream(np.zeros((1, q)), np.full(q, rho), n)
-    told, error = rates_unknown.sampled_rho_neg(stream, seed=0)
+    told, error = rates_unknown.sampled_rho_neg(stream, seed=0, name="enron/paper")
     spread = np.sqrt(rho * (1 - rho) / (0.3 * n))
     assert np.isclose(error["rho_neg_abs_error"], spread * np.sqrt(2 / np.pi), atol=0.002)
     assert abs(error["rho_neg_error"]) < 0.002 and np.isclose(np.std(told.rho_neg - rho), spread, rtol=0.1)
     assert told.Y_noisy is stream.Y_noisy and np.all(stream.rho_neg == rho)
-    again, _ = rates_unknown.sampled_rho_neg(stream, seed=0)
+    again, _ = rates_unknown.sampled_rho_neg(stream, seed=0, name="enron/paper")
     assert np.array_equal(again.rho_neg, told.rho_neg)  # seeded: the same stream gets the same draw
+    other, _ = rates_unknown.sampled_rho_neg(stream, seed=0, name="enron/mixed")
+    assert not np.allclose(other.rho_neg, told.rho_neg)  # another stream of the same seed: another draw
+    # cut to [0, max_rate]: labels at rho_- 0 are never told a negative rate, nor labels at the bound a larger one
+    top = FlipRateEstimator().max_rate
+    edges = Stream(np.zeros((1, 2 * q)), np.r_[np.zeros(q), np.full(q, top)], 50)
+    cut, _ = rates_unknown.sampled_rho_neg(edges, seed=0, name="edges")
+    assert np.all(cut.rho_neg[:q] == 0.0) and cut.rho_neg[q:].max() == top and cut.rho_neg[q:].min() < top
 
 
 def test_threads_benchmark_builds_its_chunks(data_dir):
@@ -503,10 +513,21 @@ def by_model(df, name):
     return tuple(df.set_index("model").loc[name, ["micro_f1", "hamming_loss", "average_precision"]])
 
 
-def test_rates_unknown_runs_every_model_and_states_each_target():
+def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
     """benchmarks.rates_unknown (issue 39): one stream per model side by side; the targets are computed from the
     rows (a model below ignoring the noise is counted), and the report names every model."""
+    import ncld_core.eval.runner as runner_module
+
     rates_unknown = script("rates_unknown")
+    told_calls = []  # what each run's models are told, in the order of the runs
+
+    def recorded(mode, stream):
+        rates = runner_module_told_rates(mode, stream)
+        told_calls.append((rates, stream.rho_pos, stream.rho_neg))
+        return rates
+
+    runner_module_told_rates = runner_module.told_rates
+    monkeypatch.setattr(runner_module, "told_rates", recorded)
     rows = rates_unknown.run_cell(("synthetic", "paper", 0, 1000))
     df = pd.DataFrame(rows)
     names = [rates_unknown.TOLD, rates_unknown.IGNORING,
@@ -524,6 +545,10 @@ def test_rates_unknown_runs_every_model_and_states_each_target():
     lower = df.assign(micro_f1=np.where(df.model == rates_unknown.TOLD, 0.0, df.micro_f1))  # the reference's fall
     assert next(v for k, v in {r[0]: r for r in rates_unknown.targets(lower)}.items()
                 if k.startswith("reference: the model told the rates, below"))[1].startswith("1 of 1 cells below")
+    both = df.assign(micro_f1=np.where(df.model.isin([rates_unknown.TOLD, names[3]]), 0.0, df.micro_f1))
+    assert next(v for k, v in {r[0]: r for r in rates_unknown.targets(both)}.items()  # the cells they share
+                if k.startswith("reference: the model told the rates, below"))[1].endswith(
+        "1 of the 1 cells where 1 % trusted is below")
     worse = df.assign(micro_f1=np.where(df.model == names[3], 0.0, df.micro_f1))  # a collapse must be seen
     assert next(v for k, v in {r[0]: r for r in rates_unknown.targets(worse)}.items()
                 if k.startswith("1 % trusted never below"))[2] == "missed"
@@ -532,14 +557,22 @@ def test_rates_unknown_runs_every_model_and_states_each_target():
     assert all(n in text for n in names + off + told) and "## Targets" in text
     # the loss is the only difference: the told model with it regresses other targets, so it scores otherwise
     assert by_model(df, rates_unknown.TOLD_PAPER_LOSS) != by_model(df, rates_unknown.TOLD)
-    # told the 1 % model's last rates: the same errors against the truth as that model's, and other scores than told
-    rates = ["rho_pos_error", "rho_neg_error", "rho_pos_abs_error", "rho_neg_abs_error"]
+    # told the 1 % model's last rates, both of them: what the models are told is that far from the truth, as the
+    # 1 % model's own last record is (its row), and they score otherwise than told the truth
+    assert len(told_calls) == len(df)
+    true_pos, true_neg = told_calls[0][0]
+    (told_pos, told_neg), _, _ = told_calls[-1]
     est = df.set_index("model")
-    assert np.allclose(est.loc[rates_unknown.TOLD_ESTIMATES, rates].astype(float),
-                       est.loc[names[3], rates].astype(float))
+    for rate, given, true in (("rho_pos", told_pos, true_pos), ("rho_neg", told_neg, true_neg)):
+        assert np.isclose(np.mean(given - true), est.loc[names[3], f"{rate}_error"])
+        assert np.isclose(np.mean(np.abs(given - true)), est.loc[names[3], f"{rate}_abs_error"])
+        assert np.any(given != true)
     assert by_model(df, rates_unknown.TOLD_ESTIMATES) != by_model(df, rates_unknown.TOLD)
-    drawn = df.set_index("model").loc[rates_unknown.TOLD_SAMPLED]
-    assert 0 < drawn.rho_neg_abs_error < 0.1 and abs(drawn.rho_neg_error) <= drawn.rho_neg_abs_error
+    # the sampled draw moves rho_- only
+    (sampled_pos, sampled_neg), _, _ = told_calls[list(df.model).index(rates_unknown.TOLD_SAMPLED)]
+    assert np.array_equal(sampled_pos, true_pos) and np.any(sampled_neg != true_neg)
+    drawn = est.loc[rates_unknown.TOLD_SAMPLED]
+    assert np.isclose(drawn.rho_neg_abs_error, np.mean(np.abs(sampled_neg - true_neg)))
     # what the trusted sample had to go on: nested samples (more rows with a larger share), rate errors only where
     # the model estimated its rates, and each in the report's table
     by = df.set_index("model")
