@@ -533,7 +533,8 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
     names = [rates_unknown.TOLD, rates_unknown.IGNORING,
              *(rates_unknown.estimated_name(f) for f in rates_unknown.FRACTIONS)]
     off = [rates_unknown.told_off_name(o) for o in rates_unknown.TOLD_OFF]
-    told = [rates_unknown.TOLD_SAMPLED, rates_unknown.TOLD_PAPER_LOSS, rates_unknown.TOLD_ESTIMATES]
+    told = [rates_unknown.TOLD_SAMPLED, rates_unknown.TOLD_PAPER_LOSS, rates_unknown.TOLD_ESTIMATES,
+            rates_unknown.TOLD_ESTIMATES_PAPER_LOSS]
     assert list(df.model) == names + off + told and (df.n_instances == 1000).all()
     assert df.micro_f1.between(0, 1).all() and (df.chunk_seconds > 0).all()
     rows = {r[0]: r for r in rates_unknown.targets(df)}
@@ -561,7 +562,10 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
     # 1 % model's own last record is (its row), and they score otherwise than told the truth
     assert len(told_calls) == len(df)
     true_pos, true_neg = told_calls[0][0]
-    (told_pos, told_neg), _, _ = told_calls[-1]
+    (told_pos, told_neg), _, _ = told_calls[list(df.model).index(rates_unknown.TOLD_ESTIMATES)]
+    (again_pos, again_neg), _, _ = told_calls[list(df.model).index(rates_unknown.TOLD_ESTIMATES_PAPER_LOSS)]
+    assert np.array_equal(again_pos, told_pos) and np.array_equal(again_neg, told_neg)  # the same rates, other loss
+    assert by_model(df, rates_unknown.TOLD_ESTIMATES_PAPER_LOSS) != by_model(df, rates_unknown.TOLD_ESTIMATES)
     est = df.set_index("model")
     for rate, given, true in (("rho_pos", told_pos, true_pos), ("rho_neg", told_neg, true_neg)):
         assert np.isclose(np.mean(given - true), est.loc[names[3], f"{rate}_error"])
