@@ -534,7 +534,7 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
              *(rates_unknown.estimated_name(f) for f in rates_unknown.FRACTIONS)]
     off = [rates_unknown.told_off_name(o) for o in rates_unknown.TOLD_OFF]
     told = [rates_unknown.TOLD_SAMPLED, rates_unknown.TOLD_PAPER_LOSS, rates_unknown.TOLD_ESTIMATES,
-            rates_unknown.TOLD_ESTIMATES_PAPER_LOSS]
+            rates_unknown.TOLD_ESTIMATES_PAPER_LOSS, rates_unknown.TOLD_RHO_POS_ESTIMATES]
     assert list(df.model) == names + off + told and (df.n_instances == 1000).all()
     assert df.micro_f1.between(0, 1).all() and (df.chunk_seconds > 0).all()
     rows = {r[0]: r for r in rates_unknown.targets(df)}
@@ -566,6 +566,8 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
     (again_pos, again_neg), _, _ = told_calls[list(df.model).index(rates_unknown.TOLD_ESTIMATES_PAPER_LOSS)]
     assert np.array_equal(again_pos, told_pos) and np.array_equal(again_neg, told_neg)  # the same rates, other loss
     assert by_model(df, rates_unknown.TOLD_ESTIMATES_PAPER_LOSS) != by_model(df, rates_unknown.TOLD_ESTIMATES)
+    (pos_only, neg_true), _, _ = told_calls[list(df.model).index(rates_unknown.TOLD_RHO_POS_ESTIMATES)]
+    assert np.array_equal(pos_only, told_pos) and np.array_equal(neg_true, true_neg)  # rho+ estimated, rho- true
     est = df.set_index("model")
     for rate, given, true in (("rho_pos", told_pos, true_pos), ("rho_neg", told_neg, true_neg)):
         assert np.isclose(np.mean(given - true), est.loc[names[3], f"{rate}_error"])
