@@ -75,7 +75,8 @@ have few trusted positives, so each label's counts make a Beta posterior under a
 labels (:func:`pooled_posterior`, empirical Bayes): a handful of rows cannot swing a rate (two trusted
 positives, none missed, no longer read as ``rho_+`` near 0).  The trusted rows that fall in a label's
 low-score anchor set also measure the set's share ``c_j`` of clean positives (the anchor's bias above:
-a pooled posterior again, since most labels have few of them), and the anchor proportion ``a_j`` is
+a pooled posterior again, since most labels have few of them; its prior mean proportional to the label's clean
+prevalence among the trusted rows, since a common label's set holds more), and the anchor proportion ``a_j`` is
 corrected before it is pooled::
 
     a_j = c_j (1 - rho_+^j) + (1 - c_j) rho_-^j   =>   rho_-^j = (a_j - c_j (1 - rho_+^j)) / (1 - c_j),
@@ -258,30 +259,47 @@ PRIOR_MIN_SD = 0.03
 MIN_TRUSTED = 8
 
 
-def pooled_prior(successes, trials) -> tuple[float, float]:
+def pooled_prior(successes, trials, scale=None) -> tuple:
     """``(m, s)``: the prior ``Beta(s m, s (1 - m))`` that :func:`pooled_posterior` pools across labels (its mean
     ``m`` the labels' pooled proportion, its strength ``s`` from their spread; see there).
+
+    ``scale`` (optional, per label, ``>= 0``): a covariate the proportion is taken proportional to. The prior mean
+    is then ``m_j = r scale_j`` per label (an array), ``r = (sum k + 1) / (sum n scale + 2)``, and the spread is
+    the labels' proportions around their own ``m_j``; ``scale`` of ones is the plain pool.
 
     >>> m, s = pooled_prior(np.array([30.0, 29.0]), np.array([100.0, 100.0]))
     >>> round(m, 3), bool(s > 50)
     (0.297, True)
+    >>> m, s = pooled_prior(np.array([2.0, 20.0]), np.array([100.0, 100.0]), scale=np.array([0.05, 0.5]))
+    >>> [round(float(v), 3) for v in m]
+    [0.02, 0.202]
     """
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(trials, dtype=np.float64)
     total_n = float(n.sum())
-    m = (float(k.sum()) + 1.0) / (total_n + 2.0)
+    if scale is None:
+        m = (float(k.sum()) + 1.0) / (total_n + 2.0)
+    else:
+        x = np.asarray(scale, dtype=np.float64)
+        if x.shape != k.shape or np.any(~np.isfinite(x)) or np.any(x < 0):
+            raise ValueError(f"scale must be finite, >= 0 and of the counts' shape {k.shape}")
+        m = np.clip((float(k.sum()) + 1.0) / (float((n * x).sum()) + 2.0) * x, 1e-6, 1.0 - 1e-6)
+    m_label = np.broadcast_to(m, k.shape)
     seen = n > 0
     if seen.sum() >= 2:
         p = k[seen] / n[seen]
         w = n[seen] / n[seen].sum()
-        spread = float(np.sum(w * (p - m) ** 2)) - float(np.sum(w * m * (1 - m) / n[seen]))
+        ms = m_label[seen]
+        spread = float(np.sum(w * (p - ms) ** 2)) - float(np.sum(w * ms * (1 - ms) / n[seen]))
     else:
         spread = 0.0
-    var = max(spread, PRIOR_MIN_SD ** 2) + m * (1.0 - m) / max(total_n, 1.0)
-    return m, max(m * (1.0 - m) / var - 1.0, 1e-3)
+    # One strength for every label, at the labels' (trial-weighted) mean proportion.
+    mean = float(np.sum(n * m_label) / total_n) if total_n > 0 else float(np.mean(m_label))
+    var = max(spread, PRIOR_MIN_SD ** 2) + mean * (1.0 - mean) / max(total_n, 1.0)
+    return m, max(mean * (1.0 - mean) / var - 1.0, 1e-3)
 
 
-def pooled_posterior(successes, trials, level: float = 0.95):
+def pooled_posterior(successes, trials, level: float = 0.95, scale=None):
     """Per label, the Beta posterior of a proportion under a prior pooled across labels (empirical Bayes).
 
     The prior ``Beta(s m, s (1 - m))`` (:func:`pooled_prior`) has the labels' pooled proportion
@@ -290,6 +308,9 @@ def pooled_posterior(successes, trials, level: float = 0.95):
     uncertainty of ``m`` itself (``m (1 - m) / sum n``): few counts in all make a weak prior, many labels that
     agree a strong one.  A label with a handful of counts (2 positives, none missed) is then pulled to what the
     other labels show instead of to 0.
+
+    With ``scale`` (:func:`pooled_prior`) the prior's mean is proportional to a per-label covariate: a label
+    with few counts is pulled to what the other labels show at its scale.
 
     Returns ``(mean, low, high, var)``: the posterior mean, its equal-tailed ``level`` interval and variance,
     arrays of the labels' shape; a label with no trials gets the prior.
@@ -302,7 +323,7 @@ def pooled_posterior(successes, trials, level: float = 0.95):
 
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(trials, dtype=np.float64)
-    m, strength = pooled_prior(k, n)
+    m, strength = pooled_prior(k, n, scale)
     a, b = strength * m + k, strength * (1.0 - m) + (n - k)
     tail = (1.0 - level) / 2.0
     mean = a / (a + b)
@@ -574,15 +595,19 @@ class FlipRateEstimator:
 
     def _corrected_anchor(self, anchor, anchor_var, rho_pos, rho_pos_var):
         """``(rho_-, its variance)`` of the anchor proportion ``anchor`` (variance ``anchor_var``) with the clean
-        positives its sets hold, as the trusted rows in them measure (a pooled posterior of their share ``c``),
-        taken out at ``rho_pos`` (variance ``rho_pos_var``; module docstring), the variance by the delta method.
+        positives its sets hold, as the trusted rows in them measure (a posterior of their share ``c`` pooled in
+        proportion to the label's clean prevalence among the trusted rows), taken out at ``rho_pos`` (variance ``rho_pos_var``; module docstring), the variance by the delta method.
         Unchanged with the mixture or before the sets held as many trusted places as :data:`MIN_TRUSTED` rows
         give on average (``anchor_fraction`` of them per label)."""
         counts = getattr(self, "anchor_trusted_", None)
         if (counts is None or self.negative_anchor == "mixture"
                 or counts[0].sum() < MIN_TRUSTED * self.anchor_fraction * counts.shape[1]):
             return anchor, anchor_var
-        share, _, _, share_var = pooled_posterior(counts[1], counts[0], self.level)
+        # A set's clean positives grow with the label's prevalence: pooled in proportion to it (the trusted rows'
+        # pooled posterior), a common label's share is not pulled down to the rare labels' (issue 39).
+        positives, _, negatives, _ = self.trusted_counts_
+        prevalence = pooled_posterior(positives, positives + negatives, self.level)[0]
+        share, _, _, share_var = pooled_posterior(counts[1], counts[0], self.level, scale=prevalence)
         observed_if_positive = 1.0 - rho_pos
         clean_negatives = np.maximum(1.0 - share, 1e-6)
         corrected = np.clip((anchor - share * observed_if_positive) / clean_negatives, 0.0, self.max_rate)
