@@ -159,3 +159,49 @@ def test_the_forward_loss_is_the_backward_regression_with_each_labels_ridge_over
     for alpha in ("auto", [0.5, 2.0]):
         with pytest.raises(ValueError, match="^alpha: loss='forward' scales a fixed ridge"):
             ELMNCLD(loss="forward", alpha=alpha, **base).partial_fit(s.X[:200], s.Y_noisy[:200])
+
+
+def test_auto_is_the_forward_loss_with_estimated_rates_and_a_trusted_sample_from_the_start():
+    # resolve_loss: with estimated rates and trusted rows in the first chunk, "auto" regresses the forward loss
+    # (docs/rates-unknown.md measures it against the paper's); trusted rows that start later leave it the paper's.
+    from ncld_core.stream.synthetic import make_synthetic_stream
+
+    s = make_synthetic_stream(n_instances=1000, n_features=6, n_labels=4, flip_rates=(0.2, 0.3), random_state=1)
+    trusted = np.random.default_rng(0).random(1000) < 0.05
+
+    def learn(model, first_trusted=True):
+        for start in (0, 500):
+            rows = slice(start, start + 500)
+            mask = trusted[rows] if (first_trusted or start) else None
+            model.partial_fit(s.X[rows], s.Y_noisy[rows], trusted=mask,
+                              Y_trusted=None if mask is None else s.Y_true[rows][mask])
+        return model
+
+    auto, forward = learn(ELMNCLD(random_state=0)), learn(ELMNCLD(random_state=0, loss="forward"))
+    assert auto.trusted_from_start_ and auto.loss_in_use() == "forward"
+    np.testing.assert_array_equal(auto.coef_, forward.coef_)
+    np.testing.assert_array_equal(auto.predict(s.X[:200]), forward.predict(s.X[:200]))
+    late = learn(ELMNCLD(random_state=0), first_trusted=False)
+    assert not late.trusted_from_start_ and late.loss_in_use() == "paper"
+    # a first chunk that fails (in its solve, after the loss was read) leaves the model as it was
+    failed = ELMNCLD(random_state=0, hessian="paper", beta=0.18)
+    with pytest.raises(ValueError, match="indefinite"):
+        learn(failed)
+    assert not hasattr(failed, "trusted_from_start_") and not failed.is_fitted
+    told = learn(ELMNCLD(rho_pos=s.rho_pos, rho_neg=s.rho_neg, random_state=0))
+    assert told.loss_in_use() == "backward"
+
+
+def test_the_trusted_start_is_saved_and_an_older_checkpoint_reads_as_without(tmp_path):
+    from ncld_core.checkpoint import load_checkpoint, save_checkpoint
+    from ncld_core.stream.synthetic import make_synthetic_stream
+
+    s = make_synthetic_stream(n_instances=500, n_features=6, n_labels=4, flip_rates=(0.2, 0.3), random_state=1)
+    trusted = np.random.default_rng(0).random(500) < 0.05
+    model = ELMNCLD(random_state=0).partial_fit(s.X, s.Y_noisy, trusted=trusted, Y_trusted=s.Y_true[trusted])
+    save_checkpoint(model, tmp_path / "m.npz")
+    again = load_checkpoint(tmp_path / "m.npz", expected=ELMNCLD)
+    assert again.trusted_from_start_ is True and again.loss_in_use() == "forward"
+    del model.trusted_from_start_  # as a model saved before the attribute existed
+    save_checkpoint(model, tmp_path / "old.npz")
+    assert load_checkpoint(tmp_path / "old.npz", expected=ELMNCLD).loss_in_use() == "paper"

@@ -327,10 +327,11 @@ class ELMNCLD(ChunkClassifier):
         (``history_["alpha"]``: the labels' mean); "paper", the observed noisy labels, as published (the noise
         correction then lives only in the ranking term); "denoise", the posterior ``P(clean | noisy, x)`` from
         the model's clean probability before each chunk ("denoise-knn": from the graph neighbours' labels).
-        "auto" is "backward" when the rates are given and "paper" when they are estimated
-        (:meth:`loss_in_use`: the correction divides the rates' error by ``1 - rho_+ - rho_-``).  With rates 0
-        all are the same model.  The losses side by side, and why "auto" chooses as it does:
-        ``docs/noise-gap.md`` (``python -m benchmarks.noise_gap``).
+        "auto" is "backward" when the rates are given; when they are estimated, "forward" if the first chunk
+        came with a trusted sample (``partial_fit(trusted=)``), else "paper" (:meth:`loss_in_use`: the correction
+        divides the rates' error by ``1 - rho_+ - rho_-``).  With rates 0 all are the same model.  The losses side
+        by side, and why "auto" chooses as it does: ``docs/noise-gap.md`` (``python -m benchmarks.noise_gap``;
+        with a trusted sample ``docs/rates-unknown.md``).
     shrinkage : float in [0, 10], default 0
         After each solve, shrink what the label flips add to the output weights, across labels
         (:mod:`ncld_core.model.noise_shrinkage`: in the label space whitened by what each label's flips are
@@ -393,6 +394,9 @@ class ELMNCLD(ChunkClassifier):
         ``chunk, label, rho_pos, rho_neg``.
     flip_rate_estimator_ : FlipRateEstimator or None
         The online estimator (None when the rates are given).
+    trusted_from_start_ : bool
+        The first chunk came with trusted rows (``partial_fit(trusted=)``): what ``loss="auto"`` regresses with
+        estimated rates (:meth:`loss_in_use`).  Absent in a model saved before it: False.
     """
 
     def __init__(
@@ -651,9 +655,10 @@ class ELMNCLD(ChunkClassifier):
 
     def loss_in_use(self) -> str:
         """The loss of :data:`~ncld_core.model.noisy_targets.LOSSES` the model learns with: ``loss``, or for
-        ``loss="auto"`` "backward" with given rates and "paper" with estimated ones
+        ``loss="auto"`` "backward" with given rates and with estimated ones "forward" if the first chunk came
+        with a trusted sample (``trusted_from_start_``), else "paper"
         (:func:`~ncld_core.model.noisy_targets.resolve_loss`)."""
-        return resolve_loss(self.loss, self._estimates_rates())
+        return resolve_loss(self.loss, self._estimates_rates(), trusted=getattr(self, "trusted_from_start_", False))
 
     def _ridges(self, alpha: float, rho_pos, rho_neg):
         """The ridge to solve with for the ridge parameter ``alpha`` (a number, or per label with
@@ -762,6 +767,23 @@ class ELMNCLD(ChunkClassifier):
         rho_pos, rho_neg, prob_model = self._validate_params(Y01.shape[1])
         k = self._chunk_neighbors(X.shape[0])
         self._check_budget(X, Y01.shape[1], X.shape[0])
+        first = not self.is_fitted
+        if not first:
+            return self._learn_chunk(X, Y01, inputs, trusted, Y_trusted, rho_pos, rho_neg, prob_model, k,
+                                     noisy_proba, cache, t0)
+        # What loss="auto" regresses with estimated rates depends on a trusted sample from the first chunk on
+        # (resolve_loss); the chunk's terms read it, and a failed chunk leaves the model as it was.
+        self.trusted_from_start_ = trusted is not None and bool(trusted.any())
+        try:
+            return self._learn_chunk(X, Y01, inputs, trusted, Y_trusted, rho_pos, rho_neg, prob_model, k,
+                                     noisy_proba, cache, t0)
+        except BaseException:
+            del self.trusted_from_start_
+            raise
+
+    def _learn_chunk(self, X, Y01, inputs, trusted, Y_trusted, rho_pos, rho_neg, prob_model, k, noisy_proba, cache,
+                     t0):
+        """:meth:`partial_fit` on a validated chunk; nothing is committed before its end."""
         first = not self.is_fitted
         estimating = rho_pos is None
         if first:
@@ -1197,7 +1219,7 @@ ELMNCLD.saved_state = SavedState(
         "alpha_losses_": optional(array(1, rng=ValueRange(low=-math.inf, low_open=True, infinite=True))),
         "alpha_grid_": optional(array(1, rng=POSITIVE)),
     },
-    optional=dict(FITTED_INPUTS),
+    optional={**FITTED_INPUTS, "trusted_from_start_": instance_of(bool)},  # absent before issue 39's forward loss
     check=_check_saved,
     smoke=_smoke_saved,
     upgrades={2: _upgrade_saved_2, 4: _upgrade_saved_4},

@@ -100,17 +100,24 @@ def check_loss(value, *, auto: bool = False) -> str:
     return value
 
 
-def resolve_loss(loss, rates_estimated: bool) -> str:
-    """The loss of :data:`LOSSES` that ``loss`` means: :data:`AUTO_LOSS` is "paper" with estimated rates, else
-    "backward".
+def resolve_loss(loss, rates_estimated: bool, trusted: bool = False) -> str:
+    """The loss of :data:`LOSSES` that ``loss`` means: :data:`AUTO_LOSS` is "backward" with given rates; with
+    estimated rates "forward" when a trusted sample pins them down (``trusted``: the model had trusted rows from
+    its first chunk on), else "paper" (the correction divides the rates' error by ``1 - rho_+ - rho_-``, and
+    without trusted rows ``rho_-`` is only an upper bound).  Measured: ``docs/rates-unknown.md`` (with a trusted
+    sample), ``docs/noise-gap.md`` (without).
 
     >>> resolve_loss("auto", rates_estimated=False), resolve_loss("auto", rates_estimated=True)
     ('backward', 'paper')
-    >>> resolve_loss("denoise", rates_estimated=True)
+    >>> resolve_loss("auto", rates_estimated=True, trusted=True)
+    'forward'
+    >>> resolve_loss("denoise", rates_estimated=True, trusted=True)
     'denoise'
     """
     if check_loss(loss, auto=True) == AUTO_LOSS:
-        return "paper" if rates_estimated else "backward"
+        if not rates_estimated:
+            return "backward"
+        return "forward" if trusted else "paper"
     return loss
 
 
