@@ -534,7 +534,8 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
              *(rates_unknown.estimated_name(f) for f in rates_unknown.FRACTIONS)]
     off = [rates_unknown.told_off_name(o) for o in rates_unknown.TOLD_OFF]
     told = [rates_unknown.TOLD_SAMPLED, rates_unknown.TOLD_PAPER_LOSS, rates_unknown.TOLD_ESTIMATES,
-            rates_unknown.TOLD_ESTIMATES_PAPER_LOSS, rates_unknown.TOLD_RHO_POS_ESTIMATES]
+            rates_unknown.TOLD_ESTIMATES_PAPER_LOSS, rates_unknown.TOLD_RHO_POS_ESTIMATES, rates_unknown.TOLD_FORWARD,
+            rates_unknown.ONE_PAPER_LOSS]
     assert list(df.model) == names + off + told and (df.n_instances == 1000).all()
     assert df.micro_f1.between(0, 1).all() and (df.chunk_seconds > 0).all()
     rows = {r[0]: r for r in rates_unknown.targets(df)}
@@ -558,6 +559,10 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
     assert all(n in text for n in names + off + told) and "## Targets" in text
     # the loss is the only difference: the told model with it regresses other targets, so it scores otherwise
     assert by_model(df, rates_unknown.TOLD_PAPER_LOSS) != by_model(df, rates_unknown.TOLD)
+    assert by_model(df, rates_unknown.TOLD_FORWARD) != by_model(df, rates_unknown.TOLD)
+    assert by_model(df, rates_unknown.ONE_PAPER_LOSS) != by_model(df, names[3])  # 1 %: the same rows, other loss
+    assert df.set_index("model").loc[rates_unknown.ONE_PAPER_LOSS, "trusted_rows"] == \
+        df.set_index("model").loc[names[3], "trusted_rows"]
     # told the 1 % model's last rates, both of them: what the models are told is that far from the truth, as the
     # 1 % model's own last record is (its row), and they score otherwise than told the truth
     assert len(told_calls) == len(df)
