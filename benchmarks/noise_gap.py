@@ -415,8 +415,9 @@ def choice_section(gap: pd.DataFrame, families, all_names: list[str]) -> list[st
                 better = int((shared[n] > shared[IGNORING]).sum())
                 rows.append([family, n, f"{means[n].mean():.3f}", f"{100 * np.nanmean([recovered(means.loc[d], 'average_precision', n) for d in means.index]):.0f} %",
                              f"{better} of {len(shared)}"])
-        L += ["Rates estimated online (not told): the losses `loss=\"auto\"` chooses between (the paper's when "
-              "estimating) and the forward loss:", "",
+        L += ["Rates estimated online (not told), no trusted rows: the losses `loss=\"auto\"` chooses between (the "
+              "paper's when estimating without a trusted sample; the forward loss with one, measured in "
+              "`docs/rates-unknown.md`) and the forward loss:", "",
               md_table(["family", "candidate", "mean AP", "AP cost recovered (mean)", "above ignoring on (shared)"],
                        rows, "llrrr"), ""]
     return L
@@ -599,7 +600,8 @@ def main(argv=None) -> int:
          *([f"Streams longer than {cut} instances are cut to their first {cut} (after shuffling; "
             "`--max-instances`): their numbers are of the cut streams, not of `docs/results.md`'s.", ""] if cut else []),
          "Candidates (ELM-O, package defaults otherwise; told the stream's true rates unless \"rates estimated\"; "
-         "the default `loss=\"auto\"` is the backward loss when told the rates and the paper's when estimating them):",
+         "the default `loss=\"auto\"` is the backward loss when told the rates and, when estimating them, the paper's "
+         "without a trusted sample, as here):",
          ""]
     L += [f"- **{n}**: `{CANDIDATES[n]}`" for n in names]
     L += ["", "## Done when (issue 26), the default, from these streams", ""]
