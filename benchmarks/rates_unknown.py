@@ -238,6 +238,15 @@ def targets(df: pd.DataFrame) -> list[tuple[str, str, str]]:
         out.append((f"{family}: 1 % trusted within {WITHIN_TOLD} of told, on >= {WITHIN_ON} of the 8 shared datasets",
                     f"{within} of {len(m)} here (largest gap: {worst}, {gap.max():.3f})",
                     "met" if within >= min(WITHIN_ON, len(m)) else "missed"))
+    if TOLD_FORWARD in real.columns:  # the same targets against the model told the rates with the forward loss
+        counts = []
+        for family in sorted(set(real.index.get_level_values("family")), key=list(NOISE_FAMILIES).index):
+            m = real.loc[family]
+            gap = m[TOLD_FORWARD] - m[one]
+            counts.append(f"{family} {int((gap <= WITHIN_TOLD).sum())} of {len(m)} (largest gap: {gap.idxmax()}, "
+                          f"{gap.max():.3f})")
+        out.append((f"reference: 1 % trusted within {WITHIN_TOLD} of the model told the rates with the forward loss "
+                    f"(the loss 1 % trusted learns with)", "; ".join(counts), "measured"))
     cells = df.pivot_table(index=["family", "dataset", "seed"], columns="model", values="micro_f1")
     below = cells[cells[one] < cells[IGNORING]]
     depth = (below[IGNORING] - below[one]).max() if len(below) else 0.0

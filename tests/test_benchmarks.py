@@ -542,6 +542,10 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
     below = next(v for k, v in rows.items() if k.startswith("1 % trusted never below"))
     one = df.set_index("model").micro_f1
     assert below[2] == ("missed" if one[names[3]] < one[rates_unknown.IGNORING] else "met")
+    forward = next(r for r in rates_unknown.targets(df.assign(dataset="enron"))  # read as a shared dataset's
+                   if r[0].startswith("reference: 1 % trusted within"))
+    near = one[rates_unknown.TOLD_FORWARD] - one[names[3]] <= rates_unknown.WITHIN_TOLD
+    assert forward[1].startswith(f"paper {int(near)} of 1") and forward[2] == "measured", forward
     told_below = next(v for k, v in rows.items() if k.startswith("reference: the model told the rates, below"))
     assert told_below[1].startswith("1 of 1" if one[rates_unknown.TOLD] < one[rates_unknown.IGNORING] else "0 of 1")
     lower = df.assign(micro_f1=np.where(df.model == rates_unknown.TOLD, 0.0, df.micro_f1))  # the reference's fall
