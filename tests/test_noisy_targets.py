@@ -205,3 +205,24 @@ def test_the_trusted_start_is_saved_and_an_older_checkpoint_reads_as_without(tmp
     del model.trusted_from_start_  # as a model saved before the attribute existed
     save_checkpoint(model, tmp_path / "old.npz")
     assert load_checkpoint(tmp_path / "old.npz", expected=ELMNCLD).loss_in_use() == "paper"
+
+
+def test_auto_stays_the_papers_loss_with_a_ridge_grid_and_fit_forgets_the_trusted_start():
+    # A ridge grid scores one ridge for all labels: "auto" does not pick the forward loss's per-label ridges then.
+    # fit() takes no trusted rows and forgets everything, the trusted start too.
+    from ncld_core.stream.synthetic import make_synthetic_stream
+
+    s = make_synthetic_stream(n_instances=1000, n_features=6, n_labels=4, flip_rates=(0.2, 0.3), random_state=1)
+    trusted = np.random.default_rng(0).random(500) < 0.05
+    grid = ELMNCLD(random_state=0, alpha="auto")
+    grid.partial_fit(s.X[:500], s.Y_noisy[:500], trusted=trusted, Y_trusted=s.Y_true[:500][trusted])
+    assert grid.trusted_from_start_ and grid.loss_in_use() == "paper"
+    with pytest.raises(ValueError, match="alpha"):  # asked for by name, the forward loss still refuses a grid
+        ELMNCLD(random_state=0, alpha="auto", loss="forward").partial_fit(s.X[:500], s.Y_noisy[:500])
+    model = ELMNCLD(random_state=0).partial_fit(s.X[:500], s.Y_noisy[:500], trusted=trusted,
+                                                 Y_trusted=s.Y_true[:500][trusted])
+    assert model.loss_in_use() == "forward"
+    model.fit(s.X, s.Y_noisy, chunk_size=500)
+    fresh = ELMNCLD(random_state=0).fit(s.X, s.Y_noisy, chunk_size=500)
+    assert model.trusted_from_start_ is False and model.loss_in_use() == "paper"
+    np.testing.assert_array_equal(model.coef_, fresh.coef_)

@@ -143,7 +143,8 @@ def test_the_fast_path_solves_each_label_at_its_own_ridge_as_the_forward_model_d
     cfg, stream = drifting
     betas, gammas = [0.18, 0.55], [0.0, 2**-5]
     backward = sweep(cfg, betas, gammas, stream=stream)
-    monkeypatch.setattr(elm_ncld, "resolve_loss", lambda loss, estimated, trusted=False: "paper" if estimated else "forward")
+    monkeypatch.setattr(elm_ncld, "resolve_loss",
+                        lambda loss, estimated, trusted=False: "paper" if estimated else "forward")
     fast = sweep(cfg, betas, gammas, stream=stream)
     slow = sweep(cfg, betas, gammas, stream=stream, method="runner")
     cols = [c for c in fast.columns if c not in ("beta", "gamma")]

@@ -55,7 +55,8 @@ the trusted rows count); the model still learns every row from its observed labe
 
 Loss (``loss=``, :mod:`ncld_core.model.noisy_targets`): with given rates the score term regresses, by
 default, the backward-corrected targets ``(y - rho_-) / (1 - rho_+ - rho_-)`` (unbiased for the clean
-label; the paper regresses the noisy labels, ``loss="paper"``, which the default keeps with estimated rates).  The scores ``H Phi`` then estimate the clean
+label; the paper regresses the noisy labels, ``loss="paper"``, which the default keeps with estimated rates unless
+a trusted sample comes from the first chunk on: then the forward loss).  The scores ``H Phi`` then estimate the clean
 probability on the {-1, +1} scale; the decision rules, written for regressions of the noisy labels,
 read them mapped back through Eq. (NR) (:func:`~ncld_core.model.noisy_targets.noisy_scale`).
 
@@ -93,6 +94,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
@@ -328,10 +330,12 @@ class ELMNCLD(ChunkClassifier):
         correction then lives only in the ranking term); "denoise", the posterior ``P(clean | noisy, x)`` from
         the model's clean probability before each chunk ("denoise-knn": from the graph neighbours' labels).
         "auto" is "backward" when the rates are given; when they are estimated, "forward" if the first chunk
-        came with a trusted sample (``partial_fit(trusted=)``), else "paper" (:meth:`loss_in_use`: the correction
-        divides the rates' error by ``1 - rho_+ - rho_-``).  With rates 0 all are the same model.  The losses side
-        by side, and why "auto" chooses as it does: ``docs/noise-gap.md`` (``python -m benchmarks.noise_gap``;
-        with a trusted sample ``docs/rates-unknown.md``).
+        came with a trusted sample (``partial_fit(trusted=)``) and ``alpha`` is a number, else "paper" (without
+        trusted rows ``rho_-`` is only an upper bound, and the correction divides its error by
+        ``1 - rho_+ - rho_-``; :meth:`loss_in_use`).  With rates 0 all are the same model.  The losses side by side,
+        and why "auto" chooses as it does: ``docs/noise-gap.md`` (``python -m benchmarks.noise_gap``); with a
+        trusted sample ``docs/rates-unknown.md`` and ``docs/differences.md`` (a higher mean micro-F1, more streams
+        below ignoring the noise).
     shrinkage : float in [0, 10], default 0
         After each solve, shrink what the label flips add to the output weights, across labels
         (:mod:`ncld_core.model.noise_shrinkage`: in the label space whitened by what each label's flips are
@@ -656,9 +660,11 @@ class ELMNCLD(ChunkClassifier):
     def loss_in_use(self) -> str:
         """The loss of :data:`~ncld_core.model.noisy_targets.LOSSES` the model learns with: ``loss``, or for
         ``loss="auto"`` "backward" with given rates and with estimated ones "forward" if the first chunk came
-        with a trusted sample (``trusted_from_start_``), else "paper"
+        with a trusted sample (``trusted_from_start_``) and ``alpha`` is a number, else "paper"
         (:func:`~ncld_core.model.noisy_targets.resolve_loss`)."""
-        return resolve_loss(self.loss, self._estimates_rates(), trusted=getattr(self, "trusted_from_start_", False))
+        # With a ridge grid (alpha="auto" or a list) the grid scores one ridge for all labels: "auto" stays "paper".
+        trusted = getattr(self, "trusted_from_start_", False) and alpha_grid(self.alpha) is None
+        return resolve_loss(self.loss, self._estimates_rates(), trusted=trusted)
 
     def _ridges(self, alpha: float, rho_pos, rho_neg):
         """The ridge to solve with for the ridge parameter ``alpha`` (a number, or per label with
@@ -772,13 +778,25 @@ class ELMNCLD(ChunkClassifier):
             return self._learn_chunk(X, Y01, inputs, trusted, Y_trusted, rho_pos, rho_neg, prob_model, k,
                                      noisy_proba, cache, t0)
         # What loss="auto" regresses with estimated rates depends on a trusted sample from the first chunk on
-        # (resolve_loss); the chunk's terms read it, and a failed chunk leaves the model as it was.
-        self.trusted_from_start_ = trusted is not None and bool(trusted.any())
-        try:
+        # (resolve_loss); the chunk's terms read it.
+        with self._trusted_start(trusted is not None and bool(trusted.any())):
             return self._learn_chunk(X, Y01, inputs, trusted, Y_trusted, rho_pos, rho_neg, prob_model, k,
                                      noisy_proba, cache, t0)
+
+    @contextlib.contextmanager
+    def _trusted_start(self, value: bool):
+        """``trusted_from_start_`` set to ``value`` for a fit from scratch (:meth:`loss_in_use` reads it while the
+        fit runs); restored as it was if the fit fails, so that a failed call leaves the model as it was."""
+        missing = object()
+        before = self.__dict__.get("trusted_from_start_", missing)
+        self.trusted_from_start_ = value
+        try:
+            yield
         except BaseException:
-            del self.trusted_from_start_
+            if before is missing:
+                del self.trusted_from_start_
+            else:
+                self.trusted_from_start_ = before
             raise
 
     def _learn_chunk(self, X, Y01, inputs, trusted, Y_trusted, rho_pos, rho_neg, prob_model, k, noisy_proba, cache,
@@ -906,6 +924,11 @@ class ELMNCLD(ChunkClassifier):
         later chunks use ``n_neighbors``.  ``Y`` as in :meth:`partial_fit`.  On any error the
         model is left as it was.
         """
+        with self._trusted_start(False):  # no trusted rows: what loss="auto" regresses without them
+            return self._fit_blocks(X, Y, chunk_size, noisy_proba)
+
+    def _fit_blocks(self, X, Y, chunk_size, noisy_proba):
+        """:meth:`fit`'s work; nothing is committed before its end."""
         X, Y01, inputs = self._learning_chunk(X, Y, reset=True)
         n = X.shape[0]
         PARAM_RANGES["n_neighbors"].check(self.n_neighbors, "n_neighbors")
