@@ -7,7 +7,7 @@ from scipy.stats import binom
 from ncld_core.checkpoint import load_checkpoint, save_checkpoint
 from ncld_core.eval.runner import PrequentialRunner
 from ncld_core.model import ELMNCLD
-from ncld_core.model.flip_rates import MIN_TRUSTED, FlipRateEstimator, binomial_mixture_em
+from ncld_core.model.flip_rates import MIN_TRUSTED, FlipRateEstimator, binomial_mixture_em, pooled_prior
 from ncld_core.stream.synthetic import make_synthetic_stream
 
 CHUNK = 500
@@ -489,3 +489,14 @@ def test_rates_unknown_never_collapse_below_ignoring_the_noise_on_enron(data_dir
     tail = slice(s.n_instances - CHUNK, s.n_instances)
     truth = s.Y_true[tail].sum(axis=1).mean()
     assert 0.6 * truth < models["trusted"].predict(s.X[tail]).sum(axis=1).mean() < 1.4 * truth
+
+
+def test_pooled_prior_scale_is_checked_and_a_zero_scale_is_the_plain_pool():
+    k, n = np.array([2.0, 20.0, 5.0]), np.array([100.0, 100.0, 0.0])
+    flat = pooled_prior(k, n)
+    # 0 on every label with trials (the third has none): nothing to scale by, the plain pool
+    assert pooled_prior(k, n, scale=np.array([0.0, 0.0, 0.7])) == flat
+    assert np.allclose(pooled_prior(k, n, scale=np.ones(3))[0], flat[0])
+    for bad in (np.ones(2), np.array([0.1, -0.1, 0.2]), np.array([0.1, np.nan, 0.2])):
+        with pytest.raises(ValueError, match="scale"):
+            pooled_prior(k, n, scale=bad)

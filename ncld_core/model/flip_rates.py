@@ -265,7 +265,8 @@ def pooled_prior(successes, trials, scale=None) -> tuple:
 
     ``scale`` (optional, per label, ``>= 0``): a covariate the proportion is taken proportional to. The prior mean
     is then ``m_j = r scale_j`` per label (an array), ``r = (sum k + 1) / (sum n scale + 2)``, and the spread is
-    the labels' proportions around their own ``m_j``; ``scale`` of ones is the plain pool.
+    the labels' proportions around their own ``m_j``; ``scale`` of ones is the plain pool, and so is a scale that
+    is 0 on every label with trials.
 
     >>> m, s = pooled_prior(np.array([30.0, 29.0]), np.array([100.0, 100.0]))
     >>> round(m, 3), bool(s > 50)
@@ -283,6 +284,8 @@ def pooled_prior(successes, trials, scale=None) -> tuple:
         x = np.asarray(scale, dtype=np.float64)
         if x.shape != k.shape or np.any(~np.isfinite(x)) or np.any(x < 0):
             raise ValueError(f"scale must be finite, >= 0 and of the counts' shape {k.shape}")
+        if float((n * x).sum()) <= 0.0:  # no label with trials has any scale: nothing to scale by
+            return pooled_prior(k, n)
         m = np.clip((float(k.sum()) + 1.0) / (float((n * x).sum()) + 2.0) * x, 1e-6, 1.0 - 1e-6)
     m_label = np.broadcast_to(m, k.shape)
     seen = n > 0
@@ -596,7 +599,9 @@ class FlipRateEstimator:
     def _corrected_anchor(self, anchor, anchor_var, rho_pos, rho_pos_var):
         """``(rho_-, its variance)`` of the anchor proportion ``anchor`` (variance ``anchor_var``) with the clean
         positives its sets hold, as the trusted rows in them measure (a posterior of their share ``c`` pooled in
-        proportion to the label's clean prevalence among the trusted rows), taken out at ``rho_pos`` (variance ``rho_pos_var``; module docstring), the variance by the delta method.
+        proportion to the label's clean prevalence among the trusted rows), taken out at ``rho_pos`` (variance
+        ``rho_pos_var``; module docstring), the variance by the delta method.  The prevalence is every trusted
+        row's (not decayed at a drift as the sets' counts are): a scale for the pool, not a per-label estimate.
         Unchanged with the mixture or before the sets held as many trusted places as :data:`MIN_TRUSTED` rows
         give on average (``anchor_fraction`` of them per label)."""
         counts = getattr(self, "anchor_trusted_", None)
