@@ -15,9 +15,10 @@ at the package defaults learns it side by side as the runner runs it: told the s
 (:data:`TOLD_FORWARD`), and told the rates 1 % trusted ends the stream with (:data:`TOLD_ESTIMATES`; also
 regressing the noisy labels, :data:`TOLD_ESTIMATES_PAPER_LOSS`; its ``rho_+`` only,
 :data:`TOLD_RHO_POS_ESTIMATES`), told rates 0 (``"ignore"``: ignoring the noise), and with no rates
-(``"estimate"``) given a trusted sample of 0 %, 1 %, 5 % and 20 % of each chunk's rows (their clean labels revealed:
-``RunConfig.trusted_fraction``; the samples are nested, drawn by one generator apart from the rest, so the streams
-are otherwise identical), and given 1 % regressing the noisy labels (:data:`ONE_PAPER_LOSS`). Every number is the model's own ``predict`` (its default decision rule).
+(``"estimate"``) given a trusted sample of 0 %, 1 %, 5 % and 20 % of each chunk's rows (their clean labels
+revealed: ``RunConfig.trusted_fraction``; the samples are nested, drawn by one generator apart from the rest, so
+the streams are otherwise identical), and given 1 % regressing the noisy labels (:data:`ONE_PAPER_LOSS`). Every
+number is the model's own ``predict`` (its default decision rule).
 
 The targets are issue 39's "Done when"; the report says for each whether it is met, and by how much it is
 missed where it is not.
@@ -348,9 +349,10 @@ def report(df: pd.DataFrame, *, command: str, seconds: float, max_instances, wor
 
 def told_off(df: pd.DataFrame, order: list, families: list) -> list[str]:
     """The report's section on how far the model told the rates stands from one told them slightly wrong
-    (:data:`TOLD_OFF`, :data:`TOLD_SAMPLED`), told them with the loss used when they are unknown
-    (:data:`TOLD_PAPER_LOSS`) or told the 1 % model's last estimates (:data:`TOLD_ESTIMATES`, with either loss),
-    beside 1 % trusted and its own ``rho_-`` error."""
+    (:data:`TOLD_OFF`, :data:`TOLD_SAMPLED`), told them with the losses used when they are unknown
+    (:data:`TOLD_PAPER_LOSS`, :data:`TOLD_FORWARD`) or told the 1 % model's last estimates (:data:`TOLD_ESTIMATES`,
+    with either loss), beside 1 % trusted (and 1 % trusted regressing the noisy labels, :data:`ONE_PAPER_LOSS`)
+    and its own ``rho_-`` error."""
     names = [told_off_name(off) for off in TOLD_OFF]
     if not set(names) <= set(df.model):
         return []
