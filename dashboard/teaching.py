@@ -609,8 +609,7 @@ _LESSON_UNKNOWN_NOISE = Lesson("unknown-noise", "unknown noise: estimate the rat
     LessonStep("What to watch", "Panel (e): how close the estimated rates come to the true ones, ρ− against "
                "ρ+.", "rates"),
     LessonStep("What to watch", BANDS["trusted"] + " " + BANDS["point"], "cardinality"),
-    LessonStep("Without a checked instance", "Set the trusted sample to 0 and run again (ELM-O then also learns "
-               "otherwise: it regresses the noisy labels). " + BANDS["identified"]
+    LessonStep("Without a checked instance", "Set the trusted sample to 0 and run again. " + BANDS["identified"]
                + " How much wider is the band, and what does holding the truth mean then?", "cardinality",
                (StepAction("Set the trusted sample to 0", settings=(("trusted_fraction", 0.0),)),)),
 ), _unknown_noise, "cardinality", assumes=("dataset", "noise", "changes", "models", "model_rates"))
