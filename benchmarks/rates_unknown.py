@@ -75,8 +75,8 @@ TOLD_PAPER_LOSS = "told, the noisy labels regressed (the loss with rates unknown
 #: with estimated rates and a trusted sample): beside 1 % trusted it separates what the loss costs from what the
 #: estimated rates cost.
 TOLD_FORWARD = "told, the forward loss (the loss with rates unknown and trusted rows)"
-#: 1 % trusted regressing the noisy labels (``loss="paper"``, what ``loss="auto"`` picked with a trusted sample
-#: before the forward loss did, a70d33d): why ``"auto"`` chooses as it does. Not a "no rates" column: the targets
+#: 1 % trusted regressing the noisy labels (``loss="paper"``, what ``loss="auto"`` picks without a trusted
+#: sample): why ``"auto"`` chooses the forward loss with one. Not a "no rates" column: the targets
 #: read the default model.
 ONE_PAPER_LOSS = "1 % trusted, the noisy labels regressed"
 #: The model told, from the first chunk, the rates the model with 1 % trusted ended the stream with (both rates,
@@ -225,27 +225,27 @@ def _means(df: pd.DataFrame) -> pd.DataFrame:
     return df.pivot_table(index=["family", "dataset"], columns="model", values="micro_f1", aggfunc="mean")
 
 
+def _within_told(real: pd.DataFrame, reference: str, one: str):
+    """Per noise family of ``real`` (mean micro-F1 of the shared datasets): ``(family, datasets within
+    :data:`WITHIN_TOLD` of ``reference``, datasets, the largest gap's dataset, that gap)`` for the model ``one``."""
+    for family in sorted(set(real.index.get_level_values("family")), key=list(NOISE_FAMILIES).index):
+        gap = real.loc[family][reference] - real.loc[family][one]
+        yield family, int((gap <= WITHIN_TOLD).sum()), len(gap), gap.idxmax(), gap.max()
+
+
 def targets(df: pd.DataFrame) -> list[tuple[str, str, str]]:
     """Issue 39's targets as ``(target, measured, met)`` rows."""
     means = _means(df)
     one, none = estimated_name(0.01), estimated_name(0.0)
     real = means[means.index.get_level_values("dataset") != "synthetic"]
     out = []
-    for family in sorted(set(real.index.get_level_values("family")), key=list(NOISE_FAMILIES).index):
-        m = real.loc[family]
-        gap = m[TOLD] - m[one]
-        within = int((gap <= WITHIN_TOLD).sum())
-        worst = gap.idxmax()
+    for family, within, n, worst, gap in _within_told(real, TOLD, one):
         out.append((f"{family}: 1 % trusted within {WITHIN_TOLD} of told, on >= {WITHIN_ON} of the 8 shared datasets",
-                    f"{within} of {len(m)} here (largest gap: {worst}, {gap.max():.3f})",
-                    "met" if within >= min(WITHIN_ON, len(m)) else "missed"))
+                    f"{within} of {n} here (largest gap: {worst}, {gap:.3f})",
+                    "met" if within >= min(WITHIN_ON, n) else "missed"))
     if TOLD_FORWARD in real.columns:  # the same targets against the model told the rates with the forward loss
-        counts = []
-        for family in sorted(set(real.index.get_level_values("family")), key=list(NOISE_FAMILIES).index):
-            m = real.loc[family]
-            gap = m[TOLD_FORWARD] - m[one]
-            counts.append(f"{family} {int((gap <= WITHIN_TOLD).sum())} of {len(m)} (largest gap: {gap.idxmax()}, "
-                          f"{gap.max():.3f})")
+        counts = [f"{family} {within} of {n} (largest gap: {worst}, {gap:.3f})"
+                  for family, within, n, worst, gap in _within_told(real, TOLD_FORWARD, one)]
         out.append((f"reference: 1 % trusted within {WITHIN_TOLD} of the model told the rates with the forward loss "
                     f"(the loss 1 % trusted learns with)", "; ".join(counts), "measured"))
     cells = df.pivot_table(index=["family", "dataset", "seed"], columns="model", values="micro_f1")
