@@ -131,6 +131,19 @@ def _wait_status(page, pattern: str, timeout_s: float) -> str:
     raise AssertionError(f"status never matched {pattern!r} within {timeout_s} s; last: {text!r}")
 
 
+def _page_report(page, where: str) -> str:
+    """What a page shows when a wait failed: the run status, ``where``'s details (open or not, its text), the
+    errors on the page and the server log's last error lines."""
+    details = page.evaluate("(w) => { const d = document.querySelector(w + ' details');"
+                            " return d ? {open: d.open, text: d.innerText.slice(0, 200)} : null }", where)
+    shown = page.locator(".stException, .stAlert").all_inner_texts()
+    log = ARTIFACTS / "streamlit_server.log"
+    lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
+    errors = [ln for ln in lines if any(w in ln for w in ("Traceback", "Error", "Exception", "error"))]
+    return (f"status {_status(page, missing_ok=True)!r}, {where}: {details}, on the page: {shown[:4]}, "
+            f"server log's last errors: {errors[-6:]}")
+
+
 def _table(page, container: str) -> list[list[str]]:
     rows = page.locator(f".st-key-{container} table tr")
     rows.first.wait_for(timeout=30_000)
@@ -619,7 +632,10 @@ def test_an_equation_expander_typesets_its_equations_when_opened(browser, server
     page.get_by_role("button", name="Run", exact=True).click()
     _wait_status(page, r"running · chunk ([2-9]|\d\d)/40", 120)
     page.locator(".st-key-teach_cardinality summary").first.click()
-    page.locator(".st-key-teach_cardinality .katex").first.wait_for(timeout=30_000)
+    try:
+        page.locator(".st-key-teach_cardinality .katex").first.wait_for(timeout=30_000)
+    except Exception as exc:  # (a failure in CI once, never here: say what the page showed)
+        raise AssertionError(f"not typeset within 30 s: {_page_report(page, '.st-key-teach_cardinality')}") from exc
     assert re.match(r"done · chunk 40/40", _wait_status(page, r"^(done|failed|stopped)", 120))
     page.close()
 
