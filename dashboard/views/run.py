@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import streamlit as st
+from streamlit.errors import StreamlitInvalidLayoutContextError
 
 from dashboard import compare, data, interventions, knob_row, link, live_page, live_session, panels, present_view
 from dashboard.labels import errors_text
@@ -210,7 +211,16 @@ def _show(run, chunks, figures_shown: dict, live: bool = False):
 
 
 def _live(run, line, figures_shown: dict):
-    """The live part: begin the run when the server has a slot, then draw what arrived; rerun the page when the
+    """The live part (:func:`_follow`); a place outside it that the page's last full run did not write (a full run
+    raced with this rerun: Streamlit refuses the write) reruns the page, which writes every place again."""
+    try:
+        _follow(run, line, figures_shown)
+    except StreamlitInvalidLayoutContextError:
+        st.rerun()
+
+
+def _follow(run, line, figures_shown: dict):
+    """The live part's work: begin the run when the server has a slot, then draw what arrived; rerun the page when the
     run has ended. ``line``: the run caption's parts after the role, for a followed run (redrawn with its role)."""
     pending = ss.get(live_session.SHOWN_FROM)
     if pending is not None and pending[1] is run:  # an intervention replaces this run from a chunk it has drawn: no
