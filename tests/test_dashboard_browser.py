@@ -527,6 +527,9 @@ CARRIERS = """() => [...document.getElementsByClassName('ncld-figures')].map(e =
   chunk: JSON.parse(e.textContent).chunk}))"""
 
 
+# Slow tier (make test-slow): 33-53 s of make test's browser worker, its longest test. make test keeps the page
+# script's side of the carrier (tests/test_live_page.py), not the graphs between two runs in a browser.
+@pytest.mark.slow
 def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, server):
     """The live graphs stay in the page between runs (dashboard/live_chart.py); a new run's panels never show
     the previous run's graphs (given 1 s from its first status line: they leave within a few ms of it),

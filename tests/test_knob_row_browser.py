@@ -49,6 +49,9 @@ def _new_plot_after(page, press) -> None:
     page.wait_for_function("() => window.__ncldNewPlot !== null", timeout=120_000)
 
 
+# Slow tier (make test-slow): 16-26 s of make test's browser worker; make test keeps its AppTest twin
+# (tests/test_knob_row.py::test_a_knob_moved_after_run_starts_its_run_without_a_click).
+@pytest.mark.slow
 def test_a_knob_moved_after_a_preset_and_one_run_draws_its_run_without_a_click(browser, server):  # noqa: F811
     page = _open(browser, server, height=1000)
     page.set_viewport_size({"width": 1280, "height": 720})
