@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
 from contextlib import contextmanager
 
@@ -36,6 +37,23 @@ def teach(info: Teaching, *, key: str | None = None, expanded: bool = False):
         for eq in info.latex:
             st.latex(r"\small " + eq)
         st.markdown(info.text)
+
+
+#: A live part's refused write reruns the page (:func:`rerun_after_refused_write`) unless the last one was this
+#: recent (seconds): then the page's full runs do not write the place, no race, and the error shows.
+REFUSED_AGAIN_S = 2.0
+
+
+def rerun_after_refused_write() -> None:
+    """Call in ``except StreamlitInvalidLayoutContextError`` of a live part (an ``st.fragment`` with ``run_every``)
+    writing to places outside it: Streamlit refuses such a write when the page's last full run, racing with the
+    part's rerun, did not write the place. The page is rerun, which writes every place again; a second refusal
+    within :data:`REFUSED_AGAIN_S` is not that race: the error is raised again (shown, never rerun in a loop)."""
+    now, last = time.monotonic(), st.session_state.get("_refused_write_at")
+    if last is not None and now - last < REFUSED_AGAIN_S:
+        raise
+    st.session_state["_refused_write_at"] = now
+    st.rerun()
 
 
 #: The server's log of the dashboard: where an unexpected error's traceback goes, under its error id.

@@ -81,3 +81,39 @@ def test_the_summary_on_a_projector_drops_what_says_nothing_there():
     assert cols == ["variant", "Hamming loss", "GM"]
     cols, _ = live_page.summary_columns(table, presenting=True, change_points=True)
     assert cols == ["variant", "Hamming loss", "GM", "detected"]
+
+
+def test_a_refused_write_reruns_the_page_once_then_shows_the_error(monkeypatch):
+    """A live part's write that Streamlit refused after a racing full run reruns the page; a second refusal within
+    ui.REFUSED_AGAIN_S is no race (the page's full runs never write that place): raised, never rerun in a loop."""
+    from streamlit.errors import StreamlitInvalidLayoutContextError
+
+    from dashboard import ui
+
+    class Rerun(Exception):
+        pass
+
+    def rerun():
+        raise Rerun
+
+    clock = [100.0]
+    monkeypatch.setattr(ui.st, "session_state", {})
+    monkeypatch.setattr(ui.st, "rerun", rerun)
+    monkeypatch.setattr(ui.time, "monotonic", lambda: clock[0])
+
+    def refused():
+        try:
+            raise StreamlitInvalidLayoutContextError("refused")
+        except StreamlitInvalidLayoutContextError:
+            ui.rerun_after_refused_write()
+
+    outcomes = []
+    for dt in (0.0, ui.REFUSED_AGAIN_S + 0.1, 0.5):  # a race; another, later; then one right after it
+        clock[0] += dt
+        try:
+            refused()
+        except Rerun:
+            outcomes.append("rerun")
+        except StreamlitInvalidLayoutContextError:
+            outcomes.append("raised")
+    assert outcomes == ["rerun", "rerun", "raised"]

@@ -24,7 +24,7 @@ from dashboard.live_chart import preload_plotly
 from dashboard.run_panels import LivePanels, summary
 from dashboard.serving.limits import LIMITS
 from dashboard.serving.run_hub import role_text
-from dashboard.ui import md_escape, teach
+from dashboard.ui import md_escape, rerun_after_refused_write, teach
 
 ss = st.session_state
 ctx = ss["ctx"]
@@ -211,12 +211,11 @@ def _show(run, chunks, figures_shown: dict, live: bool = False):
 
 
 def _live(run, line, figures_shown: dict):
-    """The live part (:func:`_follow`); a place outside it that the page's last full run did not write (a full run
-    raced with this rerun: Streamlit refuses the write) reruns the page, which writes every place again."""
+    """The live part (:func:`_follow`); a write Streamlit refuses after a racing full run reruns the page."""
     try:
         _follow(run, line, figures_shown)
     except StreamlitInvalidLayoutContextError:
-        st.rerun()
+        rerun_after_refused_write()
 
 
 def _follow(run, line, figures_shown: dict):
