@@ -131,13 +131,13 @@ def _wait_status(page, pattern: str, timeout_s: float) -> str:
     raise AssertionError(f"status never matched {pattern!r} within {timeout_s} s; last: {text!r}")
 
 
-def _page_report(page, where: str) -> str:
+def _page_report(page, where: str, mark: int = 0) -> str:
     """What a page shows when a wait failed: the run status, ``where``'s details (open or not, its text), the
-    errors on the page and the server log's last error lines."""
+    errors on the page and the server log's last error lines after its first ``mark`` lines."""
     details = page.evaluate("(w) => { const d = document.querySelector(w + ' details');"
                             " return d ? {open: d.open, text: d.innerText.slice(0, 200)} : null }", where)
     shown = page.locator(".stException, .stAlert").all_inner_texts()
-    errors = [ln for ln in _server_log() if any(w in ln for w in ("Traceback", "Error", "Exception", "error"))]
+    errors = [ln for ln in _server_log()[mark:] if any(w in ln for w in ("Traceback", "Error", "Exception", "error"))]
     return (f"status {_status(page, missing_ok=True)!r}, {where}: {details}, on the page: {shown[:4]}, "
             f"server log's last errors: {errors[-6:]}")
 
@@ -149,7 +149,7 @@ def _server_log() -> list[str]:
 
 def _uncaught_since(mark: int) -> list[str]:
     """The server log's uncaught errors of a page's script (Streamlit's "Uncaught app execution", what a visitor
-    sees as an error box) after its first ``mark`` lines, each with its last line (the exception)."""
+    sees as an error box) after its first ``mark`` lines, each with the first exception line of its traceback."""
     lines = _server_log()[mark:]
     found = []
     for i, line in enumerate(lines):
@@ -258,8 +258,8 @@ def _run_and_time(page, timeout_s: float) -> dict:
 
 
 # In the slow tier (.ci/run runs it after make test; 25 s of a make test worker): make test keeps the preset's numbers
-# (tests/test_presets.py), its band's traces (tests/test_figures.py) and graphs drawn by plotly.js in the page
-# (test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws).
+# (tests/test_presets.py), its band's traces (tests/test_figures.py) and a graph drawn by plotly.js in the page at the
+# run's last chunk (tests/test_dashboard_first_screen_browser.py).
 @pytest.mark.slow
 def test_growth_preset_detects_the_change(browser, server):
     page = _open(browser, server)
@@ -402,8 +402,8 @@ def _knob_to_new_plot(page, seed: int) -> float:
     return (page.evaluate("window.__ncldNewPlot") - t0) / 1000
 
 
-# Slow tier (make test-slow): 90 s of a make test worker; make test keeps the knob row's browser twin
-# (tests/test_knob_row_browser.py) and the AppTest one (tests/test_dashboard_app.py).
+# Slow tier (make test-slow): 90 s of a make test worker; make test keeps its AppTest twins (tests/test_knob_row.py,
+# tests/test_dashboard_app.py).
 @pytest.mark.slow
 def test_a_control_changed_after_a_preset_draws_its_run_without_a_run_click(browser, server):
     """Issue 38 item 1: after a preset and one Run, each control changed starts its run and draws it, no Run click
@@ -655,8 +655,8 @@ def test_an_equation_expander_typesets_its_equations_when_opened(browser, server
     page.locator(".st-key-teach_cardinality summary").first.click()
     try:
         page.locator(".st-key-teach_cardinality .katex").first.wait_for(timeout=30_000)
-    except Exception as exc:  # (a failure in CI once, never here: say what the page showed)
-        raise AssertionError(f"not typeset within 30 s: {_page_report(page, '.st-key-teach_cardinality')}") from exc
+    except Exception as exc:  # (it failed twice in one CI run, never here: say what the page showed)
+        raise AssertionError(f"not typeset within 30 s: {_page_report(page, '.st-key-teach_cardinality', mark)}") from exc
     assert re.match(r"done · chunk 40/40", _wait_status(page, r"^(done|failed|stopped)", 120))
     page.close()
     assert not _uncaught_since(mark), _uncaught_since(mark)
