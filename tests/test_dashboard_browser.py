@@ -137,14 +137,18 @@ def _page_report(page, where: str, mark: int = 0) -> str:
     details = page.evaluate("(w) => { const d = document.querySelector(w + ' details');"
                             " return d ? {open: d.open, text: d.innerText.slice(0, 200)} : null }", where)
     shown = page.locator(".stException, .stAlert").all_inner_texts()
-    errors = [ln for ln in _server_log()[mark:] if any(w in ln for w in ("Traceback", "Error", "Exception", "error"))]
     return (f"status {_status(page, missing_ok=True)!r}, {where}: {details}, on the page: {shown[:4]}, "
-            f"server log's last errors: {errors[-6:]}")
+            f"server log's last errors: {_server_error_lines(mark)[-6:]}")
 
 
 def _server_log() -> list[str]:
     log = ARTIFACTS / "streamlit_server.log"
     return log.read_text(errors="replace").splitlines() if log.is_file() else []
+
+
+def _server_error_lines(mark: int = 0) -> list[str]:
+    """The server log's lines naming an error, after its first ``mark`` lines."""
+    return [ln for ln in _server_log()[mark:] if any(w in ln for w in ("Traceback", "Error", "Exception", "error"))]
 
 
 def _uncaught_since(mark: int) -> list[str]:

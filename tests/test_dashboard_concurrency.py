@@ -15,7 +15,8 @@ import urllib.request
 import pytest
 
 from ncld_core.config import RunConfig
-from tests.test_dashboard_browser import ARTIFACTS, _status, _table, browser, server  # noqa: F401
+from tests.test_dashboard_browser import (ARTIFACTS, _server_error_lines, _server_log, _status, _table,  # noqa: F401
+                                          browser, server)
 
 pytestmark = pytest.mark.browser
 
@@ -75,10 +76,7 @@ def _stuck(page, user: int, *, screenshot: bool) -> str:
 
 
 def _server_errors() -> str:
-    log = ARTIFACTS / "streamlit_server.log"
-    lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
-    hits = [ln for ln in lines if any(w in ln for w in ("Traceback", "Error", "Exception", "error"))]
-    return f"; server log: {len(lines)} lines, last errors: {hits[-8:]}"
+    return f"; server log: {len(_server_log())} lines, last errors: {_server_error_lines()[-8:]}"
 
 
 @pytest.mark.slow
