@@ -431,7 +431,9 @@ def report(chunks: pd.DataFrame, rates: pd.DataFrame, anchors: pd.DataFrame, *, 
         "trusted rows' clean cardinality on their moment estimate, with its 95 % Student interval (with fewer than "
         f"{MIN_TRUSTED} trusted rows, the first chunks of a 1 % sample: their mean cardinality inside the identified "
         "set), and "
-        "the rates pool the trusted flip counts with the anchor evidence.",
+        "the rates pool the trusted flip counts (per label a Beta posterior under a prior pooled across labels, "
+        "`pooled_posterior`) with the anchor evidence, `rho_-`'s anchor corrected for the clean positives the "
+        f"trusted rows find in the anchor sets once those hold {MIN_TRUSTED} rows' worth of trusted places.",
         "",
         f"Streams: the generator ({SYNTHETIC_LENGTH} instances, seeds 0-{first_seeds[SYNTHETIC] - 1}) and the "
         f"shared datasets ({seeds_text({d: n for d, n in first_seeds.items() if d != SYNTHETIC})}), random order, "
