@@ -581,30 +581,6 @@ def test_a_new_run_shows_only_its_own_graphs_and_the_rate_panel_draws(browser, s
     page.close()
 
 
-def test_the_sidebar_shows_the_schedule_preview(browser, server):
-    """The schedule's preview is drawn in the sidebar, as wide as the sidebar's controls, with a band per regime and
-    a marker per change point whose tooltip names it (an SVG sent through st.html was sent and never shown: its
-    sanitizer drops SVG). Without drift it says so."""
-    import urllib.parse
-
-    from ncld_core.config import PRESETS
-
-    page = _open(browser, f"{server}/?{urllib.parse.urlencode(PRESETS['concept growth'].to_query_params())}",
-                 height=1000)
-    preview = page.locator('[data-testid=stSidebar] svg[aria-label^="drift schedule: growth@2500"]')
-    preview.wait_for(timeout=30_000)
-    box = preview.bounding_box()
-    assert box["width"] > 200 and 60 < box["height"] < 200, box
-    assert preview.evaluate("e => [...e.querySelectorAll('title')].map(t => t.textContent)") == ["growth@2500"]
-    assert preview.evaluate("e => e.querySelectorAll('rect').length") == 2
-    page.close()
-    page = _open(browser, f"{server}/?schedule=", height=1000)
-    plain = page.locator('[data-testid=stSidebar] svg[aria-label^="drift schedule: none"]')
-    plain.wait_for(timeout=30_000)
-    assert "no drift: one regime" in plain.evaluate("e => e.textContent")
-    page.close()
-
-
 def test_typed_numbers_in_an_integer_box_are_read_as_written(browser, server):
     """The browser's integer box read "1e3" as 1 and 250.5 as 250, silently: the box is a float box now, so "1e3"
     is 1000 and 250.5 is an error under it, Run disabled."""
@@ -693,9 +669,15 @@ def test_a_run_survives_its_page_losing_its_connection_for_a_moment(browser, ser
 
 def test_change_points_are_added_set_and_removed_in_the_sidebar(browser, server):
     """The schedule's rows as a visitor uses them: add a change point, choose its kind and position (the link and
-    the preview follow), remove it (no schedule again)."""
+    the preview follow), remove it (no schedule again). The preview is drawn in the sidebar, as wide as the
+    sidebar's controls, with a band per regime and a marker per change point whose tooltip names it (an SVG sent
+    through st.html was sent and never shown: its sanitizer drops SVG); without drift it says so. (One page for
+    both: the preview had a test of its own, 19-22 s of make test's browser worker for two more pages.)"""
     page = _open(browser, f"{server}/?schedule=", height=1000)
     side = page.locator("[data-testid=stSidebar]")
+    plain = side.locator('svg[aria-label^="drift schedule: none"]')
+    plain.wait_for(timeout=30_000)
+    assert "no drift: one regime" in plain.evaluate("e => e.textContent")
     side.get_by_role("button", name="Add a change point").click()
     position = side.get_by_role("spinbutton", name="at instance (change 1)", exact=True)
     position.wait_for()
@@ -704,7 +686,12 @@ def test_change_points_are_added_set_and_removed_in_the_sidebar(browser, server)
     position.fill("3000")
     position.press("Enter")
     page.wait_for_url(re.compile(r"schedule=reduction%403000"), timeout=30_000)
-    side.locator('svg[aria-label^="drift schedule: reduction@3000"]').wait_for(timeout=30_000)
+    preview = side.locator('svg[aria-label^="drift schedule: reduction@3000"]')
+    preview.wait_for(timeout=30_000)
+    box = preview.bounding_box()
+    assert box["width"] > 200 and 60 < box["height"] < 200, box
+    assert preview.evaluate("e => [...e.querySelectorAll('title')].map(t => t.textContent)") == ["reduction@3000"]
+    assert preview.evaluate("e => e.querySelectorAll('rect').length") == 2
     # Streamlit disables every widget while the page's connection is down: under a full make test's load it was
     # down for over 30 s once (the button found disabled, the click timed out); the click waits for it up to 90 s
     side.get_by_role("button", name="Remove change 1").click(timeout=90_000)
