@@ -793,7 +793,7 @@ def test_guard_refuses_settings_past_the_memory_budget_next_to_the_control(brows
     page.close()
 
 
-@pytest.mark.slow  # test_presentation_mode_fits_the_screen asserts the fit at three sizes in make test
+@pytest.mark.slow  # with test_presentation_mode_fits_the_screen (the fit at three sizes), in the slow tier too
 def test_presentation_mode_one_panel_large_type(browser, server):
     for width, height in ((1280, 720), (1024, 768)):
         page = _open(browser, f"{server}/?n_instances=1500", height=height)
@@ -1154,8 +1154,8 @@ def test_per_chunk_update_latency_at_the_defaults(browser, server, name):
     cache_state = _parsed_cache_state(DATA_DIR / f"{name}.arff")  # before the page reads it: parsed before?
     runs, first, final = [], None, ""
     for r in range(3):
-        # a large dataset runs on one page, unless that run ended before its first plot (nothing to time: the
-        # cold server's first plot took 2.5 s, tmc2007_500's 13 chunks 1.8 s, in one CI run): then on more
+        # a large dataset runs on one page, unless that page timed no chunk's update (in one CI run the cold
+        # server's first plot took 2.5 s, tmc2007_500's 13 chunks 1.8 s: the run had ended): then on more
         if r >= (3 if name in SMALL else 1) and chunk_update_latency(*runs)["chunks_measured"]:
             break
         # a model seed per page: the server computes each run (the same settings would be replayed, RunHub)

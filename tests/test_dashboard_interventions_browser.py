@@ -92,7 +92,7 @@ def _records(page) -> pd.DataFrame:
 def test_labels_grow_now_mid_run_is_drawn_and_its_link_reproduces_the_records(browser, server):
     ctx, page = _page(browser, f"{server}/?{urllib.parse.urlencode(CFG.to_query_params())}")
     page.get_by_role("button", name="Run", exact=True).click()
-    _wait_status(page, rf"running · chunk ([4-9]|1\d)/{N}", 120)
+    _wait_status(page, rf"running · chunk ([4-9]|1\d)/{N}", 120)  # by 19: the press acts some 8 chunks later
     page.locator(".st-key-panel_cardinality .js-plotly-plot[data-chunk]").wait_for(timeout=60_000)
     page.evaluate(OBSERVE_CHUNKS)
     page.get_by_role("button", name="labels grow now").click()
