@@ -47,7 +47,7 @@ test: $(STAMP)
 # browser tests among make test's longest (e.g. a dropped connection, a change point on a slow browser, Stop, a run
 # that cannot start, an upload refused, a knob moved after a preset, a new run's graphs, every preset's and a lesson
 # link's page; make test keeps the twins each test's comment names, for a new run's graphs only the carrier's check),
-# the 10^5-instance stream and the killed Dask grid's resume.
+# the first screen at 1280 x 720, the 10^5-instance stream and the killed Dask grid's resume.
 # .ci/run runs it after make test. A browser wait that times out (a lesson step's graph not yet drawn large at its
 # width: in 2 of 3 slow-tier runs here, each time passing when tried again) is tried once more; a second time fails.
 test-slow: $(STAMP)

@@ -262,8 +262,8 @@ def _run_and_time(page, timeout_s: float) -> dict:
 
 
 # In the slow tier (.ci/run runs it after make test; 25 s of a make test worker): make test keeps the preset's numbers
-# (tests/test_presets.py), its band's traces (tests/test_figures.py) and a graph drawn by plotly.js in the page at the
-# run's last chunk (tests/test_dashboard_first_screen_browser.py).
+# (tests/test_presets.py), its band's traces (tests/test_figures.py) and a finished run's graphs drawn by plotly.js in
+# the page (test_layout_at_820_px_keeps_labels_and_titles_apart).
 @pytest.mark.slow
 def test_growth_preset_detects_the_change(browser, server):
     page = _open(browser, server)

@@ -103,8 +103,8 @@ def _open_knobs(page, where: str):
                        view), (where, b, view)
 
 
-# Slow tier (make test-slow): 39 s of a make test worker; make test keeps the first screen's fit at 1280 x 720
-# (tests/test_dashboard_first_screen_browser.py).
+# Slow tier (make test-slow): 39 s of a make test worker, beside the first screen's fit at 1280 x 720
+# (tests/test_dashboard_first_screen_browser.py, slow too); make test keeps tests/test_first_screen.py's checks.
 @pytest.mark.slow
 def test_the_row_fits_1280x720_above_the_panels_and_serves_a_lessons_step_in_presentation(browser, server):  # noqa: F811
     # two change points: the longest label the change knob has
