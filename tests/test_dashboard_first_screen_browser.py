@@ -77,8 +77,8 @@ def test_the_prose_rule_counts_words_not_numbers_units_or_labels():
     assert prose(page) == ["done", "chunk", "median", "update", "(stream", "ready", "in", "won", "back", "by", "ELM-O"]
 
 
-# In the slow tier (.ci/run runs it after make test): 24.6 s of a make test worker with this module's server start;
-# make test took 6:08 in a fresh clone with it. make test keeps its twin without a browser,
+# In the slow tier (.ci/run runs it after make test; 25 s of a make test worker with this module's server start):
+# make test keeps its twin without a browser,
 # tests/test_first_screen.py (the explanations are help, the strip's place says what to press, panel (a)'s legend
 # one row on a wide graph).
 @pytest.mark.slow

@@ -70,8 +70,8 @@ def _arff(value_row: int) -> bytes:
     return "\n".join(lines).encode()
 
 
-# In the slow tier too (16-17 s of a make test worker with this module's server start; make test took 5:56-6:48
-# here): make test keeps its twin without a browser, the same refusal at load (tests/test_dashboard_app.py:
+# In the slow tier too (16-17 s of a make test worker with this module's server start): make test keeps its twin
+# without a browser, the same refusal at load (tests/test_dashboard_app.py:
 # test_upload_with_values_that_break_the_solve_is_refused_at_load); the page at 820 px is checked here only.
 @pytest.mark.slow
 def test_an_upload_that_would_break_the_solve_is_refused_with_column_and_row(browser, server, tmp_path):  # noqa: F811

@@ -22,10 +22,9 @@ from tests.test_dashboard_browser import ARTIFACTS, DATA_DIR, _need_chromium, _s
 
 pytestmark = pytest.mark.browser
 
-#: Forty chunks of about a quarter of a second each here (its hidden nodes set the pace), the change of regime a growth
-#: can follow at chunk 2. The press acts about two seconds after chunk 4 is drawn (the row of buttons is redrawn once a
-#: second); at 400 hidden nodes (65 ms a chunk) the run had ended by then in 3 of 11 runs here, and in both tries of a
-#: CI run, and at a hundred such chunks the page's status once skipped chunks 4 to 19.
+#: Forty chunks, the change of regime a growth can follow at chunk 2. Its hidden nodes pace each chunk (about a quarter
+#: of a second here): the press acts about two seconds after chunk 4 is drawn (the row of buttons is redrawn once a
+#: second), and a faster run could end before it (commit 7cb8b24 measured it).
 CFG = RunConfig(n_instances=12000, chunk_size=300, n_features=20, n_labels=6, n_neighbors=5, n_hidden=700,
                 models=["ELM-O"], schedule="reduction@600", seed=3838)
 N = CFG.n_instances // CFG.chunk_size

@@ -27,11 +27,11 @@ pytestmark = pytest.mark.browser
 COLUMNS = {"Hamming loss": "hamming_loss", "Micro-F1": "micro_f1", "Average precision": "average_precision"}
 
 
-# Every preset in the slow tier (.ci/run runs it after make test; each 15-25 s of a make test worker: the last of
-# them, "unknown noise: estimate the rates", left it when make test took 6:17-6:48 here). make test keeps the twins:
-# test_presets.py checks every preset's sentence on its run, test_dashboard_app.py fills each preset's controls
-# without a browser, and test_layout_at_820_px_keeps_labels_and_titles_apart reads a run's panels in Chromium. Only
-# here: the sentence, the "This run:" caption and the summary table on a preset's page, its panels read at 1280 x 720.
+# Every preset in the slow tier (.ci/run runs it after make test; each 15-25 s of a make test worker). make test keeps
+# the twins: test_presets.py checks every preset's sentence on its run, test_dashboard_app.py fills each preset's
+# controls without a browser, and test_layout_at_820_px_keeps_labels_and_titles_apart reads a run's panels in
+# Chromium. Only here: the sentence, the "This run:" caption and the summary table on a preset's page, its panels read
+# at 1280 x 720.
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [p for p in PRESETS if p != "concept growth"])
 def test_preset_shows_its_sentence_and_the_numbers_it_was_tested_on(browser, server, name):  # noqa: F811

@@ -14,9 +14,8 @@ from ncld_core.model import ELMNCLD
 from ncld_core.stream.synthetic import make_synthetic_stream
 
 
-# In the slow tier (.ci/run runs it after make test): 200 chunks, 7-10 s of a make test worker, which took 5:56-6:48
-# here. make test keeps K positive definite at every beta (tests/test_model.py:
-# test_K_positive_definite_for_every_beta).
+# In the slow tier (.ci/run runs it after make test): 200 chunks, 7-10 s of a make test worker. make test keeps K
+# positive definite at every beta (tests/test_model.py: test_K_positive_definite_for_every_beta).
 @pytest.mark.slow
 def test_hundred_thousand_instances_stay_finite_and_well_conditioned():
     stream = make_synthetic_stream(n_instances=100_000, n_features=20, n_labels=10, random_state=3)
