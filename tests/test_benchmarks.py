@@ -195,6 +195,27 @@ def test_flip_rates_stream_cell_scores_every_method_on_every_chunk(monkeypatch):
     text = flip_rates.report(chunks, pd.DataFrame(cell["rates"]), pd.DataFrame(), seeds_syn=[0], seeds_real={},
                              datasets=[], wall=1.0)
     assert "### Noise family `missing`" in text and "### Against the targets" in text
+    # the second pass runs the 1 % trusted model alone: it learns as it does beside the others
+    one = flip_rates.trusted_name(flip_rates.TRUSTED_TARGET)
+    alone = flip_rates.stream_cell((flip_rates.SYNTHETIC, "missing", 0, (one,)))
+    alone_chunks = pd.DataFrame(alone["chunks"])
+    assert set(alone_chunks.method) == {one} and [r["method"] for r in alone["rates"]] == [one]
+    beside = chunks[chunks.method == one].reset_index(drop=True)
+    for column in ("hat", "low", "high", "n_trusted"):
+        np.testing.assert_allclose(alone_chunks[column], beside[column], rtol=1e-9, err_msg=column)
+    with pytest.raises(ValueError, match="methods"):
+        flip_rates.stream_cell((flip_rates.SYNTHETIC, "missing", 0, ("no such method",)))
+    # a second-pass seed of that model alone: section 1 counts it, the comparisons between methods do not
+    extra = alone_chunks.assign(seed=1, hat=alone_chunks.hat + 50.0)
+    extra_rates = pd.DataFrame(alone["rates"]).assign(seed=1, micro_f1=0.0)
+    text2 = flip_rates.report(pd.concat([chunks, extra]), pd.concat([pd.DataFrame(cell["rates"]), extra_rates]),
+                              pd.DataFrame(), seeds_syn=[0, 1], seeds_real={}, datasets=[], wall=1.0,
+                              first_seeds={flip_rates.SYNTHETIC: 1})
+    assert "run the 1 % trusted model alone" in text2
+    section3 = lambda t: t.split("## 3.")[1].split("## 4.")[0]  # noqa: E731
+    assert section3(text2) == section3(text)  # micro-F1 0 on the extra seed changes nothing there
+    section1 = lambda t: t.split("## 1.")[1].split("### Against")[0]  # noqa: E731
+    assert section1(text2) != section1(text)  # the 1 % trusted column's bias takes the extra seed
 
 
 def test_flip_rates_gives_the_datasets_of_few_chunks_more_seeds(data_dir):
