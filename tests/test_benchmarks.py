@@ -579,6 +579,14 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
     worse = df.assign(micro_f1=np.where(df.model == names[3], 0.0, df.micro_f1))  # a collapse must be seen
     assert next(v for k, v in {r[0]: r for r in rates_unknown.targets(worse)}.items()
                 if k.startswith("1 % trusted never below"))[2] == "missed"
+    # over seeds: a gap every seed shows is called beyond the seeds' noise, one they split is not
+    ignoring = df.set_index("model").micro_f1[rates_unknown.IGNORING]
+    for step, called in ((0.001, "1 of 1: paper/synthetic -0.02"), (0.03, "0 of 1")):
+        seeds = pd.concat([df.assign(seed=k, micro_f1=np.where(df.model == names[3], ignoring - 0.02 + step * (k - 1.5),
+                                                               df.micro_f1)) for k in range(4)])
+        gap = next(r for r in rates_unknown.targets(seeds)
+                   if r[0].startswith("reference: 1 % trusted below ignoring the noise beyond the seeds' noise"))
+        assert gap[1].startswith(called) and gap[2] == "measured", gap
     text = rates_unknown.report(df, command="python -m benchmarks.rates_unknown", seconds=1.0, max_instances=1000,
                                 workers=1)
     assert all(n in text for n in names + off + told) and "## Targets" in text
