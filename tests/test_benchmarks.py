@@ -216,6 +216,11 @@ def test_flip_rates_stream_cell_scores_every_method_on_every_chunk(monkeypatch):
     assert section3(text2) == section3(text)  # micro-F1 0 on the extra seed changes nothing there
     section1 = lambda t: t.split("## 1.")[1].split("### Against")[0]  # noqa: E731
     assert section1(text2) != section1(text)  # the 1 % trusted column's bias takes the extra seed
+    # the reading names the told model's largest bias against its seeds' standard error, not the largest bias
+    cells = pd.DataFrame({"dataset": ["a", "b"], "family": "paper", "bias": [0.10, 0.02], "bias_se": [0.05, 0.004],
+                          "n_seeds": [3, 40]})
+    assert flip_rates._largest_z(cells) == "b/paper, +2.0 % ± 0.4 over 40 seeds"
+    assert flip_rates._largest_z(cells.assign(bias_se=np.nan)) == "no cell of two seeds"
 
 
 def test_flip_rates_gives_the_datasets_of_few_chunks_more_seeds(data_dir):
