@@ -182,18 +182,19 @@ def added_seeds_text(seeds: dict[str, int], first: dict[str, int]) -> str:
 
 
 def _first_pass(frame: pd.DataFrame, first_seeds: dict[str, int]) -> pd.DataFrame:
-    """The rows of ``frame`` on the first pass's seeds (``first_seeds``: counts per source), where every method ran."""
+    """The rows of ``frame`` on the first pass's seeds (``first_seeds``: counts per source), where every method ran;
+    a source ``first_seeds`` does not name keeps all its rows."""
     if frame.empty:
         return frame
-    return frame[frame.seed < frame.dataset.map(first_seeds)]
+    return frame[frame.seed < frame.dataset.map(first_seeds).fillna(np.inf)]
 
 
 def _largest_z(scores: pd.DataFrame) -> str:
     """The cell of ``scores`` (:func:`cardinality_scores`) whose bias is largest against its standard error over the
     seeds, in words: ``dataset/family, bias +- se over n seeds``."""
-    z = (scores.bias.abs() / scores.bias_se).replace(np.inf, np.nan).dropna()
+    z = (scores.bias.abs() / scores.bias_se).dropna()  # a bias with no spread over the seeds: infinite
     if z.empty:
-        return "no cell of two seeds"
+        return "no cell of two seeds" if len(scores) else "no cell"
     r = scores.loc[z.idxmax()]
     return f"{r.dataset}/{r.family}, {100 * r.bias:+.1f} % ± {100 * r.bias_se:.1f} over {r.n_seeds} seeds"
 
@@ -423,9 +424,11 @@ def _misses_text(significant: list[str], noise: list[str], by_design: list[str] 
 
 
 def report(chunks: pd.DataFrame, rates: pd.DataFrame, anchors: pd.DataFrame, *, seeds_syn, seeds_real, datasets, wall,
-           command="python -m benchmarks.flip_rates", first_seeds: dict[str, int] | None = None) -> str:
+           command="python -m benchmarks.flip_rates", first_seeds: dict[str, int] | None = None,
+           second_alone: bool = True) -> str:
     """The report; ``first_seeds``: the first pass's seed counts (:func:`seeds_per_dataset`, the generator's under
-    :data:`SYNTHETIC`) when :func:`seeds_for_precision` added seeds."""
+    :data:`SYNTHETIC`) when :func:`seeds_for_precision` added seeds; ``second_alone``: the added seeds ran the
+    :data:`TRUSTED_TARGET` model alone (data saved before that ran every method on them)."""
     seeds_all = {SYNTHETIC: len(seeds_syn), **seeds_real}
     first_seeds = seeds_all if first_seeds is None else first_seeds
     # each source's means over its seeds: a mean over the datasets weighs each dataset once, however many seeds
@@ -472,7 +475,7 @@ def report(chunks: pd.DataFrame, rates: pd.DataFrame, anchors: pd.DataFrame, *, 
         + added_seeds_text(seeds_all, first_seeds)
         + (f" Those run the {100 * TRUSTED_TARGET:g} % trusted model alone: its coverage and bias (section 1) are "
            "over all its seeds; every comparison between methods (the narrowing table, sections 2-4) is over the "
-           "first pass's seeds, where every method ran." if seeds_all != first_seeds else ""),
+           "first pass's seeds, where every method ran." if seeds_all != first_seeds and second_alone else ""),
         "",
         "## 1. The cardinality interval, every family",
         "",
@@ -604,6 +607,7 @@ def report(chunks: pd.DataFrame, rates: pd.DataFrame, anchors: pd.DataFrame, *, 
     est_all = scores[scores.method == ESTIMATED]
     cap_all = scores[scores.method == CAPPED]
     tr_all = scores[scores.method == one]
+    tr_first, est_first = (scores_first[scores_first.method == m] for m in (one, ESTIMATED))
     known_all = scores[scores.method == KNOWN]
     missing_rates = rates[(rates.family == "missing") & (rates.method.isin([ESTIMATED, CAPPED]))]
     out += [
@@ -629,9 +633,10 @@ def report(chunks: pd.DataFrame, rates: pd.DataFrame, anchors: pd.DataFrame, *, 
         f"{missing_rates[missing_rates.method == ESTIMATED].mean_rho_pos.mean():.3f}, the bound holding on "
         f"{100 * missing_rates[missing_rates.method == ESTIMATED].inside_rho_pos.mean():.0f} % of the labels).",
         f"- A trusted sample of {100 * TRUSTED_TARGET:g} % of each chunk makes the interval a confidence interval: "
-        f"coverage {100 * tr_all.coverage.min():.1f}-{100 * tr_all.coverage.max():.1f} %, mean width "
-        f"{tr_all.width.mean():.2f} (from {est_all.width.mean():.2f}), |bias| at most "
-        f"{100 * tr_all.bias.abs().max():.1f} %; the table above shows how the width shrinks with the sample.",
+        f"coverage {100 * tr_all.coverage.min():.1f}-{100 * tr_all.coverage.max():.1f} %, |bias| at most "
+        f"{100 * tr_all.bias.abs().max():.1f} % (over all its seeds); on the first pass's seeds mean width "
+        f"{tr_first.width.mean():.2f} (from {est_first.width.mean():.2f} with none); the table above shows how the "
+        "width shrinks with the sample.",
     ]
     f1 = rates[rates.dataset != SYNTHETIC].groupby(["family", "method"])[["micro_f1", "average_precision"]].mean()
     if len(f1):
@@ -702,7 +707,8 @@ def main(argv=None) -> int:
                  if "first" in meta.index and isinstance(meta.first, str) else None)  # saved before the second pass
         text = report(*frames, seeds_syn=list(range(int(meta.seeds_syn))), seeds_real=seeds_real,
                       datasets=str(meta.datasets).split(","), wall=float(meta.wall),
-                      command=str(meta.command), first_seeds=first)
+                      command=str(meta.command), first_seeds=first,
+                      second_alone=bool(meta.get("second_alone", False)))  # saved before: every method ran
         write_atomic(doc, text)
         print(f"wrote {doc} from {a.load}")
         return 0
@@ -725,7 +731,7 @@ def main(argv=None) -> int:
             frame.to_csv(a.save / f"{name}.csv", index=False)
         pd.DataFrame([{"seeds_syn": len(seeds_syn), "seeds_real": ",".join(f"{d}:{n}" for d, n in seeds_real.items()),
                        "first": ",".join(f"{d}:{n}" for d, n in first.items()),
-                       "datasets": ",".join(datasets),
+                       "datasets": ",".join(datasets), "second_alone": True,
                        "wall": wall, "command": command}]).to_csv(a.save / "meta.csv", index=False)
     text = report(chunks, rates, anchors, seeds_syn=seeds_syn, seeds_real=seeds_real, datasets=datasets,
                   wall=wall, command=command, first_seeds=first)

@@ -206,7 +206,8 @@ def test_flip_rates_stream_cell_scores_every_method_on_every_chunk(monkeypatch):
     with pytest.raises(ValueError, match="methods"):
         flip_rates.stream_cell((flip_rates.SYNTHETIC, "missing", 0, ("no such method",)))
     # a second-pass seed of that model alone: section 1 counts it, the comparisons between methods do not
-    extra = alone_chunks.assign(seed=1, hat=alone_chunks.hat + 50.0)
+    extra = alone_chunks.assign(seed=1, hat=alone_chunks.hat + 50.0, low=alone_chunks.low + 40.0,
+                                high=alone_chunks.high + 60.0, seconds=alone_chunks.seconds + 9.0)
     extra_rates = pd.DataFrame(alone["rates"]).assign(seed=1, micro_f1=0.0)
     text2 = flip_rates.report(pd.concat([chunks, extra]), pd.concat([pd.DataFrame(cell["rates"]), extra_rates]),
                               pd.DataFrame(), seeds_syn=[0, 1], seeds_real={}, datasets=[], wall=1.0,
@@ -214,6 +215,15 @@ def test_flip_rates_stream_cell_scores_every_method_on_every_chunk(monkeypatch):
     assert "run the 1 % trusted model alone" in text2
     section3 = lambda t: t.split("## 3.")[1].split("## 4.")[0]  # noqa: E731
     assert section3(text2) == section3(text)  # micro-F1 0 on the extra seed changes nothing there
+    narrowing = lambda t: t.split("### How the interval narrows")[1].split("## 2.")[0]  # noqa: E731
+    section4 = lambda t: t.split("## 4.")[1].split("## Reading")[0]  # noqa: E731
+    assert narrowing(text2) == narrowing(text) and section4(text2) == section4(text)  # nor width, nor seconds
+    saved_before = flip_rates.report(pd.concat([chunks, extra]), pd.DataFrame(cell["rates"]), pd.DataFrame(),
+                                     seeds_syn=[0, 1], seeds_real={}, datasets=[], wall=1.0,
+                                     first_seeds={flip_rates.SYNTHETIC: 1}, second_alone=False)
+    assert "model alone" not in saved_before  # data whose second pass ran every method does not say otherwise
+    # a source the first pass does not name keeps its rows
+    assert len(flip_rates._first_pass(extra, {"other": 1})) == len(extra)
     section1 = lambda t: t.split("## 1.")[1].split("### Against")[0]  # noqa: E731
     assert section1(text2) != section1(text)  # the 1 % trusted column's bias takes the extra seed
     # the reading names the told model's largest bias against its seeds' standard error, not the largest bias
@@ -221,6 +231,7 @@ def test_flip_rates_stream_cell_scores_every_method_on_every_chunk(monkeypatch):
                           "n_seeds": [3, 40]})
     assert flip_rates._largest_z(cells) == "b/paper, +2.0 % ± 0.4 over 40 seeds"
     assert flip_rates._largest_z(cells.assign(bias_se=np.nan)) == "no cell of two seeds"
+    assert flip_rates._largest_z(cells.assign(bias_se=[0.05, 0.0])).startswith("b/paper")  # no spread: the largest
 
 
 def test_flip_rates_gives_the_datasets_of_few_chunks_more_seeds(data_dir):
