@@ -550,7 +550,7 @@ def by_model(df, name):
     return tuple(df.set_index("model").loc[name, ["micro_f1", "hamming_loss", "average_precision"]])
 
 
-def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
+def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch, tmp_path):
     """benchmarks.rates_unknown (issue 39): one stream per model side by side; the targets are computed from the
     rows (a model below ignoring the noise is counted), and the report names every model."""
     import ncld_core.eval.runner as runner_module
@@ -597,7 +597,10 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
                 if k.startswith("1 % trusted never below"))[2] == "missed"
     # over seeds: a gap every seed shows is called beyond the seeds' noise, one they split is not
     ignoring = df.set_index("model").micro_f1[rates_unknown.IGNORING]
-    for step, called in ((0.001, "1 of 1: paper/synthetic -0.02"), (0.03, "0 of 1")):
+    # t statistics over 4 seeds: 31 (called); 1.0 (not); 2.7, between the one-sided and the two-sided 95 % critical
+    # values on 3 degrees of freedom (2.35, 3.18): not called, the interval is two-sided
+    for step, called in ((0.001, "1 of 1 (by chance alone about 0.0): paper/synthetic -0.02"), (0.03, "0 of 1"),
+                         (0.0115, "0 of 1")):
         seeds = pd.concat([df.assign(seed=k, micro_f1=np.where(df.model == names[3], ignoring - 0.02 + step * (k - 1.5),
                                                                df.micro_f1)) for k in range(4)])
         gap = next(r for r in rates_unknown.targets(seeds)
@@ -606,6 +609,16 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch):
     text = rates_unknown.report(df, command="python -m benchmarks.rates_unknown", seconds=1.0, max_instances=1000,
                                 workers=1)
     assert all(n in text for n in names + off + told) and "## Targets" in text
+    # --load writes the report from saved rows, stamped with the run that measured them
+    saved = tmp_path / "rows.csv"
+    df.to_csv(saved, index=False)
+    (tmp_path / "rows.csv.json").write_text('{"command": "python -m benchmarks.rates_unknown --seeds 1", "date": '
+                                           '"2026-01-02 03:04 UTC", "revision": "abc1234", "seconds": 12.0, '
+                                           '"workers": 1, "max_instances": 1000}')
+    assert rates_unknown.main(["--load", str(saved), "--doc", str(tmp_path / "doc.md")]) == 0
+    loaded = (tmp_path / "doc.md").read_text()
+    assert loaded.startswith("# Rates nobody told") and "on 2026-01-02 03:04 UTC at abc1234 in 12 s" in loaded
+    assert "written from its saved rows" in loaded and loaded.split("\n", 3)[3] == (text + "\n").split("\n", 3)[3]
     # the loss is the only difference: the told model with it regresses other targets, so it scores otherwise
     assert by_model(df, rates_unknown.TOLD_PAPER_LOSS) != by_model(df, rates_unknown.TOLD)
     assert by_model(df, rates_unknown.TOLD_FORWARD) != by_model(df, rates_unknown.TOLD)
