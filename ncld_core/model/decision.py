@@ -107,10 +107,11 @@ All rules' statistics are kept, so ``decision`` can change without refitting.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, logit
 
 __all__ = ["DECISIONS", "WINDOW", "HL_BUDGET", "DEFAULT_CALIBRATION", "check_decision", "corrected_scores",
-           "fit_calibration", "update_state", "decision_margin", "decide", "margin_probability", "clean_probability"]
+           "fit_calibration", "update_state", "decision_margin", "decide", "margin_probability", "margin_log_odds",
+           "clean_probability"]
 
 #: Rule name -> one-line description.
 DECISIONS = {
@@ -477,6 +478,20 @@ def margin_probability(margin) -> np.ndarray:
     """``sigmoid(margin)`` (tails compressed, :func:`_logistic`): the rule-weighted probability of
     relevance, 1/2 at the threshold, in the order of the margin."""
     return _logistic(margin)
+
+
+def margin_log_odds(margin) -> np.ndarray:
+    """``logit(margin_probability(margin))``: the margin read back from its probability, what
+    ``ELMNCLD.decision_function`` returns.  Equal to the margin up to rounding where ``|margin| <= 20``,
+    compressed beyond as :func:`_logistic` compresses it, positive exactly where the margin is; its ties
+    are the probability's (float64 cannot keep margins of 54.05273 and 54.05275 apart as probabilities,
+    so the margin itself would rank them where ``predict_proba`` ties them).
+
+    >>> m = margin_log_odds(np.array([-3.0, 0.0, 1e-300, 54.05273391116181, 54.05275392147157]))
+    >>> [round(float(v), 6) for v in m[:2]], bool(m[2] > 0), bool(m[3] == m[4])
+    ([-3.0, 0.0], True, True)
+    """
+    return logit(_logistic(margin))
 
 
 def clean_probability(state, scores) -> np.ndarray:

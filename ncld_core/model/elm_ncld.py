@@ -141,7 +141,8 @@ from .capacity import (
 from .cardinality import moment_cardinality
 from .chunk_terms import ChunkTerms
 from .cost import check_budget
-from .decision import check_decision, clean_probability, decide, decision_margin, margin_probability, update_state
+from .decision import (check_decision, clean_probability, decide, decision_margin, margin_log_odds, margin_probability,
+                       update_state)
 from .detector import DETECTORS, ChunkSignal, make_detector
 from .elm import RandomHiddenLayer
 from .flip_rates import FlipRateEstimator, check_trusted
@@ -1030,10 +1031,16 @@ class ELMNCLD(ChunkClassifier):
         ``a (u - tau)`` (:func:`ncld_core.model.decision.decision_margin`): ``u`` the label score on the
         noise-corrected scale, ``tau`` the threshold of the rule ``decision`` (one for all labels for the
         default ``"f1-bounded"``, per label for ``"prevalence"``, per instance for ``"topk"``), ``a > 0`` the
-        slope of the noise-aware calibration, so the margin is in log-odds.  Increasing in the label score
-        within each label; across labels the order can differ from :meth:`ranking_scores` (each label's
-        rates shift its scale), which is why rankings use :meth:`ranking_scores`.
+        slope of the noise-aware calibration, so the margin is in log-odds; beyond log-odds of 20 it is
+        compressed as :meth:`predict_proba` compresses it (:func:`ncld_core.model.decision.margin_log_odds`),
+        so the two rank entries alike, ties included.  Non-decreasing in the label score within each label;
+        across labels the order can differ from :meth:`ranking_scores` (each label's rates shift its scale),
+        which is why rankings use :meth:`ranking_scores`.
         """
+        return margin_log_odds(self._margin(X))
+
+    def _margin(self, X) -> np.ndarray:
+        """``a (u - tau)`` uncompressed (:func:`ncld_core.model.decision.decision_margin`)."""
         self._check_fitted()
         rule = check_decision(self.decision)
         return decision_margin(rule, self.decision_state_, self._state_scale(self.ranking_scores(X)))
@@ -1065,7 +1072,7 @@ class ELMNCLD(ChunkClassifier):
         stay strictly inside (0, 1) and in the order of the margins, which float64 cannot do for a plain
         sigmoid past about 37.
         """
-        return self._proba_out(margin_probability(self.decision_function(X)))
+        return self._proba_out(margin_probability(self._margin(X)))
 
     def predict_clean_proba(self, X) -> np.ndarray:
         """The calibrated estimate of ``P(clean label = 1 | x)`` (N, q), ``sigmoid(a u + b)`` (see
