@@ -337,21 +337,23 @@ def test_with_rho_neg_pinned_near_0_and_rho_pos_not_f1_bounded_falls_back_to_the
     assert told["rates_free"] == 0.0
 
 
-@pytest.mark.parametrize("family, fraction, falls_back", [("missing", 0.0, True), ("paper", 0.0, False),
-                                                        ("missing", 0.05, False)])
-def test_the_model_falls_back_to_the_rates_free_rule_under_missing_labels_without_trusted_rows(family, fraction,
-                                                                                            falls_back):
+@pytest.mark.parametrize("family, fraction, loss, falls_back", [
+    ("missing", 0.0, "auto", True), ("paper", 0.0, "auto", False), ("missing", 0.05, "auto", True),
+    ("missing", 0.05, "forward", False), ("paper", 0.05, "auto", False)])
+def test_the_model_falls_back_to_the_rates_free_rule_under_missing_labels(family, fraction, loss, falls_back):
     # sparse labels (1 of 20 per row, as on the shared datasets): the low-score anchors hold few clean positives,
-    # so under missing labels the rho_- upper bounds are near 0 (at most 0.08-0.09 on seeds 0-2); with trusted
-    # rows the count they vouch for decides instead
+    # so under missing labels the rho_- upper bounds are near 0 (at most 0.08-0.09 on seeds 0-2).  With trusted rows
+    # "auto" then regresses the noisy labels (the paper's loss) and falls back too; a corrected loss (forward) counts
+    # with the trusted rows instead
     s = make_synthetic_stream(1500, n_labels=20, cardinality=1.0, flip_rates=family, random_state=0,
                               trusted_fraction=fraction)
-    model = ELMNCLD(random_state=0)
+    model = ELMNCLD(random_state=0, loss=loss)
     for start in range(0, 1500, 500):
         rows = slice(start, start + 500)
         kw = {} if s.trusted is None else {"trusted": s.trusted[rows], "Y_trusted": s.Y_true[rows][s.trusted[rows]]}
         model.partial_fit(s.X[rows], s.Y_noisy[rows], **kw)
     assert bool(model.decision_state_["rates_free"]) is falls_back
+    assert model.loss_in_use() == ("forward" if fraction and not falls_back else "paper")
 
 
 def test_count_thresholds_rank_tied_scores_in_their_own_order():

@@ -187,9 +187,39 @@ def test_auto_is_the_forward_loss_with_estimated_rates_and_a_trusted_sample_from
     failed = ELMNCLD(random_state=0, hessian="paper", beta=0.18)
     with pytest.raises(ValueError, match="indefinite"):
         learn(failed)
-    assert not hasattr(failed, "trusted_from_start_") and not failed.is_fitted
+    assert not hasattr(failed, "trusted_from_start_") and not hasattr(failed, "labels_missing_at_start_")
+    assert not failed.is_fitted
     told = learn(ELMNCLD(rho_pos=s.rho_pos, rho_neg=s.rho_neg, random_state=0))
     assert told.loss_in_use() == "backward"
+
+
+def test_auto_keeps_the_papers_loss_and_the_rates_free_decision_where_the_first_chunk_looks_missing():
+    # Missing labels leave rho_+ unidentified; the forward loss divides by 1 - rho_+ - rho_- and scored below
+    # ignoring the noise on medical (docs/rates-unknown.md).  With trusted rows from the start, a first chunk whose
+    # rho_- is bounded near 0 on most labels keeps "auto" at the paper's loss and its decision at the rates-free rule;
+    # flips (the paper's noise) keep the forward loss.
+    from ncld_core.stream.synthetic import make_synthetic_stream
+
+    trusted = np.random.default_rng(0).random(1000) < 0.05
+    kind = dict(n_instances=1000, n_features=10, n_labels=10, cardinality=1.0, signal=4.0, random_state=0)
+
+    def learn(model, s):
+        for start in (0, 500):
+            rows = slice(start, start + 500)
+            mask = trusted[rows]
+            model.partial_fit(s.X[rows], s.Y_noisy[rows], trusted=mask, Y_trusted=s.Y_true[rows][mask])
+        return model
+
+    missing = make_synthetic_stream(flip_rates="missing", **kind)
+    auto, paper = learn(ELMNCLD(random_state=0), missing), learn(ELMNCLD(random_state=0, loss="paper"), missing)
+    assert auto.trusted_from_start_ and auto.labels_missing_at_start_ and auto.loss_in_use() == "paper"
+    np.testing.assert_array_equal(auto.coef_, paper.coef_)
+    assert auto.decision_state_["rates_free"] == 1.0 and paper.decision_state_["rates_free"] == 1.0
+    forward = learn(ELMNCLD(random_state=0, loss="forward"), missing)
+    assert forward.decision_state_["rates_free"] == 0.0  # the trusted count decides for a corrected loss
+    flips = learn(ELMNCLD(random_state=0), make_synthetic_stream(flip_rates="paper", **kind))
+    assert flips.labels_missing_at_start_ is False and flips.loss_in_use() == "forward"
+    assert flips.decision_state_["rates_free"] == 0.0
 
 
 def test_the_trusted_start_is_saved_and_an_older_checkpoint_reads_as_without(tmp_path):
@@ -201,7 +231,14 @@ def test_the_trusted_start_is_saved_and_an_older_checkpoint_reads_as_without(tmp
     model = ELMNCLD(random_state=0).partial_fit(s.X, s.Y_noisy, trusted=trusted, Y_trusted=s.Y_true[trusted])
     save_checkpoint(model, tmp_path / "m.npz")
     again = load_checkpoint(tmp_path / "m.npz", expected=ELMNCLD)
-    assert again.trusted_from_start_ is True and again.loss_in_use() == "forward"
+    assert again.trusted_from_start_ is True and again.labels_missing_at_start_ is False
+    assert again.loss_in_use() == "forward"
+    model.labels_missing_at_start_ = True
+    save_checkpoint(model, tmp_path / "missing.npz")
+    assert load_checkpoint(tmp_path / "missing.npz", expected=ELMNCLD).loss_in_use() == "paper"
+    del model.labels_missing_at_start_  # as a model saved before the missing-label test existed
+    save_checkpoint(model, tmp_path / "older.npz")
+    assert load_checkpoint(tmp_path / "older.npz", expected=ELMNCLD).loss_in_use() == "forward"
     del model.trusted_from_start_  # as a model saved before the attribute existed
     save_checkpoint(model, tmp_path / "old.npz")
     assert load_checkpoint(tmp_path / "old.npz", expected=ELMNCLD).loss_in_use() == "paper"

@@ -216,35 +216,54 @@ def _pinned_by_trusted_rows(estimator, cardinality) -> bool:
 RATES_FREE_SHARE = 0.9
 
 
-def _rates_free(estimator, cardinality) -> bool:
-    """Whether the decision falls back to the rule that needs no rates (:func:`update_state`'s ``rates_free``):
-    the rates are estimated, no trusted row pins the cardinality down, ``rho_-``'s upper bound is near 0 (at most
-    the estimator's ``identified_width``) on at least :data:`RATES_FREE_SHARE` of the labels and ``rho_+`` is not
-    identified on every label: the correction would rest on the rate the noisy labels do not pin down (missing
-    labels).  With trusted rows the count they vouch for decides (it scored higher, ``docs/rates-unknown.md``).
+def _labels_look_missing(estimator) -> bool:
+    """Whether the noisy labels look like missing labels, not flips: ``rho_-``'s upper bound is near 0 (at most the
+    estimator's ``identified_width``) on at least :data:`RATES_FREE_SHARE` of the labels and ``rho_+`` is not
+    identified on every label, so a correction would rest on the rate the noisy labels do not pin down.
 
     >>> from types import SimpleNamespace as E
     >>> import numpy as np
     >>> missing = E(rho_neg_high_=np.array([0.03, 0.05]), identified_width=0.1,
     ...             rho_pos_identified_=np.array([False, True]))
-    >>> paper = E(**{**vars(missing), "rho_neg_high_": np.array([0.03, 0.35])})
-    >>> blind, checked = E(n_trusted=0), E(n_trusted=12)
-    >>> _rates_free(missing, blind), _rates_free(paper, blind), _rates_free(missing, checked), _rates_free(None, blind)
-    (True, False, False, False)
+    >>> flips = E(**{**vars(missing), "rho_neg_high_": np.array([0.03, 0.35])})
+    >>> _labels_look_missing(missing), _labels_look_missing(flips)
+    (True, False)
     """
-    if estimator is None or _pinned_by_trusted_rows(estimator, cardinality):
-        return False
     near_zero = float(np.mean(estimator.rho_neg_high_ <= estimator.identified_width))
     return bool(near_zero >= RATES_FREE_SHARE and not np.all(estimator.rho_pos_identified_))
 
 
-def _whole_data_cardinality(Y01, rho_pos, rho_neg, estimator) -> dict:
+def _rates_free(estimator, cardinality, loss: str) -> bool:
+    """Whether the decision falls back to the rule that needs no rates (:func:`update_state`'s ``rates_free``):
+    the rates are estimated, the labels look missing (:func:`_labels_look_missing`), and either no trusted row pins
+    the cardinality down or the model regresses the noisy labels (``loss`` "paper": its scores are on the noisy
+    scale, where the rates-free threshold is read).  With trusted rows and a corrected loss the count they vouch for
+    decides (it scored higher, ``docs/rates-unknown.md``).
+
+    >>> from types import SimpleNamespace as E
+    >>> import numpy as np
+    >>> missing = E(rho_neg_high_=np.array([0.03, 0.05]), identified_width=0.1,
+    ...             rho_pos_identified_=np.array([False, True]))
+    >>> blind, checked = E(n_trusted=0), E(n_trusted=12)
+    >>> _rates_free(missing, blind, "paper"), _rates_free(missing, checked, "forward")
+    (True, False)
+    >>> _rates_free(None, blind, "paper")
+    False
+    >>> _rates_free(missing, checked, "paper")
+    True
+    """
+    if estimator is None or (_pinned_by_trusted_rows(estimator, cardinality) and loss != "paper"):
+        return False
+    return _labels_look_missing(estimator)
+
+
+def _whole_data_cardinality(Y01, rho_pos, rho_neg, estimator, loss: str) -> dict:
     """Cardinality and prevalences of all of ``fit``'s data, and what the decision state is told of them (the
     rates estimated; the cardinality pinned down by trusted rows), as :func:`update_state` takes them."""
     est = _cardinality(Y01, rho_pos, rho_neg, estimator)
     return {"cardinality": est.estimate, "prevalence": est.prevalence, "rates_estimated": estimator is not None,
             "cardinality_identified": _pinned_by_trusted_rows(estimator, est),
-            "rates_free": _rates_free(estimator, est)}
+            "rates_free": _rates_free(estimator, est, loss)}
 
 
 def _rate_bounds(estimator) -> dict:
@@ -331,8 +350,9 @@ class ELMNCLD(ChunkClassifier):
         correction then lives only in the ranking term); "denoise", the posterior ``P(clean | noisy, x)`` from
         the model's clean probability before each chunk ("denoise-knn": from the graph neighbours' labels).
         "auto" is "backward" when the rates are given; when they are estimated, "forward" if the first chunk
-        came with a trusted sample (``partial_fit(trusted=)``) and ``alpha`` is a number, else "paper" (without
-        trusted rows ``rho_-`` is only an upper bound, and the correction divides its error by
+        came with a trusted sample (``partial_fit(trusted=)``), its labels do not look missing (``rho_-``
+        bounded near 0 on most labels: ``rho_+`` is then not identified) and ``alpha`` is a number, else "paper"
+        (without trusted rows ``rho_-`` is only an upper bound, and the correction divides its error by
         ``1 - rho_+ - rho_-``; :meth:`loss_in_use`).  With rates 0 all are the same model.  The losses side by side,
         and why "auto" chooses as it does: ``docs/noise-gap.md`` (``python -m benchmarks.noise_gap``); with a
         trusted sample ``docs/rates-unknown.md`` and ``docs/differences.md`` (a higher mean micro-F1, more streams
@@ -402,6 +422,10 @@ class ELMNCLD(ChunkClassifier):
     trusted_from_start_ : bool
         The first chunk came with trusted rows (``partial_fit(trusted=)``): what ``loss="auto"`` regresses with
         estimated rates (:meth:`loss_in_use`).  Absent in a model saved before it: False.
+    labels_missing_at_start_ : bool
+        With trusted rows from the start, the first chunk's labels looked missing (``rho_-`` bounded near 0 on most
+        labels), which keeps ``loss="auto"`` at "paper" (:meth:`loss_in_use`).  Absent in a model saved before it:
+        False.
     """
 
     def __init__(
@@ -607,6 +631,7 @@ class ELMNCLD(ChunkClassifier):
             estimator = estimator.updated(P, Y01, nbrs, scores=None if coef is None else H @ coef,
                                           trusted=trusted, Y_trusted=Y_trusted)
             rho_pos, rho_neg = estimator.rho_pos_, estimator.rho_neg_
+            self._settle_start(estimator)
         Y_pm = 2.0 * Y01 - 1.0
         W = importance_weights(Y_pm, P, rho_pos, rho_neg) if needs_proba else np.ones_like(Y_pm)
         # Estimated rates: the interval is the identified set of their bounds, or the trusted sample's.
@@ -661,10 +686,12 @@ class ELMNCLD(ChunkClassifier):
     def loss_in_use(self) -> str:
         """The loss of :data:`~ncld_core.model.noisy_targets.LOSSES` the model learns with: ``loss``, or for
         ``loss="auto"`` "backward" with given rates and with estimated ones "forward" if the first chunk came
-        with a trusted sample (``trusted_from_start_``) and ``alpha`` is a number, else "paper"
+        with a trusted sample (``trusted_from_start_``), its labels did not look missing
+        (``labels_missing_at_start_``) and ``alpha`` is a number, else "paper"
         (:func:`~ncld_core.model.noisy_targets.resolve_loss`)."""
         # With a ridge grid (alpha="auto" or a list) the grid scores one ridge for all labels: "auto" stays "paper".
-        trusted = getattr(self, "trusted_from_start_", False) and alpha_grid(self.alpha) is None
+        trusted = (getattr(self, "trusted_from_start_", False) and not getattr(self, "labels_missing_at_start_", False)
+                   and alpha_grid(self.alpha) is None)
         return resolve_loss(self.loss, self._estimates_rates(), trusted=trusted)
 
     def _ridges(self, alpha: float, rho_pos, rho_neg):
@@ -779,26 +806,41 @@ class ELMNCLD(ChunkClassifier):
             return self._learn_chunk(X, Y01, inputs, trusted, Y_trusted, rho_pos, rho_neg, prob_model, k,
                                      noisy_proba, cache, t0)
         # What loss="auto" regresses with estimated rates depends on a trusted sample from the first chunk on
-        # (resolve_loss); the chunk's terms read it.
-        with self._trusted_start(trusted is not None and bool(trusted.any())):
+        # and on what the first chunk's labels look like (resolve_loss); the chunk's terms read and settle it.
+        with self._fresh_start(trusted is not None and bool(trusted.any())):
             return self._learn_chunk(X, Y01, inputs, trusted, Y_trusted, rho_pos, rho_neg, prob_model, k,
                                      noisy_proba, cache, t0)
 
     @contextlib.contextmanager
-    def _trusted_start(self, value: bool):
-        """``trusted_from_start_`` set to ``value`` for a fit from scratch (:meth:`loss_in_use` reads it while the
-        fit runs); restored as it was if the fit fails, so that a failed call leaves the model as it was."""
+    def _fresh_start(self, trusted: bool):
+        """For a fit from scratch: ``trusted_from_start_`` set to ``trusted`` and ``labels_missing_at_start_`` left
+        for the first chunk's rate estimate to settle (:meth:`_settle_start`; False without trusted rows, where it
+        changes nothing).  :meth:`loss_in_use` reads both while the fit runs; both are restored as they were if the
+        fit fails, so that a failed call leaves the model as it was."""
         missing = object()
-        before = self.__dict__.get("trusted_from_start_", missing)
-        self.trusted_from_start_ = value
+        names = ("trusted_from_start_", "labels_missing_at_start_")
+        before = {name: self.__dict__.get(name, missing) for name in names}
+        self.trusted_from_start_ = trusted
+        self.labels_missing_at_start_ = None if trusted else False
         try:
             yield
         except BaseException:
-            if before is missing:
-                del self.trusted_from_start_
-            else:
-                self.trusted_from_start_ = before
+            for name, value in before.items():
+                if value is missing:
+                    self.__dict__.pop(name, None)
+                else:
+                    setattr(self, name, value)
             raise
+        if self.labels_missing_at_start_ is None:  # rates given: no estimate to read
+            self.labels_missing_at_start_ = False
+
+    def _settle_start(self, estimator) -> None:
+        """During a fresh start's first chunk (:meth:`_fresh_start`), once ``estimator`` has read it: whether its
+        labels look missing (:func:`_labels_look_missing`), which turns ``loss="auto"`` with trusted rows from
+        "forward" to "paper" for the model's life (the forward loss divides by ``1 - rho_+ - rho_-`` a ``rho_+``
+        the missing labels do not identify; ``docs/rates-unknown.md``)."""
+        if estimator is not None and getattr(self, "labels_missing_at_start_", False) is None:
+            self.labels_missing_at_start_ = _labels_look_missing(estimator)
 
     def _learn_chunk(self, X, Y01, inputs, trusted, Y_trusted, rho_pos, rho_neg, prob_model, k, noisy_proba, cache,
                      t0):
@@ -850,7 +892,7 @@ class ELMNCLD(ChunkClassifier):
             terms.rho_neg, cardinality=terms.cardinality.estimate, prevalence=terms.cardinality.prevalence,
             rates_estimated=terms.estimator is not None,
             cardinality_identified=_pinned_by_trusted_rows(terms.estimator, terms.cardinality),
-            rates_free=_rates_free(terms.estimator, terms.cardinality))
+            rates_free=_rates_free(terms.estimator, terms.cardinality, self.loss_in_use()))
         record = ModelChunkRecord(
             chunk=0 if first else len(self._chunk_records()),
             n_instances=terms.n_instances,
@@ -925,7 +967,7 @@ class ELMNCLD(ChunkClassifier):
         later chunks use ``n_neighbors``.  ``Y`` as in :meth:`partial_fit`.  On any error the
         model is left as it was.
         """
-        with self._trusted_start(False):  # no trusted rows: what loss="auto" regresses without them
+        with self._fresh_start(False):  # no trusted rows: what loss="auto" regresses without them
             return self._fit_blocks(X, Y, chunk_size, noisy_proba)
 
     def _fit_blocks(self, X, Y, chunk_size, noisy_proba):
@@ -975,7 +1017,8 @@ class ELMNCLD(ChunkClassifier):
         coef = self._shrink(coef, stats, ridge, terms)
         decision_state = update_state(None, self._noisy_scale(hidden.transform(X) @ coef, rates_pos, rates_neg), Y01,
                                       rates_pos, rates_neg,
-                                      **_whole_data_cardinality(Y01, rates_pos, rates_neg, estimator))
+                                      **_whole_data_cardinality(Y01, rates_pos, rates_neg, estimator,
+                                                                self.loss_in_use()))
         self.hidden_ = hidden
         detectors = self._new_detectors()
         self.detector_, self.monitors_ = detectors.pop(""), detectors
@@ -1249,7 +1292,8 @@ ELMNCLD.saved_state = SavedState(
         "alpha_losses_": optional(array(1, rng=ValueRange(low=-math.inf, low_open=True, infinite=True))),
         "alpha_grid_": optional(array(1, rng=POSITIVE)),
     },
-    optional={**FITTED_INPUTS, "trusted_from_start_": instance_of(bool)},  # absent before issue 39's forward loss
+    # absent before issue 39's forward loss, and before its missing-label test
+    optional={**FITTED_INPUTS, "trusted_from_start_": instance_of(bool), "labels_missing_at_start_": instance_of(bool)},
     check=_check_saved,
     smoke=_smoke_saved,
     upgrades={2: _upgrade_saved_2, 4: _upgrade_saved_4},
