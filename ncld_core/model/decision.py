@@ -41,9 +41,11 @@ and each is an estimate of a decision that is right for the *clean* labels:
     per-label rates the noisy labels do not identify (a ``rho_-`` biased up on a frequent label lowers
     both ``P`` and its ``u``, and the top-``m`` set shrinks to nearly nothing, issue 39): the rule then
     predicts the top ``round(c N)`` entries by ``u``, the count the trusted sample vouches for.
-    Without a trusted sample, where the estimated rates leave the correction resting on what the noisy
-    labels do not pin down (``rates_free``: ``rho_-`` bounded near 0 on most labels, ``rho_+`` not identified:
-    missing labels), the rule falls back to the one that needs no rates: the same count-based threshold at
+    Without a trusted sample, or with one where the model regresses the noisy labels (``loss="paper"``,
+    which ``loss="auto"`` keeps with trusted rows when the first chunk's labels look missing), where the
+    estimated rates leave the correction resting on what the noisy labels do not pin down (``rates_free``:
+    ``rho_-`` bounded near 0 on most labels, ``rho_+`` not identified: missing labels), the rule falls back to
+    the one that needs no rates: the same count-based threshold at
     rates 0 (``u = (o + 1) / 2``, the observed labels as counts), what a model told rates 0 predicts from
     these scores.  (Under missing labels the corrections bought less than 0.01 micro-F1 on every shared
     dataset even told the true rates, and the estimated ones cost up to 0.015 on a dataset's mean, issue 39;
