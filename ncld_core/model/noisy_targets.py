@@ -103,9 +103,10 @@ def check_loss(value, *, auto: bool = False) -> str:
 def resolve_loss(loss, rates_estimated: bool, trusted: bool = False) -> str:
     """The loss of :data:`LOSSES` that ``loss`` means: :data:`AUTO_LOSS` is "backward" with given rates; with
     estimated rates "forward" when the model is given a trusted sample (``trusted``: trusted rows from its first
-    chunk on), else "paper" (without trusted rows ``rho_-`` is only an upper bound, and the correction divides its
-    error by ``1 - rho_+ - rho_-``).  Measured: ``docs/rates-unknown.md`` (with a trusted sample: a higher mean
-    micro-F1, more streams below ignoring the noise; ``docs/differences.md``), ``docs/noise-gap.md`` (without).
+    chunk on, whose labels do not look missing, ``ELMNCLD.loss_in_use``), else "paper" (without trusted rows
+    ``rho_-`` is only an upper bound, and the correction divides its error by ``1 - rho_+ - rho_-``).  Measured:
+    ``docs/rates-unknown.md`` (with a trusted sample: a higher mean micro-F1, more streams below ignoring the
+    noise; ``docs/differences.md``), ``docs/noise-gap.md`` (without).
 
     >>> resolve_loss("auto", rates_estimated=False), resolve_loss("auto", rates_estimated=True)
     ('backward', 'paper')
