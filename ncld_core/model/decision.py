@@ -485,9 +485,9 @@ def margin_probability(margin) -> np.ndarray:
 def margin_log_odds(margin) -> np.ndarray:
     """``logit(margin_probability(margin))``: the margin read back from its probability, what
     ``ELMNCLD.decision_function`` returns.  Equal to the margin up to rounding where ``|margin| <= 20``,
-    compressed beyond as :func:`_logistic` compresses it, positive exactly where the margin is; its ties
-    are the probability's (float64 cannot keep margins of 54.05273 and 54.05275 apart as probabilities,
-    so the margin itself would rank them where ``predict_proba`` ties them).
+    compressed beyond as :func:`_logistic` compresses it, positive exactly where the margin is; the
+    probability's ties are ties here (float64 cannot keep margins of 54.05273 and 54.05275 apart as
+    probabilities, so the margin itself would rank them where ``predict_proba`` ties them).
 
     >>> m = margin_log_odds(np.array([-3.0, 0.0, 1e-300, 54.05273391116181, 54.05275392147157]))
     >>> [round(float(v), 6) for v in m[:2]], bool(m[2] > 0), bool(m[3] == m[4])

@@ -351,7 +351,7 @@ class ELMNCLD(ChunkClassifier):
         the model's clean probability before each chunk ("denoise-knn": from the graph neighbours' labels).
         "auto" is "backward" when the rates are given; when they are estimated, "forward" if the first chunk
         came with a trusted sample (``partial_fit(trusted=)``), its labels do not look missing (``rho_-``
-        bounded near 0 on most labels: ``rho_+`` is then not identified) and ``alpha`` is a number, else "paper"
+        bounded near 0 on most labels and ``rho_+`` not identified on all) and ``alpha`` is a number, else "paper"
         (without trusted rows ``rho_-`` is only an upper bound, and the correction divides its error by
         ``1 - rho_+ - rho_-``; :meth:`loss_in_use`).  With rates 0 all are the same model.  The losses side by side,
         and why "auto" chooses as it does: ``docs/noise-gap.md`` (``python -m benchmarks.noise_gap``); with a
@@ -588,7 +588,9 @@ class ELMNCLD(ChunkClassifier):
                      coef=None, cache=None, n_neighbors=None, decision_state=None, trusted=None,
                      Y_trusted=None) -> ChunkTerms:
         """Everything one chunk contributes (:class:`~ncld_core.model.chunk_terms.ChunkTerms`): its
-        :class:`SufficientStatistics` and what was computed beside them; the model is not changed.
+        :class:`SufficientStatistics` and what was computed beside them; the model is not changed, except that a fresh
+        start's first chunk settles ``labels_missing_at_start_`` (:meth:`_settle_start`, undone by :meth:`_fresh_start`
+        if the fit fails).
 
         With ``estimator`` (a FlipRateEstimator) the rates are its estimates after this chunk;
         ``coef``, the output weights before the chunk, gives it the chunk's prequential scores.
@@ -844,7 +846,8 @@ class ELMNCLD(ChunkClassifier):
 
     def _learn_chunk(self, X, Y01, inputs, trusted, Y_trusted, rho_pos, rho_neg, prob_model, k, noisy_proba, cache,
                      t0):
-        """:meth:`partial_fit` on a validated chunk; nothing is committed before its end."""
+        """:meth:`partial_fit` on a validated chunk; nothing is committed before its end (but the first chunk's
+        ``labels_missing_at_start_``, which :meth:`_fresh_start` restores if the chunk fails)."""
         first = not self.is_fitted
         estimating = rho_pos is None
         if first:
@@ -1075,10 +1078,10 @@ class ELMNCLD(ChunkClassifier):
         noise-corrected scale, ``tau`` the threshold of the rule ``decision`` (one for all labels for the
         default ``"f1-bounded"``, per label for ``"prevalence"``, per instance for ``"topk"``), ``a > 0`` the
         slope of the noise-aware calibration, so the margin is in log-odds; beyond log-odds of 20 it is
-        compressed as :meth:`predict_proba` compresses it (:func:`ncld_core.model.decision.margin_log_odds`),
-        so the two rank entries alike, ties included.  Non-decreasing in the label score within each label;
-        across labels the order can differ from :meth:`ranking_scores` (each label's rates shift its scale),
-        which is why rankings use :meth:`ranking_scores`.
+        compressed as :meth:`predict_proba` compresses it (:func:`ncld_core.model.decision.margin_log_odds`):
+        the log-odds of :meth:`predict_proba`'s value, so that its ties are ties here.  Non-decreasing in the
+        label score within each label; across labels the order can differ from :meth:`ranking_scores` (each
+        label's rates shift its scale), which is why rankings use :meth:`ranking_scores`.
         """
         return margin_log_odds(self._margin(X))
 
@@ -1090,7 +1093,7 @@ class ELMNCLD(ChunkClassifier):
 
     def predict_proba(self, X) -> np.ndarray:
         """Probabilities (N, q) that each label is relevant, **weighted as the decision rule weights
-        them**: ``sigmoid(decision_function(X))``, so ``>= 1/2`` exactly where :meth:`predict` predicts
+        them**: ``sigmoid(decision_function(X))``, so ``> 1/2`` exactly where :meth:`predict` predicts
         ((N, 2) ``[1 - p, p]`` after a 1-D target).
 
         What they mean under noise.  The label scores regress the *noisy* labels; on the noise-corrected
