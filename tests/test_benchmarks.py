@@ -577,6 +577,7 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch, tmp_
     assert df.micro_f1.between(0, 1).all() and (df.chunk_seconds > 0).all()
     rows = {r[0]: r for r in rates_unknown.targets(df)}
     below = next(v for k, v in rows.items() if k.startswith("1 % trusted never below"))
+
     def one_row(model):
         return float(df.set_index("model").micro_f1[model])
 

@@ -220,6 +220,14 @@ def test_auto_keeps_the_papers_loss_and_the_rates_free_decision_where_the_first_
     flips = learn(ELMNCLD(random_state=0), make_synthetic_stream(flip_rates="paper", **kind))
     assert flips.labels_missing_at_start_ is False and flips.loss_in_use() == "forward"
     assert flips.decision_state_["rates_free"] == 0.0
+    # the first chunk's verdict holds for the model's life: later chunks with flips do not change it
+    more = make_synthetic_stream(flip_rates="paper", **kind)
+    mask = trusted[:500]
+    auto.partial_fit(more.X[:500], more.Y_noisy[:500], trusted=mask, Y_trusted=more.Y_true[:500][mask])
+    assert auto.labels_missing_at_start_ is True and auto.loss_in_use() == "paper"
+    # fit() starts afresh without trusted rows: the verdict goes with the rest
+    auto.fit(missing.X, missing.Y_noisy, chunk_size=500)
+    assert auto.labels_missing_at_start_ is False and auto.trusted_from_start_ is False
 
 
 def test_the_trusted_start_is_saved_and_an_older_checkpoint_reads_as_without(tmp_path):
