@@ -416,7 +416,8 @@ def choice_section(gap: pd.DataFrame, families, all_names: list[str]) -> list[st
                 rows.append([family, n, f"{means[n].mean():.3f}", f"{100 * np.nanmean([recovered(means.loc[d], 'average_precision', n) for d in means.index]):.0f} %",
                              f"{better} of {len(shared)}"])
         L += ["Rates estimated online (not told), no trusted rows: the losses `loss=\"auto\"` chooses between (the "
-              "paper's when estimating without a trusted sample; the forward loss with one, measured in "
+              "paper's when estimating without a trusted sample; the forward loss with one unless the first "
+              "chunk's labels look missing, measured in "
               "`docs/rates-unknown.md`) and the forward loss:", "",
               md_table(["family", "candidate", "mean AP", "AP cost recovered (mean)", "above ignoring on (shared)"],
                        rows, "llrrr"), ""]
