@@ -326,13 +326,12 @@ def targets(df: pd.DataFrame) -> list[tuple[str, str, str]]:
                         f"{family} {fam[(one, family)]:.3f} against {fam[(ONE_PAPER_LOSS, family)]:.3f}"
                         for family in NOISE_FAMILIES if (one, family) in fam.index), "measured"))
     if "loss" in df.columns:  # rows saved before the loss was recorded have none
-        chose = df[df.model == one].groupby("family")["loss"]
-        chose = [(family, losses) for family, losses in chose if family in NOISE_FAMILIES]
-        chose.sort(key=lambda item: list(NOISE_FAMILIES).index(item[0]))
+        paper = df[df.model == one].assign(paper=lambda r: r.loss == "paper").groupby("family").paper.agg(
+            ["sum", "size"])
         out.append(("reference: the loss 1 % trusted learnt with (`loss=\"auto\"`: the paper's where the first "
                     "chunk's labels look missing, rho- bounded near 0 on 90 % of the labels; else the forward loss)",
-                    "; ".join(f"{family} {int((losses == 'paper').sum())} of {len(losses)} streams the paper's"
-                              for family, losses in chose), "measured"))
+                    "; ".join(f"{family} {paper.loc[family, 'sum']} of {paper.loc[family, 'size']} streams the "
+                              "paper's" for family in NOISE_FAMILIES if family in paper.index), "measured"))
     secs = df.groupby("model")["chunk_seconds"].mean()
     ratio = secs[[c for c in secs.index if c.startswith("no rates")]].max() / secs[TOLD]
     out.append(("per-chunk seconds with the rates estimated, against the model told them (the slowest trusted share; "

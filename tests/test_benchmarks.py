@@ -577,18 +577,14 @@ def test_rates_unknown_runs_every_model_and_states_each_target(monkeypatch, tmp_
     assert df.micro_f1.between(0, 1).all() and (df.chunk_seconds > 0).all()
     rows = {r[0]: r for r in rates_unknown.targets(df)}
     below = next(v for k, v in rows.items() if k.startswith("1 % trusted never below"))
-
-    def one_row(model):
-        return float(df.set_index("model").micro_f1[model])
-
+    one = df.set_index("model").micro_f1
     # the loss each stream's 1 % trusted model chose: flips (the paper's noise) keep the forward loss
     assert df.set_index("model").loss[rates_unknown.estimated_name(0.01)] == "forward"
     chose = next(v for k, v in rows.items() if k.startswith("reference: the loss 1 % trusted learnt with"))
     assert chose[1] == "paper 0 of 1 streams the paper's", chose
     means = next(v for k, v in rows.items() if k.startswith("reference: mean micro-F1 over the streams"))
-    assert means[1] == f"paper {one_row(names[3]):.3f} against {one_row(rates_unknown.ONE_PAPER_LOSS):.3f}", means
+    assert means[1] == f"paper {one[names[3]]:.3f} against {one[rates_unknown.ONE_PAPER_LOSS]:.3f}", means
     assert not any(r[0].startswith("reference: the loss") for r in rates_unknown.targets(df.drop(columns="loss")))
-    one = df.set_index("model").micro_f1
     assert below[2] == ("missed" if one[names[3]] < one[rates_unknown.IGNORING] else "met")
     forward = next(r for r in rates_unknown.targets(df.assign(dataset="enron"))  # read as a shared dataset's
                    if r[0].startswith("reference: 1 % trusted within"))
